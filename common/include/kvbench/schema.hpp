@@ -1,0 +1,34 @@
+// The results file's schema: the migrations embedded from schema/*.sql, applied forward when a
+// file is opened. PRAGMA user_version holds the number of the last migration applied.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "kvbench/sqlite.hpp"
+
+namespace kv::schema {
+
+struct Migration {
+  int version;       // brings the file to this user_version
+  const char* name;  // the file it came from, e.g. "001_initial.sql"
+  const char* sql;
+};
+
+// All migrations, in order; version i is at index i - 1.
+const std::vector<Migration>& migrations();
+// The user_version this build writes.
+int latest_version();
+
+// Applies, each in its own transaction, the migrations after the file's user_version up to
+// `target` (default: latest). Throws std::runtime_error if the file is newer than `target`
+// ("written by a newer kvbench"), SqliteError on database errors. Safe against another process
+// migrating the same file at the same time.
+void migrate(Database& db, int target = -1);
+
+}  // namespace kv::schema
+
+namespace kv {
+// Opens a results file for writing: WAL, busy timeout, schema migrated to the latest version.
+Database open_results_db(const std::string& path);
+}  // namespace kv

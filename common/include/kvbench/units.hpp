@@ -1,0 +1,25 @@
+// Parsing of the numbers people type: sizes ("100", "20KB", "1.5M"), counts ("5M", "100k") and
+// durations ("500ms", "2m"). Each throws std::invalid_argument whose message names the input and
+// says what was expected; nothing is silently clamped or rounded to zero.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace kv {
+
+// Bytes. Suffixes are binary and case-insensitive: K, KB, KiB = 1024; M, MB, MiB = 1024^2;
+// G, GB, GiB = 1024^3; B or none = bytes. Fractions are allowed ("1.5M") if the result is whole.
+uint64_t parse_size(std::string_view text);
+// Counts. Suffixes are decimal: k/K = 1e3, m/M = 1e6, g/G/b/B = 1e9. "5M" = 5,000,000.
+uint64_t parse_count(std::string_view text);
+// Durations, as microseconds. Suffixes: us, ms, s, m, h; a bare number means seconds.
+int64_t parse_duration_us(std::string_view text);
+
+// "20 KiB", "1.5 MiB", "100 B": for reports.
+std::string format_size(uint64_t bytes);
+// "500 ms", "2 s", "1 h": the inverse of parse_duration_us for round values.
+std::string format_duration_us(int64_t us);
+
+}  // namespace kv

@@ -1,0 +1,31 @@
+#include "kvbench/clock.hpp"
+
+#include <time.h>
+
+#include <cstdio>
+
+namespace kv {
+namespace {
+int64_t read_clock(clockid_t id, int64_t div) {
+  timespec ts{};
+  clock_gettime(id, &ts);
+  return (static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec) / div;
+}
+}  // namespace
+
+int64_t now_ts_us() { return read_clock(CLOCK_REALTIME, 1000); }
+int64_t steady_us() { return read_clock(CLOCK_MONOTONIC, 1000); }
+int64_t steady_ns() { return read_clock(CLOCK_MONOTONIC, 1); }
+
+std::string format_ts_us(int64_t ts_us) {
+  time_t secs = static_cast<time_t>(ts_us / 1'000'000);
+  tm t{};
+  gmtime_r(&secs, &t);
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", t.tm_year + 1900,
+                t.tm_mon + 1, t.tm_mday, t.tm_hour, t.tm_min, t.tm_sec,
+                static_cast<int>((ts_us % 1'000'000) / 1000));
+  return buf;
+}
+
+}  // namespace kv
