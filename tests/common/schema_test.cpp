@@ -1,0 +1,89 @@
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "kvbench/schema.hpp"
+#include "kvbench/sqlite.hpp"
+#include "servers.hpp"
+
+namespace {
+
+int count_rows(kv::Database& db, const std::string& sql) {
+  auto s = db.prepare(sql);
+  s.step();
+  return static_cast<int>(s.column_int(0));
+}
+
+TEST(Schema, NewFileGetsLatestVersionWalAndAllTables) {
+  kv::test::TempDir dir;
+  auto db = kv::open_results_db(dir.file("r.db"));
+  EXPECT_EQ(db.user_version(), kv::schema::latest_version());
+  EXPECT_GE(kv::schema::latest_version(), 2);
+  auto mode = db.prepare("PRAGMA journal_mode");
+  mode.step();
+  EXPECT_EQ(mode.column_text(0), "wal");
+  for (const char* t : {"runs", "targets", "phases", "driver_seconds", "latency_buckets",
+                        "store_stats", "monitor_sessions", "process_instances", "process_samples",
+                        "host_samples", "disk_samples", "events"}) {
+    EXPECT_EQ(count_rows(db, std::string("SELECT count(*) FROM sqlite_master WHERE name='") + t +
+                                 "'"),
+              1)
+        << t;
+  }
+}
+
+TEST(Schema, OlderFileIsUpgradedKeepingItsRows) {
+  kv::test::TempDir dir;
+  {
+    auto db = kv::Database::open(dir.file("r.db"));
+    kv::schema::migrate(db, 1);
+    ASSERT_EQ(db.user_version(), 1);
+    db.exec(
+        "INSERT INTO runs(run_id, started_ts_us, command_line, kvdrive_version, client_host, "
+        "client_pid) VALUES (7, 1, 'kvdrive run', '0.0.1', 'h', 1)");
+    EXPECT_THROW(db.exec("SELECT * FROM phase_summary"), kv::SqliteError);  // not yet there
+  }
+  auto db = kv::open_results_db(dir.file("r.db"));
+  EXPECT_EQ(db.user_version(), kv::schema::latest_version());
+  EXPECT_EQ(count_rows(db, "SELECT count(*) FROM runs WHERE run_id = 7"), 1);
+  EXPECT_EQ(count_rows(db, "SELECT count(*) FROM phase_summary"), 0);  // the view now exists
+}
+
+TEST(Schema, NewerFileIsRefusedWithClearError) {
+  kv::test::TempDir dir;
+  {
+    auto db = kv::Database::open(dir.file("r.db"));
+    db.exec("PRAGMA user_version = 999");
+  }
+  try {
+    kv::open_results_db(dir.file("r.db"));
+    FAIL() << "a newer file was accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("newer"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("999"), std::string::npos) << e.what();
+  }
+  auto db = kv::Database::open(dir.file("r.db"));
+  EXPECT_EQ(db.user_version(), 999);  // untouched
+}
+
+TEST(Schema, UnknownStatusIsRejectedByConstraint) {
+  kv::test::TempDir dir;
+  auto db = kv::open_results_db(dir.file("r.db"));
+  EXPECT_THROW(db.exec("INSERT INTO runs(started_ts_us, status, command_line, kvdrive_version, "
+                       "client_host, client_pid) VALUES (1, 'bogus', '', '', '', 1)"),
+               kv::SqliteError);
+}
+
+TEST(Sqlite, OptionalBindsNull) {
+  kv::test::TempDir dir;
+  auto db = kv::Database::open(dir.file("r.db"));
+  db.exec("CREATE TABLE t(a INTEGER)");
+  auto ins = db.prepare("INSERT INTO t VALUES (?)");
+  ins.bind(1, std::optional<int64_t>{}).run();
+  ins.bind(1, std::optional<int64_t>{0}).run();
+  EXPECT_EQ(count_rows(db, "SELECT count(*) FROM t WHERE a IS NULL"), 1);
+  EXPECT_EQ(count_rows(db, "SELECT count(*) FROM t WHERE a = 0"), 1);
+}
+
+}  // namespace
