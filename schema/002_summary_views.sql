@@ -1,5 +1,21 @@
 -- kvbench schema, migration 002: views that shape results like the published comparisons.
 
+-- Latency percentiles of a whole phase per op, from its histogram rows (each value is the
+-- upper bound of the bucket holding that rank: at most 0.8 % above the true value).
+CREATE VIEW phase_percentiles AS
+WITH c AS (
+  SELECT phase_id, op, upper_us,
+         SUM(count) OVER (PARTITION BY phase_id, op ORDER BY upper_us) AS cum,
+         SUM(count) OVER (PARTITION BY phase_id, op) AS total
+  FROM latency_buckets)
+SELECT phase_id, op,
+       MIN(CASE WHEN cum >= 0.50 * total THEN upper_us END) AS p50_us,
+       MIN(CASE WHEN cum >= 0.90 * total THEN upper_us END) AS p90_us,
+       MIN(CASE WHEN cum >= 0.99 * total THEN upper_us END) AS p99_us,
+       MIN(CASE WHEN cum >= 0.999 * total THEN upper_us END) AS p999_us
+FROM c
+GROUP BY phase_id, op;
+
 -- Per phase and op: totals and rates over the phase's measured seconds.
 CREATE VIEW phase_summary AS
 SELECT p.run_id, p.phase_id, t.target_id, t.uri AS store, t.protocol, p.name AS phase, p.kind,
@@ -15,7 +31,12 @@ SELECT p.run_id, p.phase_id, t.target_id, t.uri AS store, t.protocol, p.name AS 
          AS mib_per_s,
        SUM(d.lat_mean_us * d.ops) / NULLIF(SUM(CASE WHEN d.lat_mean_us IS NOT NULL THEN d.ops END), 0)
          AS lat_mean_us,
-       MAX(d.lat_max_us) AS lat_max_us
+       (SELECT pp.p50_us FROM phase_percentiles pp
+         WHERE pp.phase_id = p.phase_id AND pp.op = d.op) AS lat_p50_us,
+       (SELECT pp.p99_us FROM phase_percentiles pp
+         WHERE pp.phase_id = p.phase_id AND pp.op = d.op) AS lat_p99_us,
+       MAX(d.lat_max_us) AS lat_max_us,
+       p.status
 FROM phases p
 JOIN targets t ON t.target_id = p.target_id
 JOIN driver_seconds d ON d.phase_id = p.phase_id
@@ -28,6 +49,8 @@ SELECT run_id, target_id, store, protocol,
          NULLIF(SUM(CASE WHEN op = 'set' THEN seconds * 1e6 END), 0) AS write_req_per_s,
        SUM(CASE WHEN op = 'get' THEN ops END) * 1e6 /
          NULLIF(SUM(CASE WHEN op = 'get' THEN seconds * 1e6 END), 0) AS read_req_per_s,
-       SUM(errors) AS errors
+       MAX(CASE WHEN op = 'set' THEN lat_p99_us END) AS write_p99_us,
+       MAX(CASE WHEN op = 'get' THEN lat_p99_us END) AS read_p99_us,
+       SUM(errors) + SUM(timeouts) AS errors
 FROM phase_summary
 GROUP BY run_id, target_id;

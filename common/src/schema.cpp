@@ -11,6 +11,7 @@ int latest_version() { return static_cast<int>(migrations().size()); }
 
 void migrate(Database& db, int target) {
   if (target < 0) target = latest_version();
+  const int initial = db.user_version();
   for (;;) {
     // Read the version inside a write transaction, so two processes opening a new file at once
     // apply each migration exactly once.
@@ -26,8 +27,10 @@ void migrate(Database& db, int target) {
       return;
     }
     const Migration& m = migrations().at(static_cast<size_t>(current));
-    if (current > 0) log_info() << db.path() << ": upgrading schema to version " << m.version
-                                << " (" << m.name << ")";
+    if (initial > 0 && current == initial) {
+      log_info() << db.path() << ": upgrading schema from version " << current << " to "
+                 << target;
+    }
     db.exec(m.sql);
     db.exec("PRAGMA user_version = " + std::to_string(m.version));
     tx.commit();

@@ -1,0 +1,81 @@
+#include "report.hpp"
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "kvbench/clock.hpp"
+#include "text_table.hpp"
+
+namespace kv::drive {
+namespace {
+
+double opt(const Statement& s, int col) {
+  return s.is_null(col) ? std::nan("") : s.column_double(col);
+}
+
+void print_run_header(Statement& r, std::ostream& out) {
+  out << "run " << r.column_int(0);
+  if (!r.is_null(1)) out << " \"" << r.column_text(1) << "\"";
+  out << ": " << r.column_text(3) << ", started " << format_ts_us(r.column_int(2));
+  if (!r.is_null(4)) out << ", " << fmt_fixed(static_cast<double>(r.column_int(4) - r.column_int(2)) / 1e6, 1) << " s";
+  out << " on " << r.column_text(5) << "\n";
+  if (!r.is_null(6)) out << "  error: " << r.column_text(6) << "\n";
+}
+
+}  // namespace
+
+void print_run_summary(Database& db, int64_t run_id, std::ostream& out) {
+  TextTable stores({"store", "write req/s", "read req/s", "write p99 ms", "read p99 ms", "errors"});
+  auto s = db.prepare(
+      "SELECT store, write_req_per_s, read_req_per_s, write_p99_us, read_p99_us, errors "
+      "FROM store_summary WHERE run_id = ? ORDER BY target_id");
+  s.bind(1, run_id);
+  while (s.step()) {
+    stores.add_row({s.column_text(0), fmt_int(opt(s, 1)), fmt_int(opt(s, 2)),
+                    fmt_fixed(opt(s, 3) / 1000, 3), fmt_fixed(opt(s, 4) / 1000, 3),
+                    fmt_int(opt(s, 5))});
+  }
+  if (stores.empty()) {
+    out << "  (no measurements)\n";
+    return;
+  }
+  stores.print(out);
+  out << "\n";
+  TextTable phases({"store", "phase", "op", "requests", "seconds", "req/s", "MiB/s", "mean ms",
+                    "p50 ms", "p99 ms", "max ms", "hits", "misses", "errors", "timeouts",
+                    "status"});
+  auto p = db.prepare(
+      "SELECT store, phase, op, ops, seconds, req_per_s, mib_per_s, lat_mean_us, lat_p50_us, "
+      "lat_p99_us, lat_max_us, hits, misses, errors, timeouts, status FROM phase_summary "
+      "WHERE run_id = ? ORDER BY phase_id, op DESC");
+  p.bind(1, run_id);
+  while (p.step()) {
+    bool get = p.column_text(2) == "get";
+    phases.add_row({p.column_text(0), p.column_text(1), p.column_text(2), fmt_int(opt(p, 3)),
+                    fmt_fixed(opt(p, 4), 1), fmt_int(opt(p, 5)), fmt_fixed(opt(p, 6), 2),
+                    fmt_fixed(opt(p, 7) / 1000, 3), fmt_fixed(opt(p, 8) / 1000, 3),
+                    fmt_fixed(opt(p, 9) / 1000, 3), fmt_fixed(opt(p, 10) / 1000, 3),
+                    get ? fmt_int(opt(p, 11)) : "-", get ? fmt_int(opt(p, 12)) : "-",
+                    fmt_int(opt(p, 13)), fmt_int(opt(p, 14)), p.column_text(15)});
+  }
+  phases.print(out);
+}
+
+void print_report(Database& db, std::optional<int64_t> run_id, std::ostream& out) {
+  auto r = db.prepare(
+      "SELECT run_id, name, started_ts_us, status, ended_ts_us, client_host, error "
+      "FROM runs WHERE ?1 IS NULL OR run_id = ?1 ORDER BY run_id");
+  r.bind(1, run_id);
+  bool any = false;
+  while (r.step()) {
+    if (any) out << "\n";
+    any = true;
+    print_run_header(r, out);
+    print_run_summary(db, r.column_int(0), out);
+  }
+  if (!any && run_id) throw std::invalid_argument("no run " + std::to_string(*run_id) + " in " + db.path());
+  if (!any) out << db.path() << " holds no runs yet\n";
+}
+
+}  // namespace kv::drive

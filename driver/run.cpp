@@ -1,0 +1,124 @@
+#include "run.hpp"
+
+#include <stdexcept>
+
+#include "kvbench/clock.hpp"
+#include "kvbench/log.hpp"
+#include "kvbench/schema.hpp"
+#include "phase_runner.hpp"
+#include "progress.hpp"
+#include "report.hpp"
+#include "results_writer.hpp"
+#include "text_table.hpp"
+
+namespace kv::drive {
+namespace {
+
+const char* status_name(PhaseStatus s) {
+  return s == PhaseStatus::completed ? "completed" : "interrupted";
+}
+
+std::string progress_text(const std::string& label, double elapsed_s, const IntervalStats& sec,
+                          int64_t interval_us, uint64_t done, uint64_t planned) {
+  uint64_t ops = 0, errors = 0;
+  LatencyHistogram h;
+  for (const auto& s : sec.by_op) {
+    ops += s.ops;
+    errors += s.errors + s.timeouts;
+    h.merge(s.latency);
+  }
+  double rate = interval_us > 0 ? static_cast<double>(ops) * 1e6 / static_cast<double>(interval_us) : 0;
+  return label + "  " + fmt_fixed(elapsed_s, 0) + " s  " + fmt_int(static_cast<double>(done)) +
+         "/" + fmt_int(static_cast<double>(planned)) + "  " + fmt_int(rate) + " req/s  p99 " +
+         fmt_fixed(static_cast<double>(h.percentile_ns(0.99)) / 1e6, 3) + " ms  errors " +
+         fmt_int(static_cast<double>(errors));
+}
+
+// Connects `n` clients to the target; throws std::runtime_error naming it if any cannot.
+std::vector<std::unique_ptr<StoreClient>> connect_clients(const TargetSpec& spec, int n,
+                                                          const ClientOptions& copts) {
+  std::vector<std::unique_ptr<StoreClient>> clients;
+  for (int i = 0; i < n; ++i) {
+    auto c = make_store_client(spec, copts);
+    if (auto r = c->connect(); !r.ok()) throw std::runtime_error(r.error().message);
+    clients.push_back(std::move(c));
+  }
+  return clients;
+}
+
+// Runs every phase against one target. Returns false if interrupted.
+bool run_target(const RunOptions& opts, const TargetSpec& spec, int64_t run_id, int ordinal,
+                ResultsWriter& writer, const ValueTable& values, const std::atomic<bool>& stop) {
+  const WorkloadSpec& w = opts.workload;
+  auto clients = connect_clients(spec, w.threads, opts.client);
+  int64_t target_id = writer.add_target(run_id, ordinal, spec, clients.front()->server_version());
+  for (size_t p = 0; p < w.phases.size(); ++p) {
+    PhasePlan plan{w.phases[p], w.keys, w.value_size, w.ttl_s, w.key_prefix};
+    std::string label = spec.display + " " + phase_kind_name(plan.kind);
+    ProgressLine progress(opts.progress);
+    int64_t phase_id = 0;
+    uint64_t done = 0;
+    int64_t started = 0;
+    auto on_start = [&](int64_t ts) {
+      started = ts;
+      phase_id = writer.begin_phase(run_id, target_id, static_cast<int>(p), phase_kind_name(plan.kind),
+                                    ts, w.threads, w.threads, static_cast<int64_t>(plan.keys));
+    };
+    auto on_second = [&](int64_t ts, int64_t interval_us, const IntervalStats& sec) {
+      writer.write_second(phase_id, ts, interval_us, sec);
+      for (const auto& s : sec.by_op) done += s.ops;
+      progress.update(progress_text(label, static_cast<double>(ts + interval_us - started) / 1e6,
+                                    sec, interval_us, done, plan.keys));
+    };
+    PhaseResult result = run_phase(plan, clients, values, stop, on_start, on_second);
+    progress.finish();
+    writer.end_phase(phase_id, result.ended_ts_us, status_name(result.status), result.totals);
+    if (result.status == PhaseStatus::interrupted) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+int run_benchmark(const RunOptions& opts, const std::atomic<bool>& stop, std::ostream& out) {
+  // Everything that can be checked is checked before the file is touched.
+  std::vector<TargetSpec> specs;
+  for (const auto& t : opts.targets) specs.push_back(parse_target_uri(t));
+  for (const auto& spec : specs) connect_clients(spec, 1, opts.client);
+
+  ValueTable values(opts.workload.value_size, 0x6b7662656e6368);  // fixed seed: reproducible
+  Database db = open_results_db(opts.db_path);
+  ResultsWriter writer(db);
+  RunInfo info{opts.name, opts.command_line, opts.workload.to_json(), now_ts_us()};
+  const int64_t run_id = writer.begin_run(info);
+  log_info() << "run " << run_id << " recording into " << opts.db_path;
+
+  std::string status = "completed";
+  std::string error;
+  try {
+    for (size_t i = 0; i < specs.size() && status == "completed"; ++i) {
+      if (!run_target(opts, specs[i], run_id, static_cast<int>(i), writer, values, stop)) {
+        status = "interrupted";
+        error = "interrupted by signal";
+      }
+    }
+  } catch (const std::exception& e) {
+    status = "failed";
+    error = e.what();
+  }
+  try {
+    writer.end_run(run_id, status, error);
+  } catch (const std::exception& e) {
+    log_error() << "could not record the end of run " << run_id << ": " << e.what();
+  }
+  out << "\n";
+  print_run_summary(db, run_id, out);
+  out << "\nresults: " << opts.db_path << " (run " << run_id << ", " << status << ")\n";
+  if (status == "failed") {
+    log_error() << error;
+    return kExitFailed;
+  }
+  return status == "interrupted" ? kExitInterrupted : kExitOk;
+}
+
+}  // namespace kv::drive

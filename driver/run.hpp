@@ -1,0 +1,37 @@
+// `kvdrive run`: benchmarks each target in turn with the same workload and records everything
+// in the results file.
+#pragma once
+
+#include <atomic>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "store_client.hpp"
+#include "workload.hpp"
+
+namespace kv::drive {
+
+struct RunOptions {
+  std::string db_path;
+  std::vector<std::string> targets;  // URIs
+  std::string name;
+  WorkloadSpec workload;
+  ClientOptions client;
+  std::string command_line;
+  bool progress = false;  // a live line on stderr (only when it is a terminal)
+};
+
+// Exit codes, as documented in --help.
+constexpr int kExitOk = 0;
+constexpr int kExitFailed = 1;      // a store unreachable, or the run failed
+constexpr int kExitUsage = 2;       // bad arguments: nothing was written
+constexpr int kExitInterrupted = 130;
+
+// Runs the benchmark; prints the summary to `out`. Returns an exit code. Bad target URIs throw
+// std::invalid_argument before anything is written; an unreachable store throws
+// std::runtime_error before anything is written. Once the run row exists, failures are recorded
+// in it (status failed) before they are reported.
+int run_benchmark(const RunOptions& opts, const std::atomic<bool>& stop, std::ostream& out);
+
+}  // namespace kv::drive

@@ -1,0 +1,39 @@
+// StoreClient: one connection (or one pool, for memcached) to a key-value store, used by one
+// worker thread. Failures on the request path are returned as a status and counted, never
+// thrown; after an error the client drops its connection and reconnects on the next request.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "kvbench/result.hpp"
+#include "target_uri.hpp"
+
+namespace kv::drive {
+
+enum class OpStatus : uint8_t { ok, hit, miss, error, timeout };
+
+struct ClientOptions {
+  int64_t timeout_us = 5'000'000;          // per request and per connect
+  int64_t reconnect_backoff_max_us = 2'000'000;
+};
+
+class StoreClient {
+ public:
+  virtual ~StoreClient() = default;
+  // Connects (and authenticates / selects the database). Error: why, naming the server.
+  virtual Result<void> connect() = 0;
+  virtual OpStatus set(std::string_view key, std::string_view value, uint32_t ttl_s) = 0;
+  // On a hit, the value's length is stored in *value_len (the bytes themselves are not kept).
+  virtual OpStatus get(std::string_view key, size_t* value_len) = 0;
+  // The server's version as it reports it; empty if unknown.
+  virtual std::string server_version() = 0;
+};
+
+// Creates the client for spec.protocol. Does not connect.
+std::unique_ptr<StoreClient> make_store_client(const TargetSpec& spec, const ClientOptions& opts);
+
+}  // namespace kv::drive

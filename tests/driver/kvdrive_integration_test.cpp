@@ -1,0 +1,171 @@
+// kvdrive against real redis-server and memcached: its counts must equal the servers' own.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include "kvbench/schema.hpp"
+#include "servers.hpp"
+
+namespace {
+using kv::test::StoreServer;
+
+const std::string kKvdrive = std::string(KV_BINARY_DIR) + "/driver/kvdrive";
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+int64_t query_int(kv::Database& db, const std::string& sql) {
+  auto s = db.prepare(sql);
+  EXPECT_TRUE(s.step()) << sql;
+  return s.is_null(0) ? -1 : s.column_int(0);
+}
+
+struct Outcome {
+  int exit_code;
+  std::string output;
+};
+
+Outcome run_kvdrive(const kv::test::TempDir& dir, std::vector<std::string> args, int timeout_ms = 120'000) {
+  args.insert(args.begin(), kKvdrive);
+  std::string log = dir.file("kvdrive.log");
+  std::remove(log.c_str());
+  kv::test::Process p(args, log);
+  int code = p.wait(timeout_ms);
+  return {code, slurp(log)};
+}
+
+// Sum of a driver_seconds column for one store's op.
+int64_t driver_sum(kv::Database& db, const std::string& column, const std::string& protocol,
+                   const std::string& op) {
+  return query_int(db, "SELECT COALESCE(SUM(d." + column + "), 0) FROM driver_seconds d "
+                       "JOIN phases p USING (phase_id) JOIN targets t USING (target_id) "
+                       "WHERE t.protocol = '" + protocol + "' AND d.op = '" + op + "'");
+}
+
+TEST(Kvdrive, CountsAgreeWithRedisAndMemcachedCounters) {
+  StoreServer redis(StoreServer::Kind::redis);
+  StoreServer memcached(StoreServer::Kind::memcached);
+  KV_START_OR_SKIP(redis);
+  KV_START_OR_SKIP(memcached);
+  kv::test::TempDir dir;
+  const int kKeys = 20'000;
+  auto out = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", redis.uri(),
+                               "--target", memcached.uri(), "--keys", std::to_string(kKeys),
+                               "--threads", "3", "--value-size", "1KB", "--name", "agree"});
+  ASSERT_EQ(out.exit_code, 0) << out.output;
+  EXPECT_NE(out.output.find("write req/s"), std::string::npos) << out.output;
+
+  auto db = kv::open_results_db(dir.file("r.db"));
+  EXPECT_EQ(query_int(db, "SELECT count(*) FROM runs WHERE status = 'completed' AND name = 'agree'"), 1);
+  EXPECT_EQ(query_int(db, "SELECT count(*) FROM phases WHERE status = 'completed'"), 4);
+
+  // What kvdrive recorded, second by second.
+  for (const char* proto : {"redis", "memcached"}) {
+    EXPECT_EQ(driver_sum(db, "ops", proto, "set"), kKeys) << proto;
+    EXPECT_EQ(driver_sum(db, "ops", proto, "get"), kKeys) << proto;
+    EXPECT_EQ(driver_sum(db, "hits", proto, "get"), kKeys) << proto;
+    EXPECT_EQ(driver_sum(db, "errors", proto, "set") + driver_sum(db, "errors", proto, "get"), 0);
+    EXPECT_EQ(driver_sum(db, "bytes_in", proto, "get"), int64_t{kKeys} * 1024) << proto;
+  }
+  // ... equals what the servers counted.
+  EXPECT_EQ(kv::test::redis_command_calls(redis.port(), "set"), driver_sum(db, "ops", "redis", "set"));
+  EXPECT_EQ(kv::test::redis_command_calls(redis.port(), "get"), driver_sum(db, "ops", "redis", "get"));
+  std::string stats = kv::test::redis_info(redis.port(), "stats");
+  EXPECT_EQ(kv::test::stat_value(stats, "keyspace_hits"), driver_sum(db, "hits", "redis", "get"));
+  std::string mstats = kv::test::tcp_request(memcached.port(), "stats\r\n", "END\r\n");
+  EXPECT_EQ(kv::test::stat_value(mstats, "cmd_set"), driver_sum(db, "ops", "memcached", "set"));
+  EXPECT_EQ(kv::test::stat_value(mstats, "cmd_get"), driver_sum(db, "ops", "memcached", "get"));
+  EXPECT_EQ(kv::test::stat_value(mstats, "get_hits"), driver_sum(db, "hits", "memcached", "get"));
+  EXPECT_EQ(kv::test::stat_value(mstats, "get_misses"), 0);
+
+  // Histogram rows hold every request of each phase.
+  EXPECT_EQ(query_int(db, "SELECT SUM(count) FROM latency_buckets b JOIN phases p USING (phase_id) "
+                          "JOIN targets t USING (target_id) WHERE t.protocol = 'redis' AND b.op = 'get'"),
+            kKeys);
+  // The summary view shows both stores with non-zero write and read rates.
+  EXPECT_EQ(query_int(db, "SELECT count(*) FROM store_summary WHERE write_req_per_s > 0 AND "
+                          "read_req_per_s > 0"), 2);
+
+  auto report = run_kvdrive(dir, {"report", "--db", dir.file("r.db")});
+  EXPECT_EQ(report.exit_code, 0) << report.output;
+  EXPECT_NE(report.output.find(redis.uri()), std::string::npos) << report.output;
+  EXPECT_NE(report.output.find(memcached.uri()), std::string::npos) << report.output;
+}
+
+TEST(Kvdrive, MemcachedBinaryProtocolCountsAgree) {
+  StoreServer memcached(StoreServer::Kind::memcached);
+  KV_START_OR_SKIP(memcached);
+  kv::test::TempDir dir;
+  auto out = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target",
+                               memcached.uri() + "?protocol=binary", "--keys", "5000"});
+  ASSERT_EQ(out.exit_code, 0) << out.output;
+  auto db = kv::open_results_db(dir.file("r.db"));
+  std::string mstats = kv::test::tcp_request(memcached.port(), "stats\r\n", "END\r\n");
+  EXPECT_EQ(kv::test::stat_value(mstats, "cmd_set"), driver_sum(db, "ops", "memcached", "set"));
+  EXPECT_EQ(kv::test::stat_value(mstats, "get_hits"), 5000);
+  EXPECT_EQ(driver_sum(db, "hits", "memcached", "get"), 5000);
+}
+
+TEST(Kvdrive, UnreachableStoreFailsWithOneLineAndWritesNothing) {
+  kv::test::TempDir dir;
+  int port = kv::test::free_port();  // nothing listens there
+  auto out = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target",
+                               "redis://127.0.0.1:" + std::to_string(port), "--keys", "10"});
+  EXPECT_EQ(out.exit_code, 1) << out.output;
+  EXPECT_NE(out.output.find("127.0.0.1:" + std::to_string(port)), std::string::npos) << out.output;
+  EXPECT_EQ(std::count(out.output.begin(), out.output.end(), '\n'), 1) << out.output;
+  std::ifstream f(dir.file("r.db"));
+  EXPECT_FALSE(f.good()) << "the results file was created";
+}
+
+TEST(Kvdrive, BadArgumentsExitTwoAndWriteNothing) {
+  kv::test::TempDir dir;
+  const std::vector<std::vector<std::string>> cases = {
+      {"run", "--db", dir.file("r.db"), "--target", "redis://x:1", "--keys", "ten"},
+      {"run", "--db", dir.file("r.db"), "--target", "redis://x:1", "--keys", "0"},
+      {"run", "--db", dir.file("r.db"), "--target", "redis://x:1", "--value-size", "-5"},
+      {"run", "--db", dir.file("r.db"), "--target", "redis://x:1", "--threads", "0"},
+      {"run", "--db", dir.file("r.db"), "--target", "bogus://x:1"},
+      {"run", "--db", dir.file("r.db")},
+      {"run", "--db", dir.file("r.db"), "--target", "redis://x:1", "--no-such-option"},
+      {"report", "--db", dir.file("missing.db")},
+  };
+  for (const auto& args : cases) {
+    auto out = run_kvdrive(dir, args);
+    EXPECT_EQ(out.exit_code, 2) << args.back() << ": " << out.output;
+    EXPECT_NE(out.output.find("kvdrive: "), std::string::npos) << out.output;
+  }
+  std::ifstream f(dir.file("r.db"));
+  EXPECT_FALSE(f.good()) << "a results file was created";
+}
+
+TEST(Kvdrive, InterruptKeepsEverySecondAndMarksTheRun) {
+  StoreServer redis(StoreServer::Kind::redis);
+  KV_START_OR_SKIP(redis);
+  kv::test::TempDir dir;
+  std::string log = dir.file("kvdrive.log");
+  kv::test::Process p({kKvdrive, "run", "--db", dir.file("r.db"), "--target", redis.uri(),
+                       "--keys", "50M", "--threads", "2"},
+                      log);
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  p.signal(SIGINT);
+  EXPECT_EQ(p.wait(30'000), 130) << slurp(log);
+  auto db = kv::open_results_db(dir.file("r.db"));
+  EXPECT_EQ(query_int(db, "SELECT count(*) FROM runs WHERE status = 'interrupted'"), 1);
+  EXPECT_EQ(query_int(db, "SELECT count(*) FROM phases WHERE status = 'interrupted'"), 1);
+  int64_t sets = driver_sum(db, "ops", "redis", "set");
+  EXPECT_GT(sets, 0);
+  EXPECT_GE(query_int(db, "SELECT count(*) FROM driver_seconds"), 2);
+  // Every request the server saw is in the file: nothing measured was lost.
+  EXPECT_EQ(kv::test::redis_command_calls(redis.port(), "set"), sets);
+}
+
+}  // namespace
