@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs what kvbench needs to build, test and run its demo on Debian 12, with apt-get, but
+# only if something is missing (so it is quick and needs no root when all is there).
+# Usage: packaging/install-deps.sh [--with-extras]   (extras: peers for benchmark scripts)
+set -euo pipefail
+
+packages=(
+  cmake ninja-build g++ pkg-config ccache
+  libboost-dev libhiredis-dev libmemcached-dev libproc2-dev libsqlite3-dev libcli11-dev
+  libgtest-dev
+  redis-server memcached sqlite3
+)
+if [[ "${1:-}" == "--with-extras" ]]; then
+  packages+=(redis-tools libmemcached-tools sysstat libbenchmark-dev)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]} == 0)); then
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}" >&2
+sudo=()
+if [[ $(id -u) -ne 0 ]]; then
+  command -v sudo >/dev/null || { echo "install-deps: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
+  sudo=(sudo)
+fi
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update -qq
+"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

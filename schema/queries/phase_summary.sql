@@ -1,0 +1,9 @@
+-- Per phase and operation of the latest run: requests, rates, MiB/s, latency and outcomes.
+-- Usage: sqlite3 -header -column results.db < schema/queries/phase_summary.sql
+SELECT store, phase, op, ops, round(seconds, 1) AS seconds, round(req_per_s) AS req_per_s,
+       round(mib_per_s, 2) AS mib_per_s, round(lat_mean_us) AS mean_us,
+       round(lat_p50_us) AS p50_us, round(lat_p99_us) AS p99_us, round(lat_max_us) AS max_us,
+       hits, misses, errors, timeouts, status
+FROM phase_summary
+WHERE run_id = (SELECT max(run_id) FROM runs)
+ORDER BY phase_id, op DESC;
