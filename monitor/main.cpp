@@ -1,0 +1,27 @@
+// kvmon: parse the command line, run the monitor loop, report failures once.
+#include <exception>
+#include <iostream>
+#include <stdexcept>
+
+#include "kvbench/log.hpp"
+#include "monitor.hpp"
+#include "options.hpp"
+
+int main(int argc, char** argv) {
+  kv::set_log_program("kvmon");
+  std::optional<kv::mon::Options> options;
+  try {
+    options = kv::mon::parse_options(argc, argv);
+    if (!options) return 0;  // --help or --version
+    kv::set_log_level(kv::parse_log_level(options->log_level));
+  } catch (const std::exception& e) {
+    std::cerr << "kvmon: " << e.what() << " (see kvmon --help)\n";
+    return 2;
+  }
+  try {
+    return kv::mon::run_monitor(options->config);
+  } catch (const std::exception& e) {
+    std::cerr << "kvmon: " << e.what() << "\n";
+    return 1;
+  }
+}

@@ -1,0 +1,123 @@
+#include "monitor.hpp"
+
+#include <unistd.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <csignal>
+#include <chrono>
+#include <stdexcept>
+
+#include "kvbench/clock.hpp"
+#include "kvbench/log.hpp"
+#include "kvbench/units.hpp"
+#include "kvbench/version.hpp"
+#include "samplers.hpp"
+#include "sqlite_sink.hpp"
+#include "tracker.hpp"
+
+namespace kv::mon {
+namespace {
+
+namespace asio = boost::asio;
+using Clock = std::chrono::steady_clock;
+
+// Owns the samplers, the sink and the timer; ticks at start + k * interval.
+class Loop {
+ public:
+  Loop(const MonitorConfig& config, asio::io_context& io)
+      : config_(config),
+        fs_(config.proc_root, config.sys_root),
+        host_(fs_),
+        tracker_(fs_, config.selectors, sysconf(_SC_CLK_TCK), host_.boot_time_s()),
+        sink_(config.db_path, SessionInfo{host_name(), now_ts_us(), config.interval_us, getpid(),
+                                          config.command_line}),
+        timer_(io),
+        interval_(std::chrono::microseconds(config.interval_us)) {}
+
+  void start() {
+    log_info() << "session " << sink_.session_id() << ": sampling " << config_.selectors.size()
+               << " target(s) and the host every " << format_duration_us(config_.interval_us)
+               << " into " << config_.db_path;
+    start_steady_ = Clock::now();
+    start_wall_us_ = now_ts_us();
+    on_tick();
+  }
+
+  void stop() { timer_.cancel(); }
+
+  void finish() { sink_.finish("completed", now_ts_us()); }
+
+ private:
+  void on_tick() {
+    Batch batch;
+    batch.scheduled_ts_us = start_wall_us_ + tick_ * config_.interval_us;
+    tracker_.tick(batch);
+    batch.host = host_.sample();
+    batch.host->scheduled_ts_us = batch.scheduled_ts_us;
+    try {
+      sink_.write(batch);
+    } catch (const std::exception& e) {
+      log_error() << "could not store the sample due at " << format_ts_us(batch.scheduled_ts_us)
+                  << ": " << e.what();
+    }
+    schedule_next();
+  }
+
+  void schedule_next() {
+    ++tick_;
+    auto due = start_steady_ + tick_ * interval_;
+    auto now = Clock::now();
+    if (due <= now) {  // overran: skip the ticks already missed, keep the phase
+      int64_t behind = (now - start_steady_) / interval_ + 1;
+      log_warn() << "sampling fell behind: skipped " << (behind - tick_) << " tick(s)";
+      tick_ = behind;
+      due = start_steady_ + tick_ * interval_;
+    }
+    timer_.expires_at(due);
+    timer_.async_wait([this](const boost::system::error_code& ec) {
+      if (!ec) on_tick();
+    });
+  }
+
+  const MonitorConfig& config_;
+  ProcFs fs_;
+  HostSampler host_;
+  Tracker tracker_;
+  SqliteSink sink_;
+  asio::steady_timer timer_;
+  Clock::duration interval_;
+  Clock::time_point start_steady_;
+  int64_t start_wall_us_ = 0;
+  int64_t tick_ = 0;
+};
+
+}  // namespace
+
+void validate(const MonitorConfig& config) {
+  if (config.db_path.empty()) throw std::invalid_argument("--db is required");
+  if (config.interval_us < kMinIntervalUs || config.interval_us > kMaxIntervalUs) {
+    throw std::invalid_argument("--interval " + format_duration_us(config.interval_us) +
+                                ": must be from 10ms to 1h");
+  }
+}
+
+int run_monitor(const MonitorConfig& config) {
+  validate(config);
+  asio::io_context io;
+  asio::signal_set signals(io, SIGINT, SIGTERM);  // first: a signal during startup is queued
+  Loop loop(config, io);
+  signals.async_wait([&](const boost::system::error_code& ec, int sig) {
+    if (ec) return;
+    log_info() << "signal " << sig << ": stopping";
+    loop.stop();
+  });
+  loop.start();
+  io.run();
+  loop.finish();
+  log_info() << "session ended";
+  return 0;
+}
+
+}  // namespace kv::mon

@@ -1,0 +1,33 @@
+// The kvmon daemon loop: one thread, one io_context, a timer on absolute deadlines that samples
+// the targets and the host each interval, and SIGINT/SIGTERM handling that ends the session.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "targets.hpp"
+
+namespace kv::mon {
+
+inline constexpr int64_t kMinIntervalUs = 10'000;          // 10 ms
+inline constexpr int64_t kMaxIntervalUs = 3'600'000'000;   // 1 h
+
+struct MonitorConfig {
+  std::string db_path;
+  std::vector<Selector> selectors;
+  int64_t interval_us = 1'000'000;
+  std::string command_line;  // stored in monitor_sessions
+  std::string proc_root = "/proc";
+  std::string sys_root = "/sys";
+};
+
+// Throws std::invalid_argument if the interval is outside [10 ms, 1 h] or the db path is empty.
+void validate(const MonitorConfig& config);
+
+// Samples until SIGINT or SIGTERM, then marks the session completed. Returns the exit status
+// (0). Throws if the results file cannot be opened; write failures during the run are logged
+// and the tick's rows dropped, never fatal.
+int run_monitor(const MonitorConfig& config);
+
+}  // namespace kv::mon

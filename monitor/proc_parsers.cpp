@@ -1,0 +1,236 @@
+#include "proc_parsers.hpp"
+
+#include <charconv>
+
+namespace kv::mon {
+namespace {
+
+// Splits on runs of spaces/tabs; empty tokens are never returned.
+std::vector<std::string_view> split_ws(std::string_view s) {
+  std::vector<std::string_view> out;
+  size_t i = 0;
+  while (i < s.size()) {
+    while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
+    size_t j = i;
+    while (j < s.size() && s[j] != ' ' && s[j] != '\t') ++j;
+    if (j > i) out.push_back(s.substr(i, j - i));
+    i = j;
+  }
+  return out;
+}
+
+// Calls fn(line) for each line of text (without the '\n').
+template <typename Fn>
+void for_each_line(std::string_view text, Fn&& fn) {
+  while (!text.empty()) {
+    size_t nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    fn(line);
+    if (nl == std::string_view::npos) break;
+    text.remove_prefix(nl + 1);
+  }
+}
+
+std::optional<double> parse_real(std::string_view text) {
+  double v = 0;
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || p != text.data() + text.size()) return std::nullopt;
+  return v;
+}
+
+// "Key:   1234 kB" → 1234 when the line's key is `key`.
+OptInt value_after_colon(std::string_view line) {
+  size_t colon = line.find(':');
+  if (colon == std::string_view::npos) return std::nullopt;
+  auto tokens = split_ws(line.substr(colon + 1));
+  if (tokens.empty()) return std::nullopt;
+  return parse_int(tokens[0]);
+}
+
+}  // namespace
+
+std::optional<int64_t> parse_int(std::string_view text) {
+  int64_t v = 0;
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || text.empty() || p != text.data() + text.size()) return std::nullopt;
+  return v;
+}
+
+Result<PidStat> parse_pid_stat(std::string_view text) {
+  size_t open = text.find('(');
+  size_t close = text.rfind(')');
+  if (open == std::string_view::npos || close == std::string_view::npos || close < open) {
+    return Error{"stat: no '(comm)' field"};
+  }
+  PidStat st;
+  st.comm = std::string(text.substr(open + 1, close - open - 1));
+  // After ')': field 3 (state) is tokens[0]; field N is tokens[N - 3].
+  auto f = split_ws(text.substr(close + 1));
+  if (!f.empty() && f.back().ends_with('\n')) f.back().remove_suffix(1);
+  constexpr size_t kLastField = 24;  // rss
+  if (f.size() < kLastField - 2) {
+    return Error{"stat: truncated (" + std::to_string(f.size() + 2) + " fields)"};
+  }
+  if (f[0].size() != 1) return Error{"stat: bad state field"};
+  st.state = f[0][0];
+  struct Want {
+    int field;
+    int64_t* into;
+  };
+  const Want wants[] = {{4, &st.ppid},         {10, &st.minor_faults}, {12, &st.major_faults},
+                        {14, &st.utime_ticks}, {15, &st.stime_ticks},  {20, &st.num_threads},
+                        {22, &st.start_ticks}, {23, &st.vsize_bytes},  {24, &st.rss_pages}};
+  for (const Want& w : wants) {
+    auto v = parse_int(f[static_cast<size_t>(w.field - 3)]);
+    if (!v) return Error{"stat: field " + std::to_string(w.field) + " is not a number"};
+    *w.into = *v;
+  }
+  return st;
+}
+
+PidStatus parse_pid_status(std::string_view text) {
+  PidStatus s;
+  struct Key {
+    std::string_view name;
+    OptInt PidStatus::*field;
+  };
+  static constexpr Key kKeys[] = {
+      {"PPid", &PidStatus::ppid},
+      {"VmRSS", &PidStatus::vm_rss_kib},
+      {"RssAnon", &PidStatus::rss_anon_kib},
+      {"RssFile", &PidStatus::rss_file_kib},
+      {"RssShmem", &PidStatus::rss_shmem_kib},
+      {"VmSwap", &PidStatus::vm_swap_kib},
+      {"VmSize", &PidStatus::vm_size_kib},
+      {"Threads", &PidStatus::threads},
+      {"voluntary_ctxt_switches", &PidStatus::ctx_voluntary},
+      {"nonvoluntary_ctxt_switches", &PidStatus::ctx_involuntary},
+  };
+  for_each_line(text, [&](std::string_view line) {
+    size_t colon = line.find(':');
+    if (colon == std::string_view::npos) return;
+    std::string_view key = line.substr(0, colon);
+    if (key == "Name") {
+      auto t = line.substr(colon + 1);
+      while (!t.empty() && (t.front() == '\t' || t.front() == ' ')) t.remove_prefix(1);
+      s.name = std::string(t);
+      return;
+    }
+    for (const Key& k : kKeys) {
+      if (k.name == key) s.*(k.field) = value_after_colon(line);
+    }
+  });
+  return s;
+}
+
+PidIo parse_pid_io(std::string_view text) {
+  PidIo io;
+  for_each_line(text, [&](std::string_view line) {
+    if (line.starts_with("read_bytes:")) io.read_bytes = value_after_colon(line);
+    if (line.starts_with("write_bytes:")) io.write_bytes = value_after_colon(line);
+  });
+  return io;
+}
+
+Result<LoadAvg> parse_loadavg(std::string_view text) {
+  auto f = split_ws(text);
+  if (f.size() < 3) return Error{"loadavg: truncated"};
+  auto a = parse_real(f[0]), b = parse_real(f[1]), c = parse_real(f[2]);
+  if (!a || !b || !c) return Error{"loadavg: not numbers"};
+  return LoadAvg{*a, *b, *c};
+}
+
+MemInfo parse_meminfo(std::string_view text) {
+  MemInfo m;
+  for_each_line(text, [&](std::string_view line) {
+    std::string_view key = line.substr(0, line.find(':'));
+    if (key == "MemTotal") m.mem_total_kib = value_after_colon(line);
+    else if (key == "MemAvailable") m.mem_available_kib = value_after_colon(line);
+    else if (key == "SwapTotal") m.swap_total_kib = value_after_colon(line);
+    else if (key == "SwapFree") m.swap_free_kib = value_after_colon(line);
+  });
+  return m;
+}
+
+VmStat parse_vmstat(std::string_view text) {
+  VmStat v;
+  for_each_line(text, [&](std::string_view line) {
+    auto f = split_ws(line);
+    if (f.size() != 2) return;
+    if (f[0] == "pswpin") v.pswpin = parse_int(f[1]);
+    else if (f[0] == "pswpout") v.pswpout = parse_int(f[1]);
+    else if (f[0] == "pgmajfault") v.pgmajfault = parse_int(f[1]);
+  });
+  return v;
+}
+
+HostStat parse_host_stat(std::string_view text) {
+  HostStat h;
+  for_each_line(text, [&](std::string_view line) {
+    auto f = split_ws(line);
+    if (f.empty()) return;
+    if (f[0] == "cpu") {
+      // cpu user nice system idle iowait irq softirq steal ...
+      auto at = [&](size_t i) { return i < f.size() ? parse_int(f[i]) : std::nullopt; };
+      auto user = at(1), nice = at(2);
+      if (user && nice) h.cpu_user_ticks = *user + *nice;
+      h.cpu_system_ticks = at(3);
+      h.cpu_idle_ticks = at(4);
+      h.cpu_iowait_ticks = at(5);
+      h.cpu_steal_ticks = at(8);
+    } else if (f[0] == "btime" && f.size() == 2) {
+      h.boot_time_s = parse_int(f[1]);
+    }
+  });
+  return h;
+}
+
+Pressure parse_pressure(std::string_view text) {
+  Pressure p;
+  for_each_line(text, [&](std::string_view line) {
+    auto f = split_ws(line);
+    if (f.size() < 2 || !f[1].starts_with("avg10=")) return;
+    auto v = parse_real(f[1].substr(6));
+    if (f[0] == "some") p.some_avg10 = v;
+    else if (f[0] == "full") p.full_avg10 = v;
+  });
+  return p;
+}
+
+std::vector<DiskStat> parse_diskstats(std::string_view text) {
+  std::vector<DiskStat> out;
+  for_each_line(text, [&](std::string_view line) {
+    // major minor name reads merged sectors ms writes merged sectors ms inflight io_ms ...
+    auto f = split_ws(line);
+    if (f.size() < 13) return;
+    int64_t v[11];
+    for (size_t i = 0; i < 11; ++i) {
+      auto n = parse_int(f[3 + i]);
+      if (!n) return;
+      v[i] = *n;
+    }
+    out.push_back(DiskStat{std::string(f[2]), v[0], v[2], v[4], v[6], v[9]});
+  });
+  return out;
+}
+
+std::vector<TcpSocket> parse_net_tcp(std::string_view text) {
+  std::vector<TcpSocket> out;
+  for_each_line(text, [&](std::string_view line) {
+    // sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
+    auto f = split_ws(line);
+    if (f.size() < 10) return;
+    size_t colon = f[1].rfind(':');
+    if (colon == std::string_view::npos) return;
+    std::string_view port_hex = f[1].substr(colon + 1);
+    int port = 0, state = 0;
+    auto r1 = std::from_chars(port_hex.data(), port_hex.data() + port_hex.size(), port, 16);
+    auto r2 = std::from_chars(f[3].data(), f[3].data() + f[3].size(), state, 16);
+    auto inode = parse_int(f[9]);
+    if (r1.ec != std::errc() || r2.ec != std::errc() || !inode) return;
+    out.push_back(TcpSocket{port, state, *inode});
+  });
+  return out;
+}
+
+}  // namespace kv::mon

@@ -1,0 +1,124 @@
+// Pure parsers of /proc text: each takes a file's contents and returns plain structs. No I/O,
+// so every parser is unit-tested against fixture text, including truncated and malformed files.
+// A field that is absent or unparsable is std::nullopt (stored as NULL), never 0.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kvbench/result.hpp"
+
+namespace kv::mon {
+
+using OptInt = std::optional<int64_t>;
+using OptReal = std::optional<double>;
+
+// /proc/PID/stat. comm may hold spaces and parentheses, so fields are counted from the last ')'.
+struct PidStat {
+  std::string comm;
+  char state = '?';
+  int64_t ppid = 0;
+  int64_t minor_faults = 0;
+  int64_t major_faults = 0;
+  int64_t utime_ticks = 0;
+  int64_t stime_ticks = 0;
+  int64_t num_threads = 0;
+  int64_t start_ticks = 0;  // field 22: clock ticks after boot; with the pid, the identity
+  int64_t vsize_bytes = 0;
+  int64_t rss_pages = 0;
+};
+// Error if the text is truncated or a needed field is not a number.
+Result<PidStat> parse_pid_stat(std::string_view text);
+
+// /proc/PID/status: the lines kvmon stores. Kernel threads have no Vm*/Rss* lines: nullopt.
+struct PidStatus {
+  std::string name;
+  OptInt ppid;
+  OptInt vm_rss_kib;
+  OptInt rss_anon_kib;
+  OptInt rss_file_kib;
+  OptInt rss_shmem_kib;
+  OptInt vm_swap_kib;
+  OptInt vm_size_kib;
+  OptInt threads;
+  OptInt ctx_voluntary;
+  OptInt ctx_involuntary;
+};
+PidStatus parse_pid_status(std::string_view text);
+
+// /proc/PID/io: bytes that went to or came from storage.
+struct PidIo {
+  OptInt read_bytes;
+  OptInt write_bytes;
+};
+PidIo parse_pid_io(std::string_view text);
+
+struct LoadAvg {
+  double load1 = 0;
+  double load5 = 0;
+  double load15 = 0;
+};
+Result<LoadAvg> parse_loadavg(std::string_view text);
+
+struct MemInfo {
+  OptInt mem_total_kib;
+  OptInt mem_available_kib;
+  OptInt swap_total_kib;
+  OptInt swap_free_kib;
+};
+MemInfo parse_meminfo(std::string_view text);
+
+struct VmStat {
+  OptInt pswpin;
+  OptInt pswpout;
+  OptInt pgmajfault;
+};
+VmStat parse_vmstat(std::string_view text);
+
+// /proc/stat: the aggregate "cpu" line (ticks, all CPUs) and btime (boot time, Unix seconds).
+struct HostStat {
+  OptInt cpu_user_ticks;  // user + nice
+  OptInt cpu_system_ticks;
+  OptInt cpu_idle_ticks;
+  OptInt cpu_iowait_ticks;
+  OptInt cpu_steal_ticks;
+  OptInt boot_time_s;
+};
+HostStat parse_host_stat(std::string_view text);
+
+// /proc/pressure/{memory,io,cpu}: avg10 of the "some" and "full" lines, in percent.
+struct Pressure {
+  OptReal some_avg10;
+  OptReal full_avg10;
+};
+Pressure parse_pressure(std::string_view text);
+
+// One line of /proc/diskstats (the first 11 counters after the name).
+struct DiskStat {
+  std::string device;
+  int64_t reads = 0;
+  int64_t sectors_read = 0;
+  int64_t writes = 0;
+  int64_t sectors_written = 0;
+  int64_t io_ms = 0;
+};
+// Malformed lines are skipped.
+std::vector<DiskStat> parse_diskstats(std::string_view text);
+
+// A socket in /proc/net/tcp or tcp6.
+struct TcpSocket {
+  int local_port = 0;
+  int state = 0;  // 0x0A = LISTEN
+  int64_t inode = 0;
+};
+inline constexpr int kTcpListen = 0x0A;
+// Malformed lines (and the header) are skipped.
+std::vector<TcpSocket> parse_net_tcp(std::string_view text);
+
+// Parses a decimal integer (optional leading '-'), the whole of `text`.
+std::optional<int64_t> parse_int(std::string_view text);
+
+}  // namespace kv::mon

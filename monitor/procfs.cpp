@@ -1,0 +1,144 @@
+#include "procfs.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <utility>
+
+#include "proc_parsers.hpp"
+
+namespace kv::mon {
+namespace {
+
+FileText read_fd(int fd) {
+  FileText out;
+  char buf[4096];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n > 0) {
+      out.text.append(buf, static_cast<size_t>(n));
+    } else if (n == 0) {
+      break;
+    } else if (errno != EINTR) {
+      out.err = errno;
+      break;
+    }
+  }
+  ::close(fd);
+  return out;
+}
+
+FileText read_at(int dirfd, const char* name) {
+  int fd = ::openat(dirfd, name, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return FileText{errno, {}};
+  return read_fd(fd);
+}
+
+// Calls fn(name) for each entry of the directory opened from dirfd/name except . and ..;
+// returns errno (0 on success).
+template <typename Fn>
+int for_each_entry(int dirfd, const char* name, Fn&& fn) {
+  int fd = ::openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return errno;
+  DIR* dir = ::fdopendir(fd);
+  if (dir == nullptr) {
+    int err = errno;
+    ::close(fd);
+    return err;
+  }
+  while (dirent* e = ::readdir(dir)) {
+    std::string_view n = e->d_name;
+    if (n != "." && n != "..") fn(n, ::dirfd(dir));
+  }
+  ::closedir(dir);
+  return 0;
+}
+
+}  // namespace
+
+PidDir::PidDir(PidDir&& other) noexcept
+    : fd_(std::exchange(other.fd_, -1)), pid_(other.pid_) {}
+
+PidDir& PidDir::operator=(PidDir&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = std::exchange(other.fd_, -1);
+    pid_ = other.pid_;
+  }
+  return *this;
+}
+
+PidDir::~PidDir() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+FileText PidDir::read(const char* name) const { return read_at(fd_, name); }
+
+std::optional<int64_t> PidDir::count_fds(int* err) const {
+  int64_t n = 0;
+  int rc = for_each_entry(fd_, "fd", [&](std::string_view, int) { ++n; });
+  if (err) *err = rc;
+  if (rc != 0) return std::nullopt;
+  return n;
+}
+
+std::vector<std::string> PidDir::fd_links() const {
+  std::vector<std::string> out;
+  (void)for_each_entry(fd_, "fd", [&](std::string_view name, int fd_dir) {
+    char buf[256];
+    ssize_t n = ::readlinkat(fd_dir, std::string(name).c_str(), buf, sizeof buf);
+    if (n > 0) out.emplace_back(buf, static_cast<size_t>(n));
+  });
+  return out;
+}
+
+std::string PidDir::exe() const {
+  char buf[4096];
+  ssize_t n = ::readlinkat(fd_, "exe", buf, sizeof buf);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
+}
+
+ProcFs::ProcFs(std::string proc_root, std::string sys_root)
+    : proc_root_(std::move(proc_root)), sys_root_(std::move(sys_root)) {}
+
+FileText ProcFs::read(const std::string& rel) const { return read_file(proc_root_ + "/" + rel); }
+
+std::optional<PidDir> ProcFs::open_pid(pid_t pid, int* err) const {
+  std::string path = proc_root_ + "/" + std::to_string(pid);
+  int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) {
+    if (err) *err = errno;
+    return std::nullopt;
+  }
+  if (err) *err = 0;
+  return PidDir(fd, pid);
+}
+
+std::vector<pid_t> ProcFs::list_pids() const {
+  std::vector<pid_t> out;
+  (void)for_each_entry(AT_FDCWD, proc_root_.c_str(), [&](std::string_view name, int) {
+    auto v = parse_int(name);
+    if (v && *v > 0) out.push_back(static_cast<pid_t>(*v));
+  });
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+bool ProcFs::is_whole_disk(const std::string& device) const {
+  std::string name = device;
+  std::replace(name.begin(), name.end(), '/', '!');  // e.g. cciss/c0d0 is block/cciss!c0d0
+  struct stat st {};
+  return ::stat((sys_root_ + "/block/" + name).c_str(), &st) == 0;
+}
+
+FileText read_file(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return FileText{errno, {}};
+  return read_fd(fd);
+}
+
+}  // namespace kv::mon

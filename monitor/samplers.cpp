@@ -1,0 +1,172 @@
+#include "samplers.hpp"
+
+#include <cstring>
+
+#include "kvbench/clock.hpp"
+#include "kvbench/log.hpp"
+
+namespace kv::mon {
+namespace {
+
+OptInt ticks_to_us(int64_t ticks, int64_t ticks_per_s) {
+  return ticks * 1'000'000 / ticks_per_s;
+}
+
+bool is_idle_virtual_disk(const DiskStat& d) {
+  bool virt = d.device.starts_with("loop") || d.device.starts_with("ram") ||
+              d.device.starts_with("zram");
+  return virt && d.reads == 0 && d.writes == 0;
+}
+
+}  // namespace
+
+std::string to_string(const ProcessKey& key) {
+  return std::to_string(key.pid) + "@" + std::to_string(key.start_ticks);
+}
+
+Result<ProcessInfo> read_process_info(const ProcFs& fs, pid_t pid) {
+  int err = 0;
+  auto dir = fs.open_pid(pid, &err);
+  if (!dir) return Error{"pid " + std::to_string(pid) + ": " + std::strerror(err)};
+  FileText stat = dir->read("stat");
+  if (!stat.ok()) return Error{"pid " + std::to_string(pid) + ": " + std::strerror(stat.err)};
+  auto st = parse_pid_stat(stat.text);
+  if (!st) return Error{"pid " + std::to_string(pid) + ": " + st.error().message};
+  return ProcessInfo{{pid, st.value().start_ticks}, st.value().ppid, st.value().comm};
+}
+
+ProcessSampler::ProcessSampler(const ProcFs& fs, int64_t ticks_per_s)
+    : fs_(fs), ticks_per_s_(ticks_per_s > 0 ? ticks_per_s : 100) {}
+
+void ProcessSampler::warn_once(bool& warned, const char* what, pid_t pid, int err) {
+  if (warned) return;
+  warned = true;
+  log_warn() << "cannot read " << fs_.proc_root() << "/" << pid << "/" << what << " ("
+             << std::strerror(err) << "): stored as NULL. Reading it needs the target's user, "
+             << "root, or CAP_SYS_PTRACE (e.g. setcap cap_sys_ptrace,cap_dac_read_search+ep kvmon)";
+}
+
+Result<ProcessSample> ProcessSampler::sample(const ProcessKey& key) {
+  auto dir = fs_.open_pid(key.pid);
+  if (!dir) return Error{"gone"};
+  FileText stat_text = dir->read("stat");
+  if (!stat_text.ok()) return Error{"gone"};
+  auto parsed = parse_pid_stat(stat_text.text);
+  if (!parsed) return Error{"gone: " + parsed.error().message};
+  const PidStat& st = parsed.value();
+  if (st.start_ticks != key.start_ticks) return Error{"gone: pid reused"};
+  if (st.state == 'Z' || st.state == 'X') return Error{"gone: exited"};
+
+  ProcessSample s;
+  s.key = key;
+  s.ts_us = now_ts_us();
+  s.ppid = st.ppid;
+  s.comm = st.comm;
+  s.cpu_user_us = ticks_to_us(st.utime_ticks, ticks_per_s_);
+  s.cpu_system_us = ticks_to_us(st.stime_ticks, ticks_per_s_);
+  s.minor_faults = st.minor_faults;
+  s.major_faults = st.major_faults;
+  s.threads = st.num_threads;
+  s.vsize_kib = st.vsize_bytes / 1024;
+
+  FileText status_text = dir->read("status");
+  if (status_text.ok()) {
+    PidStatus ps = parse_pid_status(status_text.text);
+    s.rss_kib = ps.vm_rss_kib;
+    s.rss_anon_kib = ps.rss_anon_kib;
+    s.rss_file_kib = ps.rss_file_kib;
+    s.rss_shmem_kib = ps.rss_shmem_kib;
+    s.swap_kib = ps.vm_swap_kib;
+    if (ps.vm_size_kib) s.vsize_kib = ps.vm_size_kib;
+    if (ps.threads) s.threads = ps.threads;
+    s.ctx_voluntary = ps.ctx_voluntary;
+    s.ctx_involuntary = ps.ctx_involuntary;
+  }
+
+  FileText io_text = dir->read("io");
+  if (io_text.ok()) {
+    PidIo io = parse_pid_io(io_text.text);
+    s.io_read_bytes = io.read_bytes;
+    s.io_write_bytes = io.write_bytes;
+  } else if (io_text.err == EACCES || io_text.err == EPERM) {
+    warn_once(warned_io_, "io", key.pid, io_text.err);
+  }
+
+  int fd_err = 0;
+  s.fds = dir->count_fds(&fd_err);
+  if (!s.fds && (fd_err == EACCES || fd_err == EPERM)) warn_once(warned_fd_, "fd", key.pid, fd_err);
+  return s;
+}
+
+std::string ProcessSampler::command_line(pid_t pid) const {
+  auto dir = fs_.open_pid(pid);
+  if (!dir) return {};
+  FileText t = dir->read("cmdline");
+  if (!t.ok()) return {};
+  std::string& s = t.text;
+  while (!s.empty() && s.back() == '\0') s.pop_back();
+  for (char& c : s) {
+    if (c == '\0') c = ' ';
+  }
+  return s;
+}
+
+HostSample HostSampler::sample() {
+  HostSample h;
+  h.ts_us = now_ts_us();
+  if (FileText t = fs_.read("loadavg"); t.ok()) {
+    if (auto la = parse_loadavg(t.text)) {
+      h.load1 = la.value().load1;
+      h.load5 = la.value().load5;
+      h.load15 = la.value().load15;
+    }
+  }
+  if (FileText t = fs_.read("meminfo"); t.ok()) {
+    MemInfo m = parse_meminfo(t.text);
+    h.mem_total_kib = m.mem_total_kib;
+    h.mem_available_kib = m.mem_available_kib;
+    h.swap_total_kib = m.swap_total_kib;
+    h.swap_free_kib = m.swap_free_kib;
+  }
+  if (FileText t = fs_.read("vmstat"); t.ok()) {
+    VmStat v = parse_vmstat(t.text);
+    h.pswpin = v.pswpin;
+    h.pswpout = v.pswpout;
+    h.pgmajfault = v.pgmajfault;
+  }
+  if (FileText t = fs_.read("stat"); t.ok()) {
+    HostStat st = parse_host_stat(t.text);
+    h.cpu_user_ticks = st.cpu_user_ticks;
+    h.cpu_system_ticks = st.cpu_system_ticks;
+    h.cpu_idle_ticks = st.cpu_idle_ticks;
+    h.cpu_iowait_ticks = st.cpu_iowait_ticks;
+    h.cpu_steal_ticks = st.cpu_steal_ticks;
+  }
+  if (FileText t = fs_.read("pressure/memory"); t.ok()) {
+    Pressure p = parse_pressure(t.text);
+    h.psi_memory_some_avg10 = p.some_avg10;
+    h.psi_memory_full_avg10 = p.full_avg10;
+  }
+  if (FileText t = fs_.read("pressure/io"); t.ok()) {
+    Pressure p = parse_pressure(t.text);
+    h.psi_io_some_avg10 = p.some_avg10;
+    h.psi_io_full_avg10 = p.full_avg10;
+  }
+  if (FileText t = fs_.read("pressure/cpu"); t.ok()) {
+    h.psi_cpu_some_avg10 = parse_pressure(t.text).some_avg10;
+  }
+  if (FileText t = fs_.read("diskstats"); t.ok()) {
+    for (DiskStat& d : parse_diskstats(t.text)) {
+      if (fs_.is_whole_disk(d.device) && !is_idle_virtual_disk(d)) h.disks.push_back(std::move(d));
+    }
+  }
+  return h;
+}
+
+std::optional<int64_t> HostSampler::boot_time_s() const {
+  FileText t = fs_.read("stat");
+  if (!t.ok()) return std::nullopt;
+  return parse_host_stat(t.text).boot_time_s;
+}
+
+}  // namespace kv::mon

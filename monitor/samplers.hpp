@@ -1,0 +1,55 @@
+// Samplers: read one process or the host through a ProcFs into plain sample structs.
+// Expected failures (a process that is gone) are results, not exceptions. One thread owns a
+// sampler (it remembers which privilege warnings it already logged).
+#pragma once
+
+#include <optional>
+
+#include "kvbench/result.hpp"
+#include "procfs.hpp"
+#include "records.hpp"
+
+namespace kv::mon {
+
+struct ProcessInfo {
+  ProcessKey key;
+  int64_t ppid = 0;
+  std::string comm;
+};
+
+// Reads /proc/PID/stat: the identity and parent of a live process; error if it is gone.
+Result<ProcessInfo> read_process_info(const ProcFs& fs, pid_t pid);
+
+class ProcessSampler {
+ public:
+  // ticks_per_s: sysconf(_SC_CLK_TCK) (tests pass 100).
+  ProcessSampler(const ProcFs& fs, int64_t ticks_per_s);
+
+  // Samples the process `key`. Error ("gone") if it no longer exists or its pid now belongs to
+  // another process (start_ticks differ). Fields that cannot be read are nullopt.
+  Result<ProcessSample> sample(const ProcessKey& key);
+  // Reads the command line (NUL-separated argv joined with spaces); empty if unreadable.
+  std::string command_line(pid_t pid) const;
+
+ private:
+  void warn_once(bool& warned, const char* what, pid_t pid, int err);
+
+  const ProcFs& fs_;
+  int64_t ticks_per_s_;
+  bool warned_io_ = false;
+  bool warned_fd_ = false;
+};
+
+class HostSampler {
+ public:
+  explicit HostSampler(const ProcFs& fs) : fs_(fs) {}
+  // Never fails: what cannot be read is nullopt (PSI is absent on older kernels).
+  HostSample sample();
+  // Boot time from /proc/stat btime (Unix seconds); nullopt if unreadable.
+  std::optional<int64_t> boot_time_s() const;
+
+ private:
+  const ProcFs& fs_;
+};
+
+}  // namespace kv::mon

@@ -1,0 +1,163 @@
+#include "sqlite_sink.hpp"
+
+#include "kvbench/log.hpp"
+#include "kvbench/schema.hpp"
+#include "kvbench/version.hpp"
+
+namespace kv::mon {
+
+SqliteSink::SqliteSink(const std::string& db_path, const SessionInfo& session)
+    : db_(open_results_db(db_path)), host_(session.host) {
+  WriteTransaction tx(db_);
+  db_.prepare(
+         "INSERT INTO monitor_sessions (host, started_ts_us, status, kvmon_version, kvmon_pid, "
+         "interval_us, command_line) VALUES (?, ?, 'running', ?, ?, ?, ?)")
+      .bind(1, session.host)
+      .bind(2, session.started_ts_us)
+      .bind(3, version())
+      .bind(4, session.kvmon_pid)
+      .bind(5, session.interval_us)
+      .bind(6, session.command_line)
+      .run();
+  session_id_ = db_.last_insert_rowid();
+  tx.commit();
+}
+
+int64_t SqliteSink::insert_instance(const InstanceRecord& r) {
+  std::optional<int64_t> parent_id;
+  if (r.parent) parent_id = instance_id(*r.parent);
+  db_.prepare(
+         "INSERT INTO process_instances (session_id, host, pid, start_ticks, started_ts_us, name, "
+         "command_line, selector, parent_instance_id, first_seen_ts_us, last_seen_ts_us) "
+         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+      .bind(1, session_id_)
+      .bind(2, host_)
+      .bind(3, static_cast<int64_t>(r.key.pid))
+      .bind(4, r.key.start_ticks)
+      .bind(5, r.started_ts_us)
+      .bind(6, r.name)
+      .bind(7, r.command_line)
+      .bind(8, r.selector)
+      .bind(9, parent_id)
+      .bind(10, r.first_seen_ts_us)
+      .bind(11, r.first_seen_ts_us)
+      .run();
+  int64_t id = db_.last_insert_rowid();
+  instance_ids_[r.key] = id;
+  inserted_.push_back(r.key);
+  return id;
+}
+
+void SqliteSink::insert_process_sample(int64_t instance_id, const ProcessSample& s) {
+  Statement st = db_.prepare(
+      "INSERT OR REPLACE INTO process_samples (instance_id, ts_us, scheduled_ts_us, rss_kib, "
+      "rss_anon_kib, rss_file_kib, rss_shmem_kib, swap_kib, vsize_kib, cpu_user_us, "
+      "cpu_system_us, threads, fds, io_read_bytes, io_write_bytes, minor_faults, major_faults, "
+      "ctx_voluntary, ctx_involuntary, pss_kib) "
+      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  st.bind(1, instance_id).bind(2, s.ts_us).bind(3, s.scheduled_ts_us);
+  const OptInt* values[] = {&s.rss_kib,       &s.rss_anon_kib,   &s.rss_file_kib,
+                            &s.rss_shmem_kib, &s.swap_kib,       &s.vsize_kib,
+                            &s.cpu_user_us,   &s.cpu_system_us,  &s.threads,
+                            &s.fds,           &s.io_read_bytes,  &s.io_write_bytes,
+                            &s.minor_faults,  &s.major_faults,   &s.ctx_voluntary,
+                            &s.ctx_involuntary, &s.pss_kib};
+  int index = 4;
+  for (const OptInt* v : values) st.bind(index++, *v);
+  st.run();
+  db_.prepare("UPDATE process_instances SET last_seen_ts_us = ? WHERE instance_id = ?")
+      .bind(1, s.ts_us)
+      .bind(2, instance_id)
+      .run();
+}
+
+void SqliteSink::insert_host_sample(const HostSample& h) {
+  Statement st = db_.prepare(
+      "INSERT OR REPLACE INTO host_samples (session_id, ts_us, scheduled_ts_us, load1, load5, "
+      "load15, mem_total_kib, mem_available_kib, swap_total_kib, swap_free_kib, pswpin, pswpout, "
+      "pgmajfault, cpu_user_ticks, cpu_system_ticks, cpu_iowait_ticks, cpu_steal_ticks, "
+      "cpu_idle_ticks, psi_memory_some_avg10, psi_memory_full_avg10, psi_io_some_avg10, "
+      "psi_io_full_avg10, psi_cpu_some_avg10) "
+      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  st.bind(1, session_id_).bind(2, h.ts_us).bind(3, h.scheduled_ts_us);
+  st.bind(4, h.load1).bind(5, h.load5).bind(6, h.load15);
+  const OptInt* ints[] = {&h.mem_total_kib,   &h.mem_available_kib, &h.swap_total_kib,
+                          &h.swap_free_kib,   &h.pswpin,            &h.pswpout,
+                          &h.pgmajfault,      &h.cpu_user_ticks,    &h.cpu_system_ticks,
+                          &h.cpu_iowait_ticks, &h.cpu_steal_ticks,  &h.cpu_idle_ticks};
+  int index = 7;
+  for (const OptInt* v : ints) st.bind(index++, *v);
+  const OptReal* reals[] = {&h.psi_memory_some_avg10, &h.psi_memory_full_avg10,
+                            &h.psi_io_some_avg10, &h.psi_io_full_avg10, &h.psi_cpu_some_avg10};
+  for (const OptReal* v : reals) st.bind(index++, *v);
+  st.run();
+
+  Statement disk = db_.prepare(
+      "INSERT OR REPLACE INTO disk_samples (session_id, ts_us, device, reads, writes, "
+      "sectors_read, sectors_written, io_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+  for (const DiskStat& d : h.disks) {
+    disk.bind(1, session_id_).bind(2, h.ts_us).bind(3, d.device).bind(4, d.reads);
+    disk.bind(5, d.writes).bind(6, d.sectors_read).bind(7, d.sectors_written).bind(8, d.io_ms);
+    disk.run();
+  }
+}
+
+void SqliteSink::insert_event(const EventRecord& e) {
+  std::optional<int64_t> id;
+  if (e.instance) id = instance_id(*e.instance);
+  db_.prepare(
+         "INSERT INTO events (ts_us, source, session_id, instance_id, kind, message) "
+         "VALUES (?, 'kvmon', ?, ?, ?, ?)")
+      .bind(1, e.ts_us)
+      .bind(2, session_id_)
+      .bind(3, id)
+      .bind(4, e.kind)
+      .bind(5, e.message)
+      .run();
+}
+
+void SqliteSink::write(const Batch& batch) {
+  for (const InstanceRecord& r : batch.new_instances) instances_.emplace(r.key, r);
+  inserted_.clear();
+  try {
+    write_rows(batch);
+  } catch (...) {
+    // Rolled back: those instances are inserted again with the next batch that needs them.
+    for (const ProcessKey& key : inserted_) instance_ids_.erase(key);
+    throw;
+  }
+}
+
+std::optional<int64_t> SqliteSink::instance_id(const ProcessKey& key) {
+  if (auto it = instance_ids_.find(key); it != instance_ids_.end()) return it->second;
+  auto rec = instances_.find(key);
+  if (rec == instances_.end()) return std::nullopt;
+  return insert_instance(rec->second);
+}
+
+void SqliteSink::write_rows(const Batch& batch) {
+  WriteTransaction tx(db_);
+  for (const InstanceRecord& r : batch.new_instances) (void)instance_id(r.key);
+  for (const ProcessSample& s : batch.processes) {
+    if (auto id = instance_id(s.key)) {
+      insert_process_sample(*id, s);
+    } else {
+      log_error() << "internal: sample of unrecorded process " << to_string(s.key);
+    }
+  }
+  if (batch.host) insert_host_sample(*batch.host);
+  for (const EventRecord& e : batch.events) insert_event(e);
+  tx.commit();
+}
+
+void SqliteSink::finish(const std::string& status, int64_t ended_ts_us) {
+  WriteTransaction tx(db_);
+  db_.prepare("UPDATE monitor_sessions SET status = ?, ended_ts_us = ? WHERE session_id = ?")
+      .bind(1, status)
+      .bind(2, ended_ts_us)
+      .bind(3, session_id_)
+      .run();
+  tx.commit();
+}
+
+}  // namespace kv::mon

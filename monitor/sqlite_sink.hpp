@@ -1,0 +1,54 @@
+// Stores kvmon's rows in the results file: one monitor_sessions row per run, then one short
+// write transaction per Batch. Owns its Database; one thread uses a SqliteSink. SQLITE_BUSY from
+// another writer (kvdrive) is waited out by WriteTransaction; other failures throw SqliteError.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <vector>
+#include <string>
+
+#include "kvbench/sqlite.hpp"
+#include "records.hpp"
+
+namespace kv::mon {
+
+struct SessionInfo {
+  std::string host;
+  int64_t started_ts_us = 0;
+  int64_t interval_us = 0;
+  int64_t kvmon_pid = 0;
+  std::string command_line;
+};
+
+class SqliteSink {
+ public:
+  // Opens (creating and migrating) the results file and inserts the session row (status
+  // 'running'). Throws on failure.
+  SqliteSink(const std::string& db_path, const SessionInfo& session);
+
+  int64_t session_id() const { return session_id_; }
+  // Writes one tick's rows in one transaction; on failure nothing of the batch is stored.
+  void write(const Batch& batch);
+  // Sets the session's status ('completed', 'interrupted', 'failed') and ended_ts_us.
+  void finish(const std::string& status, int64_t ended_ts_us);
+
+ private:
+  void write_rows(const Batch& batch);
+  // The row id of instance `key`, inserting its row first if needed; nullopt if never announced.
+  std::optional<int64_t> instance_id(const ProcessKey& key);
+  int64_t insert_instance(const InstanceRecord& r);
+  void insert_process_sample(int64_t instance_id, const ProcessSample& s);
+  void insert_host_sample(const HostSample& h);
+  void insert_event(const EventRecord& e);
+
+  Database db_;
+  std::string host_;
+  int64_t session_id_ = 0;
+  std::map<ProcessKey, InstanceRecord> instances_;  // every instance announced by a Batch
+  std::map<ProcessKey, int64_t> instance_ids_;      // those stored, with their row ids
+  std::vector<ProcessKey> inserted_;                // stored by the batch being written
+};
+
+}  // namespace kv::mon

@@ -1,0 +1,100 @@
+#include "tracker.hpp"
+
+#include <algorithm>
+
+#include "kvbench/clock.hpp"
+#include "kvbench/log.hpp"
+
+namespace kv::mon {
+
+Tracker::Tracker(const ProcFs& fs, std::vector<Selector> selectors, int64_t ticks_per_s,
+                 std::optional<int64_t> boot_time_s)
+    : fs_(fs), sampler_(fs, ticks_per_s), ticks_per_s_(ticks_per_s), boot_time_s_(boot_time_s) {
+  for (Selector& s : selectors) targets_.push_back(Target{std::move(s), {}, false, false, false});
+}
+
+void Tracker::tick(Batch& batch) {
+  std::set<ProcessKey> sampled;  // a process named by two selectors is sampled once
+  for (Target& t : targets_) {
+    sample_live(t, batch, sampled);
+    if (t.live.empty() && !t.finished) resolve_absent(t, batch, sampled);
+  }
+}
+
+void Tracker::add_sample(const ProcessKey& key, Batch& batch, std::set<ProcessKey>& sampled,
+                         bool* gone) {
+  *gone = false;
+  if (sampled.count(key)) return;
+  auto s = sampler_.sample(key);
+  if (!s) {
+    *gone = true;
+    return;
+  }
+  s.value().scheduled_ts_us = batch.scheduled_ts_us;
+  batch.processes.push_back(std::move(s).value());
+  sampled.insert(key);
+}
+
+void Tracker::sample_live(Target& t, Batch& batch, std::set<ProcessKey>& sampled) {
+  for (auto it = t.live.begin(); it != t.live.end();) {
+    bool gone = false;
+    add_sample(*it, batch, sampled, &gone);
+    if (!gone) {
+      ++it;
+      continue;
+    }
+    std::string msg = t.selector.text() + ": process " + std::to_string(it->pid) + " exited";
+    log_info() << msg;
+    batch.events.push_back(EventRecord{now_ts_us(), "target_exited", msg, *it});
+    it = t.live.erase(it);
+    if (t.live.empty() && !t.selector.follows_restarts()) {
+      t.finished = true;
+      log_info() << t.selector.text() << ": not followed further (--pid targets are not re-resolved)";
+    }
+  }
+}
+
+void Tracker::resolve_absent(Target& t, Batch& batch, std::set<ProcessKey>& sampled) {
+  std::vector<ProcessInfo> found = resolve(fs_, t.selector);
+  if (found.empty()) {
+    if (!t.waiting_logged) {
+      log_info() << t.selector.text() << ": no such process yet; waiting for it";
+      t.waiting_logged = true;
+    }
+    if (!t.selector.follows_restarts()) t.finished = true;  // a --pid that never existed
+    return;
+  }
+  t.waiting_logged = false;
+  int64_t ts = now_ts_us();
+  for (const ProcessInfo& info : found) {
+    if (!recorded_.count(info.key)) {
+      batch.new_instances.push_back(instance_record(info, t.selector.text(), ts));
+      recorded_.insert(info.key);
+    }
+    const char* kind = t.ever_found ? "target_restarted" : "target_found";
+    std::string msg = t.selector.text() + ": process " + std::to_string(info.key.pid) +
+                      (t.ever_found ? " (re)started" : " found") + " (" + info.comm + ")";
+    log_info() << msg;
+    batch.events.push_back(EventRecord{ts, kind, msg, info.key});
+    bool gone = false;
+    add_sample(info.key, batch, sampled, &gone);
+    if (!gone) t.live.push_back(info.key);
+  }
+  t.ever_found = true;
+}
+
+InstanceRecord Tracker::instance_record(const ProcessInfo& info, const std::string& selector,
+                                        int64_t ts_us) const {
+  InstanceRecord r;
+  r.key = info.key;
+  r.name = info.comm;
+  r.command_line = sampler_.command_line(info.key.pid);
+  r.selector = selector;
+  r.first_seen_ts_us = ts_us;
+  if (boot_time_s_) {
+    r.started_ts_us = *boot_time_s_ * 1'000'000 + info.key.start_ticks * 1'000'000 / ticks_per_s_;
+  }
+  return r;
+}
+
+}  // namespace kv::mon

@@ -1,0 +1,48 @@
+// Follows the targets from tick to tick: resolves selectors, samples each live instance, and
+// notices exits, restarts and reused pids. Produces a Batch per tick; knows nothing of timers
+// or SQLite, so tests drive it over fixture /proc trees. One thread owns a Tracker.
+#pragma once
+
+#include <set>
+#include <vector>
+
+#include "procfs.hpp"
+#include "records.hpp"
+#include "samplers.hpp"
+#include "targets.hpp"
+
+namespace kv::mon {
+
+class Tracker {
+ public:
+  Tracker(const ProcFs& fs, std::vector<Selector> selectors, int64_t ticks_per_s,
+          std::optional<int64_t> boot_time_s);
+
+  // Samples every live target into `batch` (new instances, samples, events), stamping samples
+  // with batch.scheduled_ts_us. Re-resolves absent targets that follow restarts.
+  void tick(Batch& batch);
+
+ private:
+  struct Target {
+    Selector selector;
+    std::vector<ProcessKey> live;
+    bool ever_found = false;
+    bool finished = false;  // a --pid target that exited
+    bool waiting_logged = false;
+  };
+  void sample_live(Target& t, Batch& batch, std::set<ProcessKey>& sampled);
+  void resolve_absent(Target& t, Batch& batch, std::set<ProcessKey>& sampled);
+  void add_sample(const ProcessKey& key, Batch& batch, std::set<ProcessKey>& sampled,
+                  bool* gone);
+  InstanceRecord instance_record(const ProcessInfo& info, const std::string& selector,
+                                 int64_t ts_us) const;
+
+  const ProcFs& fs_;
+  ProcessSampler sampler_;
+  std::vector<Target> targets_;
+  int64_t ticks_per_s_;
+  std::optional<int64_t> boot_time_s_;
+  std::set<ProcessKey> recorded_;  // instances already in the database
+};
+
+}  // namespace kv::mon

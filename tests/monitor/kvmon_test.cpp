@@ -1,0 +1,188 @@
+// Integration tests: the real kvmon binary watching a real redis-server, checked against what
+// /proc says and what the results file holds.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <thread>
+
+#include "kvbench/sqlite.hpp"
+#include "proc_parsers.hpp"
+#include "servers.hpp"
+
+namespace kv::mon {
+namespace {
+
+using kv::test::Process;
+using kv::test::StoreServer;
+using kv::test::TempDir;
+
+const std::string kKvmon = std::string(KV_BINARY_DIR) + "/monitor/kvmon";
+
+// One integer from the results file; nullopt while it does not exist or the value is NULL.
+std::optional<int64_t> query_int(const std::string& db_path, const std::string& sql) {
+  try {
+    Database db = Database::open(db_path);
+    Statement st = db.prepare(sql);
+    if (!st.step()) return std::nullopt;
+    return st.column_opt_int(0);
+  } catch (const SqliteError&) {
+    return std::nullopt;  // not created or migrated yet
+  }
+}
+
+std::string query_text(const std::string& db_path, const std::string& sql) {
+  Database db = Database::open(db_path);
+  Statement st = db.prepare(sql);
+  return st.step() ? st.column_text(0) : std::string();
+}
+
+bool wait_until(const std::function<bool()>& done, int timeout_ms) {
+  auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (std::chrono::steady_clock::now() < end) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return done();
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+PidStatus read_status(pid_t pid) {
+  return parse_pid_status(slurp("/proc/" + std::to_string(pid) + "/status"));
+}
+
+Process start_kvmon(const TempDir& dir, std::vector<std::string> args) {
+  args.insert(args.begin(), {kKvmon, "--db", dir.file("results.db"), "--log-level", "debug"});
+  return Process(args, dir.file("kvmon.log"));
+}
+
+// Stops kvmon with SIGTERM and returns its exit status.
+int stop_kvmon(Process& kvmon) {
+  kvmon.signal(SIGTERM);
+  return kvmon.wait(10'000);
+}
+
+TEST(Kvmon, PidSamplesMatchProcStatusAndSigtermCompletesTheSession) {
+  StoreServer redis(StoreServer::Kind::redis);
+  KV_START_OR_SKIP(redis);
+  TempDir dir;
+  const std::string db = dir.file("results.db");
+  // Watch VmRSS ourselves for the whole time kvmon runs: each of its values must lie within
+  // what we saw. Writing data meanwhile makes RSS move, so a stale or wrong value shows.
+  int64_t min_rss_kib = INT64_MAX, max_rss_kib = 0;
+  auto observe = [&] {
+    auto rss = read_status(redis.pid()).vm_rss_kib;
+    ASSERT_TRUE(rss.has_value());
+    min_rss_kib = std::min(min_rss_kib, *rss);
+    max_rss_kib = std::max(max_rss_kib, *rss);
+  };
+  observe();
+  Process kvmon = start_kvmon(dir, {"--pid", std::to_string(redis.pid()), "--interval", "50ms"});
+  std::string value(200'000, 'x');
+  for (int i = 0; i < 60; ++i) {
+    if (i % 4 == 0) {
+      std::string key = "k" + std::to_string(i);
+      std::string set = "*3\r\n$3\r\nSET\r\n$" + std::to_string(key.size()) + "\r\n" + key +
+                        "\r\n$" + std::to_string(value.size()) + "\r\n" + value + "\r\n";
+      ASSERT_EQ(kv::test::tcp_request(redis.port(), set, "\r\n"), "+OK\r\n");
+    }
+    observe();
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_TRUE(wait_until([&] {
+    return query_int(db, "SELECT COUNT(*) FROM process_samples").value_or(0) >= 10;
+  }, 5000)) << slurp(dir.file("kvmon.log"));
+  EXPECT_EQ(stop_kvmon(kvmon), 0) << slurp(dir.file("kvmon.log"));
+  observe();
+
+  EXPECT_EQ(query_text(db, "SELECT status FROM monitor_sessions"), "completed");
+  EXPECT_TRUE(query_int(db, "SELECT ended_ts_us FROM monitor_sessions").has_value());
+  EXPECT_EQ(query_int(db, "SELECT pid FROM process_instances"), redis.pid());
+  EXPECT_GT(max_rss_kib, min_rss_kib) << "RSS did not move: the check below is weak";
+  EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM process_samples WHERE rss_kib IS NULL "
+                          "OR rss_kib < " + std::to_string(min_rss_kib) +
+                          " OR rss_kib > " + std::to_string(max_rss_kib)), 0)
+      << "min " << min_rss_kib << " max " << max_rss_kib;
+  // Later samples saw the data we wrote: RSS grew over the run.
+  EXPECT_GT(query_int(db, "SELECT MAX(rss_kib) - MIN(rss_kib) FROM process_samples").value_or(0),
+            1000);
+  EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM process_samples WHERE swap_kib IS NULL "
+                          "OR cpu_user_us IS NULL OR threads < 1 OR fds < 3 "
+                          "OR minor_faults IS NULL OR ctx_voluntary IS NULL"), 0);
+  EXPECT_GE(query_int(db, "SELECT COUNT(*) FROM host_samples WHERE load1 IS NOT NULL AND "
+                          "mem_total_kib > 0").value_or(0), 10);
+  // Absolute deadlines: each sample was read soon after it was due (generous for loaded CI).
+  EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM host_samples WHERE "
+                          "ts_us - scheduled_ts_us NOT BETWEEN -5000 AND 200000"), 0);
+}
+
+TEST(Kvmon, NameFindsRedisServer) {
+  StoreServer redis(StoreServer::Kind::redis);
+  KV_START_OR_SKIP(redis);
+  TempDir dir;
+  Process kvmon = start_kvmon(dir, {"--name", "redis-server", "--interval", "100ms"});
+  const std::string has_samples =
+      "SELECT COUNT(*) FROM process_samples JOIN process_instances USING (instance_id) "
+      "WHERE pid = " + std::to_string(redis.pid()) + " AND selector = 'name:redis-server'";
+  EXPECT_TRUE(wait_until([&] { return query_int(dir.file("results.db"), has_samples) >= 2; },
+                         5000)) << slurp(dir.file("kvmon.log"));
+  EXPECT_EQ(stop_kvmon(kvmon), 0);
+}
+
+TEST(Kvmon, WaitsForANamedTargetAndPicksItUpWhenItStarts) {
+  std::string redis_bin = kv::test::find_program("redis-server");
+  if (redis_bin.empty()) {
+    if (kv::test::servers_required()) FAIL() << "redis-server is not installed";
+    GTEST_SKIP() << "redis-server is not installed";
+  }
+  TempDir dir;
+  // A name no other process has: redis-server started through a symlink gets it as its comm.
+  const std::string name = "kvw" + std::to_string(getpid());
+  std::filesystem::create_symlink(redis_bin, dir.file(name));
+  Process kvmon = start_kvmon(dir, {"--name", name, "--interval", "50ms"});
+  EXPECT_TRUE(wait_until([&] {
+    return slurp(dir.file("kvmon.log")).find("waiting for it") != std::string::npos;
+  }, 5000)) << slurp(dir.file("kvmon.log"));
+  EXPECT_TRUE(kvmon.wait(0) == -1) << "kvmon exited while its target was absent";
+
+  int port = kv::test::free_port();
+  Process redis({dir.file(name), "--port", std::to_string(port), "--bind", "127.0.0.1", "--save",
+                 "", "--dir", dir.path()}, dir.file("redis.log"));
+  const std::string found = "SELECT COUNT(*) FROM process_samples JOIN process_instances "
+                            "USING (instance_id) WHERE pid = " + std::to_string(redis.pid());
+  EXPECT_TRUE(wait_until([&] { return query_int(dir.file("results.db"), found) >= 1; }, 5000))
+      << slurp(dir.file("kvmon.log"));
+  EXPECT_EQ(query_int(dir.file("results.db"),
+                      "SELECT COUNT(*) FROM events WHERE kind = 'target_found'"), 1);
+  EXPECT_EQ(stop_kvmon(kvmon), 0);
+  redis.stop();
+}
+
+TEST(Kvmon, BadArgumentsExitTwoWithOneLine) {
+  TempDir dir;
+  for (std::vector<std::string> args : {std::vector<std::string>{"--pid", "1"},
+                                        {"--db", dir.file("x.db"), "--interval", "5ms"},
+                                        {"--db", dir.file("x.db"), "--port", "99999"},
+                                        {"--db", dir.file("x.db"), "--bogus"}}) {
+    args.insert(args.begin(), kKvmon);
+    const std::string log = dir.file("err" + std::to_string(args.size()) + args.back() + ".log");
+    Process p(args, log);
+    EXPECT_EQ(p.wait(5000), 2) << args.back();
+    std::string err = slurp(log);
+    EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+  }
+}
+
+}  // namespace
+}  // namespace kv::mon

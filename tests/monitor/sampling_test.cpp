@@ -1,0 +1,231 @@
+// Unit tests of the samplers, target resolution and the tracker against fixture /proc trees.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "samplers.hpp"
+#include "servers.hpp"
+#include "targets.hpp"
+#include "tracker.hpp"
+
+namespace kv::mon {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kFixtures = std::string(KV_SOURCE_DIR) + "/tests/monitor/fixtures";
+
+// A writable copy of the fixture tree, for tests that change it between ticks.
+struct FixtureCopy {
+  kv::test::TempDir dir;
+  FixtureCopy() {
+    fs::copy(kFixtures, dir.path(), fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+  }
+  std::string proc() const { return dir.path() + "/proc"; }
+  std::string sys() const { return dir.path() + "/sys"; }
+  void write(const std::string& rel, const std::string& text) const {
+    std::ofstream(proc() + "/" + rel) << text;
+  }
+};
+
+ProcFs fixture_fs() { return ProcFs(kFixtures + "/proc", kFixtures + "/sys"); }
+
+TEST(ProcessSampler, ReadsEveryColumnOfTheFixture) {
+  ProcFs procfs = fixture_fs();
+  ProcessSampler sampler(procfs, 100);
+  auto s = sampler.sample(ProcessKey{100, 89713});
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  const ProcessSample& p = s.value();
+  EXPECT_EQ(p.rss_kib, 8192);
+  EXPECT_EQ(p.rss_anon_kib, 5120);
+  EXPECT_EQ(p.rss_file_kib, 3008);
+  EXPECT_EQ(p.rss_shmem_kib, 64);
+  EXPECT_EQ(p.swap_kib, 256);
+  EXPECT_EQ(p.vsize_kib, 71720);
+  EXPECT_EQ(p.cpu_user_us, 12'340'000);  // 1234 ticks at 100 Hz
+  EXPECT_EQ(p.cpu_system_us, 5'670'000);
+  EXPECT_EQ(p.threads, 5);
+  EXPECT_EQ(p.fds, 5);
+  EXPECT_EQ(p.io_read_bytes, 4096);
+  EXPECT_EQ(p.io_write_bytes, 1048576);
+  EXPECT_EQ(p.minor_faults, 2500);
+  EXPECT_EQ(p.major_faults, 7);
+  EXPECT_EQ(p.ctx_voluntary, 4321);
+  EXPECT_EQ(p.ctx_involuntary, 17);
+  EXPECT_FALSE(p.pss_kib.has_value());
+}
+
+TEST(ProcessSampler, UnreadableFilesAreNull) {
+  ProcFs procfs = fixture_fs();
+  ProcessSampler sampler(procfs, 100);
+  auto s = sampler.sample(ProcessKey{200, 12345});  // no io file, no Vm lines
+  ASSERT_TRUE(s.ok());
+  EXPECT_FALSE(s.value().io_read_bytes.has_value());
+  EXPECT_FALSE(s.value().io_write_bytes.has_value());
+  EXPECT_FALSE(s.value().rss_kib.has_value());
+  EXPECT_EQ(s.value().fds, 1);
+  EXPECT_EQ(s.value().vsize_kib, 3133440 / 1024);  // from stat when status lacks VmSize
+}
+
+TEST(ProcessSampler, PermissionDeniedIoIsNullNotZero) {
+  if (geteuid() == 0) GTEST_SKIP() << "running as root: chmod cannot deny a read";
+  FixtureCopy copy;
+  ASSERT_EQ(chmod((copy.proc() + "/100/io").c_str(), 0), 0);
+  ProcFs procfs(copy.proc(), copy.sys());
+  ProcessSampler sampler(procfs, 100);
+  auto s = sampler.sample(ProcessKey{100, 89713});
+  ASSERT_TRUE(s.ok());
+  EXPECT_FALSE(s.value().io_read_bytes.has_value());
+  EXPECT_EQ(s.value().rss_kib, 8192);
+}
+
+TEST(ProcessSampler, ReusedOrMissingPidIsGone) {
+  ProcFs procfs = fixture_fs();
+  ProcessSampler sampler(procfs, 100);
+  EXPECT_FALSE(sampler.sample(ProcessKey{100, 1}).ok());  // same pid, other start time
+  EXPECT_FALSE(sampler.sample(ProcessKey{999, 1}).ok());
+}
+
+TEST(HostSampler, ReadsHostFilesAndOnlyWholeBusyDisks) {
+  ProcFs procfs = fixture_fs();
+  HostSampler host(procfs);
+  HostSample h = host.sample();
+  EXPECT_DOUBLE_EQ(*h.load1, 2.11);
+  EXPECT_EQ(h.mem_available_kib, 24185408);
+  EXPECT_EQ(h.swap_free_kib, 1048576);
+  EXPECT_EQ(h.pswpout, 340);
+  EXPECT_EQ(h.cpu_iowait_ticks, 539);
+  EXPECT_DOUBLE_EQ(*h.psi_memory_some_avg10, 37.33);
+  EXPECT_DOUBLE_EQ(*h.psi_io_full_avg10, 0.16);
+  EXPECT_DOUBLE_EQ(*h.psi_cpu_some_avg10, 2.0);
+  // loop0: idle virtual disk, skipped; vda1: a partition (no /sys/block/vda1); zram0 has I/O.
+  ASSERT_EQ(h.disks.size(), 2u);
+  EXPECT_EQ(h.disks[0].device, "vda");
+  EXPECT_EQ(h.disks[1].device, "zram0");
+  EXPECT_EQ(host.boot_time_s(), 1796070568);
+}
+
+TEST(HostSampler, MissingPressureIsNull) {
+  FixtureCopy copy;
+  fs::remove_all(copy.proc() + "/pressure");
+  ProcFs procfs(copy.proc(), copy.sys());
+  HostSample h = HostSampler(procfs).sample();
+  EXPECT_FALSE(h.psi_memory_some_avg10.has_value());
+  EXPECT_FALSE(h.psi_cpu_some_avg10.has_value());
+  EXPECT_TRUE(h.load1.has_value());
+}
+
+TEST(Targets, NameMatchesCommOrArgv0AndSkipsForkChildren) {
+  ProcFs procfs = fixture_fs();
+  auto redis = resolve(procfs, make_selector(Selector::Kind::name, "redis-server"));
+  ASSERT_EQ(redis.size(), 1u);  // 101 is 100's fork child
+  EXPECT_EQ(redis[0].key, (ProcessKey{100, 89713}));
+  auto memcached = resolve(procfs, make_selector(Selector::Kind::name, "memcached"));
+  ASSERT_EQ(memcached.size(), 1u);  // by argv[0] basename
+  EXPECT_EQ(memcached[0].key.pid, 200);
+  EXPECT_TRUE(resolve(procfs, make_selector(Selector::Kind::name, "redis")).empty());
+}
+
+TEST(Targets, PortFindsTheListenerOwnerForIpv4AndIpv6) {
+  ProcFs procfs = fixture_fs();
+  auto inodes = listening_inodes(procfs, 6379);
+  EXPECT_EQ(inodes, (std::vector<int64_t>{25738, 25739}));
+  auto owners = resolve(procfs, make_selector(Selector::Kind::port, "6379"));
+  ASSERT_EQ(owners.size(), 1u);  // 101 inherited the socket; its parent owns it
+  EXPECT_EQ(owners[0].key.pid, 100);
+  EXPECT_TRUE(resolve(procfs, make_selector(Selector::Kind::port, "6380")).empty());
+}
+
+TEST(Targets, PidAndPidfile) {
+  ProcFs procfs = fixture_fs();
+  EXPECT_EQ(resolve(procfs, make_selector(Selector::Kind::pid, "200")).at(0).comm, "my (odd) name");
+  EXPECT_TRUE(resolve(procfs, make_selector(Selector::Kind::pid, "300")).empty());
+  kv::test::TempDir dir;
+  std::ofstream(dir.file("redis.pid")) << "100\n";
+  auto found = resolve(procfs, make_selector(Selector::Kind::pidfile, dir.file("redis.pid")));
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].key.pid, 100);
+  EXPECT_TRUE(resolve(procfs, make_selector(Selector::Kind::pidfile, dir.file("none"))).empty());
+}
+
+TEST(Targets, BadSelectorsThrow) {
+  EXPECT_THROW(make_selector(Selector::Kind::pid, "0"), std::invalid_argument);
+  EXPECT_THROW(make_selector(Selector::Kind::pid, "12a"), std::invalid_argument);
+  EXPECT_THROW(make_selector(Selector::Kind::port, "70000"), std::invalid_argument);
+  EXPECT_THROW(make_selector(Selector::Kind::name, ""), std::invalid_argument);
+}
+
+size_t count_kind(const Batch& b, const std::string& kind) {
+  size_t n = 0;
+  for (const EventRecord& e : b.events) n += e.kind == kind;
+  return n;
+}
+
+TEST(Tracker, FollowsARestartWithAReusedPidAsANewInstance) {
+  FixtureCopy copy;
+  ProcFs procfs(copy.proc(), copy.sys());
+  Tracker tracker(procfs, {make_selector(Selector::Kind::name, "redis-server")}, 100, 1000);
+  Batch first;
+  tracker.tick(first);
+  ASSERT_EQ(first.new_instances.size(), 1u);
+  EXPECT_EQ(first.new_instances[0].selector, "name:redis-server");
+  EXPECT_EQ(first.new_instances[0].started_ts_us, 1000 * 1'000'000LL + 897'130'000LL);
+  EXPECT_EQ(first.processes.size(), 1u);
+  EXPECT_EQ(count_kind(first, "target_found"), 1u);
+
+  // Same pid, new start time: the old process is gone and this is another one.
+  std::string stat = "100 (redis-server) S 1 100 100 0 -1 0 1 0 0 0 1 1 0 0 20 0 4 0 99999 "
+                     "73441280 2048 0 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0";
+  copy.write("100/stat", stat);
+  Batch second;
+  tracker.tick(second);
+  EXPECT_EQ(count_kind(second, "target_exited"), 1u);
+  EXPECT_EQ(count_kind(second, "target_restarted"), 1u);
+  ASSERT_EQ(second.new_instances.size(), 1u);
+  EXPECT_EQ(second.new_instances[0].key, (ProcessKey{100, 99999}));
+  ASSERT_EQ(second.processes.size(), 1u);
+  EXPECT_EQ(second.processes[0].key.start_ticks, 99999);
+}
+
+TEST(Tracker, PidTargetIsNotReResolved) {
+  FixtureCopy copy;
+  ProcFs procfs(copy.proc(), copy.sys());
+  Tracker tracker(procfs, {make_selector(Selector::Kind::pid, "200")}, 100, std::nullopt);
+  Batch first;
+  tracker.tick(first);
+  ASSERT_EQ(first.processes.size(), 1u);
+  EXPECT_FALSE(first.new_instances.at(0).started_ts_us.has_value());  // no boot time known
+  fs::remove_all(copy.proc() + "/200");
+  Batch second;
+  tracker.tick(second);
+  EXPECT_EQ(count_kind(second, "target_exited"), 1u);
+  fs::copy(kFixtures + "/proc/200", copy.proc() + "/200",
+           fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+  Batch third;
+  tracker.tick(third);
+  EXPECT_TRUE(third.processes.empty());
+  EXPECT_TRUE(third.new_instances.empty());
+}
+
+TEST(Tracker, WaitsForANameThatIsNotRunningYet) {
+  FixtureCopy copy;
+  ProcFs procfs(copy.proc(), copy.sys());
+  Tracker tracker(procfs, {make_selector(Selector::Kind::name, "kvstore")}, 100, std::nullopt);
+  Batch first;
+  tracker.tick(first);
+  EXPECT_TRUE(first.processes.empty());
+  copy.write("200/status", "Name:\tkvstore\n");
+  copy.write("200/stat", "200 (kvstore) R 1 200 200 0 -1 0 1 0 0 0 1 1 0 0 20 0 1 0 777 "
+                         "3133440 415 0 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0");
+  Batch second;
+  tracker.tick(second);
+  ASSERT_EQ(second.processes.size(), 1u);
+  EXPECT_EQ(second.processes[0].key, (ProcessKey{200, 777}));
+  EXPECT_EQ(count_kind(second, "target_found"), 1u);
+}
+
+}  // namespace
+}  // namespace kv::mon
