@@ -185,6 +185,14 @@ HostStat parse_host_stat(std::string_view text) {
   return h;
 }
 
+Result<int64_t> parse_uptime_us(std::string_view text) {
+  auto f = split_ws(text);
+  if (f.empty()) return Error{"uptime: empty"};
+  auto v = parse_real(f[0]);
+  if (!v || *v < 0) return Error{"uptime: not a number"};
+  return static_cast<int64_t>(*v * 1e6);
+}
+
 Pressure parse_pressure(std::string_view text) {
   Pressure p;
   for_each_line(text, [&](std::string_view line) {

@@ -89,6 +89,9 @@ struct HostStat {
 };
 HostStat parse_host_stat(std::string_view text);
 
+// /proc/uptime: seconds since boot, as microseconds (10 ms resolution). Error if malformed.
+Result<int64_t> parse_uptime_us(std::string_view text);
+
 // /proc/pressure/{memory,io,cpu}: avg10 of the "some" and "full" lines, in percent.
 struct Pressure {
   OptReal some_avg10;

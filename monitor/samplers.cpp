@@ -163,10 +163,12 @@ HostSample HostSampler::sample() {
   return h;
 }
 
-std::optional<int64_t> HostSampler::boot_time_s() const {
-  FileText t = fs_.read("stat");
+std::optional<int64_t> HostSampler::boot_ts_us() const {
+  FileText t = fs_.read("uptime");
   if (!t.ok()) return std::nullopt;
-  return parse_host_stat(t.text).boot_time_s;
+  auto uptime_us = parse_uptime_us(t.text);
+  if (!uptime_us) return std::nullopt;
+  return now_ts_us() - uptime_us.value();
 }
 
 }  // namespace kv::mon

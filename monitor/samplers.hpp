@@ -45,8 +45,9 @@ class HostSampler {
   explicit HostSampler(const ProcFs& fs) : fs_(fs) {}
   // Never fails: what cannot be read is nullopt (PSI is absent on older kernels).
   HostSample sample();
-  // Boot time from /proc/stat btime (Unix seconds); nullopt if unreadable.
-  std::optional<int64_t> boot_time_s() const;
+  // Boot time as ts_us: now minus /proc/uptime (btime in /proc/stat is whole seconds, too
+  // coarse to place a process start); nullopt if unreadable.
+  std::optional<int64_t> boot_ts_us() const;
 
  private:
   const ProcFs& fs_;

@@ -8,8 +8,8 @@
 namespace kv::mon {
 
 Tracker::Tracker(const ProcFs& fs, std::vector<Selector> selectors, int64_t ticks_per_s,
-                 std::optional<int64_t> boot_time_s)
-    : fs_(fs), sampler_(fs, ticks_per_s), ticks_per_s_(ticks_per_s), boot_time_s_(boot_time_s) {
+                 std::optional<int64_t> boot_ts_us)
+    : fs_(fs), sampler_(fs, ticks_per_s), ticks_per_s_(ticks_per_s), boot_ts_us_(boot_ts_us) {
   for (Selector& s : selectors) targets_.push_back(Target{std::move(s), {}, false, false, false});
 }
 
@@ -91,8 +91,8 @@ InstanceRecord Tracker::instance_record(const ProcessInfo& info, const std::stri
   r.command_line = sampler_.command_line(info.key.pid);
   r.selector = selector;
   r.first_seen_ts_us = ts_us;
-  if (boot_time_s_) {
-    r.started_ts_us = *boot_time_s_ * 1'000'000 + info.key.start_ticks * 1'000'000 / ticks_per_s_;
+  if (boot_ts_us_) {
+    r.started_ts_us = *boot_ts_us_ + info.key.start_ticks * 1'000'000 / ticks_per_s_;
   }
   return r;
 }

@@ -16,7 +16,7 @@ namespace kv::mon {
 class Tracker {
  public:
   Tracker(const ProcFs& fs, std::vector<Selector> selectors, int64_t ticks_per_s,
-          std::optional<int64_t> boot_time_s);
+          std::optional<int64_t> boot_ts_us);
 
   // Samples every live target into `batch` (new instances, samples, events), stamping samples
   // with batch.scheduled_ts_us. Re-resolves absent targets that follow restarts.
@@ -41,7 +41,7 @@ class Tracker {
   ProcessSampler sampler_;
   std::vector<Target> targets_;
   int64_t ticks_per_s_;
-  std::optional<int64_t> boot_time_s_;
+  std::optional<int64_t> boot_ts_us_;
   std::set<ProcessKey> recorded_;  // instances already in the database
 };
 

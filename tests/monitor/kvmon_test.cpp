@@ -11,8 +11,11 @@
 #include <sstream>
 #include <thread>
 
+#include "kvbench/clock.hpp"
 #include "kvbench/sqlite.hpp"
 #include "proc_parsers.hpp"
+#include "procfs.hpp"
+#include "targets.hpp"
 #include "servers.hpp"
 
 namespace kv::mon {
@@ -167,6 +170,105 @@ TEST(Kvmon, WaitsForANamedTargetAndPicksItUpWhenItStarts) {
                       "SELECT COUNT(*) FROM events WHERE kind = 'target_found'"), 1);
   EXPECT_EQ(stop_kvmon(kvmon), 0);
   redis.stop();
+}
+
+// Selector tests: kvmon must record samples of exactly `pid` under `selector`.
+void expect_selected(const TempDir& dir, pid_t pid, const std::string& selector) {
+  const std::string sql =
+      "SELECT COUNT(*) FROM process_samples JOIN process_instances USING (instance_id) "
+      "WHERE pid = " + std::to_string(pid) + " AND selector = '" + selector + "'";
+  EXPECT_TRUE(wait_until([&] { return query_int(dir.file("results.db"), sql) >= 2; }, 5000))
+      << slurp(dir.file("kvmon.log"));
+  EXPECT_EQ(query_int(dir.file("results.db"), "SELECT COUNT(*) FROM process_instances"), 1);
+}
+
+TEST(Kvmon, PidfileFindsTheServer) {
+  TempDir dir;
+  StoreServer redis(StoreServer::Kind::redis, {"--pidfile", dir.file("redis.pid")});
+  KV_START_OR_SKIP(redis);
+  Process kvmon = start_kvmon(dir, {"--pidfile", dir.file("redis.pid"), "--interval", "50ms"});
+  expect_selected(dir, redis.pid(), "pidfile:" + dir.file("redis.pid"));
+  EXPECT_EQ(stop_kvmon(kvmon), 0);
+}
+
+TEST(Kvmon, PortFindsAnIpv4Listener) {
+  StoreServer redis(StoreServer::Kind::redis);
+  KV_START_OR_SKIP(redis);
+  TempDir dir;
+  const std::string port = std::to_string(redis.port());
+  Process kvmon = start_kvmon(dir, {"--port", port, "--interval", "50ms"});
+  expect_selected(dir, redis.pid(), "port:" + port);
+  EXPECT_EQ(stop_kvmon(kvmon), 0);
+}
+
+TEST(Kvmon, PortFindsAnIpv6OnlyListener) {
+  std::string redis_bin = kv::test::find_program("redis-server");
+  if (redis_bin.empty()) GTEST_SKIP() << "redis-server is not installed";
+  TempDir dir;
+  int port = kv::test::free_port();
+  Process redis({redis_bin, "--port", std::to_string(port), "--bind", "::1", "--save", "",
+                 "--dir", dir.path()}, dir.file("redis.log"));
+  ProcFs procfs;
+  if (!wait_until([&] { return !listening_inodes(procfs, port).empty(); }, 5000)) {
+    GTEST_SKIP() << "redis-server could not listen on [::1] (no IPv6?): "
+                 << slurp(dir.file("redis.log"));
+  }
+  ASSERT_NE(slurp("/proc/net/tcp6").find(":" + [&] {
+    char hex[8];
+    std::snprintf(hex, sizeof hex, "%04X", port);
+    return std::string(hex);
+  }() + " "), std::string::npos) << "the listener is not IPv6";
+  Process kvmon = start_kvmon(dir, {"--port", std::to_string(port), "--interval", "50ms"});
+  expect_selected(dir, redis.pid(), "port:" + std::to_string(port));
+  EXPECT_EQ(stop_kvmon(kvmon), 0);
+}
+
+TEST(Kvmon, KillAndRestartGivesEventsAndANewInstance) {
+  StoreServer redis(StoreServer::Kind::redis);
+  KV_START_OR_SKIP(redis);
+  TempDir dir;
+  const std::string db = dir.file("results.db");
+  const pid_t old_pid = redis.pid();
+  Process kvmon = start_kvmon(dir, {"--port", std::to_string(redis.port()), "--interval", "50ms"});
+  ASSERT_TRUE(wait_until([&] {
+    return query_int(db, "SELECT COUNT(*) FROM process_samples").value_or(0) >= 3;
+  }, 5000)) << slurp(dir.file("kvmon.log"));
+  redis.process().signal(SIGKILL);
+  redis.process().wait(5000);
+  ASSERT_TRUE(wait_until([&] {
+    return query_int(db, "SELECT COUNT(*) FROM events WHERE kind = 'target_exited'") == 1;
+  }, 5000)) << slurp(dir.file("kvmon.log"));
+  const int64_t restart_ts_us = now_ts_us();
+  redis.restart();
+  ASSERT_NE(redis.pid(), old_pid);
+  ASSERT_TRUE(wait_until([&] {
+    return query_int(db, "SELECT COUNT(*) FROM process_samples JOIN process_instances USING "
+                         "(instance_id) WHERE pid = " + std::to_string(redis.pid())) >= 2;
+  }, 5000)) << slurp(dir.file("kvmon.log"));
+  EXPECT_EQ(stop_kvmon(kvmon), 0);
+
+  EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM process_instances"), 2);
+  EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM events WHERE kind = 'target_restarted'"), 1);
+  EXPECT_EQ(query_int(db, "SELECT i.pid FROM events e JOIN process_instances i USING "
+                          "(instance_id) WHERE e.kind = 'target_exited'"), old_pid);
+  // No sample of the old instance after it exited, none of the new one before it started.
+  EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM process_samples s JOIN process_instances i "
+                          "USING (instance_id) WHERE i.pid = " + std::to_string(old_pid) +
+                          " AND s.ts_us > (SELECT ts_us FROM events WHERE kind = 'target_exited')"),
+            0);
+  EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM process_samples s JOIN process_instances i "
+                          "USING (instance_id) WHERE i.pid = " + std::to_string(redis.pid()) +
+                          " AND s.ts_us < " + std::to_string(restart_ts_us)), 0);
+  // Its start time, placed by /proc/uptime, lies between the restart call and its first sample.
+  auto started_ts_us = query_int(db, "SELECT started_ts_us FROM process_instances WHERE pid = " +
+                                         std::to_string(redis.pid()));
+  ASSERT_TRUE(started_ts_us.has_value());
+  EXPECT_GE(*started_ts_us, restart_ts_us - 20'000);  // 10 ms ticks, 10 ms uptime resolution
+  EXPECT_LE(*started_ts_us, *query_int(db, "SELECT first_seen_ts_us FROM process_instances "
+                                           "WHERE pid = " + std::to_string(redis.pid())) + 20'000);
+  // The host was sampled all along: no gap of more than a few intervals.
+  EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM (SELECT ts_us - LAG(ts_us) OVER (ORDER BY ts_us) "
+                          "AS gap FROM host_samples) WHERE gap > 500000"), 0);
 }
 
 TEST(Kvmon, BadArgumentsExitTwoWithOneLine) {

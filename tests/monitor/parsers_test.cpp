@@ -127,6 +127,14 @@ TEST(HostFiles, MemInfoVmStatAndStat) {
   EXPECT_FALSE(old_kernel.cpu_steal_ticks.has_value());
 }
 
+TEST(HostFiles, Uptime) {
+  auto up = parse_uptime_us(fixture("proc/uptime"));
+  ASSERT_TRUE(up.ok());
+  EXPECT_EQ(up.value(), 5'000'250'000);
+  EXPECT_FALSE(parse_uptime_us("").ok());
+  EXPECT_FALSE(parse_uptime_us("abc 1.0").ok());
+}
+
 TEST(HostFiles, Pressure) {
   Pressure p = parse_pressure(fixture("proc/pressure/memory"));
   EXPECT_DOUBLE_EQ(*p.some_avg10, 37.33);

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "kvbench/clock.hpp"
 #include "samplers.hpp"
 #include "servers.hpp"
 #include "targets.hpp"
@@ -105,7 +106,9 @@ TEST(HostSampler, ReadsHostFilesAndOnlyWholeBusyDisks) {
   ASSERT_EQ(h.disks.size(), 2u);
   EXPECT_EQ(h.disks[0].device, "vda");
   EXPECT_EQ(h.disks[1].device, "zram0");
-  EXPECT_EQ(host.boot_time_s(), 1796070568);
+  auto boot_ts_us = host.boot_ts_us();  // now - 5000.25 s of uptime
+  ASSERT_TRUE(boot_ts_us.has_value());
+  EXPECT_NEAR(static_cast<double>(now_ts_us() - *boot_ts_us), 5000.25e6, 1e6);
 }
 
 TEST(HostSampler, MissingPressureIsNull) {
@@ -167,12 +170,13 @@ size_t count_kind(const Batch& b, const std::string& kind) {
 TEST(Tracker, FollowsARestartWithAReusedPidAsANewInstance) {
   FixtureCopy copy;
   ProcFs procfs(copy.proc(), copy.sys());
-  Tracker tracker(procfs, {make_selector(Selector::Kind::name, "redis-server")}, 100, 1000);
+  Tracker tracker(procfs, {make_selector(Selector::Kind::name, "redis-server")}, 100,
+                  1'000'000'000);
   Batch first;
   tracker.tick(first);
   ASSERT_EQ(first.new_instances.size(), 1u);
   EXPECT_EQ(first.new_instances[0].selector, "name:redis-server");
-  EXPECT_EQ(first.new_instances[0].started_ts_us, 1000 * 1'000'000LL + 897'130'000LL);
+  EXPECT_EQ(first.new_instances[0].started_ts_us, 1'000'000'000 + 897'130'000);  // 89713 ticks
   EXPECT_EQ(first.processes.size(), 1u);
   EXPECT_EQ(count_kind(first, "target_found"), 1u);
 
