@@ -96,6 +96,25 @@ std::vector<std::string> PidDir::fd_links() const {
   return out;
 }
 
+std::vector<pid_t> PidDir::children() const {
+  std::vector<pid_t> out;
+  (void)for_each_entry(fd_, "task", [&](std::string_view tid, int task_dir) {
+    FileText t = read_at(task_dir, (std::string(tid) + "/children").c_str());
+    std::string_view rest = t.text;
+    while (!rest.empty()) {
+      size_t sp = rest.find(' ');
+      if (auto pid = parse_int(rest.substr(0, sp)); pid && *pid > 0) {
+        out.push_back(static_cast<pid_t>(*pid));
+      }
+      if (sp == std::string_view::npos) break;
+      rest.remove_prefix(sp + 1);
+    }
+  });
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
 std::string PidDir::exe() const {
   char buf[4096];
   ssize_t n = ::readlinkat(fd_, "exe", buf, sizeof buf);

@@ -39,6 +39,9 @@ class PidDir {
   std::optional<int64_t> count_fds(int* err) const;
   // The targets of the fd/ symlinks ("socket:[1234]", "/var/log/x"); empty when unreadable.
   std::vector<std::string> fd_links() const;
+  // The pids of this process's children (from task/*/children: a child is listed under the
+  // thread that forked it); empty when unreadable.
+  std::vector<pid_t> children() const;
   // Target of the "exe" symlink; empty when unreadable.
   std::string exe() const;
 

@@ -19,6 +19,49 @@ void Tracker::tick(Batch& batch) {
     sample_live(t, batch, sampled);
     if (t.live.empty() && !t.finished) resolve_absent(t, batch, sampled);
   }
+  sample_children(batch, sampled);
+}
+
+void Tracker::sample_children(Batch& batch, std::set<ProcessKey>& sampled) {
+  for (auto it = children_.begin(); it != children_.end();) {
+    bool gone = false;
+    add_sample(it->first, batch, sampled, &gone);
+    if (!gone) {
+      ++it;
+      continue;
+    }
+    std::string msg = it->second.selector + ": process " + std::to_string(it->first.pid) +
+                      " exited";
+    log_debug() << msg;
+    batch.events.push_back(EventRecord{now_ts_us(), "child_exited", msg, it->first});
+    it = children_.erase(it);
+  }
+  for (const Target& t : targets_) {
+    for (const ProcessKey& parent : t.live) {
+      auto dir = fs_.open_pid(parent.pid);
+      if (!dir) continue;
+      for (pid_t pid : dir->children()) {
+        auto info = read_process_info(fs_, pid);
+        if (!info || info.value().ppid != parent.pid || children_.count(info.value().key) ||
+            recorded_.count(info.value().key)) {
+          continue;  // gone, re-parented, already followed, or itself a target
+        }
+        std::string selector = "child:" + t.selector.text();
+        int64_t ts = now_ts_us();
+        InstanceRecord rec = instance_record(info.value(), selector, ts);
+        rec.parent = parent;
+        batch.new_instances.push_back(std::move(rec));
+        recorded_.insert(info.value().key);
+        std::string msg = selector + ": process " + std::to_string(pid) + " (" +
+                          info.value().comm + ") forked by " + std::to_string(parent.pid);
+        log_debug() << msg;
+        batch.events.push_back(EventRecord{ts, "child_started", msg, info.value().key});
+        bool gone = false;
+        add_sample(info.value().key, batch, sampled, &gone);
+        if (!gone) children_.emplace(info.value().key, Child{parent, selector});
+      }
+    }
+  }
 }
 
 void Tracker::add_sample(const ProcessKey& key, Batch& batch, std::set<ProcessKey>& sampled,

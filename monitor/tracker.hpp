@@ -3,6 +3,7 @@
 // or SQLite, so tests drive it over fixture /proc trees. One thread owns a Tracker.
 #pragma once
 
+#include <map>
 #include <set>
 #include <vector>
 
@@ -30,6 +31,9 @@ class Tracker {
     bool finished = false;  // a --pid target that exited
     bool waiting_logged = false;
   };
+  // Samples the fork children of live targets: known ones until they exit, new ones as
+  // instances whose parent is the target.
+  void sample_children(Batch& batch, std::set<ProcessKey>& sampled);
   void sample_live(Target& t, Batch& batch, std::set<ProcessKey>& sampled);
   void resolve_absent(Target& t, Batch& batch, std::set<ProcessKey>& sampled);
   void add_sample(const ProcessKey& key, Batch& batch, std::set<ProcessKey>& sampled,
@@ -43,6 +47,11 @@ class Tracker {
   int64_t ticks_per_s_;
   std::optional<int64_t> boot_ts_us_;
   std::set<ProcessKey> recorded_;  // instances already in the database
+  struct Child {
+    ProcessKey parent;
+    std::string selector;  // "child:" + the parent's selector
+  };
+  std::map<ProcessKey, Child> children_;
 };
 
 }  // namespace kv::mon

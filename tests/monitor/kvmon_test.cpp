@@ -1,6 +1,8 @@
 // Integration tests: the real kvmon binary watching a real redis-server, checked against what
 // /proc says and what the results file holds.
 #include <gtest/gtest.h>
+#include <linux/magic.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -269,6 +271,54 @@ TEST(Kvmon, KillAndRestartGivesEventsAndANewInstance) {
   // The host was sampled all along: no gap of more than a few intervals.
   EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM (SELECT ts_us - LAG(ts_us) OVER (ORDER BY ts_us) "
                           "AS gap FROM host_samples) WHERE gap > 500000"), 0);
+}
+
+TEST(Kvmon, BgsaveChildIsItsOwnInstanceWithItsRssAndWrites) {
+  TempDir dir;
+  // 400 keys of 16 KiB, saved uncompressed with a 2.5 ms pause per key: a 1 s BGSAVE.
+  StoreServer redis(StoreServer::Kind::redis,
+                    {"--rdbcompression", "no", "--rdb-key-save-delay", "2500"});
+  KV_START_OR_SKIP(redis);
+  std::string mset = "*801\r\n$4\r\nMSET\r\n";
+  for (int i = 0; i < 400; ++i) {
+    std::string key = "key:" + std::to_string(i);
+    std::string value(16384, static_cast<char>('a' + i % 26));
+    mset += "$" + std::to_string(key.size()) + "\r\n" + key + "\r\n$" +
+            std::to_string(value.size()) + "\r\n" + value + "\r\n";
+  }
+  ASSERT_EQ(kv::test::tcp_request(redis.port(), mset, "\r\n"), "+OK\r\n");
+  const std::string db = dir.file("results.db");
+  Process kvmon = start_kvmon(dir, {"--pid", std::to_string(redis.pid()), "--interval", "20ms"});
+  ASSERT_TRUE(wait_until([&] {
+    return query_int(db, "SELECT COUNT(*) FROM process_samples").value_or(0) >= 2;
+  }, 5000));
+  ASSERT_EQ(kv::test::tcp_request(redis.port(), "BGSAVE\r\n", "\r\n"),
+            "+Background saving started\r\n");
+  const std::string child = "(SELECT instance_id FROM process_instances WHERE "
+                            "parent_instance_id IS NOT NULL)";
+  EXPECT_TRUE(wait_until([&] {
+    return query_int(db, "SELECT COUNT(*) FROM events WHERE kind = 'child_exited'") == 1;
+  }, 10'000)) << slurp(dir.file("kvmon.log"));
+  EXPECT_EQ(stop_kvmon(kvmon), 0);
+
+  EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM process_instances WHERE parent_instance_id = "
+                          "(SELECT instance_id FROM process_instances WHERE pid = " +
+                          std::to_string(redis.pid()) + ")"), 1);
+  EXPECT_EQ(query_text(db, "SELECT selector FROM process_instances WHERE instance_id = " + child),
+            "child:pid:" + std::to_string(redis.pid()));
+  EXPECT_GE(query_int(db, "SELECT COUNT(*) FROM process_samples WHERE instance_id = " + child)
+                .value_or(0), 10);
+  // The child shares the parent's pages: its RSS is several MiB, not a fresh process's.
+  EXPECT_GT(query_int(db, "SELECT MAX(rss_kib) FROM process_samples WHERE instance_id = " +
+                          child).value_or(0), 4096);
+  // It writes the ~6.4 MB dump (unless the temp dir is tmpfs, which counts no storage writes).
+  auto written = query_int(db, "SELECT MAX(io_write_bytes) FROM process_samples WHERE "
+                               "instance_id = " + child);
+  ASSERT_TRUE(written.has_value()) << "io_write_bytes is NULL even as the same user";
+  struct statfs sfs {};
+  if (statfs(dir.path().c_str(), &sfs) == 0 && sfs.f_type != TMPFS_MAGIC) {
+    EXPECT_GT(*written, 1'000'000);
+  }
 }
 
 TEST(Kvmon, BadArgumentsExitTwoWithOneLine) {

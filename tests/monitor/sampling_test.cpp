@@ -172,6 +172,7 @@ TEST(Tracker, FollowsARestartWithAReusedPidAsANewInstance) {
   ProcFs procfs(copy.proc(), copy.sys());
   Tracker tracker(procfs, {make_selector(Selector::Kind::name, "redis-server")}, 100,
                   1'000'000'000);
+  fs::remove_all(copy.proc() + "/100/task");  // no fork children in this test
   Batch first;
   tracker.tick(first);
   ASSERT_EQ(first.new_instances.size(), 1u);
@@ -192,6 +193,36 @@ TEST(Tracker, FollowsARestartWithAReusedPidAsANewInstance) {
   EXPECT_EQ(second.new_instances[0].key, (ProcessKey{100, 99999}));
   ASSERT_EQ(second.processes.size(), 1u);
   EXPECT_EQ(second.processes[0].key.start_ticks, 99999);
+}
+
+TEST(Tracker, ForkChildrenAreInstancesOfTheirOwnWithTheirParent) {
+  FixtureCopy copy;
+  ProcFs procfs(copy.proc(), copy.sys());
+  Tracker tracker(procfs, {make_selector(Selector::Kind::port, "6379")}, 100, std::nullopt);
+  Batch first;
+  tracker.tick(first);
+  ASSERT_EQ(first.new_instances.size(), 2u);
+  const InstanceRecord& child = first.new_instances[1];
+  EXPECT_EQ(child.key, (ProcessKey{101, 95000}));
+  ASSERT_TRUE(child.parent.has_value());
+  EXPECT_EQ(*child.parent, (ProcessKey{100, 89713}));
+  EXPECT_EQ(child.selector, "child:port:6379");
+  ASSERT_EQ(first.processes.size(), 2u);
+  EXPECT_EQ(first.processes[1].rss_kib, 4096);
+  EXPECT_EQ(count_kind(first, "child_started"), 1u);
+
+  Batch second;  // still there: sampled, not announced again
+  tracker.tick(second);
+  EXPECT_TRUE(second.new_instances.empty());
+  EXPECT_EQ(second.processes.size(), 2u);
+
+  fs::remove_all(copy.proc() + "/101");
+  copy.write("100/task/100/children", "");
+  Batch third;
+  tracker.tick(third);
+  EXPECT_EQ(count_kind(third, "child_exited"), 1u);
+  EXPECT_EQ(third.processes.size(), 1u);
+  EXPECT_EQ(count_kind(third, "target_exited"), 0u);
 }
 
 TEST(Tracker, PidTargetIsNotReResolved) {
