@@ -5,7 +5,9 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <algorithm>
 #include <csignal>
+#include <memory>
 #include <chrono>
 #include <stdexcept>
 
@@ -13,6 +15,7 @@
 #include "kvbench/log.hpp"
 #include "kvbench/units.hpp"
 #include "kvbench/version.hpp"
+#include "batch_writer.hpp"
 #include "samplers.hpp"
 #include "sqlite_sink.hpp"
 #include "tracker.hpp"
@@ -23,6 +26,11 @@ namespace {
 namespace asio = boost::asio;
 using Clock = std::chrono::steady_clock;
 
+size_t queue_capacity(const MonitorConfig& config) {
+  if (config.max_queued > 0) return static_cast<size_t>(config.max_queued);
+  return static_cast<size_t>(std::clamp<int64_t>(10'000'000 / config.interval_us, 16, 10'000));
+}
+
 // Owns the samplers, the sink and the timer; ticks at start + k * interval.
 class Loop {
  public:
@@ -31,13 +39,15 @@ class Loop {
         fs_(config.proc_root, config.sys_root),
         host_(fs_),
         tracker_(fs_, config.selectors, sysconf(_SC_CLK_TCK), host_.boot_ts_us()),
-        sink_(config.db_path, SessionInfo{host_name(), now_ts_us(), config.interval_us, getpid(),
-                                          config.command_line}),
+        writer_(std::make_unique<SqliteSink>(
+                    config.db_path, SessionInfo{host_name(), now_ts_us(), config.interval_us,
+                                                getpid(), config.command_line}),
+                queue_capacity(config)),
         timer_(io),
         interval_(std::chrono::microseconds(config.interval_us)) {}
 
   void start() {
-    log_info() << "session " << sink_.session_id() << ": sampling " << config_.selectors.size()
+    log_info() << "sampling " << config_.selectors.size()
                << " target(s) and the host every " << format_duration_us(config_.interval_us)
                << " into " << config_.db_path;
     start_steady_ = Clock::now();
@@ -47,7 +57,8 @@ class Loop {
 
   void stop() { timer_.cancel(); }
 
-  void finish() { sink_.finish("completed", now_ts_us()); }
+  // Writes what is queued and marks the session completed.
+  void finish() { writer_.close("completed"); }
 
  private:
   void on_tick() {
@@ -56,12 +67,7 @@ class Loop {
     tracker_.tick(batch);
     batch.host = host_.sample();
     batch.host->scheduled_ts_us = batch.scheduled_ts_us;
-    try {
-      sink_.write(batch);
-    } catch (const std::exception& e) {
-      log_error() << "could not store the sample due at " << format_ts_us(batch.scheduled_ts_us)
-                  << ": " << e.what();
-    }
+    writer_.push(std::move(batch));
     schedule_next();
   }
 
@@ -85,7 +91,7 @@ class Loop {
   ProcFs fs_;
   HostSampler host_;
   Tracker tracker_;
-  SqliteSink sink_;
+  BatchWriter writer_;
   asio::steady_timer timer_;
   Clock::duration interval_;
   Clock::time_point start_steady_;
@@ -97,6 +103,7 @@ class Loop {
 
 void validate(const MonitorConfig& config) {
   if (config.db_path.empty()) throw std::invalid_argument("--db is required");
+  if (config.max_queued < 0) throw std::invalid_argument("--max-queued must not be negative");
   if (config.interval_us < kMinIntervalUs || config.interval_us > kMaxIntervalUs) {
     throw std::invalid_argument("--interval " + format_duration_us(config.interval_us) +
                                 ": must be from 10ms to 1h");

@@ -17,6 +17,9 @@ struct MonitorConfig {
   std::string db_path;
   std::vector<Selector> selectors;
   int64_t interval_us = 1'000'000;
+  // Ticks that may wait for the database before samples are dropped; 0: ten seconds' worth
+  // (at least 16).
+  int64_t max_queued = 0;
   std::string command_line;  // stored in monitor_sessions
   std::string proc_root = "/proc";
   std::string sys_root = "/sys";
@@ -26,8 +29,8 @@ struct MonitorConfig {
 void validate(const MonitorConfig& config);
 
 // Samples until SIGINT or SIGTERM, then marks the session completed. Returns the exit status
-// (0). Throws if the results file cannot be opened; write failures during the run are logged
-// and the tick's rows dropped, never fatal.
+// (0). Throws if the results file cannot be opened. The database is written by a second thread:
+// a busy or slow file never delays a sample; write failures are logged, never fatal.
 int run_monitor(const MonitorConfig& config);
 
 }  // namespace kv::mon

@@ -22,6 +22,9 @@ std::optional<Options> parse_options(int argc, const char* const* argv) {
   app.add_option("--name", names, "process name or executable basename (repeatable)");
   app.add_option("--port", ports, "the process listening on this TCP port (repeatable)");
   app.add_option("--interval", interval, "sampling interval, 10ms..1h (default 1s)");
+  app.add_option("--max-queued", opt.config.max_queued,
+                 "ticks that may wait for a busy results file before samples are dropped "
+                 "(default: 10 s worth)");
   app.add_option("--log-level", opt.log_level, "debug, info, warn, error or off");
   app.add_flag("--version", show_version, "print the version and exit");
   try {

@@ -321,6 +321,39 @@ TEST(Kvmon, BgsaveChildIsItsOwnInstanceWithItsRssAndWrites) {
   }
 }
 
+TEST(Kvmon, ALockedDatabaseDropsSamplesWithAnEventButNeverDelaysTheTimer) {
+  TempDir dir;
+  const std::string db = dir.file("results.db");
+  Process kvmon = start_kvmon(dir, {"--interval", "20ms", "--max-queued", "5"});
+  ASSERT_TRUE(wait_until([&] {
+    return query_int(db, "SELECT COUNT(*) FROM host_samples").value_or(0) >= 3;
+  }, 5000)) << slurp(dir.file("kvmon.log"));
+  {
+    Database other = Database::open(db);  // another writer holds the file for 1.5 s
+    other.exec("BEGIN EXCLUSIVE");
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    other.exec("COMMIT");
+  }
+  ASSERT_TRUE(wait_until([&] {
+    return query_int(db, "SELECT COUNT(*) FROM events WHERE kind = 'samples_dropped'") >= 1;
+  }, 5000)) << slurp(dir.file("kvmon.log"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_EQ(stop_kvmon(kvmon), 0) << slurp(dir.file("kvmon.log"));
+
+  auto dropped = query_int(db, "SELECT SUM(CAST(message AS INTEGER)) FROM events "
+                               "WHERE kind = 'samples_dropped'").value_or(0);
+  EXPECT_GE(dropped, 40);  // ~75 ticks while locked, 5 of them queued
+  // Every tick is either stored or counted as dropped.
+  auto stored = query_int(db, "SELECT COUNT(*) FROM host_samples").value_or(0);
+  auto span_ticks = query_int(db, "SELECT (MAX(scheduled_ts_us) - MIN(scheduled_ts_us)) / 20000 "
+                                  "+ 1 FROM host_samples").value_or(0);
+  EXPECT_EQ(stored + dropped, span_ticks);
+  // The samples taken while the file was locked were still taken on time.
+  EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM host_samples WHERE "
+                          "ts_us - scheduled_ts_us NOT BETWEEN -5000 AND 200000"), 0);
+  EXPECT_EQ(query_text(db, "SELECT status FROM monitor_sessions"), "completed");
+}
+
 TEST(Kvmon, BadArgumentsExitTwoWithOneLine) {
   TempDir dir;
   for (std::vector<std::string> args : {std::vector<std::string>{"--pid", "1"},

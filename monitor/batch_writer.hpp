@@ -1,0 +1,49 @@
+// Keeps SQLite off the timer's path: the sampling thread hands each tick's Batch to a bounded
+// queue, and a writer thread that owns the SqliteSink stores them. When the database is slow or
+// locked and the queue is full, the tick's samples are dropped (instances and events are kept)
+// and a 'samples_dropped' event says how many ticks were lost.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "records.hpp"
+#include "sqlite_sink.hpp"
+
+namespace kv::mon {
+
+class BatchWriter {
+ public:
+  // Takes the sink (its session row already written) and starts the writer thread.
+  BatchWriter(std::unique_ptr<SqliteSink> sink, size_t max_queued);
+  // Closes with status 'interrupted' if close() was not called.
+  ~BatchWriter();
+  BatchWriter(const BatchWriter&) = delete;
+  BatchWriter& operator=(const BatchWriter&) = delete;
+
+  // Never blocks on the database. Thread-safe.
+  void push(Batch batch);
+  // Writes everything queued, ends the session with `status`, joins the thread. Call once.
+  void close(const std::string& status);
+  int64_t dropped_ticks() const;
+
+ private:
+  void run();
+
+  std::unique_ptr<SqliteSink> sink_;
+  size_t max_queued_;
+  mutable std::mutex mutex_;
+  std::condition_variable ready_;
+  std::deque<Batch> queue_;
+  int64_t dropped_unreported_ = 0;
+  int64_t dropped_total_ = 0;
+  bool closing_ = false;
+  std::thread thread_;
+};
+
+}  // namespace kv::mon
