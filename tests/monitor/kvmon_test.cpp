@@ -2,6 +2,7 @@
 // /proc says and what the results file holds.
 #include <gtest/gtest.h>
 #include <linux/magic.h>
+#include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 
@@ -352,6 +353,40 @@ TEST(Kvmon, ALockedDatabaseDropsSamplesWithAnEventButNeverDelaysTheTimer) {
   EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM host_samples WHERE "
                           "ts_us - scheduled_ts_us NOT BETWEEN -5000 AND 200000"), 0);
   EXPECT_EQ(query_text(db, "SELECT status FROM monitor_sessions"), "completed");
+}
+
+TEST(Kvmon, AnotherUsersTargetGivesNullNotZeroWhereUnreadable) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to run kvmon as another user (nobody)";
+  std::string setpriv = kv::test::find_program("setpriv");
+  if (setpriv.empty()) GTEST_SKIP() << "setpriv (util-linux) is not installed";
+  StoreServer redis(StoreServer::Kind::redis);  // runs as root
+  KV_START_OR_SKIP(redis);
+  TempDir dir;
+  ASSERT_EQ(chmod(dir.path().c_str(), 0777), 0);
+  const std::string db = dir.file("results.db");
+  Process kvmon({setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", kKvmon, "--db", db,
+                 "--pid", std::to_string(redis.pid()), "--interval", "50ms"},
+                dir.file("kvmon.log"));
+  // Our queries run as root: let kvmon create the file (and its WAL files) as nobody first.
+  ASSERT_TRUE(wait_until([&] {
+    return slurp(dir.file("kvmon.log")).find("sampling") != std::string::npos;
+  }, 5000)) << slurp(dir.file("kvmon.log"));
+  ASSERT_TRUE(wait_until([&] {
+    return query_int(db, "SELECT COUNT(*) FROM process_samples").value_or(0) >= 3;
+  }, 5000)) << slurp(dir.file("kvmon.log"));
+  EXPECT_EQ(stop_kvmon(kvmon), 0);
+  EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM process_samples WHERE io_read_bytes IS NOT NULL "
+                          "OR io_write_bytes IS NOT NULL OR fds IS NOT NULL"), 0);
+  EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM process_samples WHERE rss_kib IS NULL "
+                          "OR cpu_user_us IS NULL"), 0);  // status and stat stay readable
+  std::string log = slurp(dir.file("kvmon.log"));
+  EXPECT_NE(log.find("CAP_SYS_PTRACE"), std::string::npos) << log;
+  size_t warnings = 0;
+  for (size_t at = log.find("cannot read"); at != std::string::npos;
+       at = log.find("cannot read", at + 1)) {
+    ++warnings;
+  }
+  EXPECT_EQ(warnings, 2u) << "one warning each for io and fd/, not one per sample:\n" << log;
 }
 
 TEST(Kvmon, BadArgumentsExitTwoWithOneLine) {
