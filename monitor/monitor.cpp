@@ -38,7 +38,7 @@ class Loop {
       : config_(config),
         fs_(config.proc_root, config.sys_root),
         host_(fs_),
-        tracker_(fs_, config.selectors, sysconf(_SC_CLK_TCK), host_.boot_ts_us()),
+        tracker_(fs_, config.selectors, sysconf(_SC_CLK_TCK), host_.boot_ts_us(), config.pss),
         writer_(std::make_unique<SqliteSink>(
                     config.db_path, SessionInfo{host_name(), now_ts_us(), config.interval_us,
                                                 getpid(), config.command_line}),

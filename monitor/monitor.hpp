@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "samplers.hpp"
 #include "targets.hpp"
 
 namespace kv::mon {
@@ -20,6 +21,7 @@ struct MonitorConfig {
   // Ticks that may wait for the database before samples are dropped; 0: ten seconds' worth
   // (at least 16).
   int64_t max_queued = 0;
+  PssPolicy pss;              // off unless --pss-interval
   std::string command_line;  // stored in monitor_sessions
   std::string proc_root = "/proc";
   std::string sys_root = "/sys";

@@ -25,6 +25,11 @@ std::optional<Options> parse_options(int argc, const char* const* argv) {
   app.add_option("--max-queued", opt.config.max_queued,
                  "ticks that may wait for a busy results file before samples are dropped "
                  "(default: 10 s worth)");
+  std::string pss_interval, pss_max_rss = "4GiB";
+  app.add_option("--pss-interval", pss_interval,
+                 "also read PSS (smaps_rollup) this often, e.g. 30s; off by default: it is costly");
+  app.add_option("--pss-max-rss", pss_max_rss,
+                 "skip PSS for processes with a larger RSS (default 4GiB)");
   app.add_option("--log-level", opt.log_level, "debug, info, warn, error or off");
   app.add_flag("--version", show_version, "print the version and exit");
   try {
@@ -46,6 +51,8 @@ std::optional<Options> parse_options(int argc, const char* const* argv) {
     return std::nullopt;
   }
   opt.config.interval_us = parse_duration_us(interval);
+  if (!pss_interval.empty()) opt.config.pss.interval_us = parse_duration_us(pss_interval);
+  opt.config.pss.max_rss_kib = static_cast<int64_t>(parse_size(pss_max_rss) / 1024);
   using Kind = Selector::Kind;
   for (const auto& v : pids) opt.config.selectors.push_back(make_selector(Kind::pid, v));
   for (const auto& v : pidfiles) opt.config.selectors.push_back(make_selector(Kind::pidfile, v));

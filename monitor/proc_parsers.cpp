@@ -185,6 +185,14 @@ HostStat parse_host_stat(std::string_view text) {
   return h;
 }
 
+OptInt parse_smaps_rollup_pss(std::string_view text) {
+  OptInt pss;
+  for_each_line(text, [&](std::string_view line) {
+    if (line.starts_with("Pss:")) pss = value_after_colon(line);
+  });
+  return pss;
+}
+
 Result<int64_t> parse_uptime_us(std::string_view text) {
   auto f = split_ws(text);
   if (f.empty()) return Error{"uptime: empty"};

@@ -89,6 +89,9 @@ struct HostStat {
 };
 HostStat parse_host_stat(std::string_view text);
 
+// /proc/PID/smaps_rollup: the Pss line, KiB; nullopt if absent.
+OptInt parse_smaps_rollup_pss(std::string_view text);
+
 // /proc/uptime: seconds since boot, as microseconds (10 ms resolution). Error if malformed.
 Result<int64_t> parse_uptime_us(std::string_view text);
 

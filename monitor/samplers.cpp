@@ -35,8 +35,18 @@ Result<ProcessInfo> read_process_info(const ProcFs& fs, pid_t pid) {
   return ProcessInfo{{pid, st.value().start_ticks}, st.value().ppid, st.value().comm};
 }
 
-ProcessSampler::ProcessSampler(const ProcFs& fs, int64_t ticks_per_s)
-    : fs_(fs), ticks_per_s_(ticks_per_s > 0 ? ticks_per_s : 100) {}
+ProcessSampler::ProcessSampler(const ProcFs& fs, int64_t ticks_per_s, PssPolicy pss)
+    : fs_(fs), ticks_per_s_(ticks_per_s > 0 ? ticks_per_s : 100), pss_(pss) {}
+
+void ProcessSampler::maybe_read_pss(const PidDir& dir, ProcessSample& s) {
+  if (pss_.interval_us <= 0 || !s.rss_kib || *s.rss_kib > pss_.max_rss_kib) return;
+  int64_t now_us = steady_us();
+  auto [it, first] = last_pss_steady_us_.try_emplace(s.key, now_us);
+  if (!first && now_us - it->second < pss_.interval_us) return;
+  it->second = now_us;
+  FileText t = dir.read("smaps_rollup");
+  if (t.ok()) s.pss_kib = parse_smaps_rollup_pss(t.text);
+}
 
 void ProcessSampler::warn_once(bool& warned, const char* what, pid_t pid, int err) {
   if (warned) return;
@@ -95,6 +105,7 @@ Result<ProcessSample> ProcessSampler::sample(const ProcessKey& key) {
   int fd_err = 0;
   s.fds = dir->count_fds(&fd_err);
   if (!s.fds && (fd_err == EACCES || fd_err == EPERM)) warn_once(warned_fd_, "fd", key.pid, fd_err);
+  maybe_read_pss(*dir, s);
   return s;
 }
 

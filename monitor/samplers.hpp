@@ -3,6 +3,7 @@
 // sampler (it remembers which privilege warnings it already logged).
 #pragma once
 
+#include <map>
 #include <optional>
 
 #include "kvbench/result.hpp"
@@ -20,10 +21,17 @@ struct ProcessInfo {
 // Reads /proc/PID/stat: the identity and parent of a live process; error if it is gone.
 Result<ProcessInfo> read_process_info(const ProcFs& fs, pid_t pid);
 
+// PSS from smaps_rollup: costly (the kernel walks every mapping, ~18 ms at 4 GiB RSS, seconds at
+// hundreds of GiB, stalling the target's mmap calls), so opt-in, rare, and skipped when large.
+struct PssPolicy {
+  int64_t interval_us = 0;           // 0: never
+  int64_t max_rss_kib = 4 << 20;     // skip processes with a larger RSS (default 4 GiB)
+};
+
 class ProcessSampler {
  public:
   // ticks_per_s: sysconf(_SC_CLK_TCK) (tests pass 100).
-  ProcessSampler(const ProcFs& fs, int64_t ticks_per_s);
+  ProcessSampler(const ProcFs& fs, int64_t ticks_per_s, PssPolicy pss = {});
 
   // Samples the process `key`. Error ("gone") if it no longer exists or its pid now belongs to
   // another process (start_ticks differ). Fields that cannot be read are nullopt.
@@ -36,6 +44,10 @@ class ProcessSampler {
 
   const ProcFs& fs_;
   int64_t ticks_per_s_;
+  void maybe_read_pss(const PidDir& dir, ProcessSample& s);
+
+  PssPolicy pss_;
+  std::map<ProcessKey, int64_t> last_pss_steady_us_;
   bool warned_io_ = false;
   bool warned_fd_ = false;
 };

@@ -8,8 +8,8 @@
 namespace kv::mon {
 
 Tracker::Tracker(const ProcFs& fs, std::vector<Selector> selectors, int64_t ticks_per_s,
-                 std::optional<int64_t> boot_ts_us)
-    : fs_(fs), sampler_(fs, ticks_per_s), ticks_per_s_(ticks_per_s), boot_ts_us_(boot_ts_us) {
+                 std::optional<int64_t> boot_ts_us, PssPolicy pss)
+    : fs_(fs), sampler_(fs, ticks_per_s, pss), ticks_per_s_(ticks_per_s), boot_ts_us_(boot_ts_us) {
   for (Selector& s : selectors) targets_.push_back(Target{std::move(s), {}, false, false, false});
 }
 

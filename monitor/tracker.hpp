@@ -17,7 +17,7 @@ namespace kv::mon {
 class Tracker {
  public:
   Tracker(const ProcFs& fs, std::vector<Selector> selectors, int64_t ticks_per_s,
-          std::optional<int64_t> boot_ts_us);
+          std::optional<int64_t> boot_ts_us, PssPolicy pss = {});
 
   // Samples every live target into `batch` (new instances, samples, events), stamping samples
   // with batch.scheduled_ts_us. Re-resolves absent targets that follow restarts.

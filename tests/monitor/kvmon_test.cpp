@@ -389,6 +389,24 @@ TEST(Kvmon, AnotherUsersTargetGivesNullNotZeroWhereUnreadable) {
   EXPECT_EQ(warnings, 2u) << "one warning each for io and fd/, not one per sample:\n" << log;
 }
 
+TEST(Kvmon, PssOnlyWhenAskedAndOnlyAtItsInterval) {
+  StoreServer redis(StoreServer::Kind::redis);
+  KV_START_OR_SKIP(redis);
+  TempDir dir;
+  const std::string db = dir.file("results.db");
+  Process kvmon = start_kvmon(dir, {"--pid", std::to_string(redis.pid()), "--interval", "20ms",
+                                    "--pss-interval", "200ms"});
+  ASSERT_TRUE(wait_until([&] {
+    return query_int(db, "SELECT COUNT(*) FROM process_samples").value_or(0) >= 40;
+  }, 5000));
+  EXPECT_EQ(stop_kvmon(kvmon), 0);
+  auto with_pss = query_int(db, "SELECT COUNT(*) FROM process_samples WHERE pss_kib > 0");
+  auto all = query_int(db, "SELECT COUNT(*) FROM process_samples");
+  EXPECT_GE(with_pss.value_or(0), 2);
+  EXPECT_LE(with_pss.value_or(0) * 5, all.value_or(0));  // about 1 in 10 samples
+  EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM process_samples WHERE pss_kib > rss_kib"), 0);
+}
+
 TEST(Kvmon, BadArgumentsExitTwoWithOneLine) {
   TempDir dir;
   for (std::vector<std::string> args : {std::vector<std::string>{"--pid", "1"},

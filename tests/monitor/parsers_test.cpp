@@ -127,6 +127,11 @@ TEST(HostFiles, MemInfoVmStatAndStat) {
   EXPECT_FALSE(old_kernel.cpu_steal_ticks.has_value());
 }
 
+TEST(PidSmapsRollup, Pss) {
+  EXPECT_EQ(parse_smaps_rollup_pss(fixture("proc/100/smaps_rollup")), 6100);
+  EXPECT_FALSE(parse_smaps_rollup_pss("Rss: 5 kB\nPss_Anon: 3 kB\n").has_value());
+}
+
 TEST(HostFiles, Uptime) {
   auto up = parse_uptime_us(fixture("proc/uptime"));
   ASSERT_TRUE(up.ok());

@@ -59,6 +59,17 @@ TEST(ProcessSampler, ReadsEveryColumnOfTheFixture) {
   EXPECT_FALSE(p.pss_kib.has_value());
 }
 
+TEST(ProcessSampler, PssIsOptInRareAndSkippedForLargeProcesses) {
+  ProcFs procfs = fixture_fs();
+  ProcessSampler on(procfs, 100, PssPolicy{3'600'000'000, 1 << 20});
+  EXPECT_EQ(on.sample(ProcessKey{100, 89713}).value().pss_kib, 6100);
+  EXPECT_FALSE(on.sample(ProcessKey{100, 89713}).value().pss_kib.has_value());  // not due yet
+  ProcessSampler too_large(procfs, 100, PssPolicy{1, 8191});  // RSS is 8192 KiB
+  EXPECT_FALSE(too_large.sample(ProcessKey{100, 89713}).value().pss_kib.has_value());
+  ProcessSampler every_time(procfs, 100, PssPolicy{1, 8192});
+  EXPECT_EQ(every_time.sample(ProcessKey{100, 89713}).value().pss_kib, 6100);
+}
+
 TEST(ProcessSampler, UnreadableFilesAreNull) {
   ProcFs procfs = fixture_fs();
   ProcessSampler sampler(procfs, 100);
