@@ -12,7 +12,10 @@ void OpStats::merge(const OpStats& o) noexcept {
   misses += o.misses;
   errors += o.errors;
   timeouts += o.timeouts;
+  wrong += o.wrong;
+  late += o.late;
   latency.merge(o.latency);
+  sent_latency.merge(o.sent_latency);
 }
 
 void IntervalStats::merge(const IntervalStats& o) noexcept {

@@ -16,6 +16,17 @@ enum class OpType : uint8_t { set = 0, get = 1 };
 constexpr int kOpTypes = 2;
 const char* op_name(OpType op);
 
+// One completed request, as a worker measured it.
+struct RequestRecord {
+  OpStatus status;
+  uint64_t latency_ns;      // from the intended send time in rate mode, else from the send
+  uint64_t sent_latency_ns; // from the actual send (equal to latency_ns outside rate mode)
+  uint64_t bytes_out;
+  uint64_t bytes_in;
+  bool wrong;               // a get whose value differed from what was written
+  bool late;                // rate mode: sent more than 1 ms behind its schedule
+};
+
 struct OpStats {
   uint64_t ops = 0;
   uint64_t bytes_out = 0;
@@ -24,20 +35,26 @@ struct OpStats {
   uint64_t misses = 0;
   uint64_t errors = 0;
   uint64_t timeouts = 0;
-  LatencyHistogram latency;  // every completed request, whatever its outcome
+  uint64_t wrong = 0;
+  uint64_t late = 0;
+  LatencyHistogram latency;       // every completed request, whatever its outcome
+  LatencyHistogram sent_latency;  // rate mode only: from the actual send time
 
-  void record(OpStatus status, uint64_t latency_ns, uint64_t out, uint64_t in) noexcept {
+  void record(const RequestRecord& r, bool rate_mode) noexcept {
     ++ops;
-    bytes_out += out;
-    bytes_in += in;
-    switch (status) {
+    bytes_out += r.bytes_out;
+    bytes_in += r.bytes_in;
+    wrong += r.wrong;
+    late += r.late;
+    switch (r.status) {
       case OpStatus::hit: ++hits; break;
       case OpStatus::miss: ++misses; break;
       case OpStatus::error: ++errors; break;
       case OpStatus::timeout: ++timeouts; break;
       case OpStatus::ok: break;
     }
-    latency.record(latency_ns);
+    latency.record(r.latency_ns);
+    if (rate_mode) sent_latency.record(r.sent_latency_ns);
   }
   void merge(const OpStats& o) noexcept;
   void reset() noexcept { *this = OpStats(); }
@@ -55,9 +72,10 @@ struct IntervalStats {
 // and reads the retired one.
 class StatsSlot {
  public:
-  void record(OpType op, OpStatus status, uint64_t latency_ns, uint64_t out, uint64_t in) {
+  explicit StatsSlot(bool rate_mode = false) : rate_mode_(rate_mode) {}
+  void record(OpType op, const RequestRecord& r) {
     std::lock_guard<std::mutex> lock(mu_);
-    (*active_)[op].record(status, latency_ns, out, in);
+    (*active_)[op].record(r, rate_mode_);
   }
   // Collector only: swaps buffers and merges what the worker recorded since the last call into
   // `into`.
@@ -67,6 +85,7 @@ class StatsSlot {
   std::mutex mu_;
   IntervalStats a_, b_;
   IntervalStats* active_ = &a_;
+  bool rate_mode_;
 };
 
 }  // namespace kv::drive

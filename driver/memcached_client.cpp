@@ -2,6 +2,8 @@
 
 #include <libmemcached/memcached.h>
 
+#include <time.h>
+
 #include <string>
 
 namespace kv::drive {
@@ -11,10 +13,21 @@ struct MemcFree {
   void operator()(memcached_st* m) const noexcept { memcached_free(m); }
 };
 
+// A failed request's status. When no server answered at all (down, or disabled until its
+// retry timeout), pause 10 ms: libmemcached fails those at once, and a worker must not spin.
 OpStatus classify(memcached_return_t rc) {
   switch (rc) {
     case MEMCACHED_TIMEOUT:
       return OpStatus::timeout;
+    case MEMCACHED_CONNECTION_FAILURE:
+    case MEMCACHED_SERVER_TEMPORARILY_DISABLED:
+    case MEMCACHED_SERVER_MARKED_DEAD:
+    case MEMCACHED_NO_SERVERS:
+    case MEMCACHED_ERRNO: {
+      timespec pause{0, 10'000'000};
+      nanosleep(&pause, nullptr);
+      return OpStatus::error;
+    }
     default:
       return OpStatus::error;
   }
@@ -75,7 +88,7 @@ class MemcachedClient final : public StoreClient {
     return rc == MEMCACHED_SUCCESS ? OpStatus::ok : classify(rc);
   }
 
-  OpStatus get(std::string_view key, size_t* value_len) override {
+  OpStatus get(std::string_view key, std::string_view* value) override {
     // mget + fetch into a reused result: memcached_get would malloc every value.
     const char* keys[] = {key.data()};
     size_t lens[] = {key.size()};
@@ -84,7 +97,7 @@ class MemcachedClient final : public StoreClient {
     OpStatus status = OpStatus::miss;
     // Drain to the end marker, as the protocol requires before the next request.
     while (memcached_fetch_result(mc_.get(), result_, &rc) != nullptr) {
-      *value_len = memcached_result_length(result_);
+      *value = std::string_view(memcached_result_value(result_), memcached_result_length(result_));
       status = OpStatus::hit;
     }
     if (rc == MEMCACHED_END || rc == MEMCACHED_NOTFOUND || rc == MEMCACHED_SUCCESS) return status;

@@ -99,7 +99,7 @@ class RedisClient final : public StoreClient {
     return reply->type == REDIS_REPLY_STATUS ? OpStatus::ok : OpStatus::error;
   }
 
-  OpStatus get(std::string_view key, size_t* value_len) override {
+  OpStatus get(std::string_view key, std::string_view* value) override {
     if (!ready()) return OpStatus::error;
     cmd_.clear();
     cmd_ += "*2\r\n";
@@ -108,10 +108,10 @@ class RedisClient final : public StoreClient {
     redisReply* r = nullptr;
     OpStatus st = roundtrip(&r);
     if (st != OpStatus::ok) return st;
-    ReplyPtr reply(r);
-    if (reply->type == REDIS_REPLY_NIL) return OpStatus::miss;
-    if (reply->type != REDIS_REPLY_STRING) return OpStatus::error;
-    *value_len = reply->len;
+    last_get_.reset(r);  // keeps the value's bytes alive until the next get
+    if (r->type == REDIS_REPLY_NIL) return OpStatus::miss;
+    if (r->type != REDIS_REPLY_STRING) return OpStatus::error;
+    *value = std::string_view(r->str, r->len);
     return OpStatus::hit;
   }
 
@@ -181,6 +181,7 @@ class RedisClient final : public StoreClient {
   TargetSpec spec_;
   ClientOptions opts_;
   ContextPtr ctx_;
+  ReplyPtr last_get_;
   std::string cmd_;
   int64_t backoff_us_ = 0;
   int64_t next_connect_us_ = 0;

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "kvbench/clock.hpp"
+#include "json.hpp"
 #include "text_table.hpp"
 
 namespace kv::drive {
@@ -44,10 +45,10 @@ void print_run_summary(Database& db, int64_t run_id, std::ostream& out) {
   out << "\n";
   TextTable phases({"store", "phase", "op", "requests", "seconds", "req/s", "MiB/s", "mean ms",
                     "p50 ms", "p99 ms", "max ms", "hits", "misses", "errors", "timeouts",
-                    "status"});
+                    "wrong", "status"});
   auto p = db.prepare(
       "SELECT store, phase, op, ops, seconds, req_per_s, mib_per_s, lat_mean_us, lat_p50_us, "
-      "lat_p99_us, lat_max_us, hits, misses, errors, timeouts, status FROM phase_summary "
+      "lat_p99_us, lat_max_us, hits, misses, errors, timeouts, wrong, status FROM phase_summary "
       "WHERE run_id = ? ORDER BY phase_id, op DESC");
   p.bind(1, run_id);
   while (p.step()) {
@@ -57,9 +58,41 @@ void print_run_summary(Database& db, int64_t run_id, std::ostream& out) {
                     fmt_fixed(opt(p, 7) / 1000, 3), fmt_fixed(opt(p, 8) / 1000, 3),
                     fmt_fixed(opt(p, 9) / 1000, 3), fmt_fixed(opt(p, 10) / 1000, 3),
                     get ? fmt_int(opt(p, 11)) : "-", get ? fmt_int(opt(p, 12)) : "-",
-                    fmt_int(opt(p, 13)), fmt_int(opt(p, 14)), p.column_text(15)});
+                    fmt_int(opt(p, 13)), fmt_int(opt(p, 14)), get ? fmt_int(opt(p, 15)) : "-",
+                    p.column_text(16)});
   }
   phases.print(out);
+}
+
+void print_run_json(Database& db, int64_t run_id, std::ostream& out) {
+  auto r = db.prepare("SELECT status, started_ts_us, ended_ts_us, name FROM runs WHERE run_id = ?");
+  r.bind(1, run_id);
+  if (!r.step()) throw std::invalid_argument("no run " + std::to_string(run_id) + " in " + db.path());
+  out << "{\"run_id\":" << run_id << ",\"status\":" << json_string(r.column_text(0))
+      << ",\"name\":" << (r.is_null(3) ? "null" : json_string(r.column_text(3)))
+      << ",\"started_ts_us\":" << r.column_int(1)
+      << ",\"ended_ts_us\":" << (r.is_null(2) ? "null" : std::to_string(r.column_int(2)))
+      << ",\"phases\":[";
+  auto p = db.prepare(
+      "SELECT store, protocol, phase, op, ops, seconds, req_per_s, mib_per_s, lat_mean_us, "
+      "lat_p50_us, lat_p99_us, lat_max_us, hits, misses, errors, timeouts, wrong, late, status "
+      "FROM phase_summary WHERE run_id = ? ORDER BY phase_id, op DESC");
+  p.bind(1, run_id);
+  const char* names[] = {"store", "protocol", "phase", "op", "ops", "seconds", "req_per_s",
+                         "mib_per_s", "mean_us", "p50_us", "p99_us", "max_us", "hits", "misses",
+                         "errors", "timeouts", "wrong", "late", "status"};
+  bool first = true;
+  while (p.step()) {
+    out << (first ? "{" : ",{");
+    first = false;
+    for (int c = 0; c < 19; ++c) {
+      out << (c ? "," : "") << json_string(names[c]) << ":";
+      bool text = c < 4 || c == 18;
+      out << (text ? json_string(p.column_text(c)) : json_number(p.column_opt_double(c)));
+    }
+    out << "}";
+  }
+  out << "]}\n";
 }
 
 void print_report(Database& db, std::optional<int64_t> run_id, std::ostream& out) {

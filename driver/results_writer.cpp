@@ -6,13 +6,6 @@
 #include "kvbench/version.hpp"
 
 namespace kv::drive {
-namespace {
-std::optional<double> us_or_null(uint64_t ops, double ns) {
-  if (ops == 0) return std::nullopt;
-  return ns / 1000.0;
-}
-}  // namespace
-
 int64_t ResultsWriter::begin_run(const RunInfo& info) {
   WriteTransaction tx(db_);
   db_.prepare(
@@ -58,43 +51,49 @@ int64_t ResultsWriter::add_target(int64_t run_id, int ordinal, const TargetSpec&
   return id;
 }
 
-int64_t ResultsWriter::begin_phase(int64_t run_id, int64_t target_id, int ordinal,
-                                   const std::string& kind, int64_t started_ts_us, int threads,
-                                   int connections, std::optional<int64_t> requests) {
+int64_t ResultsWriter::begin_phase(const PhaseRow& row) {
+  const PhasePlan& plan = row.plan;
   WriteTransaction tx(db_);
   db_.prepare(
          "INSERT INTO phases(run_id, target_id, ordinal, name, kind, started_ts_us, threads, "
-         "connections, requests) VALUES (?,?,?,?,?,?,?,?,?)")
-      .bind(1, run_id)
-      .bind(2, target_id)
-      .bind(3, ordinal)
-      .bind(4, kind)
-      .bind(5, kind)
-      .bind(6, started_ts_us)
-      .bind(7, threads)
-      .bind(8, connections)
-      .bind(9, requests)
+         "connections, requests, duration_us, warmup_us, rate, parameters) "
+         "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)")
+      .bind(1, row.run_id)
+      .bind(2, row.target_id)
+      .bind(3, row.ordinal)
+      .bind(4, phase_kind_name(plan.kind))
+      .bind(5, phase_kind_name(plan.kind))
+      .bind(6, row.started_ts_us)
+      .bind(7, row.threads)
+      .bind(8, row.connections)
+      .bind(9, plan.requests > 0 ? std::optional<int64_t>(static_cast<int64_t>(plan.requests)) : std::nullopt)
+      .bind(10, plan.duration_us > 0 ? std::optional<int64_t>(plan.duration_us) : std::nullopt)
+      .bind(11, plan.warmup_us)
+      .bind(12, plan.rate > 0 ? std::optional<double>(plan.rate) : std::nullopt)
+      .bind(13, row.parameters_json)
       .run();
   int64_t id = db_.last_insert_rowid();
   tx.commit();
   return id;
 }
 
-void ResultsWriter::write_second(int64_t phase_id, int64_t ts_us, int64_t interval_us,
-                                 const IntervalStats& stats) {
+void ResultsWriter::write_second(int64_t phase_id, const SecondReport& sec, bool rate_mode) {
   WriteTransaction tx(db_);
   auto ins = db_.prepare(
       "INSERT INTO driver_seconds(phase_id, ts_us, interval_us, op, ops, bytes_out, bytes_in, "
-      "hits, misses, errors, timeouts, lat_mean_us, lat_p50_us, lat_p90_us, lat_p99_us, "
-      "lat_p999_us, lat_max_us) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+      "hits, misses, errors, timeouts, wrong, late, warmup, lat_mean_us, lat_p50_us, lat_p90_us, "
+      "lat_p99_us, lat_p999_us, lat_max_us, uncorrected_p50_us, uncorrected_p99_us, "
+      "uncorrected_max_us) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   for (OpType op : {OpType::set, OpType::get}) {
-    const OpStats& s = stats[op];
-    if (s.ops == 0) continue;  // an op type the phase does not send
+    const OpStats& s = sec.stats[op];
+    if (s.ops == 0) continue;  // an op type the phase does not send (or none completed)
     const auto& h = s.latency;
-    auto pct = [&](double q) { return us_or_null(s.ops, static_cast<double>(h.percentile_ns(q))); };
+    const auto& u = s.sent_latency;
+    auto us = [](uint64_t ns) { return static_cast<double>(ns) / 1000.0; };
+    auto rate_only = [&](double v) { return rate_mode ? std::optional<double>(v) : std::nullopt; };
     ins.bind(1, phase_id)
-        .bind(2, ts_us)
-        .bind(3, interval_us)
+        .bind(2, sec.ts_us)
+        .bind(3, sec.interval_us)
         .bind(4, op_name(op))
         .bind(5, static_cast<int64_t>(s.ops))
         .bind(6, static_cast<int64_t>(s.bytes_out))
@@ -103,19 +102,35 @@ void ResultsWriter::write_second(int64_t phase_id, int64_t ts_us, int64_t interv
         .bind(9, static_cast<int64_t>(s.misses))
         .bind(10, static_cast<int64_t>(s.errors))
         .bind(11, static_cast<int64_t>(s.timeouts))
-        .bind(12, us_or_null(s.ops, h.mean_ns()))
-        .bind(13, pct(0.5))
-        .bind(14, pct(0.9))
-        .bind(15, pct(0.99))
-        .bind(16, pct(0.999))
-        .bind(17, us_or_null(s.ops, static_cast<double>(h.max_ns())))
+        .bind(12, static_cast<int64_t>(s.wrong))
+        .bind(13, rate_mode ? std::optional<int64_t>(static_cast<int64_t>(s.late)) : std::nullopt)
+        .bind(14, sec.warmup ? 1 : 0)
+        .bind(15, h.mean_ns() / 1000.0)
+        .bind(16, us(h.percentile_ns(0.5)))
+        .bind(17, us(h.percentile_ns(0.9)))
+        .bind(18, us(h.percentile_ns(0.99)))
+        .bind(19, us(h.percentile_ns(0.999)))
+        .bind(20, us(h.max_ns()))
+        .bind(21, rate_only(us(u.percentile_ns(0.5))))
+        .bind(22, rate_only(us(u.percentile_ns(0.99))))
+        .bind(23, rate_only(us(u.max_ns())))
         .run();
   }
+  db_.prepare(
+         "INSERT INTO client_seconds(phase_id, ts_us, interval_us, cpu_user_us, cpu_system_us, "
+         "busiest_thread_cpu_pct) VALUES (?,?,?,?,?,?)")
+      .bind(1, phase_id)
+      .bind(2, sec.ts_us)
+      .bind(3, sec.interval_us)
+      .bind(4, static_cast<int64_t>(sec.cpu_user_s * 1e6))
+      .bind(5, static_cast<int64_t>(sec.cpu_system_s * 1e6))
+      .bind(6, sec.busiest_thread_cpu * 100)
+      .run();
   tx.commit();
 }
 
 void ResultsWriter::end_phase(int64_t phase_id, int64_t ended_ts_us, const std::string& status,
-                              const IntervalStats& totals) {
+                              const IntervalStats& totals, bool rate_mode) {
   WriteTransaction tx(db_);
   db_.prepare("UPDATE phases SET ended_ts_us = ?, status = ? WHERE phase_id = ?")
       .bind(1, ended_ts_us)
@@ -123,16 +138,24 @@ void ResultsWriter::end_phase(int64_t phase_id, int64_t ended_ts_us, const std::
       .bind(3, phase_id)
       .run();
   auto ins = db_.prepare(
-      "INSERT INTO latency_buckets(phase_id, op, upper_us, count) VALUES (?, ?, ?, ?)");
-  for (OpType op : {OpType::set, OpType::get}) {
-    const LatencyHistogram& h = totals[op].latency;
+      "INSERT INTO latency_buckets(phase_id, op, timing, upper_us, count) VALUES (?, ?, ?, ?, ?)");
+  auto write = [&](OpType op, const char* timing, const LatencyHistogram& h) {
     for (int i = 0; i < LatencyHistogram::kBuckets; ++i) {
       if (h.bucket_count(i) == 0) continue;
       ins.bind(1, phase_id)
           .bind(2, op_name(op))
-          .bind(3, static_cast<double>(LatencyHistogram::bucket_upper_ns(i)) / 1000.0)
-          .bind(4, static_cast<int64_t>(h.bucket_count(i)))
+          .bind(3, timing)
+          .bind(4, static_cast<double>(LatencyHistogram::bucket_upper_ns(i)) / 1000.0)
+          .bind(5, static_cast<int64_t>(h.bucket_count(i)))
           .run();
+    }
+  };
+  for (OpType op : {OpType::set, OpType::get}) {
+    if (rate_mode) {
+      write(op, "intended", totals[op].latency);
+      write(op, "sent", totals[op].sent_latency);
+    } else {
+      write(op, "sent", totals[op].latency);
     }
   }
   tx.commit();

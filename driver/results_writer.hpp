@@ -8,6 +8,7 @@
 
 #include "interval_stats.hpp"
 #include "kvbench/sqlite.hpp"
+#include "phase_runner.hpp"
 #include "target_uri.hpp"
 
 namespace kv::drive {
@@ -28,14 +29,20 @@ class ResultsWriter {
   void end_run(int64_t run_id, const std::string& status, const std::string& error);
   int64_t add_target(int64_t run_id, int ordinal, const TargetSpec& spec,
                      const std::string& server_version);
-  int64_t begin_phase(int64_t run_id, int64_t target_id, int ordinal, const std::string& kind,
-                      int64_t started_ts_us, int threads, int connections,
-                      std::optional<int64_t> requests);
-  void write_second(int64_t phase_id, int64_t ts_us, int64_t interval_us,
-                    const IntervalStats& stats);
+  struct PhaseRow {
+    int64_t run_id, target_id;
+    int ordinal;
+    const PhasePlan& plan;
+    int64_t started_ts_us;
+    int threads, connections;
+    std::string parameters_json;
+  };
+  int64_t begin_phase(const PhaseRow& row);
+  // The second's driver rows (one per op type that was sent) and client CPU row.
+  void write_second(int64_t phase_id, const SecondReport& second, bool rate_mode);
   // Marks the phase ended and stores its full latency histograms as bucket rows.
   void end_phase(int64_t phase_id, int64_t ended_ts_us, const std::string& status,
-                 const IntervalStats& totals);
+                 const IntervalStats& totals, bool rate_mode);
   void event(std::optional<int64_t> run_id, const std::string& kind, const std::string& message);
 
  private:

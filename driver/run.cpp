@@ -14,22 +14,21 @@
 namespace kv::drive {
 namespace {
 
-const char* status_name(PhaseStatus s) {
-  return s == PhaseStatus::completed ? "completed" : "interrupted";
-}
-
-std::string progress_text(const std::string& label, double elapsed_s, const IntervalStats& sec,
-                          int64_t interval_us, uint64_t done, uint64_t planned) {
+std::string progress_text(const std::string& label, double elapsed_s, const SecondReport& sec,
+                          uint64_t done, uint64_t planned, double planned_s) {
   uint64_t ops = 0, errors = 0;
   LatencyHistogram h;
-  for (const auto& s : sec.by_op) {
+  for (const auto& s : sec.stats.by_op) {
     ops += s.ops;
     errors += s.errors + s.timeouts;
     h.merge(s.latency);
   }
-  double rate = interval_us > 0 ? static_cast<double>(ops) * 1e6 / static_cast<double>(interval_us) : 0;
-  return label + "  " + fmt_fixed(elapsed_s, 0) + " s  " + fmt_int(static_cast<double>(done)) +
-         "/" + fmt_int(static_cast<double>(planned)) + "  " + fmt_int(rate) + " req/s  p99 " +
+  double rate = sec.interval_us > 0 ? static_cast<double>(ops) * 1e6 / static_cast<double>(sec.interval_us) : 0;
+  std::string total = planned_s > 0 ? "/" + fmt_fixed(planned_s, 0) + " s" : " s";
+  std::string count = fmt_int(static_cast<double>(done)) +
+                      (planned > 0 ? "/" + fmt_int(static_cast<double>(planned)) : "");
+  return label + (sec.warmup ? " (warm-up)" : "") + "  " + fmt_fixed(elapsed_s, 0) + total + "  " +
+         count + "  " + fmt_int(rate) + " req/s  p99 " +
          fmt_fixed(static_cast<double>(h.percentile_ns(0.99)) / 1e6, 3) + " ms  errors " +
          fmt_int(static_cast<double>(errors));
 }
@@ -46,36 +45,54 @@ std::vector<std::unique_ptr<StoreClient>> connect_clients(const TargetSpec& spec
   return clients;
 }
 
-// Runs every phase against one target. Returns false if interrupted.
-bool run_target(const RunOptions& opts, const TargetSpec& spec, int64_t run_id, int ordinal,
-                ResultsWriter& writer, const ValueTable& values, const std::atomic<bool>& stop) {
+// Runs every phase against one target. Returns the status of the last phase run.
+PhaseStatus run_target(const RunOptions& opts, const TargetSpec& spec, int64_t run_id,
+                       int ordinal, ResultsWriter& writer, const ValueTable& values,
+                       const std::atomic<bool>& stop, std::string* error) {
   const WorkloadSpec& w = opts.workload;
   auto clients = connect_clients(spec, w.threads, opts.client);
   int64_t target_id = writer.add_target(run_id, ordinal, spec, clients.front()->server_version());
   for (size_t p = 0; p < w.phases.size(); ++p) {
-    PhasePlan plan{w.phases[p], w.keys, w.value_size, w.ttl_s, w.key_prefix};
+    PhasePlan plan = plan_phase(w.phases[p], w);
+    plan.max_errors = opts.max_errors;
+    const bool rate_mode = plan.rate > 0;
     std::string label = spec.display + " " + phase_kind_name(plan.kind);
     ProgressLine progress(opts.progress);
     int64_t phase_id = 0;
     uint64_t done = 0;
     int64_t started = 0;
+    bool warned_cpu = false;
     auto on_start = [&](int64_t ts) {
       started = ts;
-      phase_id = writer.begin_phase(run_id, target_id, static_cast<int>(p), phase_kind_name(plan.kind),
-                                    ts, w.threads, w.threads, static_cast<int64_t>(plan.keys));
+      phase_id = writer.begin_phase({run_id, target_id, static_cast<int>(p), plan, ts, w.threads,
+                                     w.threads, w.to_json()});
     };
-    auto on_second = [&](int64_t ts, int64_t interval_us, const IntervalStats& sec) {
-      writer.write_second(phase_id, ts, interval_us, sec);
-      for (const auto& s : sec.by_op) done += s.ops;
-      progress.update(progress_text(label, static_cast<double>(ts + interval_us - started) / 1e6,
-                                    sec, interval_us, done, plan.keys));
+    auto on_second = [&](const SecondReport& sec) {
+      writer.write_second(phase_id, sec, rate_mode);
+      for (const auto& s : sec.stats.by_op) done += s.ops;
+      if (sec.busiest_thread_cpu > 0.9 && !warned_cpu) {
+        warned_cpu = true;
+        std::string msg = "a worker thread used " + fmt_int(sec.busiest_thread_cpu * 100) +
+                          " % of a core: the client may be the bottleneck, not the store";
+        progress.finish();
+        log_warn() << label << ": " << msg;
+        writer.event(run_id, "client_bound", label + ": " + msg);
+      }
+      progress.update(progress_text(label, static_cast<double>(sec.ts_us + sec.interval_us - started) / 1e6,
+                                    sec, done, plan.requests,
+                                    static_cast<double>(plan.duration_us) / 1e6));
     };
-    PhaseResult result = run_phase(plan, clients, values, stop, on_start, on_second);
+    PhaseResult result = run_phase(plan, w, clients, values, stop, on_start, on_second);
     progress.finish();
-    writer.end_phase(phase_id, result.ended_ts_us, status_name(result.status), result.totals);
-    if (result.status == PhaseStatus::interrupted) return false;
+    writer.end_phase(phase_id, result.ended_ts_us, phase_status_name(result.status), result.totals,
+                     rate_mode);
+    if (result.status != PhaseStatus::completed) {
+      *error = result.status == PhaseStatus::failed ? label + ": " + result.error
+                                                    : "interrupted by signal";
+      return result.status;
+    }
   }
-  return true;
+  return PhaseStatus::completed;
 }
 
 }  // namespace
@@ -86,7 +103,7 @@ int run_benchmark(const RunOptions& opts, const std::atomic<bool>& stop, std::os
   for (const auto& t : opts.targets) specs.push_back(parse_target_uri(t));
   for (const auto& spec : specs) connect_clients(spec, 1, opts.client);
 
-  ValueTable values(opts.workload.value_size, 0x6b7662656e6368);  // fixed seed: reproducible
+  ValueTable values(opts.workload.values.largest(), opts.workload.seed);
   Database db = open_results_db(opts.db_path);
   ResultsWriter writer(db);
   RunInfo info{opts.name, opts.command_line, opts.workload.to_json(), now_ts_us()};
@@ -97,10 +114,8 @@ int run_benchmark(const RunOptions& opts, const std::atomic<bool>& stop, std::os
   std::string error;
   try {
     for (size_t i = 0; i < specs.size() && status == "completed"; ++i) {
-      if (!run_target(opts, specs[i], run_id, static_cast<int>(i), writer, values, stop)) {
-        status = "interrupted";
-        error = "interrupted by signal";
-      }
+      PhaseStatus st = run_target(opts, specs[i], run_id, static_cast<int>(i), writer, values, stop, &error);
+      if (st != PhaseStatus::completed) status = phase_status_name(st);
     }
   } catch (const std::exception& e) {
     status = "failed";
@@ -111,9 +126,13 @@ int run_benchmark(const RunOptions& opts, const std::atomic<bool>& stop, std::os
   } catch (const std::exception& e) {
     log_error() << "could not record the end of run " << run_id << ": " << e.what();
   }
-  out << "\n";
-  print_run_summary(db, run_id, out);
-  out << "\nresults: " << opts.db_path << " (run " << run_id << ", " << status << ")\n";
+  if (opts.json) {
+    print_run_json(db, run_id, out);
+  } else {
+    out << "\n";
+    print_run_summary(db, run_id, out);
+    out << "\nresults: " << opts.db_path << " (run " << run_id << ", " << status << ")\n";
+  }
   if (status == "failed") {
     log_error() << error;
     return kExitFailed;

@@ -20,6 +20,8 @@ struct RunOptions {
   ClientOptions client;
   std::string command_line;
   bool progress = false;  // a live line on stderr (only when it is a terminal)
+  bool json = false;      // print the summary as JSON instead of tables
+  uint64_t max_errors = 0;  // failed requests (errors + timeouts) that fail a phase; 0: no limit
 };
 
 // Exit codes, as documented in --help.

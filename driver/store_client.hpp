@@ -27,8 +27,8 @@ class StoreClient {
   // Connects (and authenticates / selects the database). Error: why, naming the server.
   virtual Result<void> connect() = 0;
   virtual OpStatus set(std::string_view key, std::string_view value, uint32_t ttl_s) = 0;
-  // On a hit, the value's length is stored in *value_len (the bytes themselves are not kept).
-  virtual OpStatus get(std::string_view key, size_t* value_len) = 0;
+  // On a hit, *value views the value's bytes, valid until the next call on this client.
+  virtual OpStatus get(std::string_view key, std::string_view* value) = 0;
   // The server's version as it reports it; empty if unknown.
   virtual std::string server_version() = 0;
 };

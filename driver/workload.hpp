@@ -1,4 +1,5 @@
-// What kvdrive sends: the workload's parameters, the keys and the values.
+// What kvdrive sends: the workload's parameters (phases, keys, value sizes, rates), how keys
+// and values are chosen, and the parsers for their command-line forms.
 #pragma once
 
 #include <cstdint>
@@ -8,16 +9,59 @@
 
 namespace kv::drive {
 
-enum class PhaseKind { load, read };
+// load: every key set once, in order. read: gets. mixed: sets and gets at a ratio.
+enum class PhaseKind { load, read, mixed };
 const char* phase_kind_name(PhaseKind k);
+// "load,read,mixed" → kinds. Throws std::invalid_argument naming the bad element.
+std::vector<PhaseKind> parse_phases(std::string_view text);
+
+// How read and mixed phases pick keys from 0..keys-1 (load always goes in order).
+struct KeyPattern {
+  enum class Kind { sequential, uniform, gaussian, zipf } kind = Kind::sequential;
+  double zipf_exponent = 0.99;  // zipf only
+  double gaussian_stddev = 1.0 / 6;  // gaussian only: as a fraction of the key count
+};
+// "sequential", "uniform", "gaussian", "zipf", "zipf:1.2". Throws std::invalid_argument.
+KeyPattern parse_key_pattern(std::string_view text);
+std::string key_pattern_name(const KeyPattern& p);
+
+// Value sizes: fixed ("100"), a uniform range ("100-1000") or weighted sizes
+// ("1K:60,10K:30,100K:10"). A key's size is a function of the key, so a get knows what a set
+// of that key wrote (verification) and every set of a key writes the same bytes.
+struct ValueSizes {
+  struct Weighted {
+    uint64_t size;
+    uint32_t weight;
+  };
+  uint64_t min = 100;
+  uint64_t max = 100;
+  std::vector<Weighted> weighted;  // non-empty: weighted mode
+  uint64_t total_weight = 0;       // sum of the weights
+  uint64_t size_for(uint64_t key_index) const;
+  uint64_t largest() const;
+  std::string describe() const;
+};
+// Throws std::invalid_argument naming the input. Sizes from 1 byte to 64 MiB.
+ValueSizes parse_value_sizes(std::string_view text);
 
 struct WorkloadSpec {
   uint64_t keys = 100'000;          // keys 0 .. keys-1
   std::string key_prefix = "kv:";
-  uint64_t value_size = 100;        // bytes
+  ValueSizes values;
   int threads = 4;                  // one connection each
   uint32_t ttl_s = 0;               // 0: no expiry
   std::vector<PhaseKind> phases = {PhaseKind::load, PhaseKind::read};
+  KeyPattern pattern;               // read and mixed phases
+  uint64_t requests = 0;            // read / mixed: requests per phase; 0 = keys
+  int64_t duration_us = 0;          // read / mixed: phase length; 0 = end by requests
+  uint32_t ratio_sets = 1;          // mixed: sets : gets
+  uint32_t ratio_gets = 10;
+  double hit_rate = 1.0;            // read / mixed: fraction of gets aimed at written keys
+  bool verify = false;              // compare every value read with what was written
+  double rate = 0;                  // requests/s over all threads; 0 = as fast as possible
+  int64_t warmup_us = 0;            // leading time of each phase left out of summaries
+  uint64_t seed = 1;
+
   // The parameters as a JSON object, as stored in runs.parameters.
   std::string to_json() const;
 };
@@ -43,7 +87,6 @@ class ValueTable {
 
  private:
   std::string bytes_;
-  uint64_t max_value_size_;
 };
 
 }  // namespace kv::drive

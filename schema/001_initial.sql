@@ -43,6 +43,9 @@ CREATE TABLE phases (
   connections     INTEGER NOT NULL,  -- in all, over every thread
   requests        INTEGER,           -- planned request count, NULL when ended by duration
   duration_us     INTEGER,           -- planned duration, NULL when ended by request count
+  warmup_us       INTEGER NOT NULL DEFAULT 0,  -- leading time excluded from summaries
+  rate            REAL,              -- rate mode: target requests/s over all connections; else NULL
+  parameters      TEXT,              -- JSON: the phase's workload (keys, pattern, ratio, rate ...)
   status          TEXT NOT NULL DEFAULT 'running'
                   CHECK (status IN ('running', 'completed', 'interrupted', 'failed')),
   UNIQUE (target_id, ordinal)
@@ -61,22 +64,42 @@ CREATE TABLE driver_seconds (
   misses          INTEGER NOT NULL,
   errors          INTEGER NOT NULL,
   timeouts        INTEGER NOT NULL,
-  lat_mean_us     REAL,              -- NULL when ops = 0
+  wrong           INTEGER NOT NULL DEFAULT 0,  -- gets whose value differed from what was written
+  late            INTEGER,           -- rate mode: sends more than 1 ms behind schedule; else NULL
+  warmup          INTEGER NOT NULL DEFAULT 0,  -- 1: a warm-up second, left out of summaries
+  lat_mean_us     REAL,              -- NULL when ops = 0; in rate mode from the intended send time
   lat_p50_us      REAL,
   lat_p90_us      REAL,
   lat_p99_us      REAL,
   lat_p999_us     REAL,
   lat_max_us      REAL,
+  uncorrected_p50_us REAL,           -- rate mode: from the actual send time; else NULL
+  uncorrected_p99_us REAL,
+  uncorrected_max_us REAL,
   PRIMARY KEY (phase_id, ts_us, op)
 );
 
--- A phase's latency distribution: count of requests whose latency fell in (previous bound, upper_us].
+-- kvdrive's own cost, once per second of a phase: is the client the bottleneck?
+CREATE TABLE client_seconds (
+  phase_id        INTEGER NOT NULL REFERENCES phases(phase_id),
+  ts_us           INTEGER NOT NULL,
+  interval_us     INTEGER NOT NULL,
+  cpu_user_us     INTEGER,           -- kvdrive's CPU time in the interval (all threads)
+  cpu_system_us   INTEGER,
+  busiest_thread_cpu_pct REAL,       -- the busiest worker thread's CPU, % of one core
+  PRIMARY KEY (phase_id, ts_us)
+);
+
+-- A phase's latency distribution (warm-up excluded): count of requests whose latency fell in
+-- (previous bound, upper_us]. timing 'sent': measured from the actual send; 'intended': from the
+-- intended send time (rate mode only: corrects coordinated omission).
 CREATE TABLE latency_buckets (
   phase_id        INTEGER NOT NULL REFERENCES phases(phase_id),
   op              TEXT NOT NULL,
+  timing          TEXT NOT NULL DEFAULT 'sent' CHECK (timing IN ('sent', 'intended')),
   upper_us        REAL NOT NULL,
   count           INTEGER NOT NULL,
-  PRIMARY KEY (phase_id, op, upper_us)
+  PRIMARY KEY (phase_id, op, timing, upper_us)
 );
 
 -- Counters the store reports about itself (Redis INFO, memcached stats), one row per value.

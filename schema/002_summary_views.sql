@@ -1,20 +1,20 @@
 -- kvbench schema, migration 002: views that shape results like the published comparisons.
 
--- Latency percentiles of a whole phase per op, from its histogram rows (each value is the
--- upper bound of the bucket holding that rank: at most 0.8 % above the true value).
+-- Latency percentiles of a whole phase per op and timing, from its histogram rows (each value
+-- is the upper bound of the bucket holding that rank: at most 0.8 % above the true value).
 CREATE VIEW phase_percentiles AS
 WITH c AS (
-  SELECT phase_id, op, upper_us,
-         SUM(count) OVER (PARTITION BY phase_id, op ORDER BY upper_us) AS cum,
-         SUM(count) OVER (PARTITION BY phase_id, op) AS total
+  SELECT phase_id, op, timing, upper_us,
+         SUM(count) OVER (PARTITION BY phase_id, op, timing ORDER BY upper_us) AS cum,
+         SUM(count) OVER (PARTITION BY phase_id, op, timing) AS total
   FROM latency_buckets)
-SELECT phase_id, op,
+SELECT phase_id, op, timing,
        MIN(CASE WHEN cum >= 0.50 * total THEN upper_us END) AS p50_us,
        MIN(CASE WHEN cum >= 0.90 * total THEN upper_us END) AS p90_us,
        MIN(CASE WHEN cum >= 0.99 * total THEN upper_us END) AS p99_us,
        MIN(CASE WHEN cum >= 0.999 * total THEN upper_us END) AS p999_us
 FROM c
-GROUP BY phase_id, op;
+GROUP BY phase_id, op, timing;
 
 -- Per phase and op: totals and rates over the phase's measured seconds.
 CREATE VIEW phase_summary AS
@@ -25,6 +25,8 @@ SELECT p.run_id, p.phase_id, t.target_id, t.uri AS store, t.protocol, p.name AS 
        SUM(d.timeouts) AS timeouts,
        SUM(d.hits) AS hits,
        SUM(d.misses) AS misses,
+       SUM(d.wrong) AS wrong,
+       SUM(d.late) AS late,
        SUM(d.interval_us) / 1e6 AS seconds,
        SUM(d.ops) * 1e6 / NULLIF(SUM(d.interval_us), 0) AS req_per_s,
        (SUM(d.bytes_out) + SUM(d.bytes_in)) * 1e6 / NULLIF(SUM(d.interval_us), 0) / 1048576.0
@@ -32,14 +34,16 @@ SELECT p.run_id, p.phase_id, t.target_id, t.uri AS store, t.protocol, p.name AS 
        SUM(d.lat_mean_us * d.ops) / NULLIF(SUM(CASE WHEN d.lat_mean_us IS NOT NULL THEN d.ops END), 0)
          AS lat_mean_us,
        (SELECT pp.p50_us FROM phase_percentiles pp
-         WHERE pp.phase_id = p.phase_id AND pp.op = d.op) AS lat_p50_us,
+         WHERE pp.phase_id = p.phase_id AND pp.op = d.op
+           AND pp.timing = CASE WHEN p.rate IS NULL THEN 'sent' ELSE 'intended' END) AS lat_p50_us,
        (SELECT pp.p99_us FROM phase_percentiles pp
-         WHERE pp.phase_id = p.phase_id AND pp.op = d.op) AS lat_p99_us,
+         WHERE pp.phase_id = p.phase_id AND pp.op = d.op
+           AND pp.timing = CASE WHEN p.rate IS NULL THEN 'sent' ELSE 'intended' END) AS lat_p99_us,
        MAX(d.lat_max_us) AS lat_max_us,
        p.status
 FROM phases p
 JOIN targets t ON t.target_id = p.target_id
-JOIN driver_seconds d ON d.phase_id = p.phase_id
+JOIN driver_seconds d ON d.phase_id = p.phase_id AND d.warmup = 0
 GROUP BY p.phase_id, d.op;
 
 -- Shaped like the published tables: one row per store, write and read req/s.

@@ -7,55 +7,17 @@
 #include <string>
 #include <thread>
 
-#include "kvbench/schema.hpp"
-#include "servers.hpp"
+#include "kvdrive_test_util.hpp"
 
 namespace {
-using kv::test::StoreServer;
-
-const std::string kKvdrive = std::string(KV_BINARY_DIR) + "/driver/kvdrive";
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-int64_t query_int(kv::Database& db, const std::string& sql) {
-  auto s = db.prepare(sql);
-  EXPECT_TRUE(s.step()) << sql;
-  return s.is_null(0) ? -1 : s.column_int(0);
-}
-
-struct Outcome {
-  int exit_code;
-  std::string output;
-};
-
-Outcome run_kvdrive(const kv::test::TempDir& dir, std::vector<std::string> args, int timeout_ms = 120'000) {
-  args.insert(args.begin(), kKvdrive);
-  std::string log = dir.file("kvdrive.log");
-  std::remove(log.c_str());
-  kv::test::Process p(args, log);
-  int code = p.wait(timeout_ms);
-  return {code, slurp(log)};
-}
-
-// Sum of a driver_seconds column for one store's op.
-int64_t driver_sum(kv::Database& db, const std::string& column, const std::string& protocol,
-                   const std::string& op) {
-  return query_int(db, "SELECT COALESCE(SUM(d." + column + "), 0) FROM driver_seconds d "
-                       "JOIN phases p USING (phase_id) JOIN targets t USING (target_id) "
-                       "WHERE t.protocol = '" + protocol + "' AND d.op = '" + op + "'");
-}
+using namespace kv::test;
 
 TEST(Kvdrive, CountsAgreeWithRedisAndMemcachedCounters) {
   StoreServer redis(StoreServer::Kind::redis);
   StoreServer memcached(StoreServer::Kind::memcached);
   KV_START_OR_SKIP(redis);
   KV_START_OR_SKIP(memcached);
-  kv::test::TempDir dir;
+  TempDir dir;
   const int kKeys = 20'000;
   auto out = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", redis.uri(),
                                "--target", memcached.uri(), "--keys", std::to_string(kKeys),
@@ -76,15 +38,15 @@ TEST(Kvdrive, CountsAgreeWithRedisAndMemcachedCounters) {
     EXPECT_EQ(driver_sum(db, "bytes_in", proto, "get"), int64_t{kKeys} * 1024) << proto;
   }
   // ... equals what the servers counted.
-  EXPECT_EQ(kv::test::redis_command_calls(redis.port(), "set"), driver_sum(db, "ops", "redis", "set"));
-  EXPECT_EQ(kv::test::redis_command_calls(redis.port(), "get"), driver_sum(db, "ops", "redis", "get"));
-  std::string stats = kv::test::redis_info(redis.port(), "stats");
-  EXPECT_EQ(kv::test::stat_value(stats, "keyspace_hits"), driver_sum(db, "hits", "redis", "get"));
-  std::string mstats = kv::test::tcp_request(memcached.port(), "stats\r\n", "END\r\n");
-  EXPECT_EQ(kv::test::stat_value(mstats, "cmd_set"), driver_sum(db, "ops", "memcached", "set"));
-  EXPECT_EQ(kv::test::stat_value(mstats, "cmd_get"), driver_sum(db, "ops", "memcached", "get"));
-  EXPECT_EQ(kv::test::stat_value(mstats, "get_hits"), driver_sum(db, "hits", "memcached", "get"));
-  EXPECT_EQ(kv::test::stat_value(mstats, "get_misses"), 0);
+  EXPECT_EQ(redis_command_calls(redis.port(), "set"), driver_sum(db, "ops", "redis", "set"));
+  EXPECT_EQ(redis_command_calls(redis.port(), "get"), driver_sum(db, "ops", "redis", "get"));
+  std::string stats = redis_info(redis.port(), "stats");
+  EXPECT_EQ(stat_value(stats, "keyspace_hits"), driver_sum(db, "hits", "redis", "get"));
+  std::string mstats = tcp_request(memcached.port(), "stats\r\n", "END\r\n");
+  EXPECT_EQ(stat_value(mstats, "cmd_set"), driver_sum(db, "ops", "memcached", "set"));
+  EXPECT_EQ(stat_value(mstats, "cmd_get"), driver_sum(db, "ops", "memcached", "get"));
+  EXPECT_EQ(stat_value(mstats, "get_hits"), driver_sum(db, "hits", "memcached", "get"));
+  EXPECT_EQ(stat_value(mstats, "get_misses"), 0);
 
   // Histogram rows hold every request of each phase.
   EXPECT_EQ(query_int(db, "SELECT SUM(count) FROM latency_buckets b JOIN phases p USING (phase_id) "
@@ -103,20 +65,20 @@ TEST(Kvdrive, CountsAgreeWithRedisAndMemcachedCounters) {
 TEST(Kvdrive, MemcachedBinaryProtocolCountsAgree) {
   StoreServer memcached(StoreServer::Kind::memcached);
   KV_START_OR_SKIP(memcached);
-  kv::test::TempDir dir;
+  TempDir dir;
   auto out = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target",
                                memcached.uri() + "?protocol=binary", "--keys", "5000"});
   ASSERT_EQ(out.exit_code, 0) << out.output;
   auto db = kv::open_results_db(dir.file("r.db"));
-  std::string mstats = kv::test::tcp_request(memcached.port(), "stats\r\n", "END\r\n");
-  EXPECT_EQ(kv::test::stat_value(mstats, "cmd_set"), driver_sum(db, "ops", "memcached", "set"));
-  EXPECT_EQ(kv::test::stat_value(mstats, "get_hits"), 5000);
+  std::string mstats = tcp_request(memcached.port(), "stats\r\n", "END\r\n");
+  EXPECT_EQ(stat_value(mstats, "cmd_set"), driver_sum(db, "ops", "memcached", "set"));
+  EXPECT_EQ(stat_value(mstats, "get_hits"), 5000);
   EXPECT_EQ(driver_sum(db, "hits", "memcached", "get"), 5000);
 }
 
 TEST(Kvdrive, UnreachableStoreFailsWithOneLineAndWritesNothing) {
-  kv::test::TempDir dir;
-  int port = kv::test::free_port();  // nothing listens there
+  TempDir dir;
+  int port = free_port();  // nothing listens there
   auto out = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target",
                                "redis://127.0.0.1:" + std::to_string(port), "--keys", "10"});
   EXPECT_EQ(out.exit_code, 1) << out.output;
@@ -127,7 +89,7 @@ TEST(Kvdrive, UnreachableStoreFailsWithOneLineAndWritesNothing) {
 }
 
 TEST(Kvdrive, BadArgumentsExitTwoAndWriteNothing) {
-  kv::test::TempDir dir;
+  TempDir dir;
   const std::vector<std::vector<std::string>> cases = {
       {"run", "--db", dir.file("r.db"), "--target", "redis://x:1", "--keys", "ten"},
       {"run", "--db", dir.file("r.db"), "--target", "redis://x:1", "--keys", "0"},
@@ -150,9 +112,9 @@ TEST(Kvdrive, BadArgumentsExitTwoAndWriteNothing) {
 TEST(Kvdrive, InterruptKeepsEverySecondAndMarksTheRun) {
   StoreServer redis(StoreServer::Kind::redis);
   KV_START_OR_SKIP(redis);
-  kv::test::TempDir dir;
+  TempDir dir;
   std::string log = dir.file("kvdrive.log");
-  kv::test::Process p({kKvdrive, "run", "--db", dir.file("r.db"), "--target", redis.uri(),
+  Process p({kKvdrive, "run", "--db", dir.file("r.db"), "--target", redis.uri(),
                        "--keys", "50M", "--threads", "2"},
                       log);
   std::this_thread::sleep_for(std::chrono::milliseconds(2500));
@@ -165,7 +127,7 @@ TEST(Kvdrive, InterruptKeepsEverySecondAndMarksTheRun) {
   EXPECT_GT(sets, 0);
   EXPECT_GE(query_int(db, "SELECT count(*) FROM driver_seconds"), 2);
   // Every request the server saw is in the file: nothing measured was lost.
-  EXPECT_EQ(kv::test::redis_command_calls(redis.port(), "set"), sets);
+  EXPECT_EQ(redis_command_calls(redis.port(), "set"), sets);
 }
 
 }  // namespace

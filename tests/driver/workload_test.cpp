@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
 #include <sstream>
 #include <string>
@@ -42,15 +43,16 @@ TEST(ValueTable, Incompressible) {
 TEST(IntervalStats, SlotHandsOverEveryRecordExactlyOnce) {
   StatsSlot slot;
   IntervalStats a, b;
-  slot.record(OpType::set, kv::drive::OpStatus::ok, 1000, 10, 0);
-  slot.record(OpType::get, kv::drive::OpStatus::hit, 2000, 5, 100);
+  slot.record(OpType::set, {OpStatus::ok, 1000, 1000, 10, 0, false, false});
+  slot.record(OpType::get, {OpStatus::hit, 2000, 2000, 5, 100, true, false});
   slot.drain_into(a);
-  slot.record(OpType::get, kv::drive::OpStatus::miss, 3000, 5, 0);
+  slot.record(OpType::get, {OpStatus::miss, 3000, 3000, 5, 0, false, false});
   slot.drain_into(b);
   slot.drain_into(b);  // nothing new
   EXPECT_EQ(a[OpType::set].ops, 1u);
   EXPECT_EQ(a[OpType::get].hits, 1u);
   EXPECT_EQ(a[OpType::get].bytes_in, 100u);
+  EXPECT_EQ(a[OpType::get].wrong, 1u);
   EXPECT_EQ(b[OpType::get].ops, 1u);
   EXPECT_EQ(b[OpType::get].misses, 1u);
   EXPECT_EQ(b[OpType::set].ops, 0u);
@@ -60,7 +62,9 @@ TEST(WorkloadSpec, JsonHasTheParameters) {
   WorkloadSpec w;
   w.keys = 5;
   w.key_prefix = "a\"b";
+  w.values = parse_value_sizes("1K:60,10K:40");
   std::string j = w.to_json();
+  EXPECT_NE(j.find("\"value_size\":\"1024:60,10240:40\""), std::string::npos) << j;
   EXPECT_NE(j.find("\"keys\":5"), std::string::npos) << j;
   EXPECT_NE(j.find("a\\\"b"), std::string::npos) << j;
   EXPECT_NE(j.find("[\"load\",\"read\"]"), std::string::npos) << j;
@@ -73,6 +77,64 @@ TEST(TextTable, AlignsNumbersRight) {
   std::ostringstream out;
   t.print(out);
   EXPECT_EQ(out.str(), "store          req/s\nredis      1,234,567\nmemcached          5\n");
+}
+
+}  // namespace
+
+namespace {
+using namespace kv::drive;
+
+TEST(ValueSizes, FixedRangeAndWeighted) {
+  auto fixed = parse_value_sizes("20KB");
+  EXPECT_EQ(fixed.size_for(1), 20u * 1024);
+  EXPECT_EQ(fixed.largest(), 20u * 1024);
+
+  auto range = parse_value_sizes("100-1000");
+  uint64_t lo = UINT64_MAX, hi = 0;
+  for (uint64_t k = 0; k < 10'000; ++k) {
+    uint64_t s = range.size_for(k);
+    lo = std::min(lo, s);
+    hi = std::max(hi, s);
+    ASSERT_EQ(s, range.size_for(k)) << "a key's size must not change";
+  }
+  EXPECT_EQ(lo, 100u);
+  EXPECT_EQ(hi, 1000u);
+
+  auto weighted = parse_value_sizes("1K:60,10K:30,100K:10");
+  std::map<uint64_t, int> count;
+  for (uint64_t k = 0; k < 100'000; ++k) ++count[weighted.size_for(k)];
+  EXPECT_NEAR(count[1024] / 1e5, 0.60, 0.01);
+  EXPECT_NEAR(count[10240] / 1e5, 0.30, 0.01);
+  EXPECT_NEAR(count[102400] / 1e5, 0.10, 0.01);
+  EXPECT_EQ(weighted.largest(), 102400u);
+  EXPECT_EQ(parse_value_sizes("2M").largest(), 2u << 20);
+}
+
+TEST(ValueSizes, BadInputNamesIt) {
+  for (const char* bad : {"0", "1000-100", "1K:0", "1K:x", "1K,2K:3", "100M", "abc", "-5", "1K:60,"}) {
+    try {
+      parse_value_sizes(bad);
+      ADD_FAILURE() << "accepted " << bad;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(bad), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(Phases, ParseAndReject) {
+  auto p = parse_phases("load,mixed,read");
+  ASSERT_EQ(p.size(), 3u);
+  EXPECT_EQ(p[1], PhaseKind::mixed);
+  EXPECT_THROW(parse_phases("load,,read"), std::invalid_argument);
+  EXPECT_THROW(parse_phases("write"), std::invalid_argument);
+}
+
+TEST(KeyPatternParse, Forms) {
+  EXPECT_EQ(parse_key_pattern("zipf").kind, KeyPattern::Kind::zipf);
+  EXPECT_DOUBLE_EQ(parse_key_pattern("zipf:1.2").zipf_exponent, 1.2);
+  EXPECT_EQ(parse_key_pattern("gaussian").kind, KeyPattern::Kind::gaussian);
+  for (const char* bad : {"zipf:", "zipf:-1", "zipf:abc", "zipfy", "normal", ""})
+    EXPECT_THROW(parse_key_pattern(bad), std::invalid_argument) << bad;
 }
 
 }  // namespace

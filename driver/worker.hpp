@@ -1,0 +1,30 @@
+// One worker thread's request loop: picks op, key and value, paces sends in rate mode, times
+// each request and records it into its own StatsSlot. Nothing is allocated per request.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "interval_stats.hpp"
+#include "phase_runner.hpp"
+#include "store_client.hpp"
+#include "workload.hpp"
+
+namespace kv::drive {
+
+struct WorkerContext {
+  const PhasePlan& plan;
+  const WorkloadSpec& workload;
+  const ValueTable& values;
+  StoreClient& client;
+  StatsSlot& slot;
+  uint64_t index;            // this worker, 0..count-1
+  uint64_t count;            // workers in the phase
+  int64_t start_ns;          // steady_ns() when the phase started
+  const std::atomic<bool>& stop;   // Ctrl-C
+  const std::atomic<bool>& abort;  // the phase is over (duration, error limit)
+};
+
+void run_worker(const WorkerContext& ctx);
+
+}  // namespace kv::drive

@@ -1,0 +1,193 @@
+// kvdrive's workload features against real servers: hit rate, verification, ketama pools,
+// mixed ratios, rate mode, warm-up, a server killed mid-run, config files.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <thread>
+
+#include "kvdrive_test_util.hpp"
+
+namespace {
+using namespace kv::test;
+
+TEST(KvdriveWorkload, HitRateWithinTwoPointsOfTarget) {
+  StoreServer memcached(StoreServer::Kind::memcached);
+  KV_START_OR_SKIP(memcached);
+  TempDir dir;
+  auto out = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", memcached.uri(),
+                               "--keys", "5000", "--requests", "40000", "--hit-rate", "0.8",
+                               "--key-pattern", "uniform"});
+  ASSERT_EQ(out.exit_code, 0) << out.output;
+  auto db = kv::open_results_db(dir.file("r.db"));
+  double hits = static_cast<double>(driver_sum(db, "hits", "memcached", "get"));
+  double gets = static_cast<double>(driver_sum(db, "ops", "memcached", "get"));
+  EXPECT_EQ(gets, 40000);
+  EXPECT_NEAR(hits / gets, 0.8, 0.02);
+  std::string stats = tcp_request(memcached.port(), "stats\r\n", "END\r\n");
+  EXPECT_EQ(stat_value(stats, "get_hits"), static_cast<long long>(hits));
+  EXPECT_EQ(stat_value(stats, "get_misses"), driver_sum(db, "misses", "memcached", "get"));
+}
+
+TEST(KvdriveWorkload, VerificationCountsAValueChangedBehindItsBack) {
+  StoreServer redis(StoreServer::Kind::redis);
+  KV_START_OR_SKIP(redis);
+  TempDir dir;
+  auto load = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", redis.uri(),
+                                "--keys", "1000", "--phases", "load", "--value-size", "100-300"});
+  ASSERT_EQ(load.exit_code, 0) << load.output;
+  ASSERT_EQ(tcp_request(redis.port(), "SET kv:7 tampered\r\n", "\r\n"), "+OK\r\n");
+  auto read = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", redis.uri(),
+                                "--keys", "1000", "--phases", "read", "--verify",
+                                "--value-size", "100-300"});
+  ASSERT_EQ(read.exit_code, 0) << read.output;
+  auto db = kv::open_results_db(dir.file("r.db"));
+  EXPECT_EQ(query_int(db, "SELECT SUM(wrong) FROM driver_seconds d JOIN phases p USING (phase_id) "
+                          "WHERE p.run_id = 2"), 1);
+  EXPECT_EQ(query_int(db, "SELECT SUM(hits) FROM driver_seconds d JOIN phases p USING (phase_id) "
+                          "WHERE p.run_id = 2"), 1000);
+}
+
+TEST(KvdriveWorkload, KetamaPoolSpreadsKeysOverBothServers) {
+  StoreServer a(StoreServer::Kind::memcached), b(StoreServer::Kind::memcached);
+  KV_START_OR_SKIP(a);
+  KV_START_OR_SKIP(b);
+  TempDir dir;
+  std::string pool = "memcached://127.0.0.1:" + std::to_string(a.port()) + ",127.0.0.1:" +
+                     std::to_string(b.port());
+  auto out = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", pool, "--keys",
+                               "10000", "--threads", "2"});
+  ASSERT_EQ(out.exit_code, 0) << out.output;
+  long long items_a = stat_value(tcp_request(a.port(), "stats\r\n", "END\r\n"), "curr_items");
+  long long items_b = stat_value(tcp_request(b.port(), "stats\r\n", "END\r\n"), "curr_items");
+  EXPECT_EQ(items_a + items_b, 10000);
+  EXPECT_GT(items_a, 3000);
+  EXPECT_GT(items_b, 3000);
+  long long hits = stat_value(tcp_request(a.port(), "stats\r\n", "END\r\n"), "get_hits") +
+                   stat_value(tcp_request(b.port(), "stats\r\n", "END\r\n"), "get_hits");
+  auto db = kv::open_results_db(dir.file("r.db"));
+  EXPECT_EQ(hits, driver_sum(db, "hits", "memcached", "get"));
+  EXPECT_EQ(hits, 10000);
+}
+
+TEST(KvdriveWorkload, MixedPhaseKeepsTheRatioAndAgreesWithRedis) {
+  StoreServer redis(StoreServer::Kind::redis);
+  KV_START_OR_SKIP(redis);
+  TempDir dir;
+  auto out = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", redis.uri(),
+                               "--keys", "1000", "--phases", "load,mixed", "--ratio", "1:4",
+                               "--requests", "10000", "--key-pattern", "zipf:1.1",
+                               "--threads", "2"});
+  ASSERT_EQ(out.exit_code, 0) << out.output;
+  auto db = kv::open_results_db(dir.file("r.db"));
+  EXPECT_EQ(driver_sum(db, "ops", "redis", "set", "mixed"), 2000);
+  EXPECT_EQ(driver_sum(db, "ops", "redis", "get", "mixed"), 8000);
+  EXPECT_EQ(redis_command_calls(redis.port(), "set"), 3000);
+  EXPECT_EQ(redis_command_calls(redis.port(), "get"), 8000);
+}
+
+TEST(KvdriveWorkload, RateModeHoldsTheRateAndKeepsBothLatencies) {
+  StoreServer redis(StoreServer::Kind::redis);
+  KV_START_OR_SKIP(redis);
+  TempDir dir;
+  auto out = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", redis.uri(),
+                               "--keys", "1000", "--phases", "load,read", "--rate", "2000",
+                               "--duration", "3s", "--threads", "2"});
+  ASSERT_EQ(out.exit_code, 0) << out.output;
+  auto db = kv::open_results_db(dir.file("r.db"));
+  double rate = query_double(db, "SELECT req_per_s FROM phase_summary WHERE kind = 'read'");
+  EXPECT_NEAR(rate, 2000, 100) << "achieved rate not within 5 % of the target";
+  EXPECT_EQ(query_int(db, "SELECT count(*) FROM driver_seconds WHERE op = 'get' AND "
+                          "(late IS NULL OR uncorrected_p99_us IS NULL)"), 0);
+  EXPECT_GT(query_int(db, "SELECT count(*) FROM latency_buckets b JOIN phases p USING (phase_id) "
+                          "WHERE p.kind = 'read' AND timing = 'intended'"), 0);
+  EXPECT_GT(query_int(db, "SELECT count(*) FROM latency_buckets b JOIN phases p USING (phase_id) "
+                          "WHERE p.kind = 'read' AND timing = 'sent'"), 0);
+  // Closed-loop phases keep those columns NULL (not 0).
+  EXPECT_EQ(query_int(db, "SELECT count(*) FROM phases WHERE rate = 2000"), 2);
+}
+
+TEST(KvdriveWorkload, WarmupSecondsAreKeptButLeftOutOfSummaries) {
+  StoreServer redis(StoreServer::Kind::redis);
+  KV_START_OR_SKIP(redis);
+  TempDir dir;
+  auto out = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", redis.uri(),
+                               "--keys", "1000", "--phases", "read", "--duration", "3s",
+                               "--warmup", "1s", "--threads", "1"});
+  ASSERT_EQ(out.exit_code, 0) << out.output;
+  auto db = kv::open_results_db(dir.file("r.db"));
+  EXPECT_EQ(query_int(db, "SELECT count(*) FROM driver_seconds WHERE warmup = 1"), 1);
+  int64_t all = query_int(db, "SELECT SUM(ops) FROM driver_seconds");
+  int64_t summarized = query_int(db, "SELECT ops FROM phase_summary");
+  EXPECT_LT(summarized, all);
+  EXPECT_EQ(redis_command_calls(redis.port(), "get"), all);
+  EXPECT_NEAR(query_double(db, "SELECT seconds FROM phase_summary"), 2.0, 0.2);
+}
+
+TEST(KvdriveWorkload, ServerKilledAndRestartedMidRunIsCountedAndSurvived) {
+  StoreServer redis(StoreServer::Kind::redis);
+  KV_START_OR_SKIP(redis);
+  TempDir dir;
+  std::string log = dir.file("kvdrive.log");
+  Process p({kKvdrive, "run", "--db", dir.file("r.db"), "--target", redis.uri(), "--keys",
+             "1000", "--phases", "load,read", "--duration", "6s", "--threads", "2",
+             "--timeout", "500ms"},
+            log);
+  std::this_thread::sleep_for(std::chrono::milliseconds(2000));
+  redis.process().signal(SIGKILL);
+  redis.process().wait(5000);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  redis.restart();
+  ASSERT_EQ(p.wait(60'000), 0) << slurp(log);
+  auto db = kv::open_results_db(dir.file("r.db"));
+  EXPECT_EQ(query_int(db, "SELECT count(*) FROM runs WHERE status = 'completed'"), 1);
+  EXPECT_GT(driver_sum(db, "errors", "redis", "get") + driver_sum(db, "timeouts", "redis", "get"), 0);
+  // Every second of the read phase has its row, before, during and after the outage.
+  EXPECT_GE(query_int(db, "SELECT count(*) FROM driver_seconds d JOIN phases p USING (phase_id) "
+                          "WHERE p.kind = 'read' AND d.op = 'get'"), 6);
+  // Requests succeeded again after the restart (the data is gone: misses).
+  EXPECT_GT(driver_sum(db, "misses", "redis", "get"), 0);
+  EXPECT_EQ(redis_command_calls(redis.port(), "get"), driver_sum(db, "misses", "redis", "get"));
+}
+
+TEST(KvdriveWorkload, MaxErrorsFailsTheRunWithTheReason) {
+  StoreServer redis(StoreServer::Kind::redis);
+  KV_START_OR_SKIP(redis);
+  TempDir dir;
+  std::string log = dir.file("kvdrive.log");
+  Process p({kKvdrive, "run", "--db", dir.file("r.db"), "--target", redis.uri(), "--keys",
+             "1000", "--phases", "read", "--duration", "20s", "--max-errors", "5"},
+            log);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+  redis.stop();
+  EXPECT_EQ(p.wait(30'000), 1) << slurp(log);
+  auto db = kv::open_results_db(dir.file("r.db"));
+  EXPECT_EQ(query_int(db, "SELECT count(*) FROM runs WHERE status = 'failed' AND error LIKE "
+                          "'%max-errors%'"), 1);
+  EXPECT_EQ(query_int(db, "SELECT count(*) FROM phases WHERE status = 'failed'"), 1);
+}
+
+TEST(KvdriveWorkload, ConfigFileSetsOptionsAndRejectsUnknownKeys) {
+  StoreServer redis(StoreServer::Kind::redis);
+  KV_START_OR_SKIP(redis);
+  TempDir dir;
+  {
+    std::ofstream f(dir.file("good.toml"));
+    f << "[run]\ndb = \"" << dir.file("r.db") << "\"\ntarget = [\"" << redis.uri()
+      << "\"]\nkeys = \"3000\"\nthreads = 2\nname = \"from-config\"\n";
+  }
+  auto good = run_kvdrive(dir, {"--config", dir.file("good.toml"), "run"});
+  ASSERT_EQ(good.exit_code, 0) << good.output;
+  auto db = kv::open_results_db(dir.file("r.db"));
+  EXPECT_EQ(query_int(db, "SELECT count(*) FROM runs WHERE name = 'from-config'"), 1);
+  EXPECT_EQ(redis_command_calls(redis.port(), "set"), 3000);
+  {
+    std::ofstream f(dir.file("bad.toml"));
+    f << "[run]\nkeys = \"10\"\nno_such_key = 1\n";
+  }
+  auto bad = run_kvdrive(dir, {"--config", dir.file("bad.toml"), "run", "--db", dir.file("b.db"),
+                               "--target", redis.uri()});
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_NE(bad.output.find("no_such_key"), std::string::npos) << bad.output;
+}
+
+}  // namespace
