@@ -82,6 +82,9 @@ void fill_workload(WorkloadSpec& w, const std::string& keys, const std::string& 
   int64_t ttl_us = parse_duration_us(ttl);
   if (ttl_us % 1'000'000 != 0) throw std::invalid_argument("--ttl must be whole seconds");
   w.ttl_s = static_cast<uint32_t>(ttl_us / 1'000'000);
+  if (w.rate > 0 && (w.connections > 1 || w.pipeline > 1))
+    throw std::invalid_argument("--rate works with --connections 1 and --pipeline 1 (one "
+                                "scheduled request at a time per thread); use more --threads");
   if (w.duration_us > 0 && w.warmup_us >= w.duration_us)
     throw std::invalid_argument("--warmup must be shorter than --duration");
 }
@@ -141,6 +144,12 @@ int kvdrive_main(int argc, char** argv) {
   run->add_option("--threads", w.threads, "Worker threads, one connection each")
       ->capture_default_str()
       ->check(CLI::Range(1, 1024));
+  run->add_option("--connections", w.connections, "Connections per thread (Redis protocol)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1024));
+  run->add_option("--pipeline", w.pipeline, "Requests in flight per connection (Redis protocol)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 4096));
   run->add_option("--key-prefix", w.key_prefix, "Prefix of every key")->capture_default_str();
   run->add_option("--timeout", timeout, "Per-request and connect timeout")
       ->capture_default_str()

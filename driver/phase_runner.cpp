@@ -7,6 +7,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <span>
 #include <thread>
 
 #include "kvbench/clock.hpp"
@@ -99,7 +100,8 @@ PhaseResult run_phase(const PhasePlan& plan, const WorkloadSpec& w,
                       const std::atomic<bool>& stop,
                       const std::function<void(int64_t)>& on_start,
                       const std::function<void(const SecondReport&)>& on_second) {
-  const size_t n = clients.size();
+  const size_t conns = static_cast<size_t>(w.connections);
+  const size_t n = clients.size() / conns;  // workers
   std::vector<std::unique_ptr<StatsSlot>> slots;
   for (size_t i = 0; i < n; ++i) slots.push_back(std::make_unique<StatsSlot>(plan.rate > 0));
   Shared shared;
@@ -116,7 +118,8 @@ PhaseResult run_phase(const PhasePlan& plan, const WorkloadSpec& w,
   std::vector<std::thread> threads;
   for (size_t t = 0; t < n; ++t) {
     threads.emplace_back([&, t] {
-      run_worker(WorkerContext{plan, w, values, *clients[t], *slots[t], t, n, start_ns, stop, abort});
+      std::span<const std::unique_ptr<StoreClient>> mine(clients.data() + t * conns, conns);
+      run_worker(WorkerContext{plan, w, values, mine, *slots[t], t, n, start_ns, stop, abort});
       std::lock_guard<std::mutex> lock(shared.mu);
       --shared.running;
       shared.cv.notify_all();

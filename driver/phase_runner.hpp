@@ -49,7 +49,8 @@ struct PhaseResult {
   IntervalStats totals;   // the whole phase after warm-up
 };
 
-// Runs the phase with one worker per client (clients must be connected). Returns when every
+// Runs the phase with w.threads workers, each owning w.connections consecutive clients (which
+// must be connected). Returns when every
 // worker is done, the duration is over, `stop` became true (interrupted) or the error limit
 // was passed (failed); every request completed is in exactly one SecondReport.
 PhaseResult run_phase(const PhasePlan& plan, const WorkloadSpec& w,

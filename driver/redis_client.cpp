@@ -76,6 +76,57 @@ class RedisClient final : public StoreClient {
 
   OpStatus set(std::string_view key, std::string_view value, uint32_t ttl_s) override {
     if (!ready()) return OpStatus::error;
+    format_set(key, value, ttl_s);
+    redisReply* r = nullptr;
+    OpStatus st = roundtrip(&r);
+    if (st != OpStatus::ok) return st;
+    ReplyPtr reply(r);
+    return reply->type == REDIS_REPLY_STATUS ? OpStatus::ok : OpStatus::error;
+  }
+
+  bool supports_pipelining() const override { return true; }
+
+  void send_set(std::string_view key, std::string_view value, uint32_t ttl_s) override {
+    format_set(key, value, ttl_s);
+    append();
+  }
+  void send_get(std::string_view key) override {
+    format_get(key);
+    append();
+  }
+  void flush() override {
+    if (batch_failed_ || !ctx_) return;
+    int done = 0;
+    while (!done) {
+      if (redisBufferWrite(ctx_.get(), &done) != REDIS_OK) {
+        fail_batch();
+        return;
+      }
+    }
+  }
+  OpStatus receive(std::string_view* value) override {
+    if (pending_ == 0) return OpStatus::error;  // nothing was queued
+    --pending_;
+    if (!batch_failed_) {
+      redisReply* r = nullptr;
+      if (redisGetReply(ctx_.get(), reinterpret_cast<void**>(&r)) == REDIS_OK) {
+        last_get_.reset(r);
+        switch (r->type) {
+          case REDIS_REPLY_STATUS: return OpStatus::ok;
+          case REDIS_REPLY_NIL: return OpStatus::miss;
+          case REDIS_REPLY_STRING:
+            *value = std::string_view(r->str, r->len);
+            return OpStatus::hit;
+          default: return OpStatus::error;
+        }
+      }
+      fail_batch();
+    }
+    return batch_status_;  // every request of a failed batch shares its fate
+  }
+
+ private:
+  void format_set(std::string_view key, std::string_view value, uint32_t ttl_s) {
     cmd_.clear();
     if (ttl_s == 0) {
       cmd_ += "*3\r\n";
@@ -92,19 +143,34 @@ class RedisClient final : public StoreClient {
       append_bulk(cmd_, "EX");
       append_bulk(cmd_, std::string_view(num, static_cast<size_t>(end - num)));
     }
-    redisReply* r = nullptr;
-    OpStatus st = roundtrip(&r);
-    if (st != OpStatus::ok) return st;
-    ReplyPtr reply(r);
-    return reply->type == REDIS_REPLY_STATUS ? OpStatus::ok : OpStatus::error;
   }
-
-  OpStatus get(std::string_view key, std::string_view* value) override {
-    if (!ready()) return OpStatus::error;
+  void format_get(std::string_view key) {
     cmd_.clear();
     cmd_ += "*2\r\n";
     append_bulk(cmd_, "GET");
     append_bulk(cmd_, key);
+  }
+  // Queues cmd_ on the connection (connecting first if needed); a failure fails the batch.
+  void append() {
+    if (pending_ == 0) {
+      batch_failed_ = !ready();
+      batch_status_ = OpStatus::error;
+    }
+    ++pending_;
+    if (batch_failed_) return;
+    if (redisAppendFormattedCommand(ctx_.get(), cmd_.data(), cmd_.size()) != REDIS_OK) fail_batch();
+  }
+  void fail_batch() {
+    bool timed_out = ctx_ && ctx_->err == REDIS_ERR_IO && (errno == EAGAIN || errno == EWOULDBLOCK);
+    batch_status_ = timed_out ? OpStatus::timeout : OpStatus::error;
+    batch_failed_ = true;
+    ctx_.reset();  // a context is never reused after an error
+  }
+
+ public:
+  OpStatus get(std::string_view key, std::string_view* value) override {
+    if (!ready()) return OpStatus::error;
+    format_get(key);
     redisReply* r = nullptr;
     OpStatus st = roundtrip(&r);
     if (st != OpStatus::ok) return st;
@@ -182,6 +248,9 @@ class RedisClient final : public StoreClient {
   ClientOptions opts_;
   ContextPtr ctx_;
   ReplyPtr last_get_;
+  int pending_ = 0;              // requests queued and not yet received
+  bool batch_failed_ = false;    // the current batch lost its connection
+  OpStatus batch_status_ = OpStatus::error;  // what the failed batch's requests report
   std::string cmd_;
   int64_t backoff_us_ = 0;
   int64_t next_connect_us_ = 0;

@@ -50,7 +50,7 @@ PhaseStatus run_target(const RunOptions& opts, const TargetSpec& spec, int64_t r
                        int ordinal, ResultsWriter& writer, const ValueTable& values,
                        const std::atomic<bool>& stop, std::string* error) {
   const WorkloadSpec& w = opts.workload;
-  auto clients = connect_clients(spec, w.threads, opts.client);
+  auto clients = connect_clients(spec, w.threads * w.connections, opts.client);
   int64_t target_id = writer.add_target(run_id, ordinal, spec, clients.front()->server_version());
   for (size_t p = 0; p < w.phases.size(); ++p) {
     PhasePlan plan = plan_phase(w.phases[p], w);
@@ -65,7 +65,7 @@ PhaseStatus run_target(const RunOptions& opts, const TargetSpec& spec, int64_t r
     auto on_start = [&](int64_t ts) {
       started = ts;
       phase_id = writer.begin_phase({run_id, target_id, static_cast<int>(p), plan, ts, w.threads,
-                                     w.threads, w.to_json()});
+                                     w.threads * w.connections, w.to_json()});
     };
     auto on_second = [&](const SecondReport& sec) {
       writer.write_second(phase_id, sec, rate_mode);
@@ -101,6 +101,13 @@ int run_benchmark(const RunOptions& opts, const std::atomic<bool>& stop, std::os
   // Everything that can be checked is checked before the file is touched.
   std::vector<TargetSpec> specs;
   for (const auto& t : opts.targets) specs.push_back(parse_target_uri(t));
+  const WorkloadSpec& w = opts.workload;
+  for (const auto& spec : specs) {
+    if (spec.protocol == Protocol::memcached && (w.connections > 1 || w.pipeline > 1))
+      throw std::invalid_argument(spec.display + ": memcached targets take --connections 1 and "
+                                  "--pipeline 1 only (libmemcached's requests block); use more "
+                                  "--threads");
+  }
   for (const auto& spec : specs) connect_clients(spec, 1, opts.client);
 
   ValueTable values(opts.workload.values.largest(), opts.workload.seed);

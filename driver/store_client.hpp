@@ -31,6 +31,16 @@ class StoreClient {
   virtual OpStatus get(std::string_view key, std::string_view* value) = 0;
   // The server's version as it reports it; empty if unknown.
   virtual std::string server_version() = 0;
+
+  // Pipelining (only where supports_pipelining()): queue requests with send_set / send_get,
+  // put them on the wire with flush(), then take their results in order with receive() (one
+  // call per queued request; *value views a get's bytes until the next call). After an error
+  // every remaining receive() of the batch returns error and the connection is rebuilt.
+  virtual bool supports_pipelining() const { return false; }
+  virtual void send_set(std::string_view /*key*/, std::string_view /*value*/, uint32_t /*ttl_s*/) {}
+  virtual void send_get(std::string_view /*key*/) {}
+  virtual void flush() {}
+  virtual OpStatus receive(std::string_view* /*value*/) { return OpStatus::error; }
 };
 
 // Creates the client for spec.protocol. Does not connect.

@@ -1,9 +1,13 @@
 // One worker thread's request loop: picks op, key and value, paces sends in rate mode, times
-// each request and records it into its own StatsSlot. Nothing is allocated per request.
+// each request and records it into its own StatsSlot. With one connection and no pipelining
+// each request is a blocking round trip; otherwise each round sends `pipeline` requests on every
+// connection, then reads every reply. Nothing is allocated per request.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
+#include <span>
 
 #include "interval_stats.hpp"
 #include "phase_runner.hpp"
@@ -16,7 +20,7 @@ struct WorkerContext {
   const PhasePlan& plan;
   const WorkloadSpec& workload;
   const ValueTable& values;
-  StoreClient& client;
+  std::span<const std::unique_ptr<StoreClient>> clients;  // this worker's connections
   StatsSlot& slot;
   uint64_t index;            // this worker, 0..count-1
   uint64_t count;            // workers in the phase

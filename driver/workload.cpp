@@ -184,6 +184,9 @@ std::string WorkloadSpec::to_json() const {
   };
   return "{\"keys\":" + std::to_string(keys) + ",\"key_prefix\":\"" + prefix +
          "\",\"value_size\":\"" + values.describe() + "\",\"threads\":" + std::to_string(threads) +
+         ",\"connections\":" + std::to_string(connections) + ",\"pipeline\":" + std::to_string(pipeline) +
+         ",\"connections\":" + std::to_string(connections) +
+         ",\"pipeline\":" + std::to_string(pipeline) +
          ",\"ttl_s\":" + std::to_string(ttl_s) + ",\"phases\":[" + phases_json +
          "],\"key_pattern\":\"" + key_pattern_name(pattern) +
          "\",\"requests\":" + std::to_string(requests) +

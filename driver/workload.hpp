@@ -48,7 +48,9 @@ struct WorkloadSpec {
   uint64_t keys = 100'000;          // keys 0 .. keys-1
   std::string key_prefix = "kv:";
   ValueSizes values;
-  int threads = 4;                  // one connection each
+  int threads = 4;
+  int connections = 1;              // per thread
+  int pipeline = 1;                 // requests in flight per connection
   uint32_t ttl_s = 0;               // 0: no expiry
   std::vector<PhaseKind> phases = {PhaseKind::load, PhaseKind::read};
   KeyPattern pattern;               // read and mixed phases

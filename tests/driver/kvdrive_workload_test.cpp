@@ -191,3 +191,37 @@ TEST(KvdriveWorkload, ConfigFileSetsOptionsAndRejectsUnknownKeys) {
 }
 
 }  // namespace
+
+namespace {
+using namespace kv::test;
+
+TEST(KvdriveWorkload, PipelinedConnectionsCountAndVerifyExactly) {
+  StoreServer redis(StoreServer::Kind::redis);
+  KV_START_OR_SKIP(redis);
+  TempDir dir;
+  auto out = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", redis.uri(),
+                               "--keys", "20000", "--threads", "2", "--connections", "3",
+                               "--pipeline", "16", "--verify", "--value-size", "10-2000",
+                               "--phases", "load,read,mixed", "--requests", "30000"});
+  ASSERT_EQ(out.exit_code, 0) << out.output;
+  auto db = kv::open_results_db(dir.file("r.db"));
+  EXPECT_EQ(redis_command_calls(redis.port(), "set"), driver_sum(db, "ops", "redis", "set"));
+  EXPECT_EQ(redis_command_calls(redis.port(), "get"), driver_sum(db, "ops", "redis", "get"));
+  EXPECT_EQ(driver_sum(db, "ops", "redis", "set", "load"), 20000);
+  EXPECT_EQ(driver_sum(db, "ops", "redis", "get", "read"), 30000);
+  EXPECT_EQ(driver_sum(db, "hits", "redis", "get"), driver_sum(db, "ops", "redis", "get"));
+  EXPECT_EQ(driver_sum(db, "wrong", "redis", "get"), 0);
+  EXPECT_EQ(query_int(db, "SELECT connections FROM phases LIMIT 1"), 6);
+}
+
+TEST(KvdriveWorkload, MemcachedRefusesPipeliningBeforeWritingAnything) {
+  TempDir dir;
+  auto out = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target",
+                               "memcached://127.0.0.1:1", "--pipeline", "4"});
+  EXPECT_EQ(out.exit_code, 2) << out.output;
+  EXPECT_NE(out.output.find("--pipeline 1"), std::string::npos) << out.output;
+  std::ifstream f(dir.file("r.db"));
+  EXPECT_FALSE(f.good());
+}
+
+}  // namespace
