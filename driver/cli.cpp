@@ -7,6 +7,7 @@
 #include <atomic>
 #include <charconv>
 #include <iostream>
+#include <map>
 
 #include "kvbench/log.hpp"
 #include "kvbench/schema.hpp"
@@ -14,6 +15,8 @@
 #include "kvbench/version.hpp"
 #include "report.hpp"
 #include "run.hpp"
+#include "scenario.hpp"
+#include "workload_options.hpp"
 
 namespace kv::drive {
 namespace {
@@ -48,45 +51,12 @@ CLI::Validator parsed_by(Parse parse, const char* what) {
       what);
 }
 
-uint32_t parse_ratio_part(std::string_view text, std::string_view whole) {
-  uint32_t v = 0;
-  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || p != text.data() + text.size() || v > 1'000'000)
-    throw std::invalid_argument("invalid --ratio '" + std::string(whole) +
-                                "': expected SETS:GETS such as 1:10");
-  return v;
-}
-
-// Turns the text options into the workload and checks how they combine.
-void fill_workload(WorkloadSpec& w, const std::string& keys, const std::string& value_size,
-                   const std::string& phases, const std::string& pattern,
-                   const std::string& requests, const std::string& duration,
-                   const std::string& ratio, const std::string& warmup, const std::string& ttl) {
-  w.keys = parse_count(keys);
-  if (w.keys == 0) throw std::invalid_argument("--keys must be at least 1");
-  w.values = parse_value_sizes(value_size);
-  w.phases = parse_phases(phases);
-  w.pattern = parse_key_pattern(pattern);
-  w.requests = parse_count(requests);
-  w.duration_us = parse_duration_us(duration);
-  w.warmup_us = parse_duration_us(warmup);
-  auto colon = ratio.find(':');
-  if (colon == std::string::npos)
-    throw std::invalid_argument("invalid --ratio '" + ratio + "': expected SETS:GETS such as 1:10");
-  w.ratio_sets = parse_ratio_part(std::string_view(ratio).substr(0, colon), ratio);
-  w.ratio_gets = parse_ratio_part(std::string_view(ratio).substr(colon + 1), ratio);
-  if (w.ratio_sets + w.ratio_gets == 0) throw std::invalid_argument("--ratio must not be 0:0");
-  if (static_cast<uint64_t>(w.threads) > w.keys)
-    throw std::invalid_argument("--threads (" + std::to_string(w.threads) +
-                                ") must not exceed --keys (" + std::to_string(w.keys) + ")");
-  int64_t ttl_us = parse_duration_us(ttl);
-  if (ttl_us % 1'000'000 != 0) throw std::invalid_argument("--ttl must be whole seconds");
-  w.ttl_s = static_cast<uint32_t>(ttl_us / 1'000'000);
-  if (w.rate > 0 && (w.connections > 1 || w.pipeline > 1))
-    throw std::invalid_argument("--rate works with --connections 1 and --pipeline 1 (one "
-                                "scheduled request at a time per thread); use more --threads");
-  if (w.duration_us > 0 && w.warmup_us >= w.duration_us)
-    throw std::invalid_argument("--warmup must be shorter than --duration");
+void list_scenarios(std::ostream& out) {
+  for (const auto& e : shipped_scenarios()) {
+    Scenario s = parse_scenario(e.name, e.text);
+    out << e.name << "\n    " << s.description << " (" << s.steps.size()
+        << (s.steps.size() == 1 ? " step" : " steps") << ")\n";
+  }
 }
 
 }  // namespace
@@ -104,9 +74,8 @@ int kvdrive_main(int argc, char** argv) {
   app.add_option("--log-level", log_level, "debug, info, warn, error or off")->capture_default_str();
 
   RunOptions opts;
-  WorkloadSpec& w = opts.workload;
-  std::string keys = "100000", value_size = "100", timeout = "5s", ttl = "0", phases = "load,read";
-  std::string pattern = "sequential", requests = "0", duration = "0", ratio = "1:10", warmup = "0";
+  std::string timeout = "5s", scenario;
+  double scale = 1.0;
   auto* run = app.add_subcommand("run", "Benchmark one or more stores, one after another");
   run->add_option("--db", opts.db_path, "Results file (SQLite; created if missing)")->required();
   run->add_option("--target", opts.targets,
@@ -114,53 +83,34 @@ int kvdrive_main(int argc, char** argv) {
                   "memcached://host:port[,host:port...][?protocol=binary][&nodelay=0]")
       ->required();
   run->add_option("--name", opts.name, "A name for the run");
-  run->add_option("--phases", phases, "Phases in order: load (set every key once), read, mixed")
-      ->capture_default_str()
-      ->check(parsed_by(parse_phases, "PHASES"));
-  run->add_option("--keys", keys, "Number of keys (100k, 5M ...)")
-      ->capture_default_str()
-      ->check(parsed_by(parse_count, "COUNT"));
-  run->add_option("--value-size", value_size,
-                  "Value size: fixed (100, 20KB), a range (100-1000) or weighted (1K:60,10K:40)")
-      ->capture_default_str()
-      ->check(parsed_by(parse_value_sizes, "SIZE"));
-  run->add_option("--key-pattern", pattern,
-                  "Keys of read/mixed phases: sequential, uniform, gaussian, zipf[:EXPONENT]")
-      ->capture_default_str()
-      ->check(parsed_by(parse_key_pattern, "PATTERN"));
-  run->add_option("--requests", requests, "Requests per read/mixed phase (default: one per key)")
-      ->check(parsed_by(parse_count, "COUNT"));
-  run->add_option("--duration", duration, "Length of each read/mixed phase (instead of --requests)")
-      ->check(parsed_by(parse_duration_us, "DURATION"));
-  run->add_option("--ratio", ratio, "Mixed phases: sets:gets")->capture_default_str();
-  run->add_option("--hit-rate", w.hit_rate, "Fraction of gets aimed at keys that exist (0-1)")
-      ->capture_default_str()
-      ->check(CLI::Range(0.0, 1.0));
-  run->add_flag("--verify", w.verify, "Check every value read against what was written");
-  run->add_option("--rate", w.rate,
-                  "Open loop: requests/s over all threads, latency from the intended send time")
-      ->check(CLI::Range(0.0, 1e9));
-  run->add_option("--warmup", warmup, "Leading time of each phase left out of summaries");
-  run->add_option("--threads", w.threads, "Worker threads, one connection each")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 1024));
-  run->add_option("--connections", w.connections, "Connections per thread (Redis protocol)")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 1024));
-  run->add_option("--pipeline", w.pipeline, "Requests in flight per connection (Redis protocol)")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 4096));
-  run->add_option("--key-prefix", w.key_prefix, "Prefix of every key")->capture_default_str();
+  run->add_option("--scenario", scenario,
+                  "A shipped scenario (see `kvdrive scenarios`) or a scenario file; options given "
+                  "here override its values");
+  run->add_option("--scale", scale, "Scenario size factor: keys, requests and durations x F")
+      ->check(CLI::Range(1e-6, 1000.0));
+  // The workload options, from the one table that scenario files use too.
+  std::vector<std::pair<const WorkloadOption*, CLI::Option*>> workload_cli;
+  std::map<std::string, std::string> workload_text;
+  std::map<std::string, bool> workload_flags;
+  for (const auto& o : workload_options()) {
+    std::string help = o.help;
+    CLI::Option* opt = nullptr;
+    if (o.flag) {
+      opt = run->add_flag("--" + std::string(o.name), workload_flags[o.name], help);
+    } else {
+      help += std::string(" [default: ") + o.default_text + "]";
+      opt = run->add_option("--" + std::string(o.name), workload_text[o.name], help);
+    }
+    workload_cli.emplace_back(&o, opt);
+  }
   run->add_option("--timeout", timeout, "Per-request and connect timeout")
-      ->capture_default_str()
-      ->check(parsed_by(parse_duration_us, "DURATION"));
-  run->add_option("--ttl", ttl, "Expiry of the values written (0: none)")
       ->capture_default_str()
       ->check(parsed_by(parse_duration_us, "DURATION"));
   run->add_option("--max-errors", opts.max_errors,
                   "Fail the run once this many requests failed (0: never)");
-  run->add_option("--seed", w.seed, "Seed of the key and value generators")->capture_default_str();
   run->add_flag("--json", opts.json, "Print the summary as JSON");
+
+  auto* scenarios = app.add_subcommand("scenarios", "List the shipped scenarios");
 
   std::string report_db;
   int64_t report_run = -1;
@@ -175,7 +125,18 @@ int kvdrive_main(int argc, char** argv) {
     app.parse(argc, argv);
     set_log_level(parse_log_level(log_level));
     if (run->parsed()) {
-      fill_workload(w, keys, value_size, phases, pattern, requests, duration, ratio, warmup, ttl);
+      std::vector<std::pair<std::string, std::string>> overrides;
+      for (const auto& [o, cli] : workload_cli) {
+        if (cli->count() == 0) continue;
+        overrides.emplace_back(o->name, o->flag ? (workload_flags[o->name] ? "true" : "false")
+                                                : workload_text[o->name]);
+      }
+      Scenario sc = scenario.empty() ? Scenario{"", "", {}, {{"", {}}}} : load_scenario(scenario);
+      if (scenario.empty() && scale != 1.0)
+        throw std::invalid_argument("--scale applies to a --scenario");
+      opts.steps = expand_scenario(sc, WorkloadSpec{}, overrides, scale);
+      opts.scenario = scenario;
+      opts.scale = scale;
       opts.client.timeout_us = parse_duration_us(timeout);
       if (opts.client.timeout_us < 1000) throw std::invalid_argument("--timeout must be at least 1ms");
       opts.command_line = join_command_line(argc, argv);
@@ -194,6 +155,10 @@ int kvdrive_main(int argc, char** argv) {
     if (run->parsed()) {
       install_signal_handlers();
       return run_benchmark(opts, g_stop, std::cout);
+    }
+    if (scenarios->parsed()) {
+      list_scenarios(std::cout);
+      return kExitOk;
     }
     Database db = Database::open(report_db);
     schema::migrate(db);

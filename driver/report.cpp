@@ -1,6 +1,10 @@
 #include "report.hpp"
 
+#include <algorithm>
+#include <array>
 #include <cmath>
+#include <map>
+#include <vector>
 #include <stdexcept>
 #include <string>
 
@@ -24,9 +28,51 @@ void print_run_header(Statement& r, std::ostream& out) {
   if (!r.is_null(6)) out << "  error: " << r.column_text(6) << "\n";
 }
 
+// Scenario runs: one row per step, and per store its write and read rates side by side, the
+// shape of the published sweeps. Returns false if the run has no steps.
+bool print_step_pivot(Database& db, int64_t run_id, std::ostream& out) {
+  std::vector<std::string> stores, steps;
+  std::map<std::pair<std::string, std::string>, std::array<double, 5>> cells;
+  auto s = db.prepare(
+      "SELECT step, store, write_req_per_s, read_req_per_s, write_p99_us, read_p99_us, errors "
+      "FROM step_summary WHERE run_id = ? AND step IS NOT NULL ORDER BY first_phase_id");
+  s.bind(1, run_id);
+  while (s.step()) {
+    std::string step = s.column_text(0), store = s.column_text(1);
+    if (std::find(steps.begin(), steps.end(), step) == steps.end()) steps.push_back(step);
+    if (std::find(stores.begin(), stores.end(), store) == stores.end()) stores.push_back(store);
+    cells[{step, store}] = {opt(s, 2), opt(s, 3), opt(s, 4), opt(s, 5), opt(s, 6)};
+  }
+  if (steps.empty()) return false;
+  for (size_t i = 0; i < stores.size(); ++i) out << "[" << i + 1 << "] " << stores[i] << "\n";
+  std::vector<std::string> header{"step"};
+  for (size_t i = 0; i < stores.size(); ++i) {
+    std::string n = "[" + std::to_string(i + 1) + "] ";
+    header.insert(header.end(),
+                  {n + "write/s", n + "read/s", n + "w p99 ms", n + "r p99 ms", n + "errors"});
+  }
+  TextTable t(header);
+  for (const auto& step : steps) {
+    std::vector<std::string> row{step};
+    for (const auto& store : stores) {
+      auto it = cells.find({step, store});
+      std::array<double, 5> c;
+      c.fill(std::nan(""));
+      if (it != cells.end()) c = it->second;
+      row.insert(row.end(), {fmt_int(c[0]), fmt_int(c[1]), fmt_fixed(c[2] / 1000, 3),
+                             fmt_fixed(c[3] / 1000, 3), fmt_int(c[4])});
+    }
+    t.add_row(row);
+  }
+  t.print(out);
+  out << "(req/s count every request, failed ones too: see errors)\n";
+  return true;
+}
+
 }  // namespace
 
 void print_run_summary(Database& db, int64_t run_id, std::ostream& out) {
+  if (print_step_pivot(db, run_id, out)) return;
   TextTable stores({"store", "write req/s", "read req/s", "write p99 ms", "read p99 ms", "errors"});
   auto s = db.prepare(
       "SELECT store, write_req_per_s, read_req_per_s, write_p99_us, read_p99_us, errors "

@@ -10,7 +10,8 @@ int64_t ResultsWriter::begin_run(const RunInfo& info) {
   WriteTransaction tx(db_);
   db_.prepare(
          "INSERT INTO runs(name, started_ts_us, status, command_line, kvdrive_version, "
-         "client_host, client_pid, parameters) VALUES (?, ?, 'running', ?, ?, ?, ?, ?)")
+         "client_host, client_pid, parameters, scenario, scale) "
+         "VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?)")
       .bind(1, info.name.empty() ? std::optional<std::string>() : info.name)
       .bind(2, info.started_ts_us)
       .bind(3, info.command_line)
@@ -18,6 +19,8 @@ int64_t ResultsWriter::begin_run(const RunInfo& info) {
       .bind(5, host_name())
       .bind(6, static_cast<int64_t>(getpid()))
       .bind(7, info.parameters_json)
+      .bind(8, info.scenario.empty() ? std::optional<std::string>() : info.scenario)
+      .bind(9, info.scenario.empty() ? std::optional<double>() : info.scale)
       .run();
   int64_t id = db_.last_insert_rowid();
   tx.commit();
@@ -56,12 +59,13 @@ int64_t ResultsWriter::begin_phase(const PhaseRow& row) {
   WriteTransaction tx(db_);
   db_.prepare(
          "INSERT INTO phases(run_id, target_id, ordinal, name, kind, started_ts_us, threads, "
-         "connections, requests, duration_us, warmup_us, rate, parameters) "
-         "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)")
+         "connections, requests, duration_us, warmup_us, rate, parameters, step) "
+         "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)")
       .bind(1, row.run_id)
       .bind(2, row.target_id)
       .bind(3, row.ordinal)
-      .bind(4, phase_kind_name(plan.kind))
+      .bind(4, row.step.empty() ? std::string(phase_kind_name(plan.kind))
+                                : row.step + "/" + phase_kind_name(plan.kind))
       .bind(5, phase_kind_name(plan.kind))
       .bind(6, row.started_ts_us)
       .bind(7, row.threads)
@@ -71,6 +75,7 @@ int64_t ResultsWriter::begin_phase(const PhaseRow& row) {
       .bind(11, plan.warmup_us)
       .bind(12, plan.rate > 0 ? std::optional<double>(plan.rate) : std::nullopt)
       .bind(13, row.parameters_json)
+      .bind(14, row.step.empty() ? std::optional<std::string>() : row.step)
       .run();
   int64_t id = db_.last_insert_rowid();
   tx.commit();

@@ -18,6 +18,8 @@ struct RunInfo {
   std::string command_line;
   std::string parameters_json;
   int64_t started_ts_us = 0;
+  std::string scenario;  // empty outside scenarios
+  double scale = 1.0;
 };
 
 class ResultsWriter {
@@ -32,6 +34,7 @@ class ResultsWriter {
   struct PhaseRow {
     int64_t run_id, target_id;
     int ordinal;
+    const std::string& step;  // empty outside scenarios
     const PhasePlan& plan;
     int64_t started_ts_us;
     int threads, connections;

@@ -1,5 +1,6 @@
 #include "run.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "kvbench/clock.hpp"
@@ -45,51 +46,79 @@ std::vector<std::unique_ptr<StoreClient>> connect_clients(const TargetSpec& spec
   return clients;
 }
 
-// Runs every phase against one target. Returns the status of the last phase run.
+// Where a phase stands in the run, for its rows and its progress line.
+struct PhaseSlot {
+  int64_t run_id, target_id;
+  int ordinal;
+  const std::string& step;
+  std::string label;
+};
+
+// Runs one phase and records it. Returns its status (error set when not completed).
+PhaseStatus run_one_phase(const RunOptions& opts, const PhaseSlot& at, const WorkloadSpec& w,
+                          PhaseKind kind, std::vector<std::unique_ptr<StoreClient>>& clients,
+                          ResultsWriter& writer, const ValueTable& values,
+                          const std::atomic<bool>& stop, std::string* error) {
+  PhasePlan plan = plan_phase(kind, w);
+  plan.max_errors = opts.max_errors;
+  const bool rate_mode = plan.rate > 0;
+  const std::string label = at.label + " " + phase_kind_name(kind);
+  ProgressLine progress(opts.progress);
+  int64_t phase_id = 0;
+  uint64_t done = 0;
+  int64_t started = 0;
+  bool warned_cpu = false;
+  auto on_start = [&](int64_t ts) {
+    started = ts;
+    phase_id = writer.begin_phase({at.run_id, at.target_id, at.ordinal, at.step, plan, ts,
+                                   w.threads, w.threads * w.connections, w.to_json()});
+  };
+  auto on_second = [&](const SecondReport& sec) {
+    writer.write_second(phase_id, sec, rate_mode);
+    for (const auto& s : sec.stats.by_op) done += s.ops;
+    if (sec.busiest_thread_cpu > 0.9 && !warned_cpu) {
+      warned_cpu = true;
+      std::string msg = "a worker thread used " + fmt_int(sec.busiest_thread_cpu * 100) +
+                        " % of a core: the client may be the bottleneck, not the store";
+      progress.finish();
+      log_warn() << label << ": " << msg;
+      writer.event(at.run_id, "client_bound", label + ": " + msg);
+    }
+    progress.update(progress_text(label, static_cast<double>(sec.ts_us + sec.interval_us - started) / 1e6,
+                                  sec, done, plan.requests,
+                                  static_cast<double>(plan.duration_us) / 1e6));
+  };
+  PhaseResult result = run_phase(plan, w, clients, values, stop, on_start, on_second);
+  progress.finish();
+  writer.end_phase(phase_id, result.ended_ts_us, phase_status_name(result.status), result.totals,
+                   rate_mode);
+  if (result.status == PhaseStatus::failed) *error = label + ": " + result.error;
+  if (result.status == PhaseStatus::interrupted) *error = "interrupted by signal";
+  return result.status;
+}
+
+// Runs every step's phases against one target. Returns the status of the last phase run.
 PhaseStatus run_target(const RunOptions& opts, const TargetSpec& spec, int64_t run_id,
                        int ordinal, ResultsWriter& writer, const ValueTable& values,
                        const std::atomic<bool>& stop, std::string* error) {
-  const WorkloadSpec& w = opts.workload;
-  auto clients = connect_clients(spec, w.threads * w.connections, opts.client);
-  int64_t target_id = writer.add_target(run_id, ordinal, spec, clients.front()->server_version());
-  for (size_t p = 0; p < w.phases.size(); ++p) {
-    PhasePlan plan = plan_phase(w.phases[p], w);
-    plan.max_errors = opts.max_errors;
-    const bool rate_mode = plan.rate > 0;
-    std::string label = spec.display + " " + phase_kind_name(plan.kind);
-    ProgressLine progress(opts.progress);
-    int64_t phase_id = 0;
-    uint64_t done = 0;
-    int64_t started = 0;
-    bool warned_cpu = false;
-    auto on_start = [&](int64_t ts) {
-      started = ts;
-      phase_id = writer.begin_phase({run_id, target_id, static_cast<int>(p), plan, ts, w.threads,
-                                     w.threads * w.connections, w.to_json()});
-    };
-    auto on_second = [&](const SecondReport& sec) {
-      writer.write_second(phase_id, sec, rate_mode);
-      for (const auto& s : sec.stats.by_op) done += s.ops;
-      if (sec.busiest_thread_cpu > 0.9 && !warned_cpu) {
-        warned_cpu = true;
-        std::string msg = "a worker thread used " + fmt_int(sec.busiest_thread_cpu * 100) +
-                          " % of a core: the client may be the bottleneck, not the store";
-        progress.finish();
-        log_warn() << label << ": " << msg;
-        writer.event(run_id, "client_bound", label + ": " + msg);
-      }
-      progress.update(progress_text(label, static_cast<double>(sec.ts_us + sec.interval_us - started) / 1e6,
-                                    sec, done, plan.requests,
-                                    static_cast<double>(plan.duration_us) / 1e6));
-    };
-    PhaseResult result = run_phase(plan, w, clients, values, stop, on_start, on_second);
-    progress.finish();
-    writer.end_phase(phase_id, result.ended_ts_us, phase_status_name(result.status), result.totals,
-                     rate_mode);
-    if (result.status != PhaseStatus::completed) {
-      *error = result.status == PhaseStatus::failed ? label + ": " + result.error
-                                                    : "interrupted by signal";
-      return result.status;
+  std::vector<std::unique_ptr<StoreClient>> clients;
+  int64_t target_id = 0;
+  int phase_ordinal = 0;
+  for (const RunStep& step : opts.steps) {
+    const WorkloadSpec& w = step.workload;
+    const auto wanted = static_cast<size_t>(w.threads * w.connections);
+    if (clients.size() != wanted) {
+      clients.clear();
+      clients = connect_clients(spec, static_cast<int>(wanted), opts.client);
+    }
+    if (target_id == 0)
+      target_id = writer.add_target(run_id, ordinal, spec, clients.front()->server_version());
+    PhaseSlot at{run_id, target_id, 0, step.name,
+                 spec.display + (step.name.empty() ? "" : " [" + step.name + "]")};
+    for (PhaseKind kind : w.phases) {
+      at.ordinal = phase_ordinal++;
+      PhaseStatus st = run_one_phase(opts, at, w, kind, clients, writer, values, stop, error);
+      if (st != PhaseStatus::completed) return st;
     }
   }
   return PhaseStatus::completed;
@@ -101,19 +130,24 @@ int run_benchmark(const RunOptions& opts, const std::atomic<bool>& stop, std::os
   // Everything that can be checked is checked before the file is touched.
   std::vector<TargetSpec> specs;
   for (const auto& t : opts.targets) specs.push_back(parse_target_uri(t));
-  const WorkloadSpec& w = opts.workload;
-  for (const auto& spec : specs) {
-    if (spec.protocol == Protocol::memcached && (w.connections > 1 || w.pipeline > 1))
-      throw std::invalid_argument(spec.display + ": memcached targets take --connections 1 and "
-                                  "--pipeline 1 only (libmemcached's requests block); use more "
-                                  "--threads");
+  uint64_t largest_value = 1;
+  for (const auto& step : opts.steps) {
+    const WorkloadSpec& w = step.workload;
+    largest_value = std::max(largest_value, w.values.largest());
+    for (const auto& spec : specs) {
+      if (spec.protocol == Protocol::memcached && (w.connections > 1 || w.pipeline > 1))
+        throw std::invalid_argument(spec.display + ": memcached targets take --connections 1 and "
+                                    "--pipeline 1 only (libmemcached's requests block); use "
+                                    "more --threads");
+    }
   }
   for (const auto& spec : specs) connect_clients(spec, 1, opts.client);
 
-  ValueTable values(opts.workload.values.largest(), opts.workload.seed);
+  ValueTable values(largest_value, opts.steps.front().workload.seed);
   Database db = open_results_db(opts.db_path);
   ResultsWriter writer(db);
-  RunInfo info{opts.name, opts.command_line, opts.workload.to_json(), now_ts_us()};
+  RunInfo info{opts.name, opts.command_line, opts.steps.front().workload.to_json(), now_ts_us(),
+               opts.scenario, opts.scale};
   const int64_t run_id = writer.begin_run(info);
   log_info() << "run " << run_id << " recording into " << opts.db_path;
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "scenario.hpp"
 #include "store_client.hpp"
 #include "workload.hpp"
 
@@ -16,7 +17,9 @@ struct RunOptions {
   std::string db_path;
   std::vector<std::string> targets;  // URIs
   std::string name;
-  WorkloadSpec workload;
+  std::vector<RunStep> steps;  // one, unnamed, outside scenarios
+  std::string scenario;        // --scenario, or empty
+  double scale = 1.0;
   ClientOptions client;
   std::string command_line;
   bool progress = false;  // a live line on stderr (only when it is a terminal)

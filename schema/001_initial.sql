@@ -15,6 +15,8 @@ CREATE TABLE runs (
   client_host     TEXT NOT NULL,
   client_pid      INTEGER NOT NULL,
   parameters      TEXT,            -- JSON object of the workload parameters
+  scenario        TEXT,            -- --scenario NAME, or NULL
+  scale           REAL,            -- --scale factor applied to the scenario, or NULL
   error           TEXT             -- why the run failed or was interrupted
 );
 
@@ -35,7 +37,8 @@ CREATE TABLE phases (
   run_id          INTEGER NOT NULL REFERENCES runs(run_id),
   target_id       INTEGER NOT NULL REFERENCES targets(target_id),
   ordinal         INTEGER NOT NULL,  -- 0-based position within the target
-  name            TEXT NOT NULL,
+  step            TEXT,              -- the scenario step it belongs to (e.g. '10K'), or NULL
+  name            TEXT NOT NULL,     -- 'STEP/KIND', or KIND outside scenarios
   kind            TEXT NOT NULL CHECK (kind IN ('load', 'read', 'mixed')),
   started_ts_us   INTEGER NOT NULL,
   ended_ts_us     INTEGER,

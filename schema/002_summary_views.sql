@@ -18,7 +18,8 @@ GROUP BY phase_id, op, timing;
 
 -- Per phase and op: totals and rates over the phase's measured seconds.
 CREATE VIEW phase_summary AS
-SELECT p.run_id, p.phase_id, t.target_id, t.uri AS store, t.protocol, p.name AS phase, p.kind,
+SELECT p.run_id, p.phase_id, t.target_id, t.uri AS store, t.protocol, p.step, p.name AS phase,
+       p.kind, p.threads, p.connections,
        d.op,
        SUM(d.ops) AS ops,
        SUM(d.errors) AS errors,
@@ -58,3 +59,26 @@ SELECT run_id, target_id, store, protocol,
        SUM(errors) + SUM(timeouts) AS errors
 FROM phase_summary
 GROUP BY run_id, target_id;
+
+-- Scenario steps (a value size, a concurrency level ...): per step and store, write and read
+-- req/s and p99, so sweeps read like the published tables.
+CREATE VIEW step_summary AS
+SELECT run_id, step, target_id, store, protocol, MIN(phase_id) AS first_phase_id,
+       MAX(threads) AS threads, MAX(connections) AS connections,
+       SUM(CASE WHEN op = 'set' THEN ops END) * 1e6 /
+         NULLIF(SUM(CASE WHEN op = 'set' THEN seconds * 1e6 END), 0) AS write_req_per_s,
+       SUM(CASE WHEN op = 'get' THEN ops END) * 1e6 /
+         NULLIF(SUM(CASE WHEN op = 'get' THEN seconds * 1e6 END), 0) AS read_req_per_s,
+       SUM(CASE WHEN op = 'set' THEN mib_per_s * seconds END) /
+         NULLIF(SUM(CASE WHEN op = 'set' THEN seconds END), 0) AS write_mib_per_s,
+       SUM(CASE WHEN op = 'get' THEN mib_per_s * seconds END) /
+         NULLIF(SUM(CASE WHEN op = 'get' THEN seconds END), 0) AS read_mib_per_s,
+       MAX(CASE WHEN op = 'set' THEN lat_p99_us END) AS write_p99_us,
+       MAX(CASE WHEN op = 'get' THEN lat_p99_us END) AS read_p99_us,
+       SUM(CASE WHEN op = 'set' THEN lat_mean_us * ops END) /
+         NULLIF(SUM(CASE WHEN op = 'set' THEN ops END), 0) AS write_mean_us,
+       SUM(CASE WHEN op = 'get' THEN lat_mean_us * ops END) /
+         NULLIF(SUM(CASE WHEN op = 'get' THEN ops END), 0) AS read_mean_us,
+       SUM(errors) + SUM(timeouts) AS errors
+FROM phase_summary
+GROUP BY run_id, step, target_id;
