@@ -196,9 +196,11 @@ class RedisSource final : public StatsSource {
       if (!spec_.user.empty()) args.push_back(spec_.user);
       args.push_back(spec_.password);
       auto r = text_command(args, deadline);
-      // "WRONGPASS ...": the error code only, never anything that could echo the input.
-      if (!r.ok())
-        return Error{"AUTH failed: " + r.error().message.substr(0, r.error().message.find(' '))};
+      if (!r.ok()) {
+        // An error reply ("WRONGPASS ..."): its code only, never anything that could echo input.
+        const std::string& m = r.error().message;
+        return Error{"AUTH failed: " + (ctx_->err ? m : m.substr(0, m.find(' ')))};
+      }
     }
     if (spec_.db != 0) {
       auto r = text_command({"SELECT", std::to_string(spec_.db)}, deadline);
@@ -242,8 +244,10 @@ class RedisSource final : public StatsSource {
   }
 
   std::string connection_error() const {
-    if (ctx_->err == REDIS_ERR_IO && (errno == EAGAIN || errno == EWOULDBLOCK))
-      return "no reply within the timeout";
+    // A socket timeout (SO_RCVTIMEO) surfaces as an I/O error "Resource temporarily unavailable".
+    bool timed_out = errno == EAGAIN || errno == EWOULDBLOCK ||
+                     std::strstr(ctx_->errstr, std::strerror(EAGAIN)) != nullptr;
+    if (ctx_->err == REDIS_ERR_IO && timed_out) return "no reply within the timeout";
     return ctx_->errstr[0] ? std::string(ctx_->errstr) : std::string("connection lost");
   }
 

@@ -60,7 +60,8 @@ void write_keys(const std::string& uri, int n) {
 
 size_t count(const std::string& haystack, const std::string& needle) {
   size_t n = 0;
-  for (auto pos = haystack.find(needle); pos != std::string::npos; pos = haystack.find(needle, pos + 1))
+  for (auto pos = haystack.find(needle); pos != std::string::npos;
+       pos = haystack.find(needle, pos + 1))
     ++n;
   return n;
 }

@@ -1,5 +1,7 @@
 // Parsers of Redis INFO and memcached "stats" replies, on literal texts: real replies (Redis
 // 7.0, memcached 1.6), malformed lines, every truncation, and random garbage.
+#include "store_stats.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -10,8 +12,6 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
-
-#include "store_stats.hpp"
 
 namespace {
 using kv::drive::parse_memcached_stats;
@@ -163,15 +163,15 @@ TEST(ParseRedisInfo, AcceptsBareNewlinesAndSurroundingSpace) {
 TEST(ParseRedisInfo, SkipsMalformedLines) {
   const std::string text =
       "no colon here\r\n"
-      ":5\r\n"                 // no name
-      "empty:\r\n"             // no value
-      "two words:5\r\n"        // a space in the name
-      "version:1.2.3\r\n"      // not one number
+      ":5\r\n"             // no name
+      "empty:\r\n"         // no value
+      "two words:5\r\n"    // a space in the name
+      "version:1.2.3\r\n"  // not one number
       "hex:0x10\r\n"
       "plus:+5\r\n"
       "notanumber:nan\r\n"
       "infinite:inf\r\n"
-      "huge:1e400\r\n"         // out of range
+      "huge:1e400\r\n"  // out of range
       "trailing:12abc\r\n"
       "mixed:calls=abc,usec=5,=7,novalue,usec_per_call=,x y=3\r\n"
       "commas:,,,\r\n"
@@ -231,7 +231,8 @@ std::string garble(std::mt19937& rng, const std::string& base) {
 TEST(ParseRedisInfo, GarbageNeverCrashes) {
   std::mt19937 rng(12345);
   for (int i = 0; i < 3000; ++i) expect_sane(parse_redis_info(garble(rng, kRedisInfo)));
-  const char binary[] = {'\0', '\xff', ':', '5', '\n', 'a', '\0', ':', '1', '\n', 'o', 'k', ':', '2'};
+  const char binary[] = {'\0', '\xff', ':',  '5', '\n', 'a', '\0',
+                         ':',  '1',    '\n', 'o', 'k',  ':', '2'};
   auto v = parse_redis_info(std::string_view(binary, sizeof binary));
   ASSERT_EQ(v.size(), 1u);  // only "ok:2"; names with NUL or high bytes are refused
   EXPECT_EQ(find(v, "ok"), 2);
