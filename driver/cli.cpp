@@ -160,8 +160,7 @@ int kvdrive_main(int argc, char** argv) {
       list_scenarios(std::cout);
       return kExitOk;
     }
-    Database db = Database::open(report_db);
-    schema::migrate(db);
+    Database db = open_results_db(report_db);  // also marks runs whose kvdrive died
     print_report(db, report_run >= 0 ? std::optional<int64_t>(report_run) : std::nullopt, std::cout);
     return kExitOk;
   } catch (const std::invalid_argument& e) {

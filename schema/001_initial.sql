@@ -9,7 +9,7 @@ CREATE TABLE runs (
   started_ts_us   INTEGER NOT NULL,
   ended_ts_us     INTEGER,
   status          TEXT NOT NULL DEFAULT 'running'
-                  CHECK (status IN ('running', 'completed', 'interrupted', 'failed')),
+                  CHECK (status IN ('running', 'completed', 'interrupted', 'failed', 'incomplete')),
   command_line    TEXT NOT NULL,
   kvdrive_version TEXT NOT NULL,
   client_host     TEXT NOT NULL,
@@ -50,7 +50,7 @@ CREATE TABLE phases (
   rate            REAL,              -- rate mode: target requests/s over all connections; else NULL
   parameters      TEXT,              -- JSON: the phase's workload (keys, pattern, ratio, rate ...)
   status          TEXT NOT NULL DEFAULT 'running'
-                  CHECK (status IN ('running', 'completed', 'interrupted', 'failed')),
+                  CHECK (status IN ('running', 'completed', 'interrupted', 'failed', 'incomplete')),
   UNIQUE (target_id, ordinal)
 );
 
@@ -121,7 +121,7 @@ CREATE TABLE monitor_sessions (
   started_ts_us   INTEGER NOT NULL,
   ended_ts_us     INTEGER,
   status          TEXT NOT NULL DEFAULT 'running'
-                  CHECK (status IN ('running', 'completed', 'interrupted', 'failed')),
+                  CHECK (status IN ('running', 'completed', 'interrupted', 'failed', 'incomplete')),
   kvmon_version   TEXT NOT NULL,
   kvmon_pid       INTEGER NOT NULL,
   interval_us     INTEGER NOT NULL,

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "kvbench/log.hpp"
+#include "kvbench/recovery.hpp"
 
 namespace kv::schema {
 
@@ -43,6 +44,7 @@ namespace kv {
 Database open_results_db(const std::string& path) {
   Database db = Database::open(path);
   schema::migrate(db);
+  mark_abandoned(db);
   return db;
 }
 }  // namespace kv

@@ -1,0 +1,129 @@
+// kvdrive under faults: killed itself, a stalled store, a store answering garbage.
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <thread>
+
+#include "kvdrive_test_util.hpp"
+
+namespace {
+using namespace kv::test;
+
+TEST(KvdriveFaults, KilledMidRunLeavesAnIntactFileAndAnIncompleteRun) {
+  StoreServer redis(StoreServer::Kind::redis);
+  KV_START_OR_SKIP(redis);
+  TempDir dir;
+  Process p({kKvdrive, "run", "--db", dir.file("r.db"), "--target", redis.uri(), "--keys", "1000",
+             "--phases", "read", "--duration", "30s"},
+            dir.file("kvdrive.log"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  p.signal(SIGKILL);
+  EXPECT_EQ(p.wait(5000), 128 + SIGKILL);
+  auto db = kv::open_results_db(dir.file("r.db"));  // the next open notices
+  auto ic = db.prepare("PRAGMA integrity_check");
+  ASSERT_TRUE(ic.step());
+  EXPECT_EQ(ic.column_text(0), "ok");
+  EXPECT_EQ(query_int(db, "SELECT count(*) FROM runs WHERE status = 'incomplete' AND "
+                          "ended_ts_us IS NOT NULL AND error LIKE '%ended without closing%'"), 1);
+  EXPECT_EQ(query_int(db, "SELECT count(*) FROM phases WHERE status = 'incomplete'"), 1);
+  EXPECT_GE(query_int(db, "SELECT count(*) FROM driver_seconds"), 2);
+  auto report = run_kvdrive(dir, {"report", "--db", dir.file("r.db")});
+  EXPECT_EQ(report.exit_code, 0) << report.output;
+  EXPECT_NE(report.output.find("incomplete"), std::string::npos) << report.output;
+}
+
+TEST(KvdriveFaults, StalledStoreShowsAsTimeoutsAndTheRunRecovers) {
+  StoreServer redis(StoreServer::Kind::redis);
+  KV_START_OR_SKIP(redis);
+  TempDir dir;
+  std::string log = dir.file("kvdrive.log");
+  Process p({kKvdrive, "run", "--db", dir.file("r.db"), "--target", redis.uri(), "--keys", "1000",
+             "--phases", "load,read", "--duration", "7s", "--timeout", "300ms", "--threads", "2"},
+            log);
+  std::this_thread::sleep_for(std::chrono::milliseconds(2000));
+  redis.process().signal(SIGSTOP);
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  redis.process().signal(SIGCONT);
+  ASSERT_EQ(p.wait(60'000), 0) << slurp(log);
+  auto db = kv::open_results_db(dir.file("r.db"));
+  EXPECT_EQ(query_int(db, "SELECT status = 'completed' FROM runs"), 1);
+  // Timeouts were counted, in the seconds of the stall.
+  EXPECT_GT(query_int(db, "SELECT SUM(timeouts) FROM driver_seconds WHERE op = 'get'"), 0);
+  EXPECT_GE(query_int(db, "SELECT count(*) FROM driver_seconds WHERE op = 'get' AND timeouts > 0"), 1);
+  // Requests succeeded after the stall ...
+  EXPECT_GT(query_int(db, "SELECT SUM(hits) FROM driver_seconds WHERE op = 'get' AND ts_us > "
+                          "(SELECT MAX(ts_us) FROM driver_seconds WHERE timeouts > 0)"), 0);
+  // ... and the latency rows show it: the worst second's max is at least the timeout.
+  EXPECT_GE(query_double(db, "SELECT MAX(lat_max_us) FROM driver_seconds WHERE op = 'get'"), 300'000);
+}
+
+// A "store" that answers every request with garbage, or closes mid-reply.
+class GarbageServer {
+ public:
+  explicit GarbageServer(std::string reply) : reply_(std::move(reply)) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    int one = 1;
+    setsockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    socklen_t len = sizeof a;
+    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
+    port_ = ntohs(a.sin_port);
+    ::listen(fd_, 16);
+    thread_ = std::thread([this] { serve(); });
+  }
+  ~GarbageServer() {
+    stop_ = true;
+    ::shutdown(fd_, SHUT_RDWR);
+    ::close(fd_);
+    thread_.join();
+  }
+  int port() const { return port_; }
+
+ private:
+  void serve() {
+    while (!stop_) {
+      int c = ::accept(fd_, nullptr, nullptr);
+      if (c < 0) return;
+      char buf[4096];
+      // Answer each read with the reply, then close after a few (a close mid-stream).
+      for (int i = 0; i < 50 && !stop_; ++i) {
+        if (::read(c, buf, sizeof buf) <= 0) break;
+        if (::write(c, reply_.data(), reply_.size()) < 0) break;
+      }
+      ::close(c);
+    }
+  }
+  std::string reply_;
+  int fd_ = -1;
+  int port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+TEST(KvdriveFaults, GarbageRepliesAreCountedAsErrorsNotACrash) {
+  for (const std::string scheme : {"redis", "memcached"}) {
+    // Valid enough to get past connect (+OK / VERSION), then nonsense.
+    GarbageServer server(scheme == "redis" ? "+OK\r\n$5\r\nab" : "VERSION 1.6.0\r\nGARBAGE \x01\x02\r\n");
+    TempDir dir;
+    auto out = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target",
+                                 scheme + "://127.0.0.1:" + std::to_string(server.port()),
+                                 "--keys", "200", "--threads", "1", "--timeout", "200ms"},
+                           60'000);
+    EXPECT_TRUE(out.exit_code == 0 || out.exit_code == 1) << scheme << ": " << out.output;
+    if (scheme == "redis") EXPECT_EQ(out.exit_code, 0) << out.output;  // connects, then garbage
+    EXPECT_EQ(out.output.find("Segmentation"), std::string::npos) << out.output;
+    if (out.exit_code == 0) {
+      auto db = kv::open_results_db(dir.file("r.db"));
+      EXPECT_GT(query_int(db, "SELECT SUM(errors + timeouts) FROM driver_seconds"), 0) << scheme;
+    }
+  }
+}
+
+}  // namespace
