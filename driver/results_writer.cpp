@@ -166,6 +166,19 @@ void ResultsWriter::end_phase(int64_t phase_id, int64_t ended_ts_us, const std::
   tx.commit();
 }
 
+void ResultsWriter::write_store_stats(int64_t target_id,
+                                      const std::vector<StoreStatsSample>& samples) {
+  if (samples.empty()) return;
+  WriteTransaction tx(db_);
+  auto ins = db_.prepare(
+      "INSERT OR REPLACE INTO store_stats(target_id, ts_us, name, value) VALUES (?, ?, ?, ?)");
+  for (const auto& sample : samples) {
+    for (const auto& v : sample.values)
+      ins.bind(1, target_id).bind(2, sample.ts_us).bind(3, v.name).bind(4, v.value).run();
+  }
+  tx.commit();
+}
+
 void ResultsWriter::event(std::optional<int64_t> run_id, const std::string& kind,
                           const std::string& message) {
   WriteTransaction tx(db_);

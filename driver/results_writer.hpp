@@ -9,6 +9,7 @@
 #include "interval_stats.hpp"
 #include "kvbench/sqlite.hpp"
 #include "phase_runner.hpp"
+#include "store_stats.hpp"
 #include "target_uri.hpp"
 
 namespace kv::drive {
@@ -46,6 +47,8 @@ class ResultsWriter {
   // Marks the phase ended and stores its full latency histograms as bucket rows.
   void end_phase(int64_t phase_id, int64_t ended_ts_us, const std::string& status,
                  const IntervalStats& totals, bool rate_mode);
+  // The store's own counters, one row per value.
+  void write_store_stats(int64_t target_id, const std::vector<StoreStatsSample>& samples);
   void event(std::optional<int64_t> run_id, const std::string& kind, const std::string& message);
 
  private:

@@ -9,7 +9,9 @@
 #include "phase_runner.hpp"
 #include "progress.hpp"
 #include "report.hpp"
+#include "kvbench/units.hpp"
 #include "results_writer.hpp"
+#include "store_stats.hpp"
 #include "text_table.hpp"
 
 namespace kv::drive {
@@ -52,7 +54,15 @@ struct PhaseSlot {
   int ordinal;
   const std::string& step;
   std::string label;
+  StoreStatsPoller* stats;  // the store's own counters, polled on their own connection
 };
+
+// The store's own memory figure for the progress line: used_memory (Redis), bytes (memcached).
+std::string store_memory_text(const StoreStatsPoller& stats) {
+  auto v = stats.latest("used_memory");
+  if (!v) v = stats.latest("bytes");
+  return v ? "  store mem " + format_size(static_cast<uint64_t>(*v)) : "";
+}
 
 // Runs one phase and records it. Returns its status (error set when not completed).
 PhaseStatus run_one_phase(const RunOptions& opts, const PhaseSlot& at, const WorkloadSpec& w,
@@ -75,6 +85,7 @@ PhaseStatus run_one_phase(const RunOptions& opts, const PhaseSlot& at, const Wor
   };
   auto on_second = [&](const SecondReport& sec) {
     writer.write_second(phase_id, sec, rate_mode);
+    writer.write_store_stats(at.target_id, at.stats->drain());
     for (const auto& s : sec.stats.by_op) done += s.ops;
     if (sec.busiest_thread_cpu > 0.9 && !warned_cpu) {
       warned_cpu = true;
@@ -86,7 +97,8 @@ PhaseStatus run_one_phase(const RunOptions& opts, const PhaseSlot& at, const Wor
     }
     progress.update(progress_text(label, static_cast<double>(sec.ts_us + sec.interval_us - started) / 1e6,
                                   sec, done, plan.requests,
-                                  static_cast<double>(plan.duration_us) / 1e6));
+                                  static_cast<double>(plan.duration_us) / 1e6) +
+                    store_memory_text(*at.stats));
   };
   PhaseResult result = run_phase(plan, w, clients, values, stop, on_start, on_second);
   progress.finish();
@@ -104,6 +116,7 @@ PhaseStatus run_target(const RunOptions& opts, const TargetSpec& spec, int64_t r
   std::vector<std::unique_ptr<StoreClient>> clients;
   int64_t target_id = 0;
   int phase_ordinal = 0;
+  StoreStatsPoller stats(spec, 1'000'000, std::min<int64_t>(opts.client.timeout_us, 1'000'000));
   for (const RunStep& step : opts.steps) {
     const WorkloadSpec& w = step.workload;
     const auto wanted = static_cast<size_t>(w.threads * w.connections);
@@ -111,16 +124,24 @@ PhaseStatus run_target(const RunOptions& opts, const TargetSpec& spec, int64_t r
       clients.clear();
       clients = connect_clients(spec, static_cast<int>(wanted), opts.client);
     }
-    if (target_id == 0)
+    if (target_id == 0) {
       target_id = writer.add_target(run_id, ordinal, spec, clients.front()->server_version());
+      stats.start();
+    }
     PhaseSlot at{run_id, target_id, 0, step.name,
-                 spec.display + (step.name.empty() ? "" : " [" + step.name + "]")};
+                 spec.display + (step.name.empty() ? "" : " [" + step.name + "]"), &stats};
     for (PhaseKind kind : w.phases) {
       at.ordinal = phase_ordinal++;
       PhaseStatus st = run_one_phase(opts, at, w, kind, clients, writer, values, stop, error);
-      if (st != PhaseStatus::completed) return st;
+      if (st != PhaseStatus::completed) {
+        stats.stop();
+        writer.write_store_stats(target_id, stats.drain());
+        return st;
+      }
     }
   }
+  stats.stop();  // keep what was gathered (the last poll is at most a second old)
+  writer.write_store_stats(target_id, stats.drain());
   return PhaseStatus::completed;
 }
 

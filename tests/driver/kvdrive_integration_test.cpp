@@ -48,6 +48,17 @@ TEST(Kvdrive, CountsAgreeWithRedisAndMemcachedCounters) {
   EXPECT_EQ(stat_value(mstats, "get_hits"), driver_sum(db, "hits", "memcached", "get"));
   EXPECT_EQ(stat_value(mstats, "get_misses"), 0);
 
+  // The stores' own counters were polled each second into store_stats.
+  EXPECT_GE(query_int(db, "SELECT count(DISTINCT ts_us) FROM store_stats s JOIN targets t USING "
+                          "(target_id) WHERE t.protocol = 'redis'"), 1);
+  int64_t polled_sets = query_int(db, "SELECT MAX(value) FROM store_stats s JOIN targets t USING "
+                                      "(target_id) WHERE t.protocol = 'redis' AND name = 'cmdstat_set_calls'");
+  EXPECT_GT(polled_sets, 0);
+  EXPECT_LE(polled_sets, kKeys);
+  EXPECT_EQ(query_int(db, "SELECT MAX(value) FROM store_stats s JOIN targets t USING (target_id) "
+                          "WHERE t.protocol = 'redis' AND name = 'process_id'"), redis.pid());
+  EXPECT_EQ(query_int(db, "SELECT MAX(value) FROM store_stats s JOIN targets t USING (target_id) "
+                          "WHERE t.protocol = 'memcached' AND name = 'pid'"), memcached.pid());
   // Histogram rows hold every request of each phase.
   EXPECT_EQ(query_int(db, "SELECT SUM(count) FROM latency_buckets b JOIN phases p USING (phase_id) "
                           "JOIN targets t USING (target_id) WHERE t.protocol = 'redis' AND b.op = 'get'"),
