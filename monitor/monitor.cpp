@@ -17,6 +17,7 @@
 #include "kvbench/version.hpp"
 #include "batch_writer.hpp"
 #include "samplers.hpp"
+#include "server.hpp"
 #include "sqlite_sink.hpp"
 #include "tracker.hpp"
 
@@ -43,6 +44,7 @@ class Loop {
                     config.db_path, SessionInfo{host_name(), now_ts_us(), config.interval_us,
                                                 getpid(), config.command_line}),
                 queue_capacity(config)),
+        io_(io),
         timer_(io),
         interval_(std::chrono::microseconds(config.interval_us)) {}
 
@@ -52,10 +54,14 @@ class Loop {
                << " into " << config_.db_path;
     start_steady_ = Clock::now();
     start_wall_us_ = now_ts_us();
+    if (!config_.server.address.empty()) start_server();
     on_tick();
   }
 
-  void stop() { timer_.cancel(); }
+  void stop() {
+    timer_.cancel();
+    if (server_) server_->stop();
+  }
 
   // Writes what is queued and marks the session completed.
   void finish() { writer_.close("completed"); }
@@ -67,8 +73,21 @@ class Loop {
     tracker_.tick(batch);
     batch.host = host_.sample();
     batch.host->scheduled_ts_us = batch.scheduled_ts_us;
+    for (EventRecord& e : server_events_) batch.events.push_back(std::move(e));
+    server_events_.clear();
+    if (server_) server_->publish(batch);
     writer_.push(std::move(batch));
     schedule_next();
+  }
+
+  // Events of the server (a client dropped) go out with the next tick, through the same path.
+  void start_server() {
+    ServerIdentity id{host_name(), getpid(), start_wall_us_, config_.interval_us,
+                      config_.command_line, {}};
+    for (const Selector& sel : config_.selectors) id.selectors.push_back(sel.text());
+    server_ = std::make_unique<MonitorServer>(
+        io_, config_.server, std::move(id),
+        [this](EventRecord e) { server_events_.push_back(std::move(e)); });
   }
 
   void schedule_next() {
@@ -92,7 +111,10 @@ class Loop {
   HostSampler host_;
   Tracker tracker_;
   BatchWriter writer_;
+  asio::io_context& io_;
   asio::steady_timer timer_;
+  std::unique_ptr<MonitorServer> server_;
+  std::vector<EventRecord> server_events_;
   Clock::duration interval_;
   Clock::time_point start_steady_;
   int64_t start_wall_us_ = 0;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "samplers.hpp"
+#include "server.hpp"
 #include "targets.hpp"
 
 namespace kv::mon {
@@ -23,6 +24,7 @@ struct MonitorConfig {
   int64_t max_queued = 0;
   PssPolicy pss;              // off unless --pss-interval
   std::string command_line;  // stored in monitor_sessions
+  ServerConfig server;        // --listen: off while server.address is empty
   std::string proc_root = "/proc";
   std::string sys_root = "/sys";
 };

@@ -4,10 +4,44 @@
 #include <iostream>
 #include <stdexcept>
 
+#include "kvbench/protocol.hpp"
 #include "kvbench/units.hpp"
 #include "kvbench/version.hpp"
 
 namespace kv::mon {
+namespace {
+
+// --listen and friends into `server`; throws std::invalid_argument with one clear line.
+void apply_listen_options(const std::string& listen, const std::string& token_file,
+                          const std::string& client_queue, const std::string& idle_timeout,
+                          ServerConfig& server) {
+  server.client_queue_bytes = static_cast<size_t>(parse_size(client_queue));
+  server.idle_timeout_us = parse_duration_us(idle_timeout);
+  if (server.max_clients < 1) throw std::invalid_argument("--max-clients must be at least 1");
+  if (listen.empty()) {
+    if (!token_file.empty()) throw std::invalid_argument("--token-file needs --listen");
+    return;
+  }
+  std::string text = listen.find(':') == std::string::npos ? "127.0.0.1:" + listen : listen;
+  auto hp = proto::split_host_port(text);
+  if (!hp) throw std::invalid_argument("--listen " + listen + ": " + hp.error().message);
+  server.address = hp.value().host == "localhost" ? "127.0.0.1" : hp.value().host;
+  server.port = hp.value().port;
+  if (!is_loopback_address(server.address) && token_file.empty()) {
+    throw std::invalid_argument("--listen " + listen +
+                                " is not a loopback address: it needs --token-file FILE "
+                                "(clients must present that token)");
+  }
+  if (!token_file.empty()) {
+    try {
+      server.token = read_token_file(token_file);
+    } catch (const std::runtime_error& e) {
+      throw std::invalid_argument(e.what());
+    }
+  }
+}
+
+}  // namespace
 
 std::optional<Options> parse_options(int argc, const char* const* argv) {
   CLI::App app{"kvmon: samples key-value store processes and their host into a SQLite file"};
@@ -30,6 +64,18 @@ std::optional<Options> parse_options(int argc, const char* const* argv) {
                  "also read PSS (smaps_rollup) this often, e.g. 30s; off by default: it is costly");
   app.add_option("--pss-max-rss", pss_max_rss,
                  "skip PSS for processes with a larger RSS (default 4GiB)");
+  std::string listen, token_file, client_queue = "4MiB", idle_timeout = "60s";
+  app.add_option("--listen", listen,
+                 "serve samples over TCP on ADDR:PORT (or PORT: 127.0.0.1); off by default");
+  app.add_option("--token-file", token_file,
+                 "clients must present the token on this file's first line (required to "
+                 "listen on a non-loopback address)");
+  app.add_option("--max-clients", opt.config.server.max_clients,
+                 "clients served at once (default 16)");
+  app.add_option("--client-queue", client_queue,
+                 "unsent bytes after which a client that does not read is dropped (default 4MiB)");
+  app.add_option("--idle-timeout", idle_timeout,
+                 "close clients that are not subscribed and send nothing this long (default 60s)");
   app.add_option("--log-level", opt.log_level, "debug, info, warn, error or off");
   app.add_flag("--version", show_version, "print the version and exit");
   try {
@@ -58,6 +104,7 @@ std::optional<Options> parse_options(int argc, const char* const* argv) {
   for (const auto& v : pidfiles) opt.config.selectors.push_back(make_selector(Kind::pidfile, v));
   for (const auto& v : names) opt.config.selectors.push_back(make_selector(Kind::name, v));
   for (const auto& v : ports) opt.config.selectors.push_back(make_selector(Kind::port, v));
+  apply_listen_options(listen, token_file, client_queue, idle_timeout, opt.config.server);
   opt.config.command_line = join_command_line(argc, argv);
   validate(opt.config);
   return opt;
