@@ -1,12 +1,27 @@
 #include "batch_writer.hpp"
 
+#include <algorithm>
+
 #include "kvbench/clock.hpp"
 #include "kvbench/log.hpp"
+#include "kvbench/units.hpp"
 
 namespace kv::mon {
 
+namespace {
+
+std::chrono::microseconds flush_period(int64_t interval_us, size_t max_queued) {
+  int64_t half_queue_us = interval_us * static_cast<int64_t>(std::max<size_t>(max_queued / 2, 1));
+  return std::chrono::microseconds(
+      std::max(interval_us, std::min<int64_t>(1'000'000, half_queue_us)));
+}
+
+}  // namespace
+
 BatchWriter::BatchWriter(std::unique_ptr<SqliteSink> sink, size_t max_queued)
-    : sink_(std::move(sink)), max_queued_(max_queued < 1 ? 1 : max_queued) {
+    : sink_(std::move(sink)),
+      max_queued_(max_queued < 1 ? 1 : max_queued),
+      flush_period_(flush_period(sink_->interval_us(), max_queued_)) {
   thread_ = std::thread([this] { run(); });
 }
 
@@ -15,6 +30,18 @@ BatchWriter::~BatchWriter() {
 }
 
 void BatchWriter::push(Batch batch) {
+  const int64_t interval_us = sink_->interval_us();
+  if (last_scheduled_ts_us_ > 0 && interval_us > 0 &&
+      batch.scheduled_ts_us - last_scheduled_ts_us_ > interval_us) {
+    int64_t skipped = (batch.scheduled_ts_us - last_scheduled_ts_us_) / interval_us - 1;
+    batch.events.push_back(EventRecord{
+        now_ts_us(), "ticks_skipped",
+        std::to_string(skipped) + " tick(s) skipped: sampling overran its interval of " +
+            format_duration_us(interval_us),
+        std::nullopt});
+  }
+  last_scheduled_ts_us_ = batch.scheduled_ts_us;
+  bool wake = false;
   {
     std::lock_guard lock(mutex_);
     if (queue_.size() < max_queued_) {
@@ -29,8 +56,9 @@ void BatchWriter::push(Batch batch) {
       }
       ++dropped_total_;
     }
+    wake = queue_.size() * 2 >= max_queued_;  // else the writer wakes at its flush period
   }
-  ready_.notify_one();
+  if (wake) ready_.notify_one();
 }
 
 int64_t BatchWriter::dropped_ticks() const {
@@ -53,16 +81,19 @@ void BatchWriter::close(const std::string& status) {
 }
 
 void BatchWriter::run() {
+  auto next_flush = std::chrono::steady_clock::now() + flush_period_;
+  std::vector<Batch> batches;
   for (;;) {
-    Batch batch;
+    batches.clear();
     {
       std::unique_lock lock(mutex_);
-      ready_.wait(lock, [&] { return !queue_.empty() || closing_; });
-      if (queue_.empty()) return;  // closing and drained
-      batch = std::move(queue_.front());
-      queue_.pop_front();
-      if (dropped_unreported_ > 0) {
-        batch.events.push_back(EventRecord{
+      ready_.wait_until(lock, next_flush,
+                        [&] { return closing_ || queue_.size() * 2 >= max_queued_; });
+      if (closing_ && queue_.empty()) return;  // drained
+      for (Batch& b : queue_) batches.push_back(std::move(b));
+      queue_.clear();
+      if (dropped_unreported_ > 0 && !batches.empty()) {
+        batches.front().events.push_back(EventRecord{
             now_ts_us(), "samples_dropped",
             std::to_string(dropped_unreported_) +
                 " tick(s) of samples dropped: the results file was busy or slow and " +
@@ -71,11 +102,15 @@ void BatchWriter::run() {
         dropped_unreported_ = 0;
       }
     }
+    next_flush += flush_period_;
+    auto now = std::chrono::steady_clock::now();
+    if (next_flush < now) next_flush = now + flush_period_;
+    if (batches.empty()) continue;
     try {
-      sink_->write(batch);
+      sink_->write(std::span<const Batch>(batches));
     } catch (const std::exception& e) {
-      log_error() << "could not store the sample due at " << format_ts_us(batch.scheduled_ts_us)
-                  << ": " << e.what();
+      log_error() << "could not store " << batches.size() << " tick(s) due from "
+                  << format_ts_us(batches.front().scheduled_ts_us) << ": " << e.what();
     }
   }
 }

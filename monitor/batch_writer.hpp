@@ -2,8 +2,15 @@
 // queue, and a writer thread that owns the SqliteSink stores them. When the database is slow or
 // locked and the queue is full, the tick's samples are dropped (instances and events are kept)
 // and a 'samples_dropped' event says how many ticks were lost.
+//
+// The writer wakes once per flush period, not per tick, and stores everything queued in one
+// transaction: the period is the sampling interval, but at least 1 s (fewer wake-ups and
+// page writes at high rates) and at most half the queue's worth of ticks. A batch due more
+// than one interval after the previous one (the timer overran and skipped ticks) gets a
+// 'ticks_skipped' event whose message starts with the number of ticks skipped.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -37,6 +44,8 @@ class BatchWriter {
 
   std::unique_ptr<SqliteSink> sink_;
   size_t max_queued_;
+  std::chrono::microseconds flush_period_;
+  int64_t last_scheduled_ts_us_ = 0;  // of the previous push (timer's thread only)
   mutable std::mutex mutex_;
   std::condition_variable ready_;
   std::deque<Batch> queue_;

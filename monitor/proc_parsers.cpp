@@ -38,13 +38,21 @@ std::optional<double> parse_real(std::string_view text) {
   return v;
 }
 
-// "Key:   1234 kB" → 1234 when the line's key is `key`.
+// The first token of `s` (split on spaces/tabs); empty if there is none. No allocation.
+std::string_view first_token(std::string_view s) {
+  size_t i = s.find_first_not_of(" \t");
+  if (i == std::string_view::npos) return {};
+  s.remove_prefix(i);
+  return s.substr(0, s.find_first_of(" \t"));
+}
+
+// "Key:   1234 kB" → 1234.
 OptInt value_after_colon(std::string_view line) {
   size_t colon = line.find(':');
   if (colon == std::string_view::npos) return std::nullopt;
-  auto tokens = split_ws(line.substr(colon + 1));
-  if (tokens.empty()) return std::nullopt;
-  return parse_int(tokens[0]);
+  std::string_view token = first_token(line.substr(colon + 1));
+  if (token.empty()) return std::nullopt;
+  return parse_int(token);
 }
 
 }  // namespace
@@ -140,6 +148,14 @@ Result<LoadAvg> parse_loadavg(std::string_view text) {
   return LoadAvg{*a, *b, *c};
 }
 
+OptInt parse_loadavg_last_pid(std::string_view text) {
+  auto f = split_ws(text);
+  if (f.size() != 5 || f[3].find('/') == std::string_view::npos) return std::nullopt;
+  std::string_view last = f[4];
+  if (last.ends_with('\n')) last.remove_suffix(1);
+  return parse_int(last);
+}
+
 MemInfo parse_meminfo(std::string_view text) {
   MemInfo m;
   for_each_line(text, [&](std::string_view line) {
@@ -155,6 +171,8 @@ MemInfo parse_meminfo(std::string_view text) {
 VmStat parse_vmstat(std::string_view text) {
   VmStat v;
   for_each_line(text, [&](std::string_view line) {
+    // ~180 lines, 3 wanted: look at the key before splitting.
+    if (!line.starts_with("pswp") && !line.starts_with("pgmajfault")) return;
     auto f = split_ws(line);
     if (f.size() != 2) return;
     if (f[0] == "pswpin") v.pswpin = parse_int(f[1]);
@@ -167,6 +185,10 @@ VmStat parse_vmstat(std::string_view text) {
 HostStat parse_host_stat(std::string_view text) {
   HostStat h;
   for_each_line(text, [&](std::string_view line) {
+    // Skip the long per-CPU, intr and softirq lines before splitting.
+    if (!line.starts_with("cpu ") && !line.starts_with("cpu\t") && !line.starts_with("btime")) {
+      return;
+    }
     auto f = split_ws(line);
     if (f.empty()) return;
     if (f[0] == "cpu") {

@@ -62,6 +62,9 @@ struct LoadAvg {
   double load15 = 0;
 };
 Result<LoadAvg> parse_loadavg(std::string_view text);
+// The last field of /proc/loadavg: the pid most recently handed out (to a process or a thread)
+// in the reader's pid namespace; nullopt if malformed.
+OptInt parse_loadavg_last_pid(std::string_view text);
 
 struct MemInfo {
   OptInt mem_total_kib;

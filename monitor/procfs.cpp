@@ -2,7 +2,9 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -60,6 +62,104 @@ int for_each_entry(int dirfd, const char* name, Fn&& fn) {
 
 }  // namespace
 
+OpenFile::OpenFile(int dirfd, const char* name)
+    : fd_(::openat(dirfd, name, O_RDONLY | O_CLOEXEC)), err_(fd_ < 0 ? errno : 0) {}
+
+OpenFile::OpenFile(OpenFile&& other) noexcept
+    : fd_(std::exchange(other.fd_, -1)),
+      err_(other.err_),
+      buf_(std::move(other.buf_)),
+      text_(std::exchange(other.text_, {})) {}
+
+OpenFile& OpenFile::operator=(OpenFile&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = std::exchange(other.fd_, -1);
+    err_ = other.err_;
+    buf_ = std::move(other.buf_);
+    text_ = std::exchange(other.text_, {});
+  }
+  return *this;
+}
+
+OpenFile::~OpenFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+bool OpenFile::read() {
+  text_ = {};
+  if (fd_ < 0) return false;  // err_ holds why it could not be opened
+  if (buf_.size() < 4096) buf_.resize(4096);
+  size_t len = 0;
+  for (;;) {
+    if (len == buf_.size()) buf_.resize(buf_.size() * 2);
+    size_t room = buf_.size() - len;
+    ssize_t n = ::pread(fd_, buf_.data() + len, room, static_cast<off_t>(len));
+    if (n > 0) {
+      len += static_cast<size_t>(n);
+      if (static_cast<size_t>(n) < room) break;  // short: the end (saves a pread per file)
+    } else if (n == 0) {
+      break;
+    } else if (errno != EINTR) {
+      err_ = errno;
+      return false;
+    }
+  }
+  err_ = 0;
+  text_ = std::string_view(buf_.data(), len);
+  return true;
+}
+
+OpenDir::OpenDir(int dirfd, const char* name) {
+  int fd = ::openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) {
+    err_ = errno;
+    return;
+  }
+  dir_ = ::fdopendir(fd);
+  if (dir_ == nullptr) {
+    err_ = errno;
+    ::close(fd);
+  }
+}
+
+OpenDir::OpenDir(OpenDir&& other) noexcept
+    : dir_(std::exchange(other.dir_, nullptr)), err_(other.err_) {}
+
+OpenDir& OpenDir::operator=(OpenDir&& other) noexcept {
+  if (this != &other) {
+    if (dir_ != nullptr) ::closedir(dir_);
+    dir_ = std::exchange(other.dir_, nullptr);
+    err_ = other.err_;
+  }
+  return *this;
+}
+
+OpenDir::~OpenDir() {
+  if (dir_ != nullptr) ::closedir(dir_);
+}
+
+std::optional<int64_t> OpenDir::count() {
+  if (dir_ == nullptr) return std::nullopt;
+  ::rewinddir(dir_);
+  int64_t n = 0;
+  errno = 0;
+  while (dirent* e = ::readdir(dir_)) {
+    std::string_view name = e->d_name;
+    if (name != "." && name != "..") ++n;
+  }
+  if (errno != 0) {
+    err_ = errno;
+    return std::nullopt;
+  }
+  return n;
+}
+
+bool OpenFile::exists() const {
+  struct stat st {};
+  return fd_ >= 0 && ::fstat(fd_, &st) == 0 && st.st_nlink > 0;
+}
+
 PidDir::PidDir(PidDir&& other) noexcept
     : fd_(std::exchange(other.fd_, -1)), pid_(other.pid_) {}
 
@@ -96,35 +196,66 @@ std::vector<std::string> PidDir::fd_links() const {
   return out;
 }
 
-std::vector<pid_t> PidDir::children() const {
-  std::vector<pid_t> out;
-  (void)for_each_entry(fd_, "task", [&](std::string_view tid, int task_dir) {
-    FileText t = read_at(task_dir, (std::string(tid) + "/children").c_str());
-    std::string_view rest = t.text;
-    while (!rest.empty()) {
-      size_t sp = rest.find(' ');
-      if (auto pid = parse_int(rest.substr(0, sp)); pid && *pid > 0) {
-        out.push_back(static_cast<pid_t>(*pid));
-      }
-      if (sp == std::string_view::npos) break;
-      rest.remove_prefix(sp + 1);
-    }
-  });
-  std::sort(out.begin(), out.end());
-  out.erase(std::unique(out.begin(), out.end()), out.end());
-  return out;
-}
-
 std::string PidDir::exe() const {
   char buf[4096];
   ssize_t n = ::readlinkat(fd_, "exe", buf, sizeof buf);
   return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
 }
 
+void ChildrenWatch::list_threads() {
+  files_.clear();
+  int task_fd = ::openat(dir_.fd(), "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (task_fd < 0) return;
+  (void)for_each_entry(task_fd, ".", [&](std::string_view tid, int) {
+    files_.emplace_back(task_fd, (std::string(tid) + "/children").c_str());
+  });
+  ::close(task_fd);
+}
+
+std::vector<pid_t> ChildrenWatch::read(std::optional<int64_t> threads) {
+  std::vector<pid_t> out;
+  if (!dir_.is_open()) return out;
+  if (!threads || threads != threads_ || files_.empty()) {
+    list_threads();
+    threads_ = threads;
+  }
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    out.clear();
+    bool all_read = true;
+    for (OpenFile& f : files_) {
+      if (!f.read()) {
+        all_read = false;  // a thread has gone (or another took its place)
+        continue;
+      }
+      std::string_view rest = f.text();
+      while (!rest.empty()) {
+        size_t sp = rest.find(' ');
+        if (auto pid = parse_int(rest.substr(0, sp)); pid && *pid > 0) {
+          out.push_back(static_cast<pid_t>(*pid));
+        }
+        if (sp == std::string_view::npos) break;
+        rest.remove_prefix(sp + 1);
+      }
+    }
+    if (all_read) break;
+    list_threads();
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
 ProcFs::ProcFs(std::string proc_root, std::string sys_root)
-    : proc_root_(std::move(proc_root)), sys_root_(std::move(sys_root)) {}
+    : proc_root_(std::move(proc_root)), sys_root_(std::move(sys_root)) {
+  struct statfs sfs {};
+  is_procfs_ = ::statfs(proc_root_.c_str(), &sfs) == 0 && sfs.f_type == PROC_SUPER_MAGIC;
+}
 
 FileText ProcFs::read(const std::string& rel) const { return read_file(proc_root_ + "/" + rel); }
+
+OpenFile ProcFs::open(const std::string& rel) const {
+  return OpenFile(AT_FDCWD, (proc_root_ + "/" + rel).c_str());
+}
 
 std::optional<PidDir> ProcFs::open_pid(pid_t pid, int* err) const {
   std::string path = proc_root_ + "/" + std::to_string(pid);

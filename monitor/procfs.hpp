@@ -4,11 +4,13 @@
 // in the sense that it holds no state beyond the roots: const methods may be called from any thread.
 #pragma once
 
+#include <dirent.h>
 #include <sys/types.h>
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace kv::mon {
@@ -18,6 +20,62 @@ struct FileText {
   int err = 0;  // 0 on success
   std::string text;
   bool ok() const { return err == 0; }
+};
+
+// A file kept open and re-read from offset 0 (pread) each time: a sampler reading the same
+// /proc files every tick saves their open and close, and reuses one buffer instead of
+// allocating. /proc files regenerate their text on a read at offset 0. A file of a process
+// (/proc/PID/stat) refers to that process only: once it has exited, reads fail with ESRCH even
+// if the pid is reused. Move-only.
+class OpenFile {
+ public:
+  OpenFile() = default;
+  // Opens `name` relative to directory `dirfd` (AT_FDCWD: a path). A failure is kept in err().
+  OpenFile(int dirfd, const char* name);
+  OpenFile(OpenFile&& other) noexcept;
+  OpenFile& operator=(OpenFile&& other) noexcept;
+  OpenFile(const OpenFile&) = delete;
+  OpenFile& operator=(const OpenFile&) = delete;
+  ~OpenFile();
+
+  bool is_open() const { return fd_ >= 0; }
+  // Reads the whole file again; true on success. On failure err() is the errno (also when the
+  // file could not be opened) and text() is empty. A read that returns less than the buffer
+  // holds is taken as the end of the file (procfs generates a file whole; one pread per read).
+  bool read();
+  int err() const { return err_; }
+  // False once the file has been deleted (its link count is 0). Meaningful outside procfs only.
+  bool exists() const;
+  // The text of the last successful read; valid until the next read().
+  std::string_view text() const { return text_; }
+
+ private:
+  int fd_ = -1;
+  int err_ = 0;
+  std::string buf_;
+  std::string_view text_;
+};
+
+// A directory kept open and listed again each time (rewinddir), e.g. /proc/PID/fd. Move-only.
+class OpenDir {
+ public:
+  OpenDir() = default;
+  // Opens `name` relative to directory `dirfd`. A failure is kept in err().
+  OpenDir(int dirfd, const char* name);
+  OpenDir(OpenDir&& other) noexcept;
+  OpenDir& operator=(OpenDir&& other) noexcept;
+  OpenDir(const OpenDir&) = delete;
+  OpenDir& operator=(const OpenDir&) = delete;
+  ~OpenDir();
+
+  bool is_open() const { return dir_ != nullptr; }
+  int err() const { return err_; }
+  // Entries other than . and ..; nullopt (err() set) when it cannot be listed.
+  std::optional<int64_t> count();
+
+ private:
+  DIR* dir_ = nullptr;
+  int err_ = 0;
 };
 
 // An open /proc/PID directory. Reads through it refer to that process only: if the pid dies
@@ -33,15 +91,17 @@ class PidDir {
 
   bool is_open() const { return fd_ >= 0; }
   pid_t pid() const { return pid_; }
+  int fd() const { return fd_; }
+  // Opens the file `name` in this directory for repeated reads.
+  OpenFile open(const char* name) const { return OpenFile(fd_, name); }
+  // Opens the directory `name` (e.g. "fd") in this directory for repeated listing.
+  OpenDir open_dir(const char* name) const { return OpenDir(fd_, name); }
   // Reads the file `name` (e.g. "stat", "status", "io") in this directory.
   FileText read(const char* name) const;
   // Number of entries in fd/; nullopt (with *err set) when it cannot be listed.
   std::optional<int64_t> count_fds(int* err) const;
   // The targets of the fd/ symlinks ("socket:[1234]", "/var/log/x"); empty when unreadable.
   std::vector<std::string> fd_links() const;
-  // The pids of this process's children (from task/*/children: a child is listed under the
-  // thread that forked it); empty when unreadable.
-  std::vector<pid_t> children() const;
   // Target of the "exe" symlink; empty when unreadable.
   std::string exe() const;
 
@@ -52,6 +112,23 @@ class PidDir {
   pid_t pid_ = 0;
 };
 
+// The fork children of one process, from task/*/children (a child is listed under the thread
+// that forked it), with the directory and those files kept open. task/ is listed again only
+// when the thread count changes or a thread has gone. Move-only.
+class ChildrenWatch {
+ public:
+  explicit ChildrenWatch(PidDir dir) : dir_(std::move(dir)) {}
+  // The children's pids, ascending; `threads`: the process's thread count from this tick's
+  // sample (nullopt: list task/ again).
+  std::vector<pid_t> read(std::optional<int64_t> threads);
+
+ private:
+  void list_threads();
+  PidDir dir_;
+  std::vector<OpenFile> files_;
+  std::optional<int64_t> threads_;
+};
+
 class ProcFs {
  public:
   // proc_root: where /proc is (default "/proc"); sys_root: where /sys is.
@@ -59,6 +136,8 @@ class ProcFs {
 
   // Reads proc_root + "/" + rel.
   FileText read(const std::string& rel) const;
+  // Opens proc_root + "/" + rel for repeated reads.
+  OpenFile open(const std::string& rel) const;
   // Opens proc_root/PID; errno on failure (ENOENT when the process does not exist).
   std::optional<PidDir> open_pid(pid_t pid, int* err = nullptr) const;
   // The numeric entries of proc_root (processes), ascending.
@@ -66,10 +145,15 @@ class ProcFs {
   // True if sys_root/block/<device> exists (a whole disk, not a partition).
   bool is_whole_disk(const std::string& device) const;
   const std::string& proc_root() const { return proc_root_; }
+  // Whether proc_root is a procfs mount. On one that is not (a fixture tree in tests) a file
+  // kept open still reads after its process's directory is removed: samplers then check that
+  // the file was not deleted, where procfs itself fails the read (ESRCH).
+  bool is_procfs() const { return is_procfs_; }
 
  private:
   std::string proc_root_;
   std::string sys_root_;
+  bool is_procfs_ = false;
 };
 
 // Reads a whole file by path (for pidfiles). errno on failure.

@@ -38,13 +38,12 @@ Result<ProcessInfo> read_process_info(const ProcFs& fs, pid_t pid) {
 ProcessSampler::ProcessSampler(const ProcFs& fs, int64_t ticks_per_s, PssPolicy pss)
     : fs_(fs), ticks_per_s_(ticks_per_s > 0 ? ticks_per_s : 100), pss_(pss) {}
 
-void ProcessSampler::maybe_read_pss(const PidDir& dir, ProcessSample& s) {
+void ProcessSampler::maybe_read_pss(Proc& p, ProcessSample& s) {
   if (pss_.interval_us <= 0 || !s.rss_kib || *s.rss_kib > pss_.max_rss_kib) return;
   int64_t now_us = steady_us();
-  auto [it, first] = last_pss_steady_us_.try_emplace(s.key, now_us);
-  if (!first && now_us - it->second < pss_.interval_us) return;
-  it->second = now_us;
-  FileText t = dir.read("smaps_rollup");
+  if (p.last_pss_steady_us && now_us - *p.last_pss_steady_us < pss_.interval_us) return;
+  p.last_pss_steady_us = now_us;
+  FileText t = p.dir.read("smaps_rollup");  // rare: opened each time
   if (t.ok()) s.pss_kib = parse_smaps_rollup_pss(t.text);
 }
 
@@ -57,11 +56,30 @@ void ProcessSampler::warn_once(bool& warned, const char* what, pid_t pid, int er
 }
 
 Result<ProcessSample> ProcessSampler::sample(const ProcessKey& key) {
-  auto dir = fs_.open_pid(key.pid);
-  if (!dir) return Error{"gone"};
-  FileText stat_text = dir->read("stat");
-  if (!stat_text.ok()) return Error{"gone"};
-  auto parsed = parse_pid_stat(stat_text.text);
+  auto it = procs_.find(key);
+  if (it == procs_.end()) {
+    auto dir = fs_.open_pid(key.pid);
+    if (!dir) return Error{"gone"};
+    Proc p;
+    p.stat = dir->open("stat");
+    p.status = dir->open("status");
+    p.dir = std::move(*dir);
+    it = procs_.emplace(key, std::move(p)).first;
+  }
+  auto s = sample(key, it->second);
+  if (!s) procs_.erase(it);
+  return s;
+}
+
+void ProcessSampler::retain(const std::set<ProcessKey>& keys) {
+  std::erase_if(procs_, [&](const auto& entry) { return !keys.count(entry.first); });
+}
+
+Result<ProcessSample> ProcessSampler::sample(const ProcessKey& key, Proc& p) {
+  if (!p.stat.read()) return Error{"gone"};
+  // Outside procfs (fixture trees) a removed process directory leaves its open files readable.
+  if (!fs_.is_procfs() && !p.stat.exists()) return Error{"gone"};
+  auto parsed = parse_pid_stat(p.stat.text());
   if (!parsed) return Error{"gone: " + parsed.error().message};
   const PidStat& st = parsed.value();
   if (st.start_ticks != key.start_ticks) return Error{"gone: pid reused"};
@@ -79,9 +97,8 @@ Result<ProcessSample> ProcessSampler::sample(const ProcessKey& key) {
   s.threads = st.num_threads;
   s.vsize_kib = st.vsize_bytes / 1024;
 
-  FileText status_text = dir->read("status");
-  if (status_text.ok()) {
-    PidStatus ps = parse_pid_status(status_text.text);
+  if (p.status.read()) {
+    PidStatus ps = parse_pid_status(p.status.text());
     s.rss_kib = ps.vm_rss_kib;
     s.rss_anon_kib = ps.rss_anon_kib;
     s.rss_file_kib = ps.rss_file_kib;
@@ -93,19 +110,23 @@ Result<ProcessSample> ProcessSampler::sample(const ProcessKey& key) {
     s.ctx_involuntary = ps.ctx_involuntary;
   }
 
-  FileText io_text = dir->read("io");
-  if (io_text.ok()) {
-    PidIo io = parse_pid_io(io_text.text);
+  // io and fd/ need the target's user or CAP_SYS_PTRACE: opened again each tick until they
+  // open (a failure is stored as NULL, never 0).
+  if (!p.io.is_open()) p.io = p.dir.open("io");
+  if (p.io.read()) {
+    PidIo io = parse_pid_io(p.io.text());
     s.io_read_bytes = io.read_bytes;
     s.io_write_bytes = io.write_bytes;
-  } else if (io_text.err == EACCES || io_text.err == EPERM) {
-    warn_once(warned_io_, "io", key.pid, io_text.err);
+  } else if (p.io.err() == EACCES || p.io.err() == EPERM) {
+    warn_once(warned_io_, "io", key.pid, p.io.err());
   }
 
-  int fd_err = 0;
-  s.fds = dir->count_fds(&fd_err);
-  if (!s.fds && (fd_err == EACCES || fd_err == EPERM)) warn_once(warned_fd_, "fd", key.pid, fd_err);
-  maybe_read_pss(*dir, s);
+  if (!p.fd_dir.is_open()) p.fd_dir = p.dir.open_dir("fd");
+  s.fds = p.fd_dir.count();
+  if (!s.fds && (p.fd_dir.err() == EACCES || p.fd_dir.err() == EPERM)) {
+    warn_once(warned_fd_, "fd", key.pid, p.fd_dir.err());
+  }
+  maybe_read_pss(p, s);
   return s;
 }
 
@@ -122,53 +143,68 @@ std::string ProcessSampler::command_line(pid_t pid) const {
   return s;
 }
 
+HostSampler::HostSampler(const ProcFs& fs)
+    : fs_(fs),
+      loadavg_(fs.open("loadavg")),
+      meminfo_(fs.open("meminfo")),
+      vmstat_(fs.open("vmstat")),
+      stat_(fs.open("stat")),
+      psi_memory_(fs.open("pressure/memory")),
+      psi_io_(fs.open("pressure/io")),
+      psi_cpu_(fs.open("pressure/cpu")),
+      diskstats_(fs.open("diskstats")) {}
+
+bool HostSampler::is_whole_disk(const std::string& device) {
+  auto it = whole_disk_.find(device);
+  if (it == whole_disk_.end()) it = whole_disk_.emplace(device, fs_.is_whole_disk(device)).first;
+  return it->second;
+}
+
 HostSample HostSampler::sample() {
   HostSample h;
   h.ts_us = now_ts_us();
-  if (FileText t = fs_.read("loadavg"); t.ok()) {
-    if (auto la = parse_loadavg(t.text)) {
+  if (loadavg_.read()) {
+    if (auto la = parse_loadavg(loadavg_.text())) {
       h.load1 = la.value().load1;
       h.load5 = la.value().load5;
       h.load15 = la.value().load15;
     }
   }
-  if (FileText t = fs_.read("meminfo"); t.ok()) {
-    MemInfo m = parse_meminfo(t.text);
+  if (meminfo_.read()) {
+    MemInfo m = parse_meminfo(meminfo_.text());
     h.mem_total_kib = m.mem_total_kib;
     h.mem_available_kib = m.mem_available_kib;
     h.swap_total_kib = m.swap_total_kib;
     h.swap_free_kib = m.swap_free_kib;
   }
-  if (FileText t = fs_.read("vmstat"); t.ok()) {
-    VmStat v = parse_vmstat(t.text);
+  if (vmstat_.read()) {
+    VmStat v = parse_vmstat(vmstat_.text());
     h.pswpin = v.pswpin;
     h.pswpout = v.pswpout;
     h.pgmajfault = v.pgmajfault;
   }
-  if (FileText t = fs_.read("stat"); t.ok()) {
-    HostStat st = parse_host_stat(t.text);
+  if (stat_.read()) {
+    HostStat st = parse_host_stat(stat_.text());
     h.cpu_user_ticks = st.cpu_user_ticks;
     h.cpu_system_ticks = st.cpu_system_ticks;
     h.cpu_idle_ticks = st.cpu_idle_ticks;
     h.cpu_iowait_ticks = st.cpu_iowait_ticks;
     h.cpu_steal_ticks = st.cpu_steal_ticks;
   }
-  if (FileText t = fs_.read("pressure/memory"); t.ok()) {
-    Pressure p = parse_pressure(t.text);
+  if (psi_memory_.read()) {
+    Pressure p = parse_pressure(psi_memory_.text());
     h.psi_memory_some_avg10 = p.some_avg10;
     h.psi_memory_full_avg10 = p.full_avg10;
   }
-  if (FileText t = fs_.read("pressure/io"); t.ok()) {
-    Pressure p = parse_pressure(t.text);
+  if (psi_io_.read()) {
+    Pressure p = parse_pressure(psi_io_.text());
     h.psi_io_some_avg10 = p.some_avg10;
     h.psi_io_full_avg10 = p.full_avg10;
   }
-  if (FileText t = fs_.read("pressure/cpu"); t.ok()) {
-    h.psi_cpu_some_avg10 = parse_pressure(t.text).some_avg10;
-  }
-  if (FileText t = fs_.read("diskstats"); t.ok()) {
-    for (DiskStat& d : parse_diskstats(t.text)) {
-      if (fs_.is_whole_disk(d.device) && !is_idle_virtual_disk(d)) h.disks.push_back(std::move(d));
+  if (psi_cpu_.read()) h.psi_cpu_some_avg10 = parse_pressure(psi_cpu_.text()).some_avg10;
+  if (diskstats_.read()) {
+    for (DiskStat& d : parse_diskstats(diskstats_.text())) {
+      if (is_whole_disk(d.device) && !is_idle_virtual_disk(d)) h.disks.push_back(std::move(d));
     }
   }
   return h;

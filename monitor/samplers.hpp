@@ -5,6 +5,8 @@
 
 #include <map>
 #include <optional>
+#include <set>
+#include <string>
 
 #include "kvbench/result.hpp"
 #include "procfs.hpp"
@@ -38,23 +40,39 @@ class ProcessSampler {
   Result<ProcessSample> sample(const ProcessKey& key);
   // Reads the command line (NUL-separated argv joined with spaces); empty if unreadable.
   std::string command_line(pid_t pid) const;
+  // Closes what is kept open for processes not in `keys` (and forgets their PSS timing). The
+  // tracker calls it after each tick with the processes it sampled; a process that was found
+  // gone is forgotten by sample() itself.
+  void retain(const std::set<ProcessKey>& keys);
+  // Processes with files kept open (for tests).
+  size_t open_processes() const { return procs_.size(); }
 
  private:
+  // What stays open for one process between ticks: its /proc/PID directory and the files read
+  // every tick (pread at offset 0: no open/close, no allocation per sample).
+  struct Proc {
+    PidDir dir;
+    OpenFile stat, status, io;
+    OpenDir fd_dir;
+    std::optional<int64_t> last_pss_steady_us;
+  };
+  Result<ProcessSample> sample(const ProcessKey& key, Proc& p);
   void warn_once(bool& warned, const char* what, pid_t pid, int err);
+  void maybe_read_pss(Proc& p, ProcessSample& s);
 
   const ProcFs& fs_;
   int64_t ticks_per_s_;
-  void maybe_read_pss(const PidDir& dir, ProcessSample& s);
-
   PssPolicy pss_;
-  std::map<ProcessKey, int64_t> last_pss_steady_us_;
+  std::map<ProcessKey, Proc> procs_;
   bool warned_io_ = false;
   bool warned_fd_ = false;
 };
 
 class HostSampler {
  public:
-  explicit HostSampler(const ProcFs& fs) : fs_(fs) {}
+  // Opens the host files once; each sample re-reads them (a file missing then, like PSI on an
+  // older kernel, stays NULL).
+  explicit HostSampler(const ProcFs& fs);
   // Never fails: what cannot be read is nullopt (PSI is absent on older kernels).
   HostSample sample();
   // Boot time as ts_us: now minus /proc/uptime (btime in /proc/stat is whole seconds, too
@@ -62,7 +80,11 @@ class HostSampler {
   std::optional<int64_t> boot_ts_us() const;
 
  private:
+  bool is_whole_disk(const std::string& device);
+
   const ProcFs& fs_;
+  OpenFile loadavg_, meminfo_, vmstat_, stat_, psi_memory_, psi_io_, psi_cpu_, diskstats_;
+  std::map<std::string, bool, std::less<>> whole_disk_;  // device -> /sys/block/<dev> exists
 };
 
 }  // namespace kv::mon

@@ -1,5 +1,7 @@
 #include "sqlite_sink.hpp"
 
+#include <algorithm>
+
 #include "kvbench/log.hpp"
 #include "kvbench/schema.hpp"
 #include "kvbench/version.hpp"
@@ -7,7 +9,7 @@
 namespace kv::mon {
 
 SqliteSink::SqliteSink(const std::string& db_path, const SessionInfo& session)
-    : db_(open_results_db(db_path)), host_(session.host) {
+    : db_(open_results_db(db_path)), host_(session.host), interval_us_(session.interval_us) {
   WriteTransaction tx(db_);
   db_.prepare(
          "INSERT INTO monitor_sessions (host, started_ts_us, status, kvmon_version, kvmon_pid, "
@@ -23,10 +25,15 @@ SqliteSink::SqliteSink(const std::string& db_path, const SessionInfo& session)
   tx.commit();
 }
 
+Statement& SqliteSink::cached(std::optional<Statement>& slot, const char* sql) {
+  if (!slot) slot.emplace(db_.prepare(sql));
+  return *slot;
+}
+
 int64_t SqliteSink::insert_instance(const InstanceRecord& r) {
   std::optional<int64_t> parent_id;
   if (r.parent) parent_id = instance_id(*r.parent);
-  db_.prepare(
+  cached(insert_instance_,
          "INSERT INTO process_instances (session_id, host, pid, start_ticks, started_ts_us, name, "
          "command_line, selector, parent_instance_id, first_seen_ts_us, last_seen_ts_us) "
          "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
@@ -49,7 +56,7 @@ int64_t SqliteSink::insert_instance(const InstanceRecord& r) {
 }
 
 void SqliteSink::insert_process_sample(int64_t instance_id, const ProcessSample& s) {
-  Statement st = db_.prepare(
+  Statement& st = cached(insert_process_sample_,
       "INSERT OR REPLACE INTO process_samples (instance_id, ts_us, scheduled_ts_us, rss_kib, "
       "rss_anon_kib, rss_file_kib, rss_shmem_kib, swap_kib, vsize_kib, cpu_user_us, "
       "cpu_system_us, threads, fds, io_read_bytes, io_write_bytes, minor_faults, major_faults, "
@@ -65,14 +72,23 @@ void SqliteSink::insert_process_sample(int64_t instance_id, const ProcessSample&
   int index = 4;
   for (const OptInt* v : values) st.bind(index++, *v);
   st.run();
-  db_.prepare("UPDATE process_instances SET last_seen_ts_us = ? WHERE instance_id = ?")
-      .bind(1, s.ts_us)
-      .bind(2, instance_id)
-      .run();
+  int64_t& last = last_seen_[instance_id];
+  last = std::max(last, s.ts_us);
+}
+
+// last_seen_ts_us once per instance and transaction, not once per sample.
+void SqliteSink::touch_instances() {
+  for (auto [id, ts_us] : last_seen_) {
+    cached(touch_instance_, "UPDATE process_instances SET last_seen_ts_us = ? WHERE instance_id = ?")
+        .bind(1, ts_us)
+        .bind(2, id)
+        .run();
+  }
+  last_seen_.clear();
 }
 
 void SqliteSink::insert_host_sample(const HostSample& h) {
-  Statement st = db_.prepare(
+  Statement& st = cached(insert_host_sample_,
       "INSERT OR REPLACE INTO host_samples (session_id, ts_us, scheduled_ts_us, load1, load5, "
       "load15, mem_total_kib, mem_available_kib, swap_total_kib, swap_free_kib, pswpin, pswpout, "
       "pgmajfault, cpu_user_ticks, cpu_system_ticks, cpu_iowait_ticks, cpu_steal_ticks, "
@@ -92,7 +108,7 @@ void SqliteSink::insert_host_sample(const HostSample& h) {
   for (const OptReal* v : reals) st.bind(index++, *v);
   st.run();
 
-  Statement disk = db_.prepare(
+  Statement& disk = cached(insert_disk_sample_,
       "INSERT OR REPLACE INTO disk_samples (session_id, ts_us, device, reads, writes, "
       "sectors_read, sectors_written, io_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
   for (const DiskStat& d : h.disks) {
@@ -105,7 +121,7 @@ void SqliteSink::insert_host_sample(const HostSample& h) {
 void SqliteSink::insert_event(const EventRecord& e) {
   std::optional<int64_t> id;
   if (e.instance) id = instance_id(*e.instance);
-  db_.prepare(
+  cached(insert_event_,
          "INSERT INTO events (ts_us, source, session_id, instance_id, kind, message) "
          "VALUES (?, 'kvmon', ?, ?, ?, ?)")
       .bind(1, e.ts_us)
@@ -116,11 +132,19 @@ void SqliteSink::insert_event(const EventRecord& e) {
       .run();
 }
 
-void SqliteSink::write(const Batch& batch) {
-  for (const InstanceRecord& r : batch.new_instances) instances_.emplace(r.key, r);
+void SqliteSink::write(const Batch& batch) { write(std::span<const Batch>(&batch, 1)); }
+
+void SqliteSink::write(std::span<const Batch> batches) {
+  for (const Batch& batch : batches) {
+    for (const InstanceRecord& r : batch.new_instances) instances_.emplace(r.key, r);
+  }
   inserted_.clear();
+  last_seen_.clear();
   try {
-    write_rows(batch);
+    WriteTransaction tx(db_);
+    for (const Batch& batch : batches) write_rows(batch);
+    touch_instances();
+    tx.commit();
   } catch (...) {
     // Rolled back: those instances are inserted again with the next batch that needs them.
     for (const ProcessKey& key : inserted_) instance_ids_.erase(key);
@@ -136,7 +160,6 @@ std::optional<int64_t> SqliteSink::instance_id(const ProcessKey& key) {
 }
 
 void SqliteSink::write_rows(const Batch& batch) {
-  WriteTransaction tx(db_);
   for (const InstanceRecord& r : batch.new_instances) (void)instance_id(r.key);
   for (const ProcessSample& s : batch.processes) {
     if (auto id = instance_id(s.key)) {
@@ -147,7 +170,6 @@ void SqliteSink::write_rows(const Batch& batch) {
   }
   if (batch.host) insert_host_sample(*batch.host);
   for (const EventRecord& e : batch.events) insert_event(e);
-  tx.commit();
 }
 
 void SqliteSink::finish(const std::string& status, int64_t ended_ts_us) {

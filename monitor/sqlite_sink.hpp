@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <span>
 #include <vector>
 #include <string>
 
@@ -31,24 +32,37 @@ class SqliteSink {
   int64_t session_id() const { return session_id_; }
   // Writes one tick's rows in one transaction; on failure nothing of the batch is stored.
   void write(const Batch& batch);
+  // Writes several ticks' rows in one transaction (cheaper: the pages they share are written
+  // once); on failure nothing of them is stored.
+  void write(std::span<const Batch> batches);
+  int64_t interval_us() const { return interval_us_; }
   // Sets the session's status ('completed', 'interrupted', 'failed') and ended_ts_us.
   void finish(const std::string& status, int64_t ended_ts_us);
 
  private:
   void write_rows(const Batch& batch);
+  void touch_instances();
   // The row id of instance `key`, inserting its row first if needed; nullopt if never announced.
   std::optional<int64_t> instance_id(const ProcessKey& key);
   int64_t insert_instance(const InstanceRecord& r);
   void insert_process_sample(int64_t instance_id, const ProcessSample& s);
   void insert_host_sample(const HostSample& h);
   void insert_event(const EventRecord& e);
+  // The statement for `sql`, prepared on first use and kept: preparing costs more than the
+  // insert (see bench/kvmon_cost.sh).
+  Statement& cached(std::optional<Statement>& slot, const char* sql);
 
   Database db_;
   std::string host_;
   int64_t session_id_ = 0;
+  int64_t interval_us_ = 0;
+  std::map<int64_t, int64_t> last_seen_;  // instance id -> latest sample ts_us of this write
   std::map<ProcessKey, InstanceRecord> instances_;  // every instance announced by a Batch
   std::map<ProcessKey, int64_t> instance_ids_;      // those stored, with their row ids
   std::vector<ProcessKey> inserted_;                // stored by the batch being written
+  // Prepared statements (declared after db_: finalized before it closes).
+  std::optional<Statement> insert_instance_, insert_process_sample_, touch_instance_,
+      insert_host_sample_, insert_disk_sample_, insert_event_;
 };
 
 }  // namespace kv::mon

@@ -9,7 +9,11 @@ namespace kv::mon {
 
 Tracker::Tracker(const ProcFs& fs, std::vector<Selector> selectors, int64_t ticks_per_s,
                  std::optional<int64_t> boot_ts_us, PssPolicy pss)
-    : fs_(fs), sampler_(fs, ticks_per_s, pss), ticks_per_s_(ticks_per_s), boot_ts_us_(boot_ts_us) {
+    : fs_(fs),
+      sampler_(fs, ticks_per_s, pss),
+      ticks_per_s_(ticks_per_s),
+      boot_ts_us_(boot_ts_us),
+      loadavg_(fs.open("loadavg")) {
   for (Selector& s : selectors) targets_.push_back(Target{std::move(s), {}, false, false, false});
 }
 
@@ -20,6 +24,7 @@ void Tracker::tick(Batch& batch) {
     if (t.live.empty() && !t.finished) resolve_absent(t, batch, sampled);
   }
   sample_children(batch, sampled);
+  sampler_.retain(sampled);  // close what was kept open for processes not sampled any more
 }
 
 void Tracker::sample_children(Batch& batch, std::set<ProcessKey>& sampled) {
@@ -36,11 +41,29 @@ void Tracker::sample_children(Batch& batch, std::set<ProcessKey>& sampled) {
     batch.events.push_back(EventRecord{now_ts_us(), "child_exited", msg, it->first});
     it = children_.erase(it);
   }
+  // Nothing forked since the last look (the last pid handed out is the same): only targets
+  // not looked at yet need their children read. Read before looking, so a fork in between is
+  // seen now or next tick.
+  std::optional<int64_t> last_pid;
+  if (loadavg_.read()) last_pid = parse_loadavg_last_pid(loadavg_.text());
+  const bool forked = !last_pid || last_pid != last_pid_;
+  last_pid_ = last_pid;
+  std::set<ProcessKey> parents;
   for (const Target& t : targets_) {
     for (const ProcessKey& parent : t.live) {
-      auto dir = fs_.open_pid(parent.pid);
-      if (!dir) continue;
-      for (pid_t pid : dir->children()) {
+      parents.insert(parent);
+      auto watch = child_watches_.find(parent);
+      if (watch != child_watches_.end() && !forked) continue;
+      if (watch == child_watches_.end()) {
+        auto dir = fs_.open_pid(parent.pid);
+        if (!dir) continue;
+        watch = child_watches_.emplace(parent, ChildrenWatch(std::move(*dir))).first;
+      }
+      std::optional<int64_t> threads;  // from this tick's sample of the parent
+      for (const ProcessSample& s : batch.processes) {
+        if (s.key == parent) threads = s.threads;
+      }
+      for (pid_t pid : watch->second.read(threads)) {
         auto info = read_process_info(fs_, pid);
         if (!info || info.value().ppid != parent.pid || children_.count(info.value().key) ||
             recorded_.count(info.value().key)) {
@@ -62,6 +85,7 @@ void Tracker::sample_children(Batch& batch, std::set<ProcessKey>& sampled) {
       }
     }
   }
+  std::erase_if(child_watches_, [&](const auto& w) { return !parents.count(w.first); });
 }
 
 void Tracker::add_sample(const ProcessKey& key, Batch& batch, std::set<ProcessKey>& sampled,

@@ -52,6 +52,11 @@ class Tracker {
     std::string selector;  // "child:" + the parent's selector
   };
   std::map<ProcessKey, Child> children_;
+  std::map<ProcessKey, ChildrenWatch> child_watches_;  // of live targets, kept open
+  // /proc/loadavg's last pid: while it stays the same nothing has forked, and the children of
+  // targets already looked at are not read again.
+  OpenFile loadavg_;
+  std::optional<int64_t> last_pid_;
 };
 
 }  // namespace kv::mon

@@ -100,6 +100,9 @@ TEST(HostFiles, LoadAvg) {
   EXPECT_DOUBLE_EQ(la.value().load15, 0.32);
   EXPECT_FALSE(parse_loadavg(fixture("malformed/loadavg_truncated")).ok());
   EXPECT_FALSE(parse_loadavg("a b c").ok());
+  EXPECT_EQ(parse_loadavg_last_pid(fixture("proc/loadavg")), 5661);
+  EXPECT_FALSE(parse_loadavg_last_pid(fixture("malformed/loadavg_truncated")).has_value());
+  EXPECT_FALSE(parse_loadavg_last_pid("0.1 0.2 0.3 1/95 x\n").has_value());
 }
 
 TEST(HostFiles, MemInfoVmStatAndStat) {

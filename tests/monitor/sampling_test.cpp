@@ -6,7 +6,9 @@
 #include <filesystem>
 #include <fstream>
 
+#include "batch_writer.hpp"
 #include "kvbench/clock.hpp"
+#include "kvbench/sqlite.hpp"
 #include "samplers.hpp"
 #include "servers.hpp"
 #include "targets.hpp"
@@ -99,6 +101,47 @@ TEST(ProcessSampler, ReusedOrMissingPidIsGone) {
   ProcessSampler sampler(procfs, 100);
   EXPECT_FALSE(sampler.sample(ProcessKey{100, 1}).ok());  // same pid, other start time
   EXPECT_FALSE(sampler.sample(ProcessKey{999, 1}).ok());
+}
+
+TEST(ProcessSampler, ForgetsWhatItKeptOpenForProcessesNoLongerSampled) {
+  FixtureCopy copy;
+  ProcFs procfs(copy.proc(), copy.sys());
+  ProcessSampler sampler(procfs, 100, PssPolicy{3'600'000'000, 1 << 20});
+  ASSERT_TRUE(sampler.sample(ProcessKey{100, 89713}).ok());
+  ASSERT_TRUE(sampler.sample(ProcessKey{200, 12345}).ok());
+  EXPECT_EQ(sampler.open_processes(), 2u);
+  sampler.retain({ProcessKey{100, 89713}});  // 200 was not sampled this tick
+  EXPECT_EQ(sampler.open_processes(), 1u);
+  fs::remove_all(copy.proc() + "/100");  // exits: found gone and forgotten at once
+  EXPECT_FALSE(sampler.sample(ProcessKey{100, 89713}).ok());
+  EXPECT_EQ(sampler.open_processes(), 0u);
+  EXPECT_FALSE(sampler.sample(ProcessKey{999, 1}).ok());
+  EXPECT_EQ(sampler.open_processes(), 0u);
+}
+
+TEST(BatchWriter, AGapInScheduledTimesIsATicksSkippedEvent) {
+  kv::test::TempDir dir;
+  const std::string db_path = dir.file("results.db");
+  {
+    BatchWriter writer(std::make_unique<SqliteSink>(db_path, SessionInfo{"h", 1, 10'000, 1, ""}),
+                       100);
+    for (int64_t tick : {0, 1, 2, 6, 7}) {  // ticks 3, 4 and 5 were skipped
+      Batch b;
+      b.scheduled_ts_us = 1'000'000 + tick * 10'000;
+      b.host = HostSample{};
+      b.host->ts_us = b.host->scheduled_ts_us = b.scheduled_ts_us;
+      writer.push(std::move(b));
+    }
+    writer.close("completed");
+  }
+  Database db = Database::open(db_path);
+  Statement st = db.prepare("SELECT COUNT(*), MIN(message) FROM events WHERE kind = 'ticks_skipped'");
+  ASSERT_TRUE(st.step());
+  EXPECT_EQ(st.column_int(0), 1);
+  EXPECT_TRUE(st.column_text(1).starts_with("3 tick(s) skipped")) << st.column_text(1);
+  Statement hosts = db.prepare("SELECT COUNT(*) FROM host_samples");
+  ASSERT_TRUE(hosts.step());
+  EXPECT_EQ(hosts.column_int(0), 5);
 }
 
 TEST(HostSampler, ReadsHostFilesAndOnlyWholeBusyDisks) {
