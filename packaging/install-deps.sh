@@ -9,6 +9,7 @@ packages=(
   libboost-dev libhiredis-dev libmemcached-dev libproc2-dev libsqlite3-dev libcli11-dev
   libgtest-dev
   redis-server memcached sqlite3
+  help2man dpkg-dev fakeroot
 )
 if [[ "${1:-}" == "--with-extras" ]]; then
   packages+=(redis-tools libmemcached-tools sysstat libbenchmark-dev)

@@ -8,5 +8,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/packaging/install-deps.sh"
 "$root/scripts/build.sh" -DKV_WERROR=ON
 export KV_REQUIRE_SERVERS=1
+# In CI (a throwaway machine) also build, install, run and purge the Debian packages.
+[[ "${CI:-}" == "true" ]] && export KV_PACKAGE_TEST=1
 cd "${KV_BUILD_DIR:-$root/build}"
 ctest --output-on-failure --timeout 300 -j "$(nproc)" "$@"

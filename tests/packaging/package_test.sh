@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Builds the Debian packages, installs them with dpkg on this machine, runs the installed
+# programs for real (a short benchmark of Redis and memcached with kvmon watching), then removes
+# and purges them and checks nothing is left. It changes the system, so it runs only when
+# KV_PACKAGE_TEST=1 (scripts/test.sh sets it in CI) and exits 77 ("skipped") otherwise.
+set -uo pipefail
+if [[ "${KV_PACKAGE_TEST:-}" != "1" ]]; then
+  echo "skipped: installs packages system-wide; set KV_PACKAGE_TEST=1 to run it"
+  exit 77
+fi
+root=$(cd "$(dirname "$0")/../.." && pwd)
+work=$(mktemp -d /tmp/kvbench-pkg-XXXXXX)
+pids=()
+passed=0 failed=0
+check() {  # check "what" command...
+  local what=$1; shift
+  if "$@" >"$work/check.log" 2>&1; then
+    passed=$((passed + 1)); echo "ok: $what"
+  else
+    failed=$((failed + 1)); echo "FAILED: $what"; sed 's/^/    /' "$work/check.log" | head -20
+  fi
+}
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+  dpkg --purge kvmon kvdrive >/dev/null 2>&1
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+KV_PKG_BUILD_DIR="$work/build" "$root/packaging/build-debs.sh" "$work/debs" >"$work/build.log" 2>&1 ||
+  { cat "$work/build.log"; echo "0 passed, 1 failed"; exit 1; }
+check "packages built" test -f "$work/debs/kvmon_0.1.0_amd64.deb" -a -f "$work/debs/kvdrive_0.1.0_amd64.deb"
+check "no build paths inside" bash -c "! dpkg-deb --fsys-tarfile $work/debs/kvmon_0.1.0_amd64.deb | strings | grep -q -e '$root' -e '$work'"
+check "dpkg -i" dpkg -i "$work/debs/kvmon_0.1.0_amd64.deb" "$work/debs/kvdrive_0.1.0_amd64.deb"
+dpkg -L kvmon kvdrive | sort -u >"$work/files"
+check "kvmon --version" bash -c "/usr/bin/kvmon --version | grep -q 0.1.0"
+check "kvdrive --version" bash -c "/usr/bin/kvdrive --version | grep -q 0.1.0"
+check "man pages installed" test -s /usr/share/man/man1/kvmon.1.gz -a -s /usr/share/man/man1/kvdrive.1.gz
+check "kvmon system user" getent passwd kvmon
+check "config file is a conffile" bash -c "dpkg-query -W -f='\${Conffiles}' kvmon | grep -q /etc/kvmon/kvmon.conf"
+check "systemd-analyze verify" bash -c "systemd-analyze verify /usr/lib/systemd/system/kvmon.service 2>&1 | grep -v 'man kvmon' | (! grep .)"
+
+# A short real benchmark with the installed binaries.
+port() { while :; do p=$((20000 + RANDOM % 40000)); (exec 3<>/dev/tcp/127.0.0.1/$p) 2>/dev/null || { echo $p; return; }; done; }
+rport=$(port); mport=$(port)
+redis-server --port "$rport" --bind 127.0.0.1 --save "" --dir "$work" >"$work/redis.log" 2>&1 & pids+=($!); rpid=$!
+memcached -p "$mport" -l 127.0.0.1 -u root >"$work/mc.log" 2>&1 & pids+=($!); mpid=$!
+sleep 0.5
+/usr/bin/kvmon --db "$work/r.db" --pid "$rpid" --pid "$mpid" --interval 200ms 2>"$work/kvmon.log" & kvmon_pid=$!; pids+=($kvmon_pid)
+sleep 0.5
+check "installed kvdrive runs a benchmark" /usr/bin/kvdrive run --db "$work/r.db" --keys 5000 \
+  --target "redis://127.0.0.1:$rport" --target "memcached://127.0.0.1:$mport"
+kill -TERM "$kvmon_pid"; wait "$kvmon_pid"
+check "installed kvmon exits 0 and recorded both servers" bash -c \
+  "[ \$(sqlite3 '$work/r.db' 'SELECT count(DISTINCT pid) FROM process_instances') = 2 ]"
+check "the benchmark's rows are there" bash -c \
+  "[ \$(sqlite3 '$work/r.db' \"SELECT count(*) FROM runs WHERE status='completed'\") = 1 ]"
+
+check "dpkg -r" dpkg -r kvdrive kvmon
+check "binaries gone after remove" test ! -e /usr/bin/kvmon -a ! -e /usr/bin/kvdrive
+check "config kept after remove" test -f /etc/kvmon/kvmon.conf
+check "dpkg --purge" dpkg --purge kvdrive kvmon
+left=$(while read -r f; do [[ -f "$f" || -L "$f" ]] && echo "$f"; done <"$work/files")
+check "purge leaves no files behind" test -z "$left" -a ! -e /etc/kvmon -a ! -e /var/lib/kvmon
+echo "$passed passed, $failed failed"
+((failed == 0))
