@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what kvbench needs to build, test and run its demo on Debian 12, with apt-get, but
 # only if something is missing (so it is quick and needs no root when all is there).
-# Usage: packaging/install-deps.sh [--with-extras]   (extras: peers for benchmark scripts)
+# Usage: packaging/install-deps.sh [--with-extras] [--with-fuzz]
+#   extras: peers for benchmark scripts; fuzz: clang for the libFuzzer targets
 set -euo pipefail
 
 packages=(
@@ -11,9 +12,12 @@ packages=(
   redis-server memcached sqlite3
   help2man dpkg-dev fakeroot
 )
-if [[ "${1:-}" == "--with-extras" ]]; then
-  packages+=(redis-tools libmemcached-tools sysstat libbenchmark-dev)
-fi
+for arg in "$@"; do
+  case "$arg" in
+    --with-extras) packages+=(redis-tools libmemcached-tools sysstat libbenchmark-dev) ;;
+    --with-fuzz) packages+=(clang) ;;  # libFuzzer targets (docs/protocol.md, "Fuzzing")
+  esac
+done
 
 missing=()
 for p in "${packages[@]}"; do
