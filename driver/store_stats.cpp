@@ -524,6 +524,10 @@ void StoreStatsPoller::run() {
       if (next <= now) next += ((now - next) / interval + 1) * interval;
       wake_.wait_until(lock, next, [this] { return stopping_; });
     }
+    // One last poll, so the samples cover the end of what was measured (a short phase may end
+    // between two ticks).
+    lock.unlock();
+    if (auto sample = poll_all(servers, interval_us_, timeout_us_)) publish(std::move(*sample));
   } catch (const std::exception& e) {
     log_error() << "store stats: " << target_.display << ": poller stopped: " << e.what();
   } catch (...) {

@@ -75,7 +75,8 @@ class StoreStatsPoller {
 
   // Starts the thread; the first poll is immediate. No-op while running.
   void start();
-  // Wakes and joins the thread (waiting for at most the poll in progress); idempotent.
+  // Wakes the thread, lets it poll one last time (at most one timeout per server) and joins
+  // it; idempotent.
   void stop();
   // Returns and clears the samples gathered since the last call (oldest first).
   std::vector<StoreStatsSample> drain();
