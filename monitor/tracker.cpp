@@ -21,7 +21,11 @@ void Tracker::tick(Batch& batch) {
   std::set<ProcessKey> sampled;  // a process named by two selectors is sampled once
   for (Target& t : targets_) {
     sample_live(t, batch, sampled);
-    if (t.live.empty() && !t.finished) resolve_absent(t, batch, sampled);
+    // Absent, or one of several processes it named has gone (e.g. one of two redis-servers
+    // restarting): look for it again every tick until all are back.
+    if (!t.finished && (t.live.empty() || t.live.size() < t.most_live)) {
+      resolve_absent(t, batch, sampled);
+    }
   }
   sample_children(batch, sampled);
   sampler_.retain(sampled);  // close what was kept open for processes not sampled any more
@@ -123,7 +127,12 @@ void Tracker::sample_live(Target& t, Batch& batch, std::set<ProcessKey>& sampled
 
 void Tracker::resolve_absent(Target& t, Batch& batch, std::set<ProcessKey>& sampled) {
   std::vector<ProcessInfo> found = resolve(fs_, t.selector);
+  std::erase_if(found, [&](const ProcessInfo& info) {  // already followed
+    return std::find(t.live.begin(), t.live.end(), info.key) != t.live.end() ||
+           children_.count(info.key);
+  });
   if (found.empty()) {
+    if (!t.live.empty()) return;  // the others are still running
     if (!t.waiting_logged) {
       log_info() << t.selector.text() << ": no such process yet; waiting for it";
       t.waiting_logged = true;
@@ -148,6 +157,7 @@ void Tracker::resolve_absent(Target& t, Batch& batch, std::set<ProcessKey>& samp
     if (!gone) t.live.push_back(info.key);
   }
   t.ever_found = true;
+  t.most_live = std::max(t.most_live, t.live.size());
 }
 
 InstanceRecord Tracker::instance_record(const ProcessInfo& info, const std::string& selector,

@@ -30,6 +30,7 @@ class Tracker {
     bool ever_found = false;
     bool finished = false;  // a --pid target that exited
     bool waiting_logged = false;
+    size_t most_live = 0;  // the most processes it named at once
   };
   // Samples the fork children of live targets: known ones until they exit, new ones as
   // instances whose parent is the target.

@@ -299,6 +299,48 @@ TEST(Tracker, PidTargetIsNotReResolved) {
   EXPECT_TRUE(third.new_instances.empty());
 }
 
+TEST(Tracker, ANameWithSeveralProcessesFindsOneThatRestartsWhileTheOtherRuns) {
+  FixtureCopy copy;
+  ProcFs procfs(copy.proc(), copy.sys());
+  fs::remove_all(copy.proc() + "/100/task");  // no fork children in this test
+  auto redis_200 = [&](int start_ticks) {
+    fs::remove_all(copy.proc() + "/200");
+    fs::copy(kFixtures + "/proc/200", copy.proc() + "/200",
+             fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+    copy.write("200/status", "Name:\tredis-server\n");
+    copy.write("200/stat", "200 (redis-server) S 1 200 200 0 -1 0 1 0 0 0 1 1 0 0 20 0 1 0 " +
+                               std::to_string(start_ticks) +
+                               " 3133440 415 0 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0");
+  };
+  redis_200(777);
+  Tracker tracker(procfs, {make_selector(Selector::Kind::name, "redis-server")}, 100,
+                  std::nullopt);
+  Batch first;
+  tracker.tick(first);
+  EXPECT_EQ(first.new_instances.size(), 2u);
+  EXPECT_EQ(count_kind(first, "target_found"), 2u);
+
+  fs::remove_all(copy.proc() + "/200");
+  Batch second;
+  tracker.tick(second);
+  EXPECT_EQ(count_kind(second, "target_exited"), 1u);
+  EXPECT_EQ(second.processes.size(), 1u);  // 100 still sampled
+
+  redis_200(888);  // back, while 100 kept running
+  Batch third;
+  tracker.tick(third);
+  EXPECT_EQ(count_kind(third, "target_restarted"), 1u);
+  ASSERT_EQ(third.new_instances.size(), 1u);
+  EXPECT_EQ(third.new_instances[0].key, (ProcessKey{200, 888}));
+  EXPECT_EQ(third.processes.size(), 2u);
+
+  Batch fourth;  // all back: nothing new, both sampled
+  tracker.tick(fourth);
+  EXPECT_TRUE(fourth.new_instances.empty());
+  EXPECT_TRUE(fourth.events.empty());
+  EXPECT_EQ(fourth.processes.size(), 2u);
+}
+
 TEST(Tracker, WaitsForANameThatIsNotRunningYet) {
   FixtureCopy copy;
   ProcFs procfs(copy.proc(), copy.sys());
