@@ -1,0 +1,316 @@
+#!/usr/bin/env bash
+# kvdrive next to its peers (memtier_benchmark, redis-benchmark, memcslap) on the same local
+# redis-server and memcached, in alternation: for every configuration, round r runs kvdrive, then
+# each peer, then round r+1 does it again, so slow drifts of a shared machine hit every tool alike.
+# Per pairing it prints the medians over the rounds of ops/s, client CPU s (user+system) per
+# million ops, server CPU s per million ops, mean and p99 latency, and the ratios kvdrive/peer.
+#
+# Usage: bench/driver_vs_peers.sh [--duration S] [--rounds N] [--keys N] [--kvdrive PATH]
+#                                 [--memtier PATH] [--configs GLOB] [--out FILE] [--keep]
+#   --duration S    seconds per measurement (default 4)
+#   --rounds N      rounds of alternation, at least 3 (default 3)
+#   --keys N        keyspace, prefilled before each value size (default 20000)
+#   --kvdrive PATH  default $KV_BUILD_DIR/driver/kvdrive, else build-perf/ or build/
+#   --memtier PATH  default memtier_benchmark on PATH, else /tmp/memtier-src/memtier_benchmark;
+#                   absent -> its rows say "skipped"
+#   --configs GLOB  only configurations whose name matches (e.g. 'redis-*-c50p16')
+#   --out FILE      markdown report (default bench/results/driver_vs_peers-<date>.md)
+#   --keep          keep the temp dir (raw rows, logs, results dbs)
+# The whole default run (16 configurations x 3 rounds x up to 3 tools) takes about 10 minutes on
+# 2 cores. How every peer's flags map to kvdrive's workload: bench/README.md.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+duration=4 rounds=3 keys=20000 kvdrive="" memtier="" configs="*" out="" keep=0
+command_line="$0 $*"
+while (($#)); do
+  case "$1" in
+    --duration) duration=$2; shift 2 ;;
+    --rounds) rounds=$2; shift 2 ;;
+    --keys) keys=$2; shift 2 ;;
+    --kvdrive) kvdrive=$2; shift 2 ;;
+    --memtier) memtier=$2; shift 2 ;;
+    --configs) configs=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    --keep) keep=1; shift ;;
+    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+    *) echo "driver_vs_peers: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+  esac
+done
+[[ "$duration" =~ ^[0-9]+$ ]] && ((duration >= 1)) || { echo "driver_vs_peers: --duration: whole seconds >= 1" >&2; exit 2; }
+[[ "$rounds" =~ ^[0-9]+$ ]] && ((rounds >= 3)) || { echo "driver_vs_peers: --rounds must be >= 3" >&2; exit 2; }
+[[ "$keys" =~ ^[0-9]+$ ]] && ((keys >= 100)) || { echo "driver_vs_peers: --keys must be >= 100" >&2; exit 2; }
+
+if [[ -z "$kvdrive" ]]; then
+  for d in "${KV_BUILD_DIR:-}" "$root/build-perf" "$root/build"; do
+    [[ -n "$d" && -x "$d/driver/kvdrive" ]] && { kvdrive=$d/driver/kvdrive; break; }
+  done
+fi
+if [[ -z "$memtier" ]]; then
+  memtier=$(command -v memtier_benchmark || true)
+  [[ -z "$memtier" && -x /tmp/memtier-src/memtier_benchmark ]] && memtier=/tmp/memtier-src/memtier_benchmark
+fi
+[[ -n "$memtier" && ! -x "$memtier" ]] && memtier=""
+
+missing=()
+[[ -n "$kvdrive" && -x "$kvdrive" ]] || missing+=("kvdrive (build it: ninja -C build kvdrive, or pass --kvdrive)")
+for p in redis-server:redis-server memcached:memcached redis-benchmark:redis-tools \
+         memcslap:libmemcached-tools memcflush:libmemcached-tools sqlite3:sqlite3 jq:jq ss:iproute2; do
+  command -v "${p%%:*}" >/dev/null || missing+=("${p%%:*} (Debian package: ${p#*:})")
+done
+[[ -x /usr/bin/time ]] || missing+=("/usr/bin/time (Debian package: time)")
+if ((${#missing[@]})); then
+  echo "driver_vs_peers: missing, nothing was installed:" >&2
+  printf '  - %s\n' "${missing[@]}" >&2
+  exit 1
+fi
+
+stamp=$(date +%Y-%m-%d)
+[[ -n "$out" ]] || out="$root/bench/results/driver_vs_peers-$stamp.md"
+mkdir -p "$(dirname "$out")"
+work=$(mktemp -d "${TMPDIR:-/tmp}/driver-vs-peers-XXXXXX")
+server_pids=()
+cleanup() {
+  local status=$?
+  for p in "${server_pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${server_pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  if ((keep)); then echo "driver_vs_peers: kept $work" >&2; else rm -rf "$work"; fi
+  exit $status
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+free_port() {
+  local p
+  for _ in $(seq 200); do
+    p=$((20000 + RANDOM % 30000))
+    ss -Hltn "sport = :$p" | grep -q . || { echo "$p"; return; }
+  done
+  echo "driver_vs_peers: no free port" >&2; exit 1
+}
+wait_port() { for _ in $(seq 100); do ss -Hltn "sport = :$1" | grep -q . && return; sleep 0.05; done; echo "driver_vs_peers: server on $1 did not start" >&2; exit 1; }
+
+rport=$(free_port)
+redis-server --port "$rport" --bind 127.0.0.1 --save '' --appendonly no --dir "$work" \
+  --logfile "$work/redis.log" >/dev/null &
+rpid=$!; server_pids+=("$rpid")
+mport=$(free_port)
+muser=(); ((EUID == 0)) && muser=(-u nobody)
+memcached "${muser[@]}" -l 127.0.0.1 -p "$mport" -U 0 -m 2048 -t 4 >"$work/memcached.log" 2>&1 &
+mpid=$!; server_pids+=("$mpid")
+wait_port "$rport"; wait_port "$mport"
+
+# Server CPU seconds (utime + stime of all its threads) from /proc/PID/stat.
+tck=$(getconf CLK_TCK)
+server_cpu() { awk -v t="$tck" '{ printf "%.3f", ($14 + $15) / t }' "/proc/$1/stat"; }
+# Runs a command under /usr/bin/time; sets cli_cpu (user+system s), srv_cpu (server delta s).
+timed() { # SERVER_PID OUTFILE CMD...
+  local spid=$1 outf=$2; shift 2
+  local s0; s0=$(server_cpu "$spid")
+  /usr/bin/time -f "%U %S" -o "$work/time" "$@" >"$outf" 2>"$outf.err" || {
+    echo "driver_vs_peers: failed: $*" >&2; tail -5 "$outf.err" >&2; return 1; }
+  srv_cpu=$(awk -v a="$s0" -v b="$(server_cpu "$spid")" 'BEGIN { printf "%.3f", b - a }')
+  cli_cpu=$(awk 'END { printf "%.3f", $1 + $2 }' "$work/time")
+}
+raw="$work/raw.tsv"
+: >"$raw"
+# config tool round ops seconds client_cpu_s server_cpu_s mean_us p99_us
+emit() { printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$@" >>"$raw"; }
+skip() { printf '%s\t%s\tskipped\n' "$1" "$2" >>"$raw"; }
+
+threads_redis=2 conns_redis=25   # 2 x 25 = 50 connections
+last_rate=20000                  # kvdrive's ops/s of the current round: sizes request-count peers
+
+kvdrive_run() { # config proto uri ratio size pipeline round
+  local cfg=$1 proto=$2 uri=$3 ratio=$4 size=$5 pipe=$6 r=$7 spid conn_args db=$work/kvdrive.db
+  if [[ $proto == redis ]]; then spid=$rpid; conn_args=(--threads $threads_redis --connections $conns_redis --pipeline "$pipe")
+  else spid=$mpid; conn_args=(--threads 50); fi
+  timed "$spid" "$work/kv.json" "$kvdrive" run --db "$db" --target "$uri" --keys "$keys" \
+    --value-size "$size" --phases mixed --ratio "$ratio" --key-pattern uniform \
+    --duration "${duration}s" "${conn_args[@]}" --json || return 0
+  local run_id ops secs mean p99
+  run_id=$(jq -r .run_id "$work/kv.json")
+  ops=$(jq '[.phases[] | select(.phase == "mixed") | .ops] | add' "$work/kv.json")
+  secs=$(jq '[.phases[] | select(.phase == "mixed") | .seconds] | max' "$work/kv.json")
+  mean=$(jq '[.phases[] | select(.phase == "mixed")] | (map(.ops * .mean_us) | add) / (map(.ops) | add)' "$work/kv.json")
+  p99=$(sqlite3 "$db" "WITH c AS (SELECT upper_us, SUM(count) n FROM latency_buckets
+      WHERE timing = 'sent' AND phase_id IN (SELECT phase_id FROM phases WHERE run_id = $run_id AND kind = 'mixed')
+      GROUP BY upper_us), t AS (SELECT upper_us, SUM(n) OVER (ORDER BY upper_us) cum, SUM(n) OVER () tot FROM c)
+      SELECT MIN(upper_us) FROM t WHERE cum >= 0.99 * tot")
+  last_rate=$(awk -v o="$ops" -v s="$secs" 'BEGIN { printf "%d", o / s }')
+  emit "$cfg" kvdrive "$r" "$ops" "$secs" "$cli_cpu" "$srv_cpu" "$mean" "$p99"
+}
+
+memtier_run() { # config proto port ratio size pipeline round
+  local cfg=$1 proto=$2 port=$3 ratio=$4 size=$5 pipe=$6 r=$7 spid mproto
+  [[ -n "$memtier" ]] || { skip "$cfg" memtier; return 0; }
+  if [[ $proto == redis ]]; then spid=$rpid mproto=redis; else spid=$mpid mproto=memcache_text; fi
+  timed "$spid" "$work/mt.txt" "$memtier" -s 127.0.0.1 -p "$port" --protocol=$mproto \
+    --ratio="$ratio" --data-size="$size" --key-pattern=R:R --key-prefix=kv: --key-minimum=1 \
+    --key-maximum=$((keys - 1)) --threads=2 --clients=25 --pipeline="$pipe" \
+    --test-time="$duration" --hide-histogram --print-percentiles=50,99 \
+    --json-out-file="$work/mt.json" || return 0
+  # Totals: Ops/sec Hits/sec Misses/sec Avg p50 p99 KB/sec (latencies in ms)
+  local count line
+  count=$(jq '."ALL STATS".Totals.Count' "$work/mt.json")
+  line=$(awk '$1 == "Totals" { print $2, $5 * 1000, $7 * 1000 }' "$work/mt.txt" | tail -1)
+  read -r rate mean p99 <<<"$line"
+  emit "$cfg" memtier "$r" "$count" "$(awk -v c="$count" -v x="$rate" 'BEGIN { printf "%.3f", c / x }')" \
+    "$cli_cpu" "$srv_cpu" "$mean" "$p99"
+}
+
+# redis-benchmark and memcslap run one command type per invocation: the ratio is met by running
+# the sets and the gets as two invocations sized S:G, summed (ops, CPU, time); the mean is
+# weighted by ops and p99 is the larger of the two (an upper bound: they report per command).
+split_counts() { # ratio total -> n_sets n_gets
+  local s=${1%%:*} g=${1##*:}
+  echo $(($2 * s / (s + g))) $(($2 * g / (s + g)))
+}
+
+redis_benchmark_run() { # config ratio size pipeline round
+  local cfg=$1 ratio=$2 size=$3 pipe=$4 r=$5 total ns ng
+  total=$((last_rate * duration))
+  read -r ns ng <<<"$(split_counts "$ratio" "$total")"
+  local ops=0 secs=0 cpu=0 srv=0 wsum=0 p99=0
+  for t in set get; do
+    local n=$ns; [[ $t == get ]] && n=$ng
+    ((n > 0)) || continue
+    timed "$rpid" "$work/rb.csv" redis-benchmark -h 127.0.0.1 -p "$rport" -t $t -n "$n" -r "$keys" \
+      -d "$size" -c 50 --threads 2 -P "$pipe" --csv || return 0
+    # "SET","rps","avg_latency_ms","min","p50","p95","p99","max"
+    read -r rps avg q99 <<<"$(awk -F, 'NR == 2 { gsub(/"/, ""); print $2, $3 * 1000, $7 * 1000 }' "$work/rb.csv")"
+    ops=$((ops + n))
+    secs=$(awk -v a="$secs" -v n="$n" -v x="$rps" 'BEGIN { printf "%.3f", a + n / x }')
+    cpu=$(awk -v a="$cpu" -v b="$cli_cpu" 'BEGIN { print a + b }')
+    srv=$(awk -v a="$srv" -v b="$srv_cpu" 'BEGIN { print a + b }')
+    wsum=$(awk -v a="$wsum" -v n="$n" -v m="$avg" 'BEGIN { print a + n * m }')
+    p99=$(awk -v a="$p99" -v b="$q99" 'BEGIN { print (b > a ? b : a) }')
+  done
+  emit "$cfg" redis-benchmark "$r" "$ops" "$secs" "$cpu" "$srv" \
+    "$(awk -v w="$wsum" -v o="$ops" 'BEGIN { print w / o }')" "$p99"
+}
+
+memcslap_run() { # config ratio round  (memcslap: fixed own key/value sizes, no latency figures)
+  local cfg=$1 ratio=$2 r=$3 total ns ng
+  total=$((last_rate * duration))
+  read -r ns ng <<<"$(split_counts "$ratio" "$total")"
+  local ops=0 secs=0 cpu=0 srv=0
+  for t in set get; do
+    local n=$ns; [[ $t == get ]] && n=$ng
+    local per=$((n / 50))
+    ((per > 0)) || continue
+    timed "$mpid" "$work/ms.txt" memcslap -s "127.0.0.1:$mport" -c 50 -e "$per" -t $t || return 0
+    local s; s=$(awk '/^Time to (set|get) .* threads:/ { print $(NF-1) }' "$work/ms.txt")
+    ops=$((ops + per * 50))
+    secs=$(awk -v a="$secs" -v b="$s" 'BEGIN { print a + b }')
+    cpu=$(awk -v a="$cpu" -v b="$cli_cpu" 'BEGIN { print a + b }')
+    srv=$(awk -v a="$srv" -v b="$srv_cpu" 'BEGIN { print a + b }')
+  done
+  emit "$cfg" memcslap "$r" "$ops" "$secs" "$cpu" "$srv" "" ""
+}
+
+prefill() { # proto size
+  if [[ $1 == redis ]]; then
+    "$kvdrive" run --db "$work/prefill.db" --target "redis://127.0.0.1:$rport" --keys "$keys" \
+      --value-size "$2" --phases load --threads 2 --connections 25 --pipeline 16 >/dev/null 2>&1
+    # redis-benchmark's own key names (key:%012d): ~95 % of them, unmeasured
+    redis-benchmark -h 127.0.0.1 -p "$rport" -t set -n $((keys * 3)) -r "$keys" -d "$2" -c 50 -P 16 -q >/dev/null
+  else
+    "$kvdrive" run --db "$work/prefill.db" --target "memcached://127.0.0.1:$mport" --keys "$keys" \
+      --value-size "$2" --phases load --threads 8 >/dev/null 2>&1
+  fi
+}
+
+echo "driver_vs_peers: redis :$rport (pid $rpid), memcached :$mport (pid $mpid), ${duration}s x $rounds rounds, keys $keys"
+echo "driver_vs_peers: kvdrive $kvdrive; memtier ${memtier:-skipped (not found)}"
+load_start=$(cut -d' ' -f1-3 /proc/loadavg)
+t_start=$(date +%s)
+for proto in redis memcached; do
+  for size in 100 10240; do
+    prefilled=0
+    for ratio in 1:1 1:10; do
+      for pipe in 1 16; do
+        sname=$([[ $size == 100 ]] && echo 100B || echo 10KB)
+        cfg="$proto-$ratio-$sname-c50p$pipe"
+        # shellcheck disable=SC2053
+        [[ $cfg == $configs ]] || continue
+        ((prefilled)) || { prefill "$proto" "$size"; prefilled=1; }
+        echo "driver_vs_peers: $cfg" >&2
+        for r in $(seq "$rounds"); do
+          if [[ $proto == redis ]]; then
+            kvdrive_run "$cfg" redis "redis://127.0.0.1:$rport" "$ratio" "$size" "$pipe" "$r"
+            memtier_run "$cfg" redis "$rport" "$ratio" "$size" "$pipe" "$r"
+            redis_benchmark_run "$cfg" "$ratio" "$size" "$pipe" "$r"
+          elif ((pipe == 1)); then
+            kvdrive_run "$cfg" memcached "memcached://127.0.0.1:$mport" "$ratio" "$size" 1 "$r"
+            memtier_run "$cfg" memcached "$mport" "$ratio" "$size" 1 "$r"
+            memcslap_run "$cfg" "$ratio" "$r"
+          else  # kvdrive and memcslap cannot pipeline memcached: memtier alone, for reference
+            memtier_run "$cfg" memcached "$mport" "$ratio" "$size" 16 "$r"
+          fi
+        done
+      done
+    done
+  done
+done
+elapsed=$(($(date +%s) - t_start))
+load_end=$(cut -d' ' -f1-3 /proc/loadavg)
+
+# Medians over rounds, then kvdrive/peer ratios.
+table=$(awk -F'\t' '
+  function med(s,   a, n, i, j, t) {
+    n = split(s, a, " "); if (n == 0) return ""
+    for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
+    return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+  }
+  $3 == "skipped" { k = $1 SUBSEP $2; if (!(k in seen)) { seen[k] = 1; order[++no] = k }; skipped[k] = 1; next }
+  {
+    k = $1 SUBSEP $2; if (!(k in seen)) { seen[k] = 1; order[++no] = k }
+    rate[k] = rate[k] " " $4 / $5
+    cli[k] = cli[k] " " $6 / $4 * 1e6
+    srv[k] = srv[k] " " $7 / $4 * 1e6
+    if ($8 != "") mean[k] = mean[k] " " $8
+    if ($9 != "") p99[k] = p99[k] " " $9
+  }
+  END {
+    print "| configuration | tool | ops/s | client CPU s/Mop | server CPU s/Mop | mean µs | p99 µs | kvdrive/peer ops/s | kvdrive/peer client CPU/op | kvdrive/peer server CPU/op |"
+    print "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+    for (i = 1; i <= no; i++) {
+      k = order[i]; split(k, kk, SUBSEP); c = kk[1]; t = kk[2]
+      if (k in skipped) { printf "| %s | %s | skipped (not found) | | | | | | | |\n", c, t; continue }
+      R = med(rate[k]); C = med(cli[k]); S = med(srv[k]); M = med(mean[k]); P = med(p99[k])
+      kd = c SUBSEP "kvdrive"
+      r1 = r2 = r3 = ""
+      if (t != "kvdrive" && (kd in rate)) {
+        r1 = sprintf("%.2f", med(rate[kd]) / R); r2 = sprintf("%.2f", med(cli[kd]) / C)
+        r3 = sprintf("%.2f", med(srv[kd]) / S)
+      } else if (t != "kvdrive") r1 = "n/a (kvdrive: no memcached pipelining)"
+      printf "| %s | %s | %.0f | %.2f | %.2f | %s | %s | %s | %s | %s |\n", c, t, R, C, S,
+        (M == "" ? "n/r" : sprintf("%.0f", M)), (P == "" ? "n/r" : sprintf("%.0f", P)), r1, r2, r3
+    }
+  }' "$raw")
+
+cpu_model=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
+{
+  echo "# kvdrive vs peers — $(date '+%Y-%m-%d %H:%M %Z')"
+  echo
+  echo "- Command: \`${command_line% }\` ($(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?'))"
+  echo "- Machine: $(nproc) cores, $cpu_model, kernel $(uname -r), $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo) RAM; load average at start $load_start, at end $load_end (shared machine)"
+  echo "- Servers: $(redis-server --version | awk '{ print $1, $2, $3 }'), memcached $(memcached -V | awk '{ print $2 }') (-t 4); loopback; ${keys} keys prefilled per value size"
+  echo "- Tools: kvdrive ($kvdrive), memtier_benchmark ${memtier:+$("$memtier" --version 2>/dev/null | head -1 | awk '{ print $2 }')}${memtier:-skipped}, redis-benchmark $(redis-benchmark --version | awk '{ print $2 }'), memcslap (libmemcached $(memcslap --version 2>&1 | sed -n 's/.*libmemcached v\([0-9.]*\).*/\1/p'))"
+  echo "- ${duration} s per measurement, ${rounds} rounds in alternation (kvdrive, memtier, redis-benchmark/memcslap, repeat); medians over rounds; whole run ${elapsed} s"
+  echo "- 50 connections: Redis kvdrive --threads 2 --connections 25, memtier --threads 2 --clients 25, redis-benchmark -c 50 --threads 2; memcached kvdrive --threads 50 (one blocking libmemcached connection per thread: it has no memcached pipelining), memtier --threads 2 --clients 25, memcslap -c 50 (50 threads)"
+  echo "- Client CPU: /usr/bin/time user+system of the whole process (kvdrive's includes its start, SQLite writes and its once-a-second store-counter polling); server CPU: /proc/PID/stat utime+stime delta over the process"
+  echo "- memcslap cannot choose value size, ratio or keys (its values average ~2.6 KB): its rows are sets then gets split S:G, for CPU per op only; it reports no latency (n/r). redis-benchmark: sets and gets as two invocations split S:G; p99 is the larger of the two; its keys are its own (key:%012d, prefilled ~95 %)."
+  echo "- Mapping of every flag: bench/README.md"
+  echo
+  echo "$table"
+  echo
+  echo "<details><summary>raw rows (config, tool, round, ops, seconds, client CPU s, server CPU s, mean µs, p99 µs)</summary>"
+  echo
+  echo '```'
+  cat "$raw"
+  echo '```'
+  echo "</details>"
+} >"$out"
+echo "$table"
+echo "driver_vs_peers: wrote $out (${elapsed} s)"
