@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <atomic>
 #include <charconv>
+#include <fstream>
 #include <iostream>
 #include <map>
 
@@ -13,6 +14,7 @@
 #include "kvbench/schema.hpp"
 #include "kvbench/units.hpp"
 #include "kvbench/version.hpp"
+#include "html_report.hpp"
 #include "report.hpp"
 #include "run.hpp"
 #include "scenario.hpp"
@@ -113,10 +115,17 @@ int kvdrive_main(int argc, char** argv) {
   auto* scenarios = app.add_subcommand("scenarios", "List the shipped scenarios");
 
   std::string report_db;
-  int64_t report_run = -1;
+  std::vector<int64_t> report_run_ids;
+  std::string report_format = "text", report_html;
   auto* report = app.add_subcommand("report", "Print the results recorded in a file");
   report->add_option("--db", report_db, "Results file")->required()->check(CLI::ExistingFile);
-  report->add_option("--run", report_run, "Only this run id");
+  report->add_option("--run", report_run_ids,
+                     "Only this run id; repeat it to compare runs side by side (ratios to the first)");
+  report->add_option("--format", report_format, "Tables as text, csv or json")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"text", "csv", "json"}));
+  report->add_option("--html", report_html,
+                     "Also write one self-contained HTML page with charts (SVG) to this file");
 
   app.footer(
       "Exit codes: 0 done, 1 a store unreachable or the run failed, 2 bad arguments (nothing\n"
@@ -161,7 +170,14 @@ int kvdrive_main(int argc, char** argv) {
       return kExitOk;
     }
     Database db = open_results_db(report_db);  // also marks runs whose kvdrive died
-    print_report(db, report_run >= 0 ? std::optional<int64_t>(report_run) : std::nullopt, std::cout);
+    report_runs(db, report_run_ids);  // every listed run exists, before any file is written
+    if (!report_html.empty()) {
+      std::ofstream html(report_html);
+      write_html_report(db, report_run_ids, html);
+      if (!html.flush()) throw std::runtime_error("could not write " + report_html);
+      std::cerr << "kvdrive: wrote " << report_html << "\n";
+    }
+    print_report(db, report_run_ids, parse_report_format(report_format), std::cout);
     return kExitOk;
   } catch (const std::invalid_argument& e) {
     std::cerr << "kvdrive: " << e.what() << "\n";

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <optional>
 #include <ostream>
+#include <string>
+#include <vector>
 
 #include "kvbench/sqlite.hpp"
 
@@ -18,5 +20,21 @@ void print_run_json(Database& db, int64_t run_id, std::ostream& out);
 // Every run in the file (or only `run_id`), oldest first. Throws std::invalid_argument if
 // `run_id` is not in the file.
 void print_report(Database& db, std::optional<int64_t> run_id, std::ostream& out);
+
+enum class ReportFormat { text, csv, json };
+// "text", "csv" or "json"; throws std::invalid_argument otherwise.
+ReportFormat parse_report_format(const std::string& s);
+// `run_ids` as given, or every run of the file (oldest first) when empty. Throws
+// std::invalid_argument naming a run that is not in the file.
+std::vector<int64_t> report_runs(Database& db, const std::vector<int64_t>& run_ids);
+// The listed runs (every run when empty) in one format:
+//  - text: each run's header and tables, as print_run_summary;
+//  - csv:  one table after another, each a header line of column keys and raw values in the
+//          results file's units (req/s, µs), a leading run_id column, a blank line between;
+//  - json: print_run_json for each run, one object per line.
+// With two or more runs listed, text and csv end with the comparison tables (ratios of each
+// run to the first, per store and op; see comparison_tables).
+void print_report(Database& db, const std::vector<int64_t>& run_ids, ReportFormat format,
+                  std::ostream& out);
 
 }  // namespace kv::drive

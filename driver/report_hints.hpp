@@ -1,0 +1,44 @@
+// Hints for a run's report: things the data shows that a reader should not miss, each found by
+// a simple, stated rule (the rule travels with the hint, so the report can print it):
+//
+//  - cliff:        scenario runs: between two adjacent steps (in run order) a store's write or
+//                  read req/s drops by more than 5x;
+//  - swap_onset:   the store's process (see store_instance) has a kvmon sample with swap_kib > 0
+//                  while the store was benchmarked, after samples with 0 (or at the first
+//                  sample); with the store's req/s before and after that moment;
+//  - client_bound: a `client_bound` event of the run, or client_seconds with
+//                  busiest_thread_cpu_pct > 90 (kvdrive, not the store, was the bottleneck);
+//  - store_failed: a second with errors + timeouts > 0 after seconds without any, or a phase
+//                  or the run marked failed.
+//
+// Also here: which monitored process is a target's store, shared with the HTML report.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kvbench/sqlite.hpp"
+
+namespace kv::drive {
+
+struct Hint {
+  std::string kind;     // cliff, swap_onset, client_bound, store_failed
+  std::string store;    // the target's uri; empty for run-wide hints
+  std::string message;  // a sentence for people, with the numbers
+  std::string rule;     // the rule that fired, in words
+  std::optional<int64_t> ts_us;  // when, if the hint is about a moment
+};
+
+// The hints of one run, in the order above (by store within a kind).
+std::vector<Hint> compute_hints(Database& db, int64_t run_id);
+
+// The kvmon process instance that is target `target_id`'s store: the instance whose pid the
+// store reported about itself (store_stats 'process_id' from Redis INFO, 'pid' from memcached
+// stats), else one named 'redis-server' (protocol redis) or 'memcached' (protocol memcached).
+// Among several candidates, the one with most samples during the run. Fork children (Redis's
+// BGSAVE) are never chosen. nullopt when kvmon did not watch it.
+std::optional<int64_t> store_instance(Database& db, int64_t target_id);
+
+}  // namespace kv::drive

@@ -1,0 +1,46 @@
+// The report's tables as data, so the text, CSV and HTML reports show the same numbers: each
+// cell keeps the text people read ("12,345", "0.250" ms) and the raw value machines read (the
+// column's unit in the results file: req/s, µs ...).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "kvbench/sqlite.hpp"
+
+namespace kv::drive {
+
+struct ReportCell {
+  std::string text;             // for people
+  std::optional<double> value;  // for machines; nullopt: use text (or empty when text is "-")
+};
+
+struct ReportTable {
+  // steps_pivot (text and HTML), steps (machine form of the same), stores, phases, comparison.
+  std::string name;
+  std::string title;
+  std::vector<std::string> header;  // for people, with units: "p99 ms"
+  std::vector<std::string> keys;    // for machines, with units: "lat_p99_us"
+  std::vector<std::vector<ReportCell>> rows;
+  std::vector<std::string> notes_before, notes_after;  // printed around the text table
+};
+
+// A run's tables: steps_pivot and steps for scenario runs, then stores and phases. Tables with
+// no rows are left out (a run without measurements gives none).
+std::vector<ReportTable> run_tables(Database& db, int64_t run_id);
+// Runs side by side: for each run after the first, its store_summary against the first run's,
+// stores matched by protocol and position (the 2nd redis target with the 2nd redis target),
+// with ratios later/first per store and op.
+std::vector<ReportTable> comparison_tables(Database& db, const std::vector<int64_t>& run_ids);
+
+// The aligned text table, with its notes.
+void print_table_text(const ReportTable& t, std::ostream& out);
+// A header line of keys (prefixed by `lead_key` if given), then one line per row: raw values,
+// RFC 4180 quoting.
+void print_table_csv(const ReportTable& t, std::ostream& out, const std::string& lead_key = "",
+                     const std::string& lead_value = "");
+
+}  // namespace kv::drive
