@@ -82,3 +82,55 @@ SELECT run_id, step, target_id, store, protocol, MIN(phase_id) AS first_phase_id
        SUM(errors) + SUM(timeouts) AS errors
 FROM phase_summary
 GROUP BY run_id, step, target_id;
+
+-- Which monitored process is each target's store: matched by the pid the store reports about
+-- itself (Redis INFO process_id, memcached stats pid), so a timeline never mixes up two stores.
+CREATE VIEW target_instances AS
+SELECT DISTINCT t.target_id, i.instance_id, i.pid, i.host
+FROM targets t
+JOIN store_stats ss ON ss.target_id = t.target_id AND ss.name IN ('process_id', 'pid')
+JOIN process_instances i ON i.pid = CAST(ss.value AS INTEGER) AND i.parent_instance_id IS NULL;
+
+-- One row per second and op of the driver, beside what kvmon and the store saw in that second:
+-- the store process's latest sample (RSS, swap, cumulative major faults, CPU and write bytes),
+-- the host's (load, swap used, cumulative pages swapped in/out) and the store's used_memory.
+CREATE VIEW timeline AS
+SELECT d.ts_us, p.run_id, t.target_id, t.uri AS store, p.phase_id, p.name AS phase, d.op,
+       d.ops * 1e6 / d.interval_us AS req_per_s, d.lat_p99_us, d.errors + d.timeouts AS failed,
+       ps.rss_kib, ps.swap_kib, ps.major_faults,
+       ps.cpu_user_us + ps.cpu_system_us AS cpu_us, ps.io_write_bytes,
+       hs.load1, hs.swap_total_kib - hs.swap_free_kib AS host_swap_used_kib, hs.pswpin, hs.pswpout,
+       (SELECT ss.value FROM store_stats ss
+         WHERE ss.target_id = t.target_id AND ss.name = 'used_memory'
+           AND ss.ts_us <= d.ts_us + d.interval_us
+         ORDER BY ss.ts_us DESC LIMIT 1) AS store_used_memory
+FROM driver_seconds d
+JOIN phases p ON p.phase_id = d.phase_id
+JOIN targets t ON t.target_id = p.target_id
+LEFT JOIN process_samples ps ON ps.rowid = (
+  SELECT s.rowid FROM process_samples s
+  WHERE s.instance_id IN (SELECT ti.instance_id FROM target_instances ti
+                          WHERE ti.target_id = t.target_id)
+    AND s.ts_us <= d.ts_us + d.interval_us
+  ORDER BY s.ts_us DESC LIMIT 1)
+LEFT JOIN host_samples hs ON hs.rowid = (
+  SELECT h.rowid FROM host_samples h
+  WHERE h.ts_us <= d.ts_us + d.interval_us
+  ORDER BY h.ts_us DESC LIMIT 1);
+
+-- phase_summary shaped like the published tables, with the server side: load average at the
+-- phase's end, and the store process's peak RSS and swap during the phase.
+CREATE VIEW phase_report AS
+SELECT ps.*,
+       h.load1, h.load5, h.load15,
+       (SELECT MAX(s.rss_kib) FROM process_samples s
+         JOIN target_instances ti ON ti.instance_id = s.instance_id AND ti.target_id = ps.target_id
+         WHERE s.ts_us BETWEEN p.started_ts_us AND COALESCE(p.ended_ts_us, s.ts_us)) AS peak_rss_kib,
+       (SELECT MAX(s.swap_kib) FROM process_samples s
+         JOIN target_instances ti ON ti.instance_id = s.instance_id AND ti.target_id = ps.target_id
+         WHERE s.ts_us BETWEEN p.started_ts_us AND COALESCE(p.ended_ts_us, s.ts_us)) AS peak_swap_kib
+FROM phase_summary ps
+JOIN phases p ON p.phase_id = ps.phase_id
+LEFT JOIN host_samples h ON h.rowid = (
+  SELECT hh.rowid FROM host_samples hh WHERE hh.ts_us <= COALESCE(p.ended_ts_us, p.started_ts_us)
+  ORDER BY hh.ts_us DESC LIMIT 1);

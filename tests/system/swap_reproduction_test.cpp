@@ -1,0 +1,181 @@
+// The published finding, small: Redis's memory grows past what it may keep in RAM, into swap,
+// and throughput suffers. A swap file, a memory-limited cgroup holding redis-server, kvdrive
+// writing well past the limit and reading back at random, kvmon watching. Everything asserted
+// comes from the results file alone. Needs root, swapon and a memory cgroup (v1 or v2); skips
+// with the reason elsewhere, fails in CI (KV_REQUIRE_SERVERS=1) where it cannot run.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/swap.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "kvbench/schema.hpp"
+#include "servers.hpp"
+
+namespace {
+namespace fs = std::filesystem;
+using namespace kv::test;
+
+const std::string kKvdrive = std::string(KV_BINARY_DIR) + "/driver/kvdrive";
+const std::string kKvmon = std::string(KV_BINARY_DIR) + "/monitor/kvmon";
+constexpr int64_t kLimitMib = 48;
+
+bool write_file(const std::string& path, const std::string& text) {
+  std::ofstream f(path);
+  f << text;
+  f.flush();
+  return f.good();
+}
+
+int64_t query_int(kv::Database& db, const std::string& sql) {
+  auto s = db.prepare(sql);
+  EXPECT_TRUE(s.step()) << sql;
+  return s.is_null(0) ? -1 : s.column_int(0);
+}
+
+// A memory cgroup (v2 if mounted at /sys/fs/cgroup or /sys/fs/cgroup/unified with the memory
+// controller, else v1) limiting RAM but not swap; removed on destruction.
+class MemoryCgroup {
+ public:
+  bool create(int64_t limit_mib, std::string* why) {
+    std::string name = "kvbench-swap-" + std::to_string(getpid());
+    for (const char* root : {"/sys/fs/cgroup", "/sys/fs/cgroup/unified"}) {
+      std::ifstream ctl(std::string(root) + "/cgroup.controllers");
+      std::string controllers;
+      std::getline(ctl, controllers);
+      if (controllers.find("memory") == std::string::npos) continue;
+      write_file(std::string(root) + "/cgroup.subtree_control", "+memory");
+      dir_ = std::string(root) + "/" + name;
+      if (!fs::create_directory(dir_)) continue;
+      if (write_file(dir_ + "/memory.max", std::to_string(limit_mib << 20)) &&
+          write_file(dir_ + "/memory.swap.max", "max"))
+        return true;
+      remove();
+    }
+    dir_ = "/sys/fs/cgroup/memory/" + name;
+    std::error_code ec;
+    if (!fs::create_directory(dir_, ec)) {
+      *why = "no memory cgroup can be created (v2 memory controller or v1 /sys/fs/cgroup/memory)";
+      dir_.clear();
+      return false;
+    }
+    if (!write_file(dir_ + "/memory.limit_in_bytes", std::to_string(limit_mib << 20))) {
+      *why = "cannot set memory.limit_in_bytes";
+      remove();
+      return false;
+    }
+    write_file(dir_ + "/memory.swappiness", "100");
+    return true;
+  }
+  bool add(pid_t pid) { return write_file(dir_ + "/cgroup.procs", std::to_string(pid)); }
+  void remove() {
+    if (dir_.empty()) return;
+    for (int i = 0; i < 50 && ::rmdir(dir_.c_str()) != 0; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    dir_.clear();
+  }
+  ~MemoryCgroup() { remove(); }
+
+ private:
+  std::string dir_;
+};
+
+// A swap file, swapped off and deleted on destruction.
+class SwapFile {
+ public:
+  bool create(const std::string& path, int64_t mib, std::string* why) {
+    path_ = path;
+    Process dd({find_program("dd"), "if=/dev/zero", "of=" + path, "bs=1M", "count=" + std::to_string(mib)},
+               path + ".log");
+    if (dd.wait(120'000) != 0) return fail(why, "cannot write the swap file");
+    ::chmod(path.c_str(), 0600);
+    Process mk({find_program("mkswap"), path}, path + ".log");
+    if (mk.wait(30'000) != 0) return fail(why, "mkswap failed");
+    if (::swapon(path.c_str(), 0) != 0) return fail(why, std::string("swapon: ") + strerror(errno));
+    on_ = true;
+    return true;
+  }
+  ~SwapFile() {
+    if (on_) ::swapoff(path_.c_str());
+    if (!path_.empty()) ::unlink(path_.c_str());
+  }
+
+ private:
+  bool fail(std::string* why, const std::string& what) {
+    *why = what;
+    return false;
+  }
+  std::string path_;
+  bool on_ = false;
+};
+
+TEST(SwapReproduction, RedisGrowsIntoSwapAndTheTimelineShowsIt) {
+  std::string why;
+  if (geteuid() != 0) why = "needs root (swapon, cgroups)";
+  TempDir dir;
+  SwapFile swap;
+  MemoryCgroup cgroup;
+  if (why.empty()) swap.create(dir.file("swapfile"), 512, &why);
+  if (why.empty()) cgroup.create(kLimitMib, &why);
+  if (!why.empty()) {
+    if (servers_required()) FAIL() << "cannot reproduce the swap finding here: " << why;
+    GTEST_SKIP() << why;
+  }
+  StoreServer redis(StoreServer::Kind::redis);
+  KV_START_OR_SKIP(redis);
+  ASSERT_TRUE(cgroup.add(redis.pid()));
+
+  std::string db_path = dir.file("swap.db");
+  Process kvmon({kKvmon, "--db", db_path, "--pid", std::to_string(redis.pid()), "--interval",
+                 "250ms"},
+                dir.file("kvmon.log"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  // ~160 MB of values into a Redis allowed 48 MiB of RAM, then random reads across all of it.
+  Process drive({kKvdrive, "run", "--db", db_path, "--target", redis.uri(), "--keys", "40000",
+                 "--value-size", "4KB", "--threads", "2", "--phases", "load,read",
+                 "--key-pattern", "uniform", "--requests", "20000", "--timeout", "10s"},
+                dir.file("kvdrive.log"));
+  int code = drive.wait(240'000);
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  kvmon.signal(SIGTERM);
+  ASSERT_EQ(kvmon.wait(10'000), 0);
+  ASSERT_EQ(code, 0) << "kvdrive failed; see " << dir.file("kvdrive.log");
+
+  auto db = kv::open_results_db(db_path);
+  // For the record (the CI log keeps it): the timeline, second by second.
+  auto t = db.prepare(
+      "SELECT phase, op, CAST(req_per_s AS INTEGER), CAST(lat_p99_us AS INTEGER), rss_kib / 1024, "
+      "swap_kib / 1024, major_faults, host_swap_used_kib / 1024 FROM timeline ORDER BY ts_us");
+  std::printf("phase op req/s p99_us rss_mib swap_mib major_faults host_swap_mib\n");
+  while (t.step()) {
+    std::printf("%s %s %lld %lld %lld %lld %lld %lld\n", t.column_text(0).c_str(),
+                t.column_text(1).c_str(), static_cast<long long>(t.column_int(2)),
+                static_cast<long long>(t.column_int(3)), static_cast<long long>(t.column_int(4)),
+                static_cast<long long>(t.column_int(5)), static_cast<long long>(t.column_int(6)),
+                static_cast<long long>(t.column_int(7)));
+  }
+  // The Redis instance's swap grew: first sample without, later ones with (it sat at ~0 first).
+  EXPECT_EQ(query_int(db, "SELECT swap_kib FROM process_samples ORDER BY ts_us LIMIT 1"), 0);
+  int64_t peak_swap = query_int(db, "SELECT MAX(swap_kib) FROM process_samples");
+  EXPECT_GT(peak_swap, 50 * 1024) << "Redis's swap did not grow past 50 MiB";
+  // Host swap used grew too.
+  EXPECT_GT(query_int(db, "SELECT MAX(swap_total_kib - swap_free_kib) - MIN(swap_total_kib - "
+                          "swap_free_kib) FROM host_samples"),
+            50 * 1024);
+  // Reading swapped-out values back costs major faults / swap-ins.
+  EXPECT_GT(query_int(db, "SELECT MAX(major_faults) - MIN(major_faults) FROM process_samples"), 100);
+  EXPECT_GT(query_int(db, "SELECT MAX(pswpin) - MIN(pswpin) FROM host_samples"), 100);
+  // The timeline puts the store's swap next to each second's write throughput.
+  EXPECT_GT(query_int(db, "SELECT count(*) FROM timeline WHERE op = 'set' AND swap_kib > 0 "
+                          "AND req_per_s > 0"), 0);
+  EXPECT_EQ(query_int(db, "SELECT count(*) FROM timeline WHERE op = 'set' AND swap_kib IS NULL"), 0);
+  // And the phase report shows the peak.
+  EXPECT_EQ(query_int(db, "SELECT MAX(peak_swap_kib) FROM phase_report"), peak_swap);
+}
+
+}  // namespace
