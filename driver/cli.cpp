@@ -111,6 +111,13 @@ int kvdrive_main(int argc, char** argv) {
   run->add_option("--max-errors", opts.max_errors,
                   "Fail the run once this many requests failed (0: never)");
   run->add_flag("--json", opts.json, "Print the summary as JSON");
+  run->add_option("--monitor", opts.monitors,
+                  "kvmon HOST:PORT (kvmon --listen) to pull samples from into the results file, "
+                  "in kvdrive's time base; repeatable");
+  run->add_option("--monitor-token-file", opts.monitor_token_file,
+                  "File whose first line is the token kvmon requires");
+  run->add_flag("--monitor-optional", opts.monitor_optional,
+                "Go on (with a warning) if a kvmon cannot be reached");
 
   auto* scenarios = app.add_subcommand("scenarios", "List the shipped scenarios");
 

@@ -10,6 +10,7 @@
 #include "progress.hpp"
 #include "report.hpp"
 #include "kvbench/units.hpp"
+#include "monitors.hpp"
 #include "results_writer.hpp"
 #include "store_stats.hpp"
 #include "text_table.hpp"
@@ -55,6 +56,8 @@ struct PhaseSlot {
   const std::string& step;
   std::string label;
   StoreStatsPoller* stats;  // the store's own counters, polled on their own connection
+  Monitors* monitors;       // kvmon links (--monitor)
+  Database* db;
 };
 
 // The store's own memory figure for the progress line: used_memory (Redis), bytes (memcached).
@@ -86,6 +89,7 @@ PhaseStatus run_one_phase(const RunOptions& opts, const PhaseSlot& at, const Wor
   auto on_second = [&](const SecondReport& sec) {
     writer.write_second(phase_id, sec, rate_mode);
     writer.write_store_stats(at.target_id, at.stats->drain());
+    std::string monitored = at.monitors->flush(*at.db);
     for (const auto& s : sec.stats.by_op) done += s.ops;
     if (sec.busiest_thread_cpu > 0.9 && !warned_cpu) {
       warned_cpu = true;
@@ -98,7 +102,7 @@ PhaseStatus run_one_phase(const RunOptions& opts, const PhaseSlot& at, const Wor
     progress.update(progress_text(label, static_cast<double>(sec.ts_us + sec.interval_us - started) / 1e6,
                                   sec, done, plan.requests,
                                   static_cast<double>(plan.duration_us) / 1e6) +
-                    store_memory_text(*at.stats));
+                    store_memory_text(*at.stats) + monitored);
   };
   PhaseResult result = run_phase(plan, w, clients, values, stop, on_start, on_second);
   progress.finish();
@@ -111,8 +115,9 @@ PhaseStatus run_one_phase(const RunOptions& opts, const PhaseSlot& at, const Wor
 
 // Runs every step's phases against one target. Returns the status of the last phase run.
 PhaseStatus run_target(const RunOptions& opts, const TargetSpec& spec, int64_t run_id,
-                       int ordinal, ResultsWriter& writer, const ValueTable& values,
-                       const std::atomic<bool>& stop, std::string* error) {
+                       int ordinal, ResultsWriter& writer, Database& db, Monitors& monitors,
+                       const ValueTable& values, const std::atomic<bool>& stop,
+                       std::string* error) {
   std::vector<std::unique_ptr<StoreClient>> clients;
   int64_t target_id = 0;
   int phase_ordinal = 0;
@@ -129,10 +134,12 @@ PhaseStatus run_target(const RunOptions& opts, const TargetSpec& spec, int64_t r
       stats.start();
     }
     PhaseSlot at{run_id, target_id, 0, step.name,
-                 spec.display + (step.name.empty() ? "" : " [" + step.name + "]"), &stats};
+                 spec.display + (step.name.empty() ? "" : " [" + step.name + "]"), &stats,
+                 &monitors, &db};
     for (PhaseKind kind : w.phases) {
       at.ordinal = phase_ordinal++;
       PhaseStatus st = run_one_phase(opts, at, w, kind, clients, writer, values, stop, error);
+      monitors.flush(db);  // nothing else flushes between phases
       if (st != PhaseStatus::completed) {
         stats.stop();
         writer.write_store_stats(target_id, stats.drain());
@@ -164,6 +171,8 @@ int run_benchmark(const RunOptions& opts, const std::atomic<bool>& stop, std::os
   }
   for (const auto& spec : specs) connect_clients(spec, 1, opts.client);
 
+  // kvmon links are checked before the file is touched too (an unreachable one is an error).
+  Monitors monitors(opts.monitors, opts.monitor_token_file, opts.monitor_optional);
   ValueTable values(largest_value, opts.steps.front().workload.seed);
   Database db = open_results_db(opts.db_path);
   ResultsWriter writer(db);
@@ -176,12 +185,18 @@ int run_benchmark(const RunOptions& opts, const std::atomic<bool>& stop, std::os
   std::string error;
   try {
     for (size_t i = 0; i < specs.size() && status == "completed"; ++i) {
-      PhaseStatus st = run_target(opts, specs[i], run_id, static_cast<int>(i), writer, values, stop, &error);
+      PhaseStatus st = run_target(opts, specs[i], run_id, static_cast<int>(i), writer, db,
+                                  monitors, values, stop, &error);
       if (st != PhaseStatus::completed) status = phase_status_name(st);
     }
   } catch (const std::exception& e) {
     status = "failed";
     error = e.what();
+  }
+  try {
+    monitors.finish(db);
+  } catch (const std::exception& e) {
+    log_error() << "could not write the last monitor samples: " << e.what();
   }
   try {
     writer.end_run(run_id, status, error);

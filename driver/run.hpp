@@ -24,6 +24,9 @@ struct RunOptions {
   std::string command_line;
   bool progress = false;  // a live line on stderr (only when it is a terminal)
   bool json = false;      // print the summary as JSON instead of tables
+  std::vector<std::string> monitors;   // kvmon HOST:PORT to pull samples from
+  std::string monitor_token_file;
+  bool monitor_optional = false;       // an unreachable kvmon is a warning, not an error
   uint64_t max_errors = 0;  // failed requests (errors + timeouts) that fail a phase; 0: no limit
 };
 

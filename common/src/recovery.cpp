@@ -40,7 +40,8 @@ std::vector<Open> open_rows(Database& db, const char* sql) {
 int mark_abandoned(Database& db) {
   auto runs = open_rows(db, "SELECT run_id, client_pid FROM runs WHERE status = 'running' AND client_host = ?");
   auto sessions = open_rows(
-      db, "SELECT session_id, kvmon_pid FROM monitor_sessions WHERE status = 'running' AND host = ?");
+      db, "SELECT session_id, kvmon_pid FROM monitor_sessions WHERE status = 'running' AND host = ? "
+          "AND link IS NULL");  // linked sessions are kvdrive's, and end with its run
   int marked = 0;
   WriteTransaction tx(db);
   for (const auto& r : runs) {

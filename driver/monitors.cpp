@@ -1,0 +1,67 @@
+#include "monitors.hpp"
+
+#include <fstream>
+#include <stdexcept>
+
+#include "kvbench/log.hpp"
+#include "kvbench/units.hpp"
+#include "monitor_link.hpp"
+
+namespace kv::drive {
+namespace {
+
+std::string read_token(const std::string& path) {
+  if (path.empty()) return "";
+  std::ifstream in(path);
+  std::string token;
+  if (!in || !std::getline(in, token))
+    throw std::invalid_argument("cannot read --monitor-token-file '" + path + "'");
+  while (!token.empty() && (token.back() == '\r' || token.back() == ' ')) token.pop_back();
+  if (token.empty()) throw std::invalid_argument("--monitor-token-file '" + path + "' is empty");
+  return token;
+}
+
+std::string kib_text(const std::optional<int64_t>& kib) {
+  return kib ? format_size(static_cast<uint64_t>(*kib) * 1024) : "?";
+}
+
+}  // namespace
+
+Monitors::Monitors(const std::vector<std::string>& host_ports, const std::string& token_file,
+                   bool optional) {
+  std::string token = read_token(token_file);
+  for (const auto& hp : host_ports) {
+    links_.push_back(std::make_unique<MonitorLink>(hp, token, optional));
+    links_.back()->start();
+    if (auto c = links_.back()->clock())
+      log_info() << "kvmon at " << hp << ": clock offset " << c->offset_us << " us +- "
+                 << c->uncertainty_us << " us";
+  }
+}
+
+Monitors::~Monitors() {
+  for (auto& l : links_) l->stop();
+}
+
+std::string Monitors::flush(Database& db) {
+  std::string text;
+  for (auto& l : links_) {
+    try {
+      for (const auto& latest : l->flush_into(db)) {
+        if (text.size() > 120) break;  // keep the line on one terminal row
+        text += "  " + latest.name + " rss " + kib_text(latest.rss_kib) + " swap " +
+                kib_text(latest.swap_kib);
+      }
+    } catch (const SqliteError& e) {
+      log_warn() << "kvmon at " << l->host_port() << ": rows kept for later: " << e.what();
+    }
+  }
+  return text;
+}
+
+void Monitors::finish(Database& db) {
+  for (auto& l : links_) l->stop();
+  flush(db);
+}
+
+}  // namespace kv::drive

@@ -1,0 +1,36 @@
+// The run's --monitor links to kvmon on database hosts, as one object the run loop can flush
+// once a second: rows go into the results file, and the latest RSS/swap into the progress line.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kvbench/sqlite.hpp"
+
+namespace kv::drive {
+
+class MonitorLink;
+
+class Monitors {
+ public:
+  // Connects to every HOST:PORT and measures its clock offset. Throws std::runtime_error naming
+  // an unreachable kvmon (unless `optional`), std::invalid_argument for a bad address or an
+  // unreadable token file. No links: does nothing.
+  Monitors(const std::vector<std::string>& host_ports, const std::string& token_file,
+           bool optional);
+  ~Monitors();
+  Monitors(const Monitors&) = delete;
+  Monitors& operator=(const Monitors&) = delete;
+
+  // Writes what arrived into db; returns "  redis-server rss 58 MiB swap 98 MiB" for the
+  // progress line (empty without links). A database error is logged, the rows stay queued.
+  std::string flush(Database& db);
+  // Stops every link and writes the rest (sessions marked completed).
+  void finish(Database& db);
+
+ private:
+  std::vector<std::unique_ptr<MonitorLink>> links_;
+};
+
+}  // namespace kv::drive

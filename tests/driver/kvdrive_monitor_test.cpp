@@ -1,0 +1,66 @@
+// kvdrive run --monitor: kvmon's samples pulled over TCP into kvdrive's results file.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <thread>
+
+#include "kvdrive_test_util.hpp"
+
+namespace {
+using namespace kv::test;
+
+const std::string kKvmon = std::string(KV_BINARY_DIR) + "/monitor/kvmon";
+
+TEST(KvdriveMonitor, SamplesArriveOverTcpInKvdrivesTimeBase) {
+  StoreServer redis(StoreServer::Kind::redis);
+  KV_START_OR_SKIP(redis);
+  TempDir dir;
+  int port = free_port();
+  Process kvmon({kKvmon, "--db", dir.file("kvmon.db"), "--pid", std::to_string(redis.pid()),
+                 "--interval", "200ms", "--listen", "127.0.0.1:" + std::to_string(port)},
+                dir.file("kvmon.log"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  auto out = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", redis.uri(),
+                               "--keys", "30000", "--threads", "2", "--monitor",
+                               "127.0.0.1:" + std::to_string(port)});
+  kvmon.signal(SIGTERM);
+  EXPECT_EQ(kvmon.wait(10'000), 0);
+  ASSERT_EQ(out.exit_code, 0) << out.output;
+
+  auto db = kv::open_results_db(dir.file("r.db"));
+  // One linked session, completed, with its clock offset measured (one host: close to 0).
+  EXPECT_EQ(query_int(db, "SELECT count(*) FROM monitor_sessions WHERE status = 'completed' AND "
+                          "link = '127.0.0.1:" + std::to_string(port) + "'"), 1);
+  EXPECT_LT(std::abs(query_int(db, "SELECT clock_offset_us FROM monitor_sessions")), 5000);
+  EXPECT_GE(query_int(db, "SELECT clock_uncertainty_us FROM monitor_sessions"), 0);
+  // Samples of the store, raw time kept, covering the run.
+  EXPECT_GE(query_int(db, "SELECT count(*) FROM process_samples WHERE remote_ts_us IS NOT NULL"), 3);
+  EXPECT_EQ(query_int(db, "SELECT count(*) FROM process_instances WHERE pid = " +
+                              std::to_string(redis.pid())), 1);
+  // ... from the start of the run (within two 200 ms intervals) to its end.
+  EXPECT_LE(query_int(db, "SELECT MIN(ts_us) FROM process_samples"),
+            query_int(db, "SELECT started_ts_us FROM runs") + 400'000);
+  EXPECT_GE(query_int(db, "SELECT MAX(ts_us) FROM process_samples"),
+            query_int(db, "SELECT MAX(ts_us) FROM driver_seconds"));
+  // The timeline joins them to the driver's seconds.
+  EXPECT_GE(query_int(db, "SELECT count(*) FROM timeline WHERE rss_kib > 0"), 1);
+}
+
+TEST(KvdriveMonitor, UnreachableKvmonIsAnErrorUnlessOptional) {
+  StoreServer redis(StoreServer::Kind::redis);
+  KV_START_OR_SKIP(redis);
+  TempDir dir;
+  std::string nowhere = "127.0.0.1:" + std::to_string(free_port());
+  auto out = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", redis.uri(),
+                               "--keys", "100", "--monitor", nowhere});
+  EXPECT_EQ(out.exit_code, 1) << out.output;
+  EXPECT_NE(out.output.find(nowhere), std::string::npos) << out.output;
+  std::ifstream f(dir.file("r.db"));
+  EXPECT_FALSE(f.good()) << "a results file was written";
+
+  auto optional = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", redis.uri(),
+                                    "--keys", "100", "--monitor", nowhere, "--monitor-optional"});
+  EXPECT_EQ(optional.exit_code, 0) << optional.output;
+}
+
+}  // namespace
