@@ -1,6 +1,6 @@
 // The published finding, small: Redis's memory grows past what it may keep in RAM, into swap,
 // and throughput suffers. A swap file, a memory-limited cgroup holding redis-server, kvdrive
-// writing well past the limit and reading back at random, kvmon watching. Everything asserted
+// writing well past the limit and reading back at random, kvmon watching over TCP. Everything asserted
 // comes from the results file alone. Needs root, swapon and a memory cgroup (v1 or v2); skips
 // with the reason elsewhere, fails in CI (KV_REQUIRE_SERVERS=1) where it cannot run.
 #include <gtest/gtest.h>
@@ -130,15 +130,19 @@ TEST(SwapReproduction, RedisGrowsIntoSwapAndTheTimelineShowsIt) {
   KV_START_OR_SKIP(redis);
   ASSERT_TRUE(cgroup.add(redis.pid()));
 
+  // kvmon keeps its own file and serves its samples over TCP; kvdrive pulls them into its file
+  // in its own time base, as across two hosts.
   std::string db_path = dir.file("swap.db");
-  Process kvmon({kKvmon, "--db", db_path, "--pid", std::to_string(redis.pid()), "--interval",
-                 "250ms"},
+  std::string listen = "127.0.0.1:" + std::to_string(free_port());
+  Process kvmon({kKvmon, "--db", dir.file("kvmon.db"), "--pid", std::to_string(redis.pid()),
+                 "--interval", "250ms", "--listen", listen},
                 dir.file("kvmon.log"));
   std::this_thread::sleep_for(std::chrono::milliseconds(700));
   // ~160 MB of values into a Redis allowed 48 MiB of RAM, then random reads across all of it.
   Process drive({kKvdrive, "run", "--db", db_path, "--target", redis.uri(), "--keys", "40000",
                  "--value-size", "4KB", "--threads", "2", "--phases", "load,read",
-                 "--key-pattern", "uniform", "--requests", "20000", "--timeout", "10s"},
+                 "--key-pattern", "uniform", "--requests", "20000", "--timeout", "10s",
+                 "--monitor", listen},
                 dir.file("kvdrive.log"));
   int code = drive.wait(240'000);
   std::this_thread::sleep_for(std::chrono::milliseconds(600));
@@ -147,6 +151,7 @@ TEST(SwapReproduction, RedisGrowsIntoSwapAndTheTimelineShowsIt) {
   ASSERT_EQ(code, 0) << "kvdrive failed; see " << dir.file("kvdrive.log");
 
   auto db = kv::open_results_db(db_path);
+  EXPECT_EQ(query_int(db, "SELECT count(*) FROM monitor_sessions WHERE link = '" + listen + "'"), 1);
   // For the record (the CI log keeps it): the timeline, second by second.
   auto t = db.prepare(
       "SELECT phase, op, CAST(req_per_s AS INTEGER), CAST(lat_p99_us AS INTEGER), rss_kib / 1024, "
