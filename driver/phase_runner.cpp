@@ -145,7 +145,15 @@ PhaseResult run_phase(const PhasePlan& plan, const WorkloadSpec& w,
     SecondReport report{interval_start_ts, interval_us, k <= warmup_seconds, second, 0, 0, 0};
     cpu.sample(threads, static_cast<double>(interval_us) / 1e6, &report.cpu_user_s,
                &report.cpu_system_s, &report.busiest_thread_cpu);
-    on_second(report);
+    try {
+      on_second(report);
+    } catch (...) {
+      // The sink failed (disk full, database gone): stop the workers before leaving, or their
+      // threads would outlive the phase.
+      abort = true;
+      for (auto& t : threads) t.join();
+      throw;
+    }
     if (!report.warmup) result.totals.merge(second);
     failed_requests += failures(second);
     second.reset();

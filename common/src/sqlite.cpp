@@ -12,6 +12,8 @@ namespace {
 
 [[noreturn]] void raise(sqlite3* db, int rc, std::string_view doing) {
   std::string msg = std::string(doing) + ": " + (db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
+  const char* file = db ? sqlite3_db_filename(db, "main") : nullptr;
+  if (file && *file && doing.find(file) == std::string_view::npos) msg = std::string(file) + ": " + msg;
   throw SqliteError(msg, db ? sqlite3_extended_errcode(db) : rc);
 }
 
