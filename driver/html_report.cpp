@@ -156,7 +156,7 @@ void timeline(Database& db, int64_t run_id, const std::vector<Hint>& hints, std:
     auto s = db.prepare(
         "SELECT s.ts_us, s.rss_kib, s.swap_kib, i.pid FROM process_samples s JOIN process_instances i "
         "USING (instance_id) WHERE s.instance_id = ? AND s.ts_us BETWEEN ? AND ? ORDER BY s.ts_us");
-    s.bind(1, *inst).bind(2, w.t0 - 1'000'000).bind(3, w.t1 + 1'000'000);
+    s.bind(1, *inst).bind(2, w.t0).bind(3, w.t1);  // this run's time only
     svg::Series r = line(t.uri, t.ordinal, false), sw = r;
     while (s.step()) {
       r.name = sw.name = t.uri + " (" + (t.protocol == "redis" ? "redis-server" : "memcached") +
@@ -171,7 +171,7 @@ void timeline(Database& db, int64_t run_id, const std::vector<Hint>& hints, std:
   auto h = db.prepare(
       "SELECT h.session_id, m.host, h.ts_us, h.load1 FROM host_samples h JOIN monitor_sessions m "
       "USING (session_id) WHERE h.ts_us BETWEEN ? AND ? ORDER BY h.session_id, h.ts_us");
-  h.bind(1, w.t0 - 1'000'000).bind(2, w.t1 + 1'000'000);
+  h.bind(1, w.t0).bind(2, w.t1);
   int64_t session = -1;
   while (h.step()) {
     if (h.column_int(0) != session) {

@@ -10,7 +10,7 @@
 namespace kv::drive::svg {
 namespace {
 
-constexpr double kLeft = 74, kRight = 18, kTop = 30, kBottom = 44;
+constexpr double kLeft = 74, kRight = 30, kTop = 30, kBottom = 44;
 constexpr double kLegendRow = 18, kCharWidth = 6.6;
 
 std::string num(double v) {

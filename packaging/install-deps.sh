@@ -11,6 +11,9 @@ packages=(
   libgtest-dev
   redis-server memcached sqlite3
   help2man dpkg-dev fakeroot
+  # Large (~100 MB with its libraries), but CI needs it: the HTML report's test renders the
+  # page in headless Chromium (tests/driver/html_report_integration_test.cpp).
+  chromium
 )
 for arg in "$@"; do
   case "$arg" in

@@ -1,0 +1,144 @@
+// `kvdrive report --html` end to end: real redis-server and memcached, watched by the real kvmon,
+// loaded by the real kvdrive (a plain run and a scenario run), the page rendered by headless
+// Chromium: every chart must be drawn and hold data. The screenshot is kept in the build tree
+// (its path is printed); with KV_UPDATE_DOCS_SCREENSHOT=1 a smaller one replaces
+// docs/report-screenshot.png for the README.
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <algorithm>
+#include <iostream>
+
+#include "kvdrive_test_util.hpp"
+
+namespace {
+using namespace kv::test;
+
+const std::string kKvmon = std::string(KV_BINARY_DIR) + "/monitor/kvmon";
+
+// Runs headless Chromium on `html` with extra args; returns its output (stdout and stderr).
+std::string chromium(const std::string& binary, const TempDir& dir, const std::string& html,
+                     std::vector<std::string> extra) {
+  TempDir profile;  // a new profile each time: nothing read from or written to the user's
+  std::vector<std::string> args{binary, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                                "--no-first-run", "--disable-background-networking",
+                                "--disable-component-update", "--disable-sync",
+                                "--user-data-dir=" + profile.path()};
+  args.insert(args.end(), extra.begin(), extra.end());
+  args.push_back("file://" + html);
+  std::string log = dir.file("chromium.log");
+  Process p(args, log);
+  int code = p.wait(90'000);
+  if (code == -1) p.stop();
+  EXPECT_EQ(code, 0) << slurp(log);
+  return slurp(log);
+}
+
+// A <polyline> whose points attribute holds at least two "x,y" pairs.
+bool has_drawn_line(const std::string& svg) {
+  for (size_t at = svg.find("<polyline"); at != std::string::npos; at = svg.find("<polyline", at + 1)) {
+    size_t p = svg.find("points=\"", at);
+    if (p == std::string::npos) continue;
+    std::string points = svg.substr(p + 8, svg.find('"', p + 8) - p - 8);
+    if (std::count(points.begin(), points.end(), ',') >= 2) return true;
+  }
+  return false;
+}
+
+bool is_png(const std::string& path, size_t min_bytes) {
+  std::string data = slurp(path);
+  return data.size() >= min_bytes && data.compare(0, 8, "\x89PNG\r\n\x1a\n") == 0;
+}
+
+TEST(HtmlReport, ChartsRenderInHeadlessChromiumWithData) {
+  StoreServer redis(StoreServer::Kind::redis);
+  StoreServer memcached(StoreServer::Kind::memcached, {"-I", "4m"});
+  KV_START_OR_SKIP(redis);
+  KV_START_OR_SKIP(memcached);
+  std::string browser = find_program("chromium");
+  if (browser.empty()) {
+    if (servers_required()) FAIL() << "chromium is not installed (packaging/install-deps.sh)";
+    GTEST_SKIP() << "chromium is not installed";
+  }
+  TempDir dir;
+  std::string db_path = dir.file("r.db");
+  Process kvmon({kKvmon, "--db", db_path, "--pid", std::to_string(redis.pid()), "--pid",
+                 std::to_string(memcached.pid()), "--interval", "200ms"},
+                dir.file("kvmon.log"));
+  usleep(500'000);
+  auto plain = run_kvdrive(dir, {"run", "--db", db_path, "--target", redis.uri(), "--target", memcached.uri(),
+                                 "--name", "zipf mix", "--keys", "20000", "--phases", "load,read,mixed",
+                                 "--duration", "2s", "--key-pattern", "zipf"});
+  ASSERT_EQ(plain.exit_code, 0) << plain.output;
+  auto sweep = run_kvdrive(dir, {"run", "--db", db_path, "--target", redis.uri(), "--target", memcached.uri(),
+                                 "--scenario", "value-size-sweep", "--scale", "0.3"});
+  ASSERT_EQ(sweep.exit_code, 0) << sweep.output;
+  usleep(400'000);
+  kvmon.signal(SIGTERM);
+  ASSERT_EQ(kvmon.wait(10'000), 0) << slurp(dir.file("kvmon.log"));
+  {
+    auto db = kv::open_results_db(db_path);
+    ASSERT_GT(query_int(db, "SELECT count(*) FROM process_samples"), 10) << slurp(dir.file("kvmon.log"));
+  }
+
+  std::string html = dir.file("report.html");
+  auto report = run_kvdrive(dir, {"report", "--db", db_path, "--run", "1", "--run", "2", "--html", html});
+  ASSERT_EQ(report.exit_code, 0) << report.output;
+  EXPECT_NE(report.output.find("run 2 / run 1, stores matched by protocol and position:"), std::string::npos);
+  std::string page = slurp(html);
+  EXPECT_EQ(page.find("<script"), std::string::npos);
+  EXPECT_EQ(page.find("<link"), std::string::npos);
+  EXPECT_EQ(page.find("src="), std::string::npos);
+
+  // The DOM as Chromium built it: every chart an <svg> with a drawn line, none "no data".
+  std::string dom = chromium(browser, dir, html, {"--dump-dom"});
+  ASSERT_NE(dom.find("</html>"), std::string::npos) << dom.substr(0, 2000);
+  int charts = 0;
+  for (size_t at = dom.find("<svg"); at != std::string::npos; at = dom.find("<svg", at + 1)) {
+    size_t end = dom.find("</svg>", at);
+    ASSERT_NE(end, std::string::npos);
+    std::string svg = dom.substr(at, end - at);
+    if (svg.find("class=\"chart\"") == std::string::npos) continue;
+    ++charts;
+    size_t t = svg.find("font-weight=\"bold\"");
+    std::string title = t == std::string::npos ? "?" : svg.substr(svg.find('>', t) + 1, 60);
+    title = title.substr(0, title.find('<'));
+    EXPECT_TRUE(has_drawn_line(svg)) << "chart without a line: " << title;
+    EXPECT_EQ(svg.find("no data"), std::string::npos) << title;
+  }
+  // Run 1: 5 timeline panels + 2 latency charts; run 2 (scenario): 5 + steps + 4 latency.
+  EXPECT_EQ(charts, 17);
+  for (const char* text : {"Throughput per second", "Store process memory: RSS", "Store process swap",
+                           "Host load average", "Throughput per step (value-size-sweep)",
+                           "Latency percentiles: reads (get)", "redis-server pid", "memcached pid",
+                           "<h2>Comparison</h2>"})
+    EXPECT_NE(dom.find(text), std::string::npos) << text;
+
+  // A screenshot, kept where a person (or CI's artifacts) can look at it.
+  std::string out_dir = std::string(KV_BINARY_DIR) + "/test-output";
+  std::filesystem::create_directories(out_dir);
+  std::string shot = out_dir + "/report-screenshot.png";
+  std::filesystem::remove(shot);
+  chromium(browser, dir, html, {"--screenshot=" + shot, "--window-size=1400,2400"});
+  EXPECT_TRUE(is_png(shot, 20'000)) << shot;
+  std::cout << "report screenshot: " << shot << "\nreport page: " << out_dir << "/report.html\n";
+  std::filesystem::copy_file(html, out_dir + "/report.html", std::filesystem::copy_options::overwrite_existing);
+
+  const char* update = std::getenv("KV_UPDATE_DOCS_SCREENSHOT");
+  if (update && std::string(update) == "1") {
+    // The README's picture: the plain run's top (hints, timeline), small enough to commit.
+    std::string small = dir.file("small.html");
+    auto r1 = run_kvdrive(dir, {"report", "--db", db_path, "--run", "1", "--html", small});
+    ASSERT_EQ(r1.exit_code, 0) << r1.output;
+    std::string docs = std::string(KV_SOURCE_DIR) + "/docs/report-screenshot.png";
+    std::filesystem::create_directories(std::string(KV_SOURCE_DIR) + "/docs");
+    chromium(browser, dir, small, {"--screenshot=" + docs, "--window-size=1200,1500"});
+    EXPECT_TRUE(is_png(docs, 20'000));
+    EXPECT_LT(std::filesystem::file_size(docs), 300'000u) << docs;
+    std::cout << "docs screenshot: " << docs << "\n";
+  }
+}
+
+}  // namespace
