@@ -82,12 +82,15 @@ trap 'exit 130' INT TERM
 free_port() {
   local p
   for _ in $(seq 200); do
-    p=$((20000 + RANDOM % 30000))
-    ss -Hltn "sport = :$p" | grep -q . || { echo "$p"; return; }
+    p=$((20000 + RANDOM % 12000))  # below the kernel's ephemeral range (32768-60999)
+    ss -Hatn "sport = :$p" | grep -q . || { echo "$p"; return; }
   done
   echo "driver_vs_peers: no free port" >&2; exit 1
 }
-wait_port() { for _ in $(seq 100); do ss -Hltn "sport = :$1" | grep -q . && return; sleep 0.05; done; echo "driver_vs_peers: server on $1 did not start" >&2; exit 1; }
+wait_port() { # PORT LOG
+  for _ in $(seq 100); do ss -Hltn "sport = :$1" | grep -q . && return; sleep 0.05; done
+  echo "driver_vs_peers: server on $1 did not start:" >&2; tail -5 "$2" >&2; exit 1
+}
 
 rport=$(free_port)
 redis-server --port "$rport" --bind 127.0.0.1 --save '' --appendonly no --dir "$work" \
@@ -97,7 +100,7 @@ mport=$(free_port)
 muser=(); ((EUID == 0)) && muser=(-u nobody)
 memcached "${muser[@]}" -l 127.0.0.1 -p "$mport" -U 0 -m 2048 -t 4 >"$work/memcached.log" 2>&1 &
 mpid=$!; server_pids+=("$mpid")
-wait_port "$rport"; wait_port "$mport"
+wait_port "$rport" "$work/redis.log"; wait_port "$mport" "$work/memcached.log"
 
 # Server CPU seconds (utime + stime of all its threads) from /proc/PID/stat.
 tck=$(getconf CLK_TCK)
@@ -296,7 +299,7 @@ cpu_model=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
   echo "- Command: \`${command_line% }\` ($(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?'))"
   echo "- Machine: $(nproc) cores, $cpu_model, kernel $(uname -r), $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo) RAM; load average at start $load_start, at end $load_end (shared machine)"
   echo "- Servers: $(redis-server --version | awk '{ print $1, $2, $3 }'), memcached $(memcached -V | awk '{ print $2 }') (-t 4); loopback; ${keys} keys prefilled per value size"
-  echo "- Tools: kvdrive ($kvdrive), memtier_benchmark ${memtier:+$("$memtier" --version 2>/dev/null | head -1 | awk '{ print $2 }')}${memtier:-skipped}, redis-benchmark $(redis-benchmark --version | awk '{ print $2 }'), memcslap (libmemcached $(memcslap --version 2>&1 | sed -n 's/.*libmemcached v\([0-9.]*\).*/\1/p'))"
+  echo "- Tools: kvdrive ($kvdrive), memtier_benchmark ${memtier:+$(git -C "$(dirname "$memtier")" describe --tags --always 2>/dev/null || echo "?") ($memtier)}${memtier:-skipped}, redis-benchmark $(redis-benchmark --version | awk '{ print $2 }'), memcslap (libmemcached $(memcslap --version 2>&1 | sed -n 's/.*libmemcached v\([0-9.]*\).*/\1/p'))"
   echo "- ${duration} s per measurement, ${rounds} rounds in alternation (kvdrive, memtier, redis-benchmark/memcslap, repeat); medians over rounds; whole run ${elapsed} s"
   echo "- 50 connections: Redis kvdrive --threads 2 --connections 25, memtier --threads 2 --clients 25, redis-benchmark -c 50 --threads 2; memcached kvdrive --threads 50 (one blocking libmemcached connection per thread: it has no memcached pipelining), memtier --threads 2 --clients 25, memcslap -c 50 (50 threads)"
   echo "- Client CPU: /usr/bin/time user+system of the whole process (kvdrive's includes its start, SQLite writes and its once-a-second store-counter polling); server CPU: /proc/PID/stat utime+stime delta over the process"
