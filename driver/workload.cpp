@@ -160,8 +160,12 @@ uint64_t ValueSizes::largest() const { return max; }
 std::string ValueSizes::describe() const {
   if (!weighted.empty()) {
     std::string out;
-    for (const auto& w : weighted)
-      out += (out.empty() ? "" : ",") + std::to_string(w.size) + ":" + std::to_string(w.weight);
+    for (const auto& w : weighted) {
+      if (!out.empty()) out += ',';
+      out += std::to_string(w.size);
+      out += ':';
+      out += std::to_string(w.weight);
+    }
     return out;
   }
   if (min == max) return std::to_string(min);
