@@ -229,3 +229,4 @@ CREATE INDEX driver_seconds_ts ON driver_seconds(ts_us);
 CREATE INDEX process_samples_ts ON process_samples(ts_us);
 CREATE INDEX host_samples_ts ON host_samples(ts_us);
 CREATE INDEX events_ts ON events(ts_us);
+CREATE INDEX store_stats_name ON store_stats(name, target_id);

@@ -16,8 +16,10 @@ SELECT phase_id, op, timing,
 FROM c
 GROUP BY phase_id, op, timing;
 
--- Per phase and op: totals and rates over the phase's measured seconds.
+-- Per phase and op: totals and rates over the phase's measured seconds. The percentiles are
+-- computed once for all phases (a correlated lookup per row recomputed the window each time).
 CREATE VIEW phase_summary AS
+WITH pp AS MATERIALIZED (SELECT * FROM phase_percentiles)
 SELECT p.run_id, p.phase_id, t.target_id, t.uri AS store, t.protocol, p.step, p.name AS phase,
        p.kind, p.threads, p.connections,
        d.op,
@@ -34,17 +36,15 @@ SELECT p.run_id, p.phase_id, t.target_id, t.uri AS store, t.protocol, p.step, p.
          AS mib_per_s,
        SUM(d.lat_mean_us * d.ops) / NULLIF(SUM(CASE WHEN d.lat_mean_us IS NOT NULL THEN d.ops END), 0)
          AS lat_mean_us,
-       (SELECT pp.p50_us FROM phase_percentiles pp
-         WHERE pp.phase_id = p.phase_id AND pp.op = d.op
-           AND pp.timing = CASE WHEN p.rate IS NULL THEN 'sent' ELSE 'intended' END) AS lat_p50_us,
-       (SELECT pp.p99_us FROM phase_percentiles pp
-         WHERE pp.phase_id = p.phase_id AND pp.op = d.op
-           AND pp.timing = CASE WHEN p.rate IS NULL THEN 'sent' ELSE 'intended' END) AS lat_p99_us,
+       pp.p50_us AS lat_p50_us,
+       pp.p99_us AS lat_p99_us,
        MAX(d.lat_max_us) AS lat_max_us,
        p.status
 FROM phases p
 JOIN targets t ON t.target_id = p.target_id
 JOIN driver_seconds d ON d.phase_id = p.phase_id AND d.warmup = 0
+LEFT JOIN pp ON pp.phase_id = p.phase_id AND pp.op = d.op
+            AND pp.timing = CASE WHEN p.rate IS NULL THEN 'sent' ELSE 'intended' END
 GROUP BY p.phase_id, d.op;
 
 -- Shaped like the published tables: one row per store, write and read req/s.
@@ -95,6 +95,7 @@ JOIN process_instances i ON i.pid = CAST(ss.value AS INTEGER) AND i.parent_insta
 -- the store process's latest sample (RSS, swap, cumulative major faults, CPU and write bytes),
 -- the host's (load, swap used, cumulative pages swapped in/out) and the store's used_memory.
 CREATE VIEW timeline AS
+WITH ti AS MATERIALIZED (SELECT target_id, instance_id FROM target_instances)
 SELECT d.ts_us, p.run_id, t.target_id, t.uri AS store, p.phase_id, p.name AS phase, d.op,
        d.ops * 1e6 / d.interval_us AS req_per_s, d.lat_p99_us, d.errors + d.timeouts AS failed,
        ps.rss_kib, ps.swap_kib, ps.major_faults,
@@ -109,8 +110,7 @@ JOIN phases p ON p.phase_id = d.phase_id
 JOIN targets t ON t.target_id = p.target_id
 LEFT JOIN process_samples ps ON ps.rowid = (
   SELECT s.rowid FROM process_samples s
-  WHERE s.instance_id IN (SELECT ti.instance_id FROM target_instances ti
-                          WHERE ti.target_id = t.target_id)
+  WHERE s.instance_id IN (SELECT ti.instance_id FROM ti WHERE ti.target_id = t.target_id)
     AND s.ts_us <= d.ts_us + d.interval_us
   ORDER BY s.ts_us DESC LIMIT 1)
 LEFT JOIN host_samples hs ON hs.rowid = (
@@ -121,13 +121,14 @@ LEFT JOIN host_samples hs ON hs.rowid = (
 -- phase_summary shaped like the published tables, with the server side: load average at the
 -- phase's end, and the store process's peak RSS and swap during the phase.
 CREATE VIEW phase_report AS
+WITH ti AS MATERIALIZED (SELECT target_id, instance_id FROM target_instances)
 SELECT ps.*,
        h.load1, h.load5, h.load15,
        (SELECT MAX(s.rss_kib) FROM process_samples s
-         JOIN target_instances ti ON ti.instance_id = s.instance_id AND ti.target_id = ps.target_id
+         JOIN ti ON ti.instance_id = s.instance_id AND ti.target_id = ps.target_id
          WHERE s.ts_us BETWEEN p.started_ts_us AND COALESCE(p.ended_ts_us, s.ts_us)) AS peak_rss_kib,
        (SELECT MAX(s.swap_kib) FROM process_samples s
-         JOIN target_instances ti ON ti.instance_id = s.instance_id AND ti.target_id = ps.target_id
+         JOIN ti ON ti.instance_id = s.instance_id AND ti.target_id = ps.target_id
          WHERE s.ts_us BETWEEN p.started_ts_us AND COALESCE(p.ended_ts_us, s.ts_us)) AS peak_swap_kib
 FROM phase_summary ps
 JOIN phases p ON p.phase_id = ps.phase_id
