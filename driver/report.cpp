@@ -8,6 +8,7 @@
 
 #include "kvbench/clock.hpp"
 #include "json.hpp"
+#include "report_hints.hpp"
 #include "report_tables.hpp"
 #include "text_table.hpp"
 
@@ -35,11 +36,18 @@ void print_run_summary(Database& db, int64_t run_id, std::ostream& out) {
   bool steps = tables.front().name == "steps_pivot";
   bool first = true;
   for (const auto& t : tables) {
-    if (steps ? t.name != "steps_pivot" : (t.name != "stores" && t.name != "phases")) continue;
+    bool wanted = t.name == "server" ||
+                  (steps ? t.name == "steps_pivot" : (t.name == "stores" || t.name == "phases"));
+    if (!wanted) continue;
     if (!first) out << "\n";
     first = false;
+    if (t.name == "server") out << t.title << ":\n";
     print_table_text(t, out);
   }
+  // What the data shows (swap onset with throughput before and after, cliffs, failures ...).
+  auto hints = compute_hints(db, run_id);
+  if (!hints.empty()) out << "\n";
+  for (const auto& h : hints) out << "hint: " << h.message << "\n";
 }
 
 void print_run_json(Database& db, int64_t run_id, std::ostream& out) {

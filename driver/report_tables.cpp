@@ -92,6 +92,31 @@ std::vector<StoreRow> store_rows(Database& db, int64_t run_id) {
 
 }  // namespace
 
+// What kvmon saw of each phase (phase_report): load average at its end, the store process's
+// peak RSS and swap. Left out when kvmon did not watch the run.
+void add_server_side(Database& db, int64_t run_id, std::vector<ReportTable>& out) {
+  ReportTable t{"server", "server side, per phase (kvmon)",
+                {"store", "phase", "load1", "load5", "load15", "peak RSS MiB", "peak swap MiB"},
+                {"store", "phase", "load1", "load5", "load15", "peak_rss_kib", "peak_swap_kib"},
+                {}, {}, {}};
+  auto s = db.prepare(
+      "SELECT store, phase, MAX(load1), MAX(load5), MAX(load15), MAX(peak_rss_kib), "
+      "MAX(peak_swap_kib) FROM phase_report WHERE run_id = ? GROUP BY phase_id ORDER BY phase_id");
+  s.bind(1, run_id);
+  bool any = false;
+  while (s.step()) {
+    for (int c = 2; c <= 6; ++c) any = any || !s.is_null(c);
+    auto mib = [&](int col) {
+      auto v = opt(s, col);
+      return ReportCell{std::isnan(v) ? "-" : fmt_fixed(v / 1024, 1),
+                        std::isnan(v) ? std::nullopt : std::optional<double>(v)};
+    };
+    t.rows.push_back({text(s.column_text(0)), text(s.column_text(1)), fixed(opt(s, 2), 2),
+                      fixed(opt(s, 3), 2), fixed(opt(s, 4), 2), mib(5), mib(6)});
+  }
+  if (any) out.push_back(std::move(t));
+}
+
 std::vector<ReportTable> run_tables(Database& db, int64_t run_id) {
   std::vector<ReportTable> out;
   add_steps(db, run_id, out);
@@ -130,6 +155,7 @@ std::vector<ReportTable> run_tables(Database& db, int64_t run_id) {
                            text(p.column_text(16))});
   }
   out.push_back(std::move(phases));
+  add_server_side(db, run_id, out);
   return out;
 }
 

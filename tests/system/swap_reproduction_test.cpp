@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <thread>
 
 #include "kvbench/schema.hpp"
@@ -181,6 +182,16 @@ TEST(SwapReproduction, RedisGrowsIntoSwapAndTheTimelineShowsIt) {
   EXPECT_EQ(query_int(db, "SELECT count(*) FROM timeline WHERE op = 'set' AND swap_kib IS NULL"), 0);
   // And the phase report shows the peak.
   EXPECT_EQ(query_int(db, "SELECT MAX(peak_swap_kib) FROM phase_report"), peak_swap);
+
+  // kvdrive report says it in text: the server-side table and a swap-onset hint.
+  Process report({kKvdrive, "report", "--db", db_path}, dir.file("report.txt"));
+  ASSERT_EQ(report.wait(60'000), 0);
+  std::ifstream in(dir.file("report.txt"));
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::printf("%s", text.c_str());
+  EXPECT_NE(text.find("peak swap MiB"), std::string::npos) << text;
+  EXPECT_NE(text.find("hint: "), std::string::npos) << text;
+  EXPECT_NE(text.find("swap rose above 0"), std::string::npos) << text;
 }
 
 }  // namespace
