@@ -93,15 +93,19 @@ std::vector<StoreRow> store_rows(Database& db, int64_t run_id) {
 }  // namespace
 
 // What kvmon saw of each phase (phase_report): load average at its end, the store process's
-// peak RSS and swap. Left out when kvmon did not watch the run.
+// peak RSS, swap and CPU seconds, beside kvdrive's own CPU (the parallel-writers study's
+// client-vs-server CPU). Left out when kvmon did not watch the run.
 void add_server_side(Database& db, int64_t run_id, std::vector<ReportTable>& out) {
   ReportTable t{"server", "server side, per phase (kvmon)",
-                {"store", "phase", "load1", "load5", "load15", "peak RSS MiB", "peak swap MiB"},
-                {"store", "phase", "load1", "load5", "load15", "peak_rss_kib", "peak_swap_kib"},
+                {"store", "phase", "load1", "load5", "load15", "peak RSS MiB", "peak swap MiB",
+                 "store CPU s", "client user s", "client sys s"},
+                {"store", "phase", "load1", "load5", "load15", "peak_rss_kib", "peak_swap_kib",
+                 "store_cpu_s", "client_cpu_user_s", "client_cpu_system_s"},
                 {}, {}, {}};
   auto s = db.prepare(
       "SELECT store, phase, MAX(load1), MAX(load5), MAX(load15), MAX(peak_rss_kib), "
-      "MAX(peak_swap_kib) FROM phase_report WHERE run_id = ? GROUP BY phase_id ORDER BY phase_id");
+      "MAX(peak_swap_kib), MAX(store_cpu_s), MAX(client_cpu_user_s), MAX(client_cpu_system_s) "
+      "FROM phase_report WHERE run_id = ? GROUP BY phase_id ORDER BY phase_id");
   s.bind(1, run_id);
   bool any = false;
   while (s.step()) {
@@ -112,7 +116,8 @@ void add_server_side(Database& db, int64_t run_id, std::vector<ReportTable>& out
                         std::isnan(v) ? std::nullopt : std::optional<double>(v)};
     };
     t.rows.push_back({text(s.column_text(0)), text(s.column_text(1)), fixed(opt(s, 2), 2),
-                      fixed(opt(s, 3), 2), fixed(opt(s, 4), 2), mib(5), mib(6)});
+                      fixed(opt(s, 3), 2), fixed(opt(s, 4), 2), mib(5), mib(6),
+                      fixed(opt(s, 7), 2), fixed(opt(s, 8), 2), fixed(opt(s, 9), 2)});
   }
   if (any) out.push_back(std::move(t));
 }

@@ -129,7 +129,17 @@ SELECT ps.*,
          WHERE s.ts_us BETWEEN p.started_ts_us AND COALESCE(p.ended_ts_us, s.ts_us)) AS peak_rss_kib,
        (SELECT MAX(s.swap_kib) FROM process_samples s
          JOIN ti ON ti.instance_id = s.instance_id AND ti.target_id = ps.target_id
-         WHERE s.ts_us BETWEEN p.started_ts_us AND COALESCE(p.ended_ts_us, s.ts_us)) AS peak_swap_kib
+         WHERE s.ts_us BETWEEN p.started_ts_us AND COALESCE(p.ended_ts_us, s.ts_us)) AS peak_swap_kib,
+       (SELECT CASE WHEN COUNT(*) >= 2 THEN
+                 (MAX(s.cpu_user_us + s.cpu_system_us) - MIN(s.cpu_user_us + s.cpu_system_us)) / 1e6
+               END
+          FROM process_samples s
+          JOIN ti ON ti.instance_id = s.instance_id AND ti.target_id = ps.target_id
+         WHERE s.ts_us BETWEEN p.started_ts_us AND COALESCE(p.ended_ts_us, s.ts_us)) AS store_cpu_s,
+       (SELECT SUM(c.cpu_user_us) / 1e6 FROM client_seconds c WHERE c.phase_id = p.phase_id)
+         AS client_cpu_user_s,
+       (SELECT SUM(c.cpu_system_us) / 1e6 FROM client_seconds c WHERE c.phase_id = p.phase_id)
+         AS client_cpu_system_s
 FROM phase_summary ps
 JOIN phases p ON p.phase_id = ps.phase_id
 LEFT JOIN host_samples h ON h.rowid = (
