@@ -225,3 +225,43 @@ TEST(KvdriveWorkload, MemcachedRefusesPipeliningBeforeWritingAnything) {
 }
 
 }  // namespace
+
+namespace {
+using namespace kv::test;
+
+TEST(KvdriveWorkload, RedisAuthAclUserAndSelect) {
+  StoreServer redis(StoreServer::Kind::redis,
+                    {"--requirepass", "topsecret", "--user", "alice", "on", ">alicepw", "~*", "&*",
+                     "+@all"});
+  KV_START_OR_SKIP(redis);
+  TempDir dir;
+  std::string hp = "127.0.0.1:" + std::to_string(redis.port());
+  auto pw = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target",
+                              "redis://topsecret@" + hp + "/2", "--keys", "300", "--phases", "load"});
+  ASSERT_EQ(pw.exit_code, 0) << pw.output;
+  auto acl = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target",
+                               "redis://alice:alicepw@" + hp + "/3", "--keys", "200", "--phases",
+                               "load"});
+  ASSERT_EQ(acl.exit_code, 0) << acl.output;
+  // The keys landed in the databases asked for.
+  std::string reply = tcp_request(redis.port(), "AUTH topsecret\r\nINFO keyspace\r\n", "\r\n\r\n");
+  EXPECT_NE(reply.find("db2:keys=300,"), std::string::npos) << reply;
+  EXPECT_NE(reply.find("db3:keys=200,"), std::string::npos) << reply;
+  // The password never reaches the results file.
+  auto db = kv::open_results_db(dir.file("r.db"));
+  EXPECT_EQ(query_int(db, "SELECT count(*) FROM targets WHERE uri LIKE '%topsecret%' OR uri LIKE "
+                          "'%alicepw%'"), 0);
+  EXPECT_EQ(query_int(db, "SELECT count(*) FROM runs WHERE command_line LIKE '%alicepw%' OR "
+                          "command_line LIKE '%topsecret%'"), 0);
+  EXPECT_EQ(query_int(db, "SELECT count(*) FROM runs WHERE command_line LIKE '%alice:***@%'"), 1);
+  // A wrong password: one clear line, exit 1, nothing more written.
+  auto wrong = run_kvdrive(dir, {"run", "--db", dir.file("w.db"), "--target",
+                                 "redis://nope@" + hp, "--keys", "10"});
+  EXPECT_EQ(wrong.exit_code, 1) << wrong.output;
+  EXPECT_NE(wrong.output.find("AUTH failed"), std::string::npos) << wrong.output;
+  EXPECT_EQ(wrong.output.find("nope"), std::string::npos) << "the password was echoed";
+  std::ifstream f(dir.file("w.db"));
+  EXPECT_FALSE(f.good());
+}
+
+}  // namespace
