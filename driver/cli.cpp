@@ -10,6 +10,7 @@
 #include <iostream>
 #include <map>
 
+#include "kvbench/clock.hpp"
 #include "kvbench/log.hpp"
 #include "kvbench/schema.hpp"
 #include "kvbench/units.hpp"
@@ -131,6 +132,11 @@ int kvdrive_main(int argc, char** argv) {
                   "in kvdrive's time base; repeatable");
   run->add_option("--monitor-token-file", opts.monitor_token_file,
                   "File whose first line is the token kvmon requires");
+  run->add_option("--processes", opts.process_count,
+                  "Run as N kvdrive processes sharing the workload (one run each, one group)")
+      ->check(CLI::Range(1, 256));
+  run->add_option("--run-group", opts.run_group)->group("");  // set for the group's processes
+  run->add_option("--process-index", opts.process_index)->group("");
   run->add_flag("--monitor-optional", opts.monitor_optional,
                 "Go on (with a warning) if a kvmon cannot be reached");
 
@@ -166,6 +172,12 @@ int kvdrive_main(int argc, char** argv) {
       if (scenario.empty() && scale != 1.0)
         throw std::invalid_argument("--scale applies to a --scenario");
       opts.steps = expand_scenario(sc, WorkloadSpec{}, overrides, scale);
+      if (opts.process_index < 0 || opts.process_index >= opts.process_count)
+        throw std::invalid_argument("--process-index must be below --processes");
+      for (auto& step : opts.steps) {
+        step.workload.process_index = opts.process_index;
+        step.workload.process_count = opts.process_count;
+      }
       opts.scenario = scenario;
       opts.scale = scale;
       opts.client.timeout_us = parse_duration_us(timeout);
@@ -185,6 +197,12 @@ int kvdrive_main(int argc, char** argv) {
   try {
     if (run->parsed()) {
       install_signal_handlers();
+      if (opts.process_count > 1 && opts.run_group.empty()) {
+        opts.run_group = (opts.name.empty() ? "group" : opts.name) + "-" + std::to_string(now_ts_us());
+        return run_process_group(opts, argc, argv, std::cout);
+      }
+      opts.quiet = opts.quiet || !opts.run_group.empty();
+      opts.progress = opts.progress && opts.run_group.empty();
       return run_benchmark(opts, g_stop, std::cout);
     }
     if (scenarios->parsed()) {

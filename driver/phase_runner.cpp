@@ -119,7 +119,12 @@ PhaseResult run_phase(const PhasePlan& plan, const WorkloadSpec& w,
   for (size_t t = 0; t < n; ++t) {
     threads.emplace_back([&, t] {
       std::span<const std::unique_ptr<StoreClient>> mine(clients.data() + t * conns, conns);
-      run_worker(WorkerContext{plan, w, values, mine, *slots[t], t, n, start_ns, stop, abort});
+      // Workers are numbered across every process of a --processes group, so their key and
+      // request shares (and rate schedules) add up to the whole workload.
+      const auto procs = static_cast<size_t>(w.process_count);
+      const auto first = static_cast<size_t>(w.process_index) * n;
+      run_worker(WorkerContext{plan, w, values, mine, *slots[t], first + t, procs * n, start_ns,
+                               stop, abort});
       std::lock_guard<std::mutex> lock(shared.mu);
       --shared.running;
       shared.cv.notify_all();

@@ -50,6 +50,20 @@ void print_run_summary(Database& db, int64_t run_id, std::ostream& out) {
   for (const auto& h : hints) out << "hint: " << h.message << "\n";
 }
 
+void print_group_summary(Database& db, const std::string& group, std::ostream& out) {
+  TextTable t({"store", "phase", "op", "processes", "requests", "wall s", "req/s", "failed"});
+  auto s = db.prepare(
+      "SELECT store, kind, op, processes, ops, wall_seconds, req_per_s, failed FROM group_summary "
+      "WHERE run_group = ? ORDER BY store, kind = 'load' DESC, op DESC");
+  s.bind(1, group);
+  while (s.step()) {
+    t.add_row({s.column_text(0), s.column_text(1), s.column_text(2), fmt_int(s.column_double(3)),
+               fmt_int(s.column_double(4)), fmt_fixed(s.column_double(5), 2),
+               fmt_int(s.column_double(6)), fmt_int(s.column_double(7))});
+  }
+  t.print(out);
+}
+
 void print_run_json(Database& db, int64_t run_id, std::ostream& out) {
   auto r = db.prepare("SELECT status, started_ts_us, ended_ts_us, name FROM runs WHERE run_id = ?");
   r.bind(1, run_id);

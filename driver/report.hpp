@@ -17,6 +17,9 @@ namespace kv::drive {
 void print_run_summary(Database& db, int64_t run_id, std::ostream& out);
 // The same as JSON: {"run_id", "status", "phases": [{store, phase, op, ops, req_per_s, ...}]}.
 void print_run_json(Database& db, int64_t run_id, std::ostream& out);
+// A --processes group: per store, phase kind and op, the requests of all its processes over
+// the group's wall-clock time.
+void print_group_summary(Database& db, const std::string& group, std::ostream& out);
 // Every run in the file (or only `run_id`), oldest first. Throws std::invalid_argument if
 // `run_id` is not in the file.
 void print_report(Database& db, std::optional<int64_t> run_id, std::ostream& out);

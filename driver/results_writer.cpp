@@ -10,8 +10,8 @@ int64_t ResultsWriter::begin_run(const RunInfo& info) {
   WriteTransaction tx(db_);
   db_.prepare(
          "INSERT INTO runs(name, started_ts_us, status, command_line, kvdrive_version, "
-         "client_host, client_pid, parameters, scenario, scale) "
-         "VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?)")
+         "client_host, client_pid, parameters, scenario, scale, run_group, process_index, "
+         "process_count) VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
       .bind(1, info.name.empty() ? std::optional<std::string>() : info.name)
       .bind(2, info.started_ts_us)
       .bind(3, info.command_line)
@@ -21,6 +21,9 @@ int64_t ResultsWriter::begin_run(const RunInfo& info) {
       .bind(7, info.parameters_json)
       .bind(8, info.scenario.empty() ? std::optional<std::string>() : info.scenario)
       .bind(9, info.scenario.empty() ? std::optional<double>() : info.scale)
+      .bind(10, info.run_group.empty() ? std::optional<std::string>() : info.run_group)
+      .bind(11, info.run_group.empty() ? std::optional<int64_t>() : info.process_index)
+      .bind(12, info.run_group.empty() ? std::optional<int64_t>() : info.process_count)
       .run();
   int64_t id = db_.last_insert_rowid();
   tx.commit();

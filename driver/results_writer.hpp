@@ -21,6 +21,8 @@ struct RunInfo {
   int64_t started_ts_us = 0;
   std::string scenario;  // empty outside scenarios
   double scale = 1.0;
+  std::string run_group;  // --processes: shared by the group's runs; empty alone
+  int process_index = 0, process_count = 1;
 };
 
 class ResultsWriter {

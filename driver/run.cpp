@@ -1,6 +1,10 @@
 #include "run.hpp"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <stdexcept>
 
 #include "kvbench/clock.hpp"
@@ -176,8 +180,9 @@ int run_benchmark(const RunOptions& opts, const std::atomic<bool>& stop, std::os
   ValueTable values(largest_value, opts.steps.front().workload.seed);
   Database db = open_results_db(opts.db_path);
   ResultsWriter writer(db);
-  RunInfo info{opts.name, opts.command_line, opts.steps.front().workload.to_json(), now_ts_us(),
-               opts.scenario, opts.scale};
+  RunInfo info{opts.name,   opts.command_line, opts.steps.front().workload.to_json(),
+               now_ts_us(), opts.scenario,     opts.scale,
+               opts.run_group, opts.process_index, opts.process_count};
   const int64_t run_id = writer.begin_run(info);
   log_info() << "run " << run_id << " recording into " << opts.db_path;
 
@@ -203,7 +208,9 @@ int run_benchmark(const RunOptions& opts, const std::atomic<bool>& stop, std::os
   } catch (const std::exception& e) {
     log_error() << "could not record the end of run " << run_id << ": " << e.what();
   }
-  if (opts.json) {
+  if (opts.quiet) {
+    // a group member: the parent prints the group's summary
+  } else if (opts.json) {
     print_run_json(db, run_id, out);
   } else {
     out << "\n";
@@ -215,6 +222,48 @@ int run_benchmark(const RunOptions& opts, const std::atomic<bool>& stop, std::os
     return kExitFailed;
   }
   return status == "interrupted" ? kExitInterrupted : kExitOk;
+}
+
+}  // namespace kv::drive
+
+namespace kv::drive {
+
+int run_process_group(const RunOptions& opts, int argc, char** argv, std::ostream& out) {
+  open_results_db(opts.db_path);  // create and migrate once, before N processes race to
+  // Exec the binary by its real path, so the processes are named kvdrive (the dead-writer check
+  // in open_results_db looks at /proc/PID/comm).
+  char self[4096] = {};
+  ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (len <= 0) throw std::runtime_error("cannot find this kvdrive's own path (/proc/self/exe)");
+  std::vector<pid_t> children;
+  for (int i = 0; i < opts.process_count; ++i) {
+    std::vector<std::string> args(argv, argv + argc);
+    args.insert(args.end(), {"--run-group", opts.run_group, "--process-index", std::to_string(i)});
+    std::vector<char*> cargs;
+    for (auto& a : args) cargs.push_back(a.data());
+    cargs.push_back(nullptr);
+    pid_t pid = fork();
+    if (pid < 0) throw std::runtime_error("fork failed");
+    if (pid == 0) {
+      execv(self, cargs.data());
+      _exit(127);
+    }
+    children.push_back(pid);
+  }
+  log_info() << opts.process_count << " kvdrive processes running as group " << opts.run_group;
+  int worst = kExitOk;
+  for (pid_t pid : children) {
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    if (code != kExitOk && (worst == kExitOk || code == kExitFailed)) worst = code;
+  }
+  Database db = open_results_db(opts.db_path);
+  out << "\n";
+  print_group_summary(db, opts.run_group, out);
+  out << "\nresults: " << opts.db_path << " (group " << opts.run_group << ")\n";
+  return worst;
 }
 
 }  // namespace kv::drive

@@ -27,6 +27,9 @@ struct RunOptions {
   std::vector<std::string> monitors;   // kvmon HOST:PORT to pull samples from
   std::string monitor_token_file;
   bool monitor_optional = false;       // an unreachable kvmon is a warning, not an error
+  std::string run_group;               // set in each process of a --processes group
+  int process_index = 0, process_count = 1;
+  bool quiet = false;                  // no summary (a group member: the parent prints it)
   uint64_t max_errors = 0;  // failed requests (errors + timeouts) that fail a phase; 0: no limit
 };
 
@@ -41,5 +44,10 @@ constexpr int kExitInterrupted = 130;
 // std::runtime_error before anything is written. Once the run row exists, failures are recorded
 // in it (status failed) before they are reported.
 int run_benchmark(const RunOptions& opts, const std::atomic<bool>& stop, std::ostream& out);
+
+// --processes N: runs `argv` (this kvdrive's own command line) as N processes that share one
+// run group in the results file, waits for all, and prints the group's summary. Returns the
+// worst exit code of the processes.
+int run_process_group(const RunOptions& opts, int argc, char** argv, std::ostream& out);
 
 }  // namespace kv::drive

@@ -63,6 +63,8 @@ struct WorkloadSpec {
   double rate = 0;                  // requests/s over all threads; 0 = as fast as possible
   int64_t warmup_us = 0;            // leading time of each phase left out of summaries
   uint64_t seed = 1;
+  int process_index = 0;            // --processes: this process's place; its workers take the
+  int process_count = 1;            // shares after those of the processes before it
 
   // The parameters as a JSON object, as stored in runs.parameters.
   std::string to_json() const;

@@ -14,6 +14,9 @@ CREATE TABLE runs (
   kvdrive_version TEXT NOT NULL,
   client_host     TEXT NOT NULL,
   client_pid      INTEGER NOT NULL,
+  run_group       TEXT,            -- runs made by several kvdrive processes together (--processes)
+  process_index   INTEGER,         -- this process's place in the group, 0-based; NULL alone
+  process_count   INTEGER,         -- processes in the group; NULL alone
   parameters      TEXT,            -- JSON object of the workload parameters
   scenario        TEXT,            -- --scenario NAME, or NULL
   scale           REAL,            -- --scale factor applied to the scenario, or NULL

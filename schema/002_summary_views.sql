@@ -145,3 +145,20 @@ JOIN phases p ON p.phase_id = ps.phase_id
 LEFT JOIN host_samples h ON h.rowid = (
   SELECT hh.rowid FROM host_samples hh WHERE hh.ts_us <= COALESCE(p.ended_ts_us, p.started_ts_us)
   ORDER BY hh.ts_us DESC LIMIT 1);
+
+-- Runs made by several kvdrive processes together (kvdrive run --processes N): per group, store
+-- and op, the requests of all processes over the group's wall-clock time for that phase kind.
+CREATE VIEW group_summary AS
+SELECT r.run_group, MAX(r.process_count) AS processes, t.uri AS store, t.protocol,
+       p.kind, d.op,
+       COUNT(DISTINCT r.run_id) AS runs,
+       SUM(d.ops) AS ops,
+       SUM(d.errors + d.timeouts) AS failed,
+       (MAX(d.ts_us + d.interval_us) - MIN(d.ts_us)) / 1e6 AS wall_seconds,
+       SUM(d.ops) * 1e6 / NULLIF(MAX(d.ts_us + d.interval_us) - MIN(d.ts_us), 0) AS req_per_s
+FROM runs r
+JOIN phases p ON p.run_id = r.run_id
+JOIN targets t ON t.target_id = p.target_id
+JOIN driver_seconds d ON d.phase_id = p.phase_id AND d.warmup = 0
+WHERE r.run_group IS NOT NULL
+GROUP BY r.run_group, t.uri, p.kind, d.op;

@@ -265,3 +265,36 @@ TEST(KvdriveWorkload, RedisAuthAclUserAndSelect) {
 }
 
 }  // namespace
+
+namespace {
+using namespace kv::test;
+
+TEST(KvdriveWorkload, SeveralProcessesShareOneWorkloadAndOneGroup) {
+  StoreServer redis(StoreServer::Kind::redis);
+  StoreServer memcached(StoreServer::Kind::memcached);
+  KV_START_OR_SKIP(redis);
+  KV_START_OR_SKIP(memcached);
+  TempDir dir;
+  auto out = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", redis.uri(),
+                               "--target", memcached.uri(), "--keys", "9000", "--threads", "2",
+                               "--processes", "3", "--name", "writers"});
+  ASSERT_EQ(out.exit_code, 0) << out.output;
+  EXPECT_NE(out.output.find("processes"), std::string::npos) << out.output;
+  auto db = kv::open_results_db(dir.file("r.db"));
+  EXPECT_EQ(query_int(db, "SELECT count(*) FROM runs WHERE status = 'completed' AND "
+                          "run_group LIKE 'writers-%' AND process_count = 3"), 3);
+  EXPECT_EQ(query_int(db, "SELECT count(DISTINCT process_index) FROM runs"), 3);
+  EXPECT_EQ(query_int(db, "SELECT count(DISTINCT client_pid) FROM runs"), 3);
+  // Every key was written exactly once across the processes, and the stores agree.
+  EXPECT_EQ(tcp_request(redis.port(), "DBSIZE\r\n", "\r\n"), ":9000\r\n");
+  EXPECT_EQ(redis_command_calls(redis.port(), "set"), 9000);
+  EXPECT_EQ(redis_command_calls(redis.port(), "get"), 9000);
+  std::string mstats = tcp_request(memcached.port(), "stats\r\n", "END\r\n");
+  EXPECT_EQ(stat_value(mstats, "curr_items"), 9000);
+  EXPECT_EQ(stat_value(mstats, "get_hits"), 9000);
+  // The group summary adds the processes up.
+  EXPECT_EQ(query_int(db, "SELECT SUM(ops) FROM group_summary WHERE op = 'set'"), 18000);
+  EXPECT_EQ(query_int(db, "SELECT MIN(processes) FROM group_summary"), 3);
+}
+
+}  // namespace
