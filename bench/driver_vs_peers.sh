@@ -79,18 +79,9 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-free_port() {
-  local p
-  for _ in $(seq 200); do
-    p=$((20000 + RANDOM % 12000))  # below the kernel's ephemeral range (32768-60999)
-    ss -Hatn "sport = :$p" | grep -q . || { echo "$p"; return; }
-  done
-  echo "driver_vs_peers: no free port" >&2; exit 1
-}
-wait_port() { # PORT LOG
-  for _ in $(seq 100); do ss -Hltn "sport = :$1" | grep -q . && return; sleep 0.05; done
-  echo "driver_vs_peers: server on $1 did not start:" >&2; tail -5 "$2" >&2; exit 1
-}
+source "$(cd "$(dirname "$0")/.." && pwd)/scripts/lib.sh"
+free_port() { kv_free_port || exit 1; }
+wait_port() { kv_wait_port "$1" "$2" || exit 1; }  # PORT LOG
 
 rport=$(free_port)
 redis-server --port "$rport" --bind 127.0.0.1 --save '' --appendonly no --dir "$work" \

@@ -67,21 +67,9 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-free_port() {
-  local p
-  while :; do
-    p=$((20000 + RANDOM % 40000))
-    (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
-  done
-}
-wait_port() {
-  for _ in $(seq 100); do
-    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
-    sleep 0.1
-  done
-  echo "kvmon_cost: nothing came up on port $1 (logs in $work)" >&2
-  return 1
-}
+source "$(cd "$(dirname "$0")/.." && pwd)/scripts/lib.sh"
+free_port() { kv_free_port; }
+wait_port() { kv_wait_port "$1" || { echo "kvmon_cost: logs in $work" >&2; return 1; }; }
 
 # Nanoseconds on the CPU of all live threads of $1.
 cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{s += $1} END {printf "%d", s}'; }

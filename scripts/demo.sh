@@ -38,39 +38,24 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# A port nothing listens on (bash's /dev/tcp fails to connect).
-free_port() {
-  local p
-  while :; do
-    p=$((20000 + RANDOM % 40000))
-    (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
-  done
-}
-wait_port() {
-  for _ in $(seq 100); do
-    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
-    sleep 0.1
-  done
-  echo "demo: nothing came up on port $1 (logs in $work)" >&2
-  return 1
-}
+source "$root/scripts/lib.sh"
 
-redis_port=$(free_port)
+redis_port=$(kv_free_port)
 redis-server --port "$redis_port" --bind 127.0.0.1 --dir "$work" --save "" --appendonly no \
   --daemonize no >"$work/redis.log" 2>&1 &
 pids+=($!)
 redis_pid=$!
-memcached_port=$(free_port)
+memcached_port=$(kv_free_port)
 memcached_user=()
 [[ $(id -u) -eq 0 ]] && memcached_user=(-u root)
 memcached -p "$memcached_port" -l 127.0.0.1 -U 0 -m 1024 "${memcached_user[@]}" >"$work/memcached.log" 2>&1 &
 pids+=($!)
 memcached_pid=$!
-wait_port "$redis_port"
-wait_port "$memcached_port"
+kv_wait_port "$redis_port" "$work/redis.log"
+kv_wait_port "$memcached_port" "$work/memcached.log"
 echo "demo: redis-server on 127.0.0.1:$redis_port (pid $redis_pid), memcached on 127.0.0.1:$memcached_port (pid $memcached_pid)"
 
-"$kvmon" --db "$db" --pid "$redis_pid" --pid "$memcached_pid" --interval 1s 2>"$work/kvmon.log" &
+"$kvmon" --db "$db" --pid "$redis_pid" --pid "$memcached_pid" --interval 250ms 2>"$work/kvmon.log" &
 kvmon_pid=$!
 pids=("$kvmon_pid" "${pids[@]}")  # stopped first, so it sees the servers until the end
 sleep 1.5

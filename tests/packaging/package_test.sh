@@ -41,8 +41,8 @@ check "config file is a conffile" bash -c "dpkg-query -W -f='\${Conffiles}' kvmo
 check "systemd-analyze verify" bash -c "systemd-analyze verify /usr/lib/systemd/system/kvmon.service 2>&1 | grep -v 'man kvmon' | (! grep .)"
 
 # A short real benchmark with the installed binaries.
-port() { while :; do p=$((20000 + RANDOM % 40000)); (exec 3<>/dev/tcp/127.0.0.1/$p) 2>/dev/null || { echo $p; return; }; done; }
-rport=$(port); mport=$(port)
+source "$root/scripts/lib.sh"
+rport=$(kv_free_port); mport=$(kv_free_port)
 redis-server --port "$rport" --bind 127.0.0.1 --save "" --dir "$work" >"$work/redis.log" 2>&1 & pids+=($!); rpid=$!
 memcached -p "$mport" -l 127.0.0.1 -u root >"$work/mc.log" 2>&1 & pids+=($!); mpid=$!
 sleep 0.5
