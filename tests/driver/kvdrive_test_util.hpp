@@ -9,30 +9,12 @@
 #include <vector>
 
 #include "kvbench/schema.hpp"
+#include "db_query.hpp"
 #include "servers.hpp"
 
 namespace kv::test {
 
 inline const std::string kKvdrive = std::string(KV_BINARY_DIR) + "/driver/kvdrive";
-
-inline std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-inline int64_t query_int(kv::Database& db, const std::string& sql) {
-  auto s = db.prepare(sql);
-  EXPECT_TRUE(s.step()) << sql;
-  return s.is_null(0) ? -1 : s.column_int(0);
-}
-
-inline double query_double(kv::Database& db, const std::string& sql) {
-  auto s = db.prepare(sql);
-  EXPECT_TRUE(s.step()) << sql;
-  return s.is_null(0) ? -1 : s.column_double(0);
-}
 
 struct Outcome {
   int exit_code;

@@ -16,6 +16,7 @@
 #include "kvbench/schema.hpp"
 #include "kvbench/sqlite.hpp"
 #include "monitor_link.hpp"
+#include "db_query.hpp"
 #include "servers.hpp"
 #include "tcp_cutter.hpp"
 
@@ -25,20 +26,10 @@ namespace {
 using kv::test::Process;
 using kv::test::StoreServer;
 using kv::test::TempDir;
+using kv::test::query_int;
+using kv::test::slurp;
 
 const std::string kKvmon = std::string(KV_BINARY_DIR) + "/monitor/kvmon";
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
-
-int64_t query_int(Database& db, const std::string& sql) {
-  Statement st = db.prepare(sql);
-  return st.step() ? st.column_opt_int(0).value_or(-1) : -1;
-}
 
 struct Kvmon {
   TempDir dir;

@@ -18,6 +18,7 @@
 #include "kvbench/clock.hpp"
 #include "kvbench/protocol.hpp"
 #include "kvbench/sqlite.hpp"
+#include "db_query.hpp"
 #include "servers.hpp"
 
 namespace kv::mon {
@@ -26,16 +27,11 @@ namespace {
 using kv::test::Process;
 using kv::test::StoreServer;
 using kv::test::TempDir;
+using kv::test::query_int;
+using kv::test::slurp;
 using proto::Message;
 
 const std::string kKvmon = std::string(KV_BINARY_DIR) + "/monitor/kvmon";
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
 
 // A blocking protocol client for tests. recv_buf > 0 shrinks SO_RCVBUF (a client that never
 // reads then fills up quickly).
@@ -119,12 +115,6 @@ struct Kvmon {
     proc = Process(args, dir.file("kvmon.log"));
   }
 };
-
-int64_t query_int(const std::string& db_path, const std::string& sql) {
-  Database db = Database::open(db_path);
-  Statement st = db.prepare(sql);
-  return st.step() ? st.column_opt_int(0).value_or(-1) : -1;
-}
 
 TEST(KvmonServer, SubscriberGetsTicksAtItsIntervalAndTimeIsNow) {
   StoreServer redis(StoreServer::Kind::redis);

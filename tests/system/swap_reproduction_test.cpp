@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "kvbench/schema.hpp"
+#include "db_query.hpp"
 #include "servers.hpp"
 
 namespace {
@@ -31,12 +32,6 @@ bool write_file(const std::string& path, const std::string& text) {
   f << text;
   f.flush();
   return f.good();
-}
-
-int64_t query_int(kv::Database& db, const std::string& sql) {
-  auto s = db.prepare(sql);
-  EXPECT_TRUE(s.step()) << sql;
-  return s.is_null(0) ? -1 : s.column_int(0);
 }
 
 // A memory cgroup (v2 if mounted at /sys/fs/cgroup or /sys/fs/cgroup/unified with the memory

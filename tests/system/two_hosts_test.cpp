@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "kvbench/schema.hpp"
+#include "db_query.hpp"
 #include "servers.hpp"
 
 namespace {
@@ -21,12 +22,6 @@ const std::string kKvmon = std::string(KV_BINARY_DIR) + "/monitor/kvmon";
 int run(const std::vector<std::string>& argv, const std::string& log) {
   Process p(argv, log);
   return p.wait(30'000);
-}
-
-int64_t query_int(kv::Database& db, const std::string& sql) {
-  auto s = db.prepare(sql);
-  EXPECT_TRUE(s.step()) << sql;
-  return s.is_null(0) ? -1 : s.column_int(0);
 }
 
 // A network namespace joined to this one by a veth pair: 10.213.<n>.1 here, .2 inside.

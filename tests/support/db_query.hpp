@@ -1,0 +1,36 @@
+// Small helpers for tests that read a results file or a log: one value per query, -1 when the
+// value is NULL or there is no row (so a test can tell "none" from 0).
+#pragma once
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "kvbench/sqlite.hpp"
+
+namespace kv::test {
+
+inline int64_t query_int(kv::Database& db, const std::string& sql) {
+  auto s = db.prepare(sql);
+  return s.step() ? s.column_opt_int(0).value_or(-1) : -1;
+}
+
+inline int64_t query_int(const std::string& db_path, const std::string& sql) {
+  auto db = kv::Database::open(db_path);
+  return query_int(db, sql);
+}
+
+inline double query_double(kv::Database& db, const std::string& sql) {
+  auto s = db.prepare(sql);
+  return s.step() ? s.column_opt_double(0).value_or(-1) : -1;
+}
+
+// The whole file as a string (empty if it cannot be read).
+inline std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace kv::test
