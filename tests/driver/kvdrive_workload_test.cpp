@@ -298,3 +298,37 @@ TEST(KvdriveWorkload, SeveralProcessesShareOneWorkloadAndOneGroup) {
 }
 
 }  // namespace
+
+namespace {
+using namespace kv::test;
+
+TEST(KvdriveWorkload, TtlExpiresTheValuesOnBothProtocols) {
+  StoreServer redis(StoreServer::Kind::redis);
+  StoreServer memcached(StoreServer::Kind::memcached);
+  KV_START_OR_SKIP(redis);
+  KV_START_OR_SKIP(memcached);
+  TempDir dir;
+  for (const auto* server : {&redis, &memcached}) {
+    auto load = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", server->uri(),
+                                  "--keys", "500", "--phases", "load,read", "--ttl", "1s"});
+    ASSERT_EQ(load.exit_code, 0) << load.output;
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(2200));
+  for (const auto* server : {&redis, &memcached}) {
+    auto read = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", server->uri(),
+                                  "--keys", "500", "--phases", "read"});
+    ASSERT_EQ(read.exit_code, 0) << read.output;
+  }
+  auto db = kv::open_results_db(dir.file("r.db"));
+  // Read right after the load: all hits; two seconds later: all gone.
+  for (int run : {1, 2})
+    EXPECT_EQ(query_int(db, "SELECT SUM(hits) FROM driver_seconds d JOIN phases p USING "
+                            "(phase_id) WHERE p.run_id = " + std::to_string(run) + " AND d.op = 'get'"),
+              500);
+  for (int run : {3, 4})
+    EXPECT_EQ(query_int(db, "SELECT SUM(misses) FROM driver_seconds d JOIN phases p USING "
+                            "(phase_id) WHERE p.run_id = " + std::to_string(run)),
+              500);
+}
+
+}  // namespace
