@@ -65,6 +65,23 @@ struct PhaseSlot {
 };
 
 // The store's own memory figure for the progress line: used_memory (Redis), bytes (memcached).
+// A kvmon on this host writing the same file: the store process's latest RSS and swap, found by
+// the pid the store reports about itself. Empty when there is none (yet).
+std::string local_store_memory(Database& db, const StoreStatsPoller& stats) {
+  auto pid = stats.latest("process_id");
+  if (!pid) pid = stats.latest("pid");
+  if (!pid) return "";
+  auto q = db.prepare(
+      "SELECT s.rss_kib, s.swap_kib FROM process_samples s JOIN process_instances i "
+      "USING (instance_id) WHERE i.pid = ? AND i.parent_instance_id IS NULL "
+      "ORDER BY s.ts_us DESC LIMIT 1");
+  q.bind(1, static_cast<int64_t>(*pid));
+  if (!q.step() || q.is_null(0)) return "";
+  std::string text = "  rss " + format_size(static_cast<uint64_t>(q.column_int(0)) * 1024);
+  if (!q.is_null(1)) text += " swap " + format_size(static_cast<uint64_t>(q.column_int(1)) * 1024);
+  return text;
+}
+
 std::string store_memory_text(const StoreStatsPoller& stats) {
   auto v = stats.latest("used_memory");
   if (!v) v = stats.latest("bytes");
@@ -94,6 +111,7 @@ PhaseStatus run_one_phase(const RunOptions& opts, const PhaseSlot& at, const Wor
     writer.write_second(phase_id, sec, rate_mode);
     writer.write_store_stats(at.target_id, at.stats->drain());
     std::string monitored = at.monitors->flush(*at.db);
+    if (monitored.empty()) monitored = local_store_memory(*at.db, *at.stats);
     for (const auto& s : sec.stats.by_op) done += s.ops;
     if (sec.busiest_thread_cpu > 0.9 && !warned_cpu) {
       warned_cpu = true;

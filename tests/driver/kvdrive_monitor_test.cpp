@@ -64,3 +64,39 @@ TEST(KvdriveMonitor, UnreachableKvmonIsAnErrorUnlessOptional) {
 }
 
 }  // namespace
+
+namespace {
+using namespace kv::test;
+
+// One host, no network: kvmon and kvdrive write the same file, and kvmon may join a run that
+// is already going (the other start order is the demo's).
+TEST(KvdriveMonitor, KvmonJoiningARunningKvdriveOnTheSameFile) {
+  StoreServer redis(StoreServer::Kind::redis);
+  KV_START_OR_SKIP(redis);
+  TempDir dir;
+  std::string db_path = dir.file("shared.db");
+  Process drive({kKvdrive, "run", "--db", db_path, "--target", redis.uri(), "--keys", "5000",
+                 "--phases", "load,read", "--duration", "4s", "--threads", "2"},
+                dir.file("kvdrive.log"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+  Process kvmon({kKvmon, "--db", db_path, "--pid", std::to_string(redis.pid()), "--interval",
+                 "200ms"},
+                dir.file("kvmon.log"));
+  ASSERT_EQ(drive.wait(60'000), 0) << slurp(dir.file("kvdrive.log"));
+  kvmon.signal(SIGTERM);
+  ASSERT_EQ(kvmon.wait(10'000), 0) << slurp(dir.file("kvmon.log"));
+  auto db = kv::open_results_db(db_path);
+  EXPECT_EQ(query_int(db, "SELECT count(*) FROM runs WHERE status = 'completed'"), 1);
+  EXPECT_EQ(query_int(db, "SELECT count(*) FROM monitor_sessions WHERE status = 'completed' "
+                          "AND link IS NULL"), 1);
+  // Seconds after kvmon joined have the store's RSS beside them; none before has a sample
+  // from the future.
+  EXPECT_GE(query_int(db, "SELECT count(*) FROM timeline WHERE rss_kib > 0"), 2);
+  EXPECT_EQ(query_int(db, "SELECT count(*) FROM timeline WHERE rss_kib IS NOT NULL AND ts_us + "
+                          "1000000 < (SELECT MIN(ts_us) FROM process_samples)"), 0);
+  // Sharing the file cost neither writer an error.
+  EXPECT_EQ(slurp(dir.file("kvdrive.log")).find("error"), std::string::npos);
+  EXPECT_EQ(slurp(dir.file("kvmon.log")).find("error"), std::string::npos);
+}
+
+}  // namespace
