@@ -262,10 +262,13 @@ std::vector<TcpSocket> parse_net_tcp(std::string_view text) {
     if (colon == std::string_view::npos) return;
     std::string_view port_hex = f[1].substr(colon + 1);
     int port = 0, state = 0;
-    auto r1 = std::from_chars(port_hex.data(), port_hex.data() + port_hex.size(), port, 16);
-    auto r2 = std::from_chars(f[3].data(), f[3].data() + f[3].size(), state, 16);
+    // The whole field, in range: the kernel writes 4 hex digits of port and 2 of state.
+    auto hex = [](std::string_view t, int& v, int max) {
+      auto r = std::from_chars(t.data(), t.data() + t.size(), v, 16);
+      return r.ec == std::errc() && r.ptr == t.data() + t.size() && v >= 0 && v <= max;
+    };
     auto inode = parse_int(f[9]);
-    if (r1.ec != std::errc() || r2.ec != std::errc() || !inode) return;
+    if (!hex(port_hex, port, 0xFFFF) || !hex(f[3], state, 0xFF) || !inode) return;
     out.push_back(TcpSocket{port, state, *inode});
   });
   return out;

@@ -178,6 +178,20 @@ TEST(NetTcp, ParsesListenersOfBothFamilies) {
   EXPECT_EQ(v6[0].inode, 25739);
 }
 
+// Found by tests/fuzz/proc_parsers_fuzz: a state or port field that is not wholly hex, or out
+// of range, used to be read in part or as an impossible value (state 0xA000, port 0x118EB).
+TEST(ParseNetTcp, SkipsLinesWithOutOfRangeOrPartialFields) {
+  const std::string good = "   0: 0100007F:18EB 00000000:0000 0A 00000000:00000000 00:00000000 "
+                           "00000000     0        0 25738 1 0 100 0 0 10 0\n";
+  ASSERT_EQ(parse_net_tcp(good).size(), 1u);
+  EXPECT_TRUE(parse_net_tcp("   0: 0100007F:18EB 00000000:0000 00A000 00000000:00000000 "
+                            "00:00000000 00000000     0        0 25738 1\n").empty());
+  EXPECT_TRUE(parse_net_tcp("   0: 0100007F:118EB 00000000:0000 0A 00000000:00000000 "
+                            "00:00000000 00000000     0        0 25738 1\n").empty());
+  EXPECT_TRUE(parse_net_tcp("   0: 0100007F:18EBzz 00000000:0000 0A 00000000:00000000 "
+                            "00:00000000 00000000     0        0 25738 1\n").empty());
+}
+
 TEST(ParseInt, RejectsPartialNumbers) {
   EXPECT_EQ(parse_int("42"), 42);
   EXPECT_EQ(parse_int("-3"), -3);
