@@ -240,7 +240,7 @@ std::vector<DiskStat> parse_diskstats(std::string_view text) {
   for_each_line(text, [&](std::string_view line) {
     // major minor name reads merged sectors ms writes merged sectors ms inflight io_ms ...
     auto f = split_ws(line);
-    if (f.size() < 13) return;
+    if (f.size() < 14) return;  // major minor name + the 11 counters read below
     int64_t v[11];
     for (size_t i = 0; i < 11; ++i) {
       auto n = parse_int(f[3 + i]);

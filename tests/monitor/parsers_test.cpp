@@ -192,6 +192,13 @@ TEST(ParseNetTcp, SkipsLinesWithOutOfRangeOrPartialFields) {
                             "00:00000000 00000000     0        0 25738 1\n").empty());
 }
 
+// Found by tests/fuzz/proc_parsers_fuzz (ASan: SEGV): a line of 13 fields made the parser read
+// a 14th one past the end of its field vector.
+TEST(ParseDiskstats, SkipsALineOneCounterShort) {
+  EXPECT_EQ(parse_diskstats("   7    0 loop0 1 2 3 4 5 6 7 8 9 10 11\n").size(), 1u);
+  EXPECT_TRUE(parse_diskstats("   7    0 loop0 1 2 3 4 5 6 7 8 9 10\n").empty());
+}
+
 TEST(ParseInt, RejectsPartialNumbers) {
   EXPECT_EQ(parse_int("42"), 42);
   EXPECT_EQ(parse_int("-3"), -3);
