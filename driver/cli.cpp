@@ -19,6 +19,7 @@
 #include "report.hpp"
 #include "run.hpp"
 #include "scenario.hpp"
+#include "target_uri.hpp"
 #include "workload_options.hpp"
 
 namespace kv::drive {
@@ -55,18 +56,12 @@ CLI::Validator parsed_by(Parse parse, const char* what) {
 }
 
 // The command line as stored in the results file: passwords in redis:// URIs become ***.
-std::string redact_passwords(std::string line) {
-  for (size_t pos = line.find("redis://"); pos != std::string::npos;
-       pos = line.find("redis://", pos + 8)) {
-    size_t start = pos + 8;
-    size_t end = line.find_first_of(" '/", start);
-    size_t at = line.find('@', start);
-    if (at == std::string::npos || (end != std::string::npos && at > end)) continue;
-    size_t colon = line.find(':', start);
-    size_t secret = (colon != std::string::npos && colon < at) ? colon + 1 : start;
-    line.replace(secret, at - secret, "***");
-  }
-  return line;
+std::string redacted_command_line(int argc, char** argv) {
+  std::vector<std::string> args;
+  for (int i = 0; i < argc; ++i) args.push_back(redact_uri_passwords(argv[i]));
+  std::vector<const char*> ptrs;
+  for (const auto& a : args) ptrs.push_back(a.c_str());
+  return join_command_line(argc, ptrs.data());
 }
 
 void list_scenarios(std::ostream& out) {
@@ -182,7 +177,7 @@ int kvdrive_main(int argc, char** argv) {
       opts.scale = scale;
       opts.client.timeout_us = parse_duration_us(timeout);
       if (opts.client.timeout_us < 1000) throw std::invalid_argument("--timeout must be at least 1ms");
-      opts.command_line = redact_passwords(join_command_line(argc, argv));
+      opts.command_line = redacted_command_line(argc, argv);
       opts.progress = !opts.json;
     }
   } catch (const CLI::ParseError& e) {

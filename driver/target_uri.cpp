@@ -1,5 +1,6 @@
 #include "target_uri.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <stdexcept>
 #include <string>
@@ -116,6 +117,23 @@ TargetSpec parse_target_uri(std::string_view uri) {
                 t.display.substr(at);
   }
   return t;
+}
+
+std::string redact_uri_passwords(std::string arg) {
+  constexpr std::string_view scheme = "redis://";
+  for (size_t pos = arg.find(scheme); pos != std::string::npos;) {
+    size_t start = pos + scheme.size();
+    size_t end = std::min(arg.find('?', start), arg.size());
+    std::string_view uri(arg.data() + start, end - start);
+    if (auto at = uri.rfind('@'); at != std::string_view::npos) {
+      auto colon = uri.substr(0, at).find(':');
+      size_t secret = colon == std::string_view::npos ? 0 : colon + 1;
+      arg.replace(start + secret, at - secret, "***");
+      end = start + secret + 3 + (uri.size() - at);
+    }
+    pos = arg.find(scheme, end);
+  }
+  return arg;
 }
 
 }  // namespace kv::drive

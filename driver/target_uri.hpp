@@ -30,4 +30,9 @@ struct TargetSpec {
 TargetSpec parse_target_uri(std::string_view uri);
 const char* protocol_name(Protocol p);
 
+// One command-line argument with the password of every redis:// URI in it replaced by ***, the
+// way parse_target_uri reads it (query from the first '?', user info up to the last '@', the
+// password after the first ':'), so a password holding '/', ' ' or '\'' is hidden too.
+std::string redact_uri_passwords(std::string arg);
+
 }  // namespace kv::drive
