@@ -1,7 +1,7 @@
 // libFuzzer target for store target URIs (driver/target_uri.hpp). Only std::invalid_argument may
 // escape. A parsed URI has 1..N servers (exactly one for redis) with non-empty hosts and ports
-// 1..65535, a db in 0..1000000, and its display form never holds the password yet parses back
-// to the same target. docs/fuzzing.md.
+// 1..65535, a db in 0..1000000, and its display form and its redact_uri_passwords form (the
+// stored command line) parse back to the same target with password ***. docs/fuzzing.md.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -52,5 +52,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::abort();
   if (!t.password.empty() && d.password != "***") std::abort();
   if (t.password.empty() && !d.password.empty()) std::abort();
+  // The same for the command line stored in runs.command_line (one argument redacted).
+  TargetSpec r;
+  try {
+    r = kv::drive::parse_target_uri(kv::drive::redact_uri_passwords(std::string(uri)));
+  } catch (const std::invalid_argument&) {
+    std::abort();
+  }
+  if (!same_servers(r, t) || r.user != t.user || r.db != t.db) std::abort();
+  if (!t.password.empty() && r.password != "***") std::abort();
   return 0;
 }
