@@ -63,10 +63,6 @@ TEST(KvdriveMonitor, UnreachableKvmonIsAnErrorUnlessOptional) {
   EXPECT_EQ(optional.exit_code, 0) << optional.output;
 }
 
-}  // namespace
-
-namespace {
-using namespace kv::test;
 
 // One host, no network: kvmon and kvdrive write the same file, and kvmon may join a run that
 // is already going (the other start order is the demo's).

@@ -190,10 +190,6 @@ TEST(KvdriveWorkload, ConfigFileSetsOptionsAndRejectsUnknownKeys) {
   EXPECT_NE(bad.output.find("no_such_key"), std::string::npos) << bad.output;
 }
 
-}  // namespace
-
-namespace {
-using namespace kv::test;
 
 TEST(KvdriveWorkload, PipelinedConnectionsCountAndVerifyExactly) {
   StoreServer redis(StoreServer::Kind::redis);
@@ -224,10 +220,6 @@ TEST(KvdriveWorkload, MemcachedRefusesPipeliningBeforeWritingAnything) {
   EXPECT_FALSE(f.good());
 }
 
-}  // namespace
-
-namespace {
-using namespace kv::test;
 
 TEST(KvdriveWorkload, RedisAuthAclUserAndSelect) {
   StoreServer redis(StoreServer::Kind::redis,
@@ -264,10 +256,6 @@ TEST(KvdriveWorkload, RedisAuthAclUserAndSelect) {
   EXPECT_FALSE(f.good());
 }
 
-}  // namespace
-
-namespace {
-using namespace kv::test;
 
 TEST(KvdriveWorkload, SeveralProcessesShareOneWorkloadAndOneGroup) {
   StoreServer redis(StoreServer::Kind::redis);
@@ -297,10 +285,6 @@ TEST(KvdriveWorkload, SeveralProcessesShareOneWorkloadAndOneGroup) {
   EXPECT_EQ(query_int(db, "SELECT MIN(processes) FROM group_summary"), 3);
 }
 
-}  // namespace
-
-namespace {
-using namespace kv::test;
 
 TEST(KvdriveWorkload, TtlExpiresTheValuesOnBothProtocols) {
   StoreServer redis(StoreServer::Kind::redis);

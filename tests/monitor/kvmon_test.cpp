@@ -19,6 +19,7 @@
 #include "proc_parsers.hpp"
 #include "procfs.hpp"
 #include "targets.hpp"
+#include "db_query.hpp"
 #include "servers.hpp"
 
 namespace kv::mon {
@@ -27,6 +28,7 @@ namespace {
 using kv::test::Process;
 using kv::test::StoreServer;
 using kv::test::TempDir;
+using kv::test::slurp;
 
 const std::string kKvmon = std::string(KV_BINARY_DIR) + "/monitor/kvmon";
 
@@ -55,13 +57,6 @@ bool wait_until(const std::function<bool()>& done, int timeout_ms) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   return done();
-}
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
 }
 
 PidStatus read_status(pid_t pid) {
