@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include <string>
+#include <vector>
 
 namespace kv::drive {
 namespace {
@@ -33,6 +34,27 @@ OpStatus classify(memcached_return_t rc) {
   }
 }
 
+// The end of a multi-get's replies (or of a read that found nothing more to read).
+bool is_end(memcached_return_t rc) {
+  return rc == MEMCACHED_END || rc == MEMCACHED_NOTFOUND || rc == MEMCACHED_SUCCESS;
+}
+
+// Blocking (set / get): one request, one round trip, as libmemcached is built to work.
+//
+// Pipelined (send_set / send_get, flush, finish_send, receive), the cheapest way found within
+// libmemcached 1.1 that still gives every request its own outcome (docs/performance.md):
+//  - sets are buffered (MEMCACHED_BEHAVIOR_BUFFER_REQUESTS, replies on) and go out in one write
+//    at flush(); finish_send() reads their replies: binary protocol one by one (each set's own
+//    status), text protocol all at once (libmemcached 1.1 reads a buffered text reply but keeps
+//    only whether the connection delivered it, so a server-side rejection of one set, e.g.
+//    "SERVER_ERROR object too large", counts as ok; memcached's own store_too_large /
+//    store_no_memory counters, kept in store_stats, show those);
+//  - gets go out as one multi-get (memcached_mget) once the sets' replies are in (libmemcached
+//    reads, and discards, a connection's outstanding replies before a multi-get, so the sets'
+//    replies must be taken first); its replies hold only the hits, in request order, so each get
+//    is matched against the next returned key: a match is a hit, anything else a miss.
+// A batch that loses its connection fails every request not yet answered (error, or timeout),
+// pauses once, and the connection is rebuilt by libmemcached on the next request.
 class MemcachedClient final : public StoreClient {
  public:
   MemcachedClient(TargetSpec spec, ClientOptions opts) : spec_(std::move(spec)), opts_(opts) {}
@@ -54,6 +76,10 @@ class MemcachedClient final : public StoreClient {
     // counts the errors of a dead server instead of silently moving its keys elsewhere.
     memcached_behavior_set(mc.get(), MEMCACHED_BEHAVIOR_RETRY_TIMEOUT, 1);
     memcached_behavior_set(mc.get(), MEMCACHED_BEHAVIOR_REMOVE_FAILED_SERVERS, 0);
+    // Past these marks libmemcached reads and throws away outstanding replies while writing
+    // (memcached_purge): a pipelined batch must read every reply itself, so never.
+    memcached_behavior_set(mc.get(), MEMCACHED_BEHAVIOR_IO_MSG_WATERMARK, UINT32_MAX);
+    memcached_behavior_set(mc.get(), MEMCACHED_BEHAVIOR_IO_BYTES_WATERMARK, UINT32_MAX);
     if (spec_.servers.size() > 1) {
       memcached_behavior_set(mc.get(), MEMCACHED_BEHAVIOR_DISTRIBUTION,
                              MEMCACHED_DISTRIBUTION_CONSISTENT_KETAMA);
@@ -77,12 +103,14 @@ class MemcachedClient final : public StoreClient {
     if (result_) memcached_result_free(result_);
     result_ = nullptr;
     mc_ = std::move(mc);
+    buffering_ = false;
     result_ = memcached_result_create(mc_.get(), &result_storage_);
     if (!result_) return Error{"memcached_result_create failed"};
     return {};
   }
 
   OpStatus set(std::string_view key, std::string_view value, uint32_t ttl_s) override {
+    if (buffering_) set_buffering(false);
     memcached_return_t rc =
         memcached_set(mc_.get(), key.data(), key.size(), value.data(), value.size(), ttl_s, 0);
     return rc == MEMCACHED_SUCCESS ? OpStatus::ok : classify(rc);
@@ -100,7 +128,7 @@ class MemcachedClient final : public StoreClient {
       *value = std::string_view(memcached_result_value(result_), memcached_result_length(result_));
       status = OpStatus::hit;
     }
-    if (rc == MEMCACHED_END || rc == MEMCACHED_NOTFOUND || rc == MEMCACHED_SUCCESS) return status;
+    if (is_end(rc)) return status;
     return classify(rc);
   }
 
@@ -112,12 +140,207 @@ class MemcachedClient final : public StoreClient {
            std::to_string(memcached_server_micro_version(s));
   }
 
+  // Replies of a multi-get come back per server: matching them in request order needs one.
+  bool supports_pipelining() const override { return spec_.servers.size() == 1; }
+
+  void send_set(std::string_view key, std::string_view value, uint32_t ttl_s) override {
+    Entry& e = add_entry(true);
+    if (failed_) return;
+    if (!buffering_) set_buffering(true);
+    memcached_return_t rc =
+        memcached_set(mc_.get(), key.data(), key.size(), value.data(), value.size(), ttl_s, 0);
+    if (rc == MEMCACHED_BUFFERED || rc == MEMCACHED_SUCCESS) {
+      ++sets_;
+    } else if (memcached_fatal(rc)) {
+      fail_batch(rc);  // the connection is gone: nothing queued so far will be answered
+    } else {
+      e.status = OpStatus::error;  // refused before sending (e.g. a key libmemcached rejects)
+      e.done = true;
+    }
+  }
+
+  void send_get(std::string_view key) override {
+    Entry& e = add_entry(false);
+    e.key_offset = static_cast<uint32_t>(keys_.size());
+    e.key_length = static_cast<uint32_t>(key.size());
+    keys_.append(key);
+    ++gets_;
+  }
+
+  void flush() override {
+    if (failed_) return;
+    if (sets_ > 0) {
+      memcached_return_t rc = memcached_flush_buffers(mc_.get());
+      if (rc != MEMCACHED_SUCCESS) fail_batch(rc);
+    } else if (gets_ > 0) {
+      send_gets();  // nothing to wait for: the gets leave now
+    }
+  }
+
+  void finish_send() override {
+    if (failed_ || sets_ == 0) return;
+    read_set_replies();
+    if (!failed_ && gets_ > 0) send_gets();
+  }
+
+  OpStatus receive(std::string_view* value) override {
+    if (next_ >= entries_.size()) return OpStatus::error;  // more receives than requests
+    Entry& e = entries_[next_++];
+    OpStatus st = e.done ? e.status : (e.is_set ? OpStatus::error : match_get(e, value));
+    if (next_ == entries_.size()) end_batch();
+    return st;
+  }
+
  private:
+  struct Entry {
+    bool is_set = false;
+    bool done = false;  // status is final (set replies, refusals, failed batches)
+    OpStatus status = OpStatus::error;
+    uint32_t key_offset = 0, key_length = 0;  // a get's key in keys_
+  };
+
+  Entry& add_entry(bool is_set) {
+    if (next_ == entries_.size() && next_ > 0) reset_batch();
+    Entry& e = entries_.emplace_back();
+    e.is_set = is_set;
+    if (failed_) {
+      e.status = failed_status_;
+      e.done = true;
+    }
+    return e;
+  }
+
+  // libmemcached closes the connection when this changes (reopened on the next request).
+  void set_buffering(bool on) {
+    memcached_behavior_set(mc_.get(), MEMCACHED_BEHAVIOR_BUFFER_REQUESTS, on ? 1 : 0);
+    buffering_ = on;
+  }
+
+  void read_set_replies() {
+    if (!spec_.binary_protocol) {
+      // Text: libmemcached reads every outstanding reply but reports only the last (and a lost
+      // connection); the count of replies read is exact, each one's verdict is not seen.
+      memcached_return_t rc;
+      memcached_fetch_result(mc_.get(), result_, &rc);
+      if (memcached_fatal(rc)) return fail_batch(rc);
+      for (Entry& e : entries_) {
+        if (e.is_set && !e.done) {
+          e.status = OpStatus::ok;
+          e.done = true;
+        }
+      }
+      return;
+    }
+    // Binary: one fetch per set reply; a reply is a result (stored) or the server's refusal.
+    for (Entry& e : entries_) {
+      if (!e.is_set || e.done) continue;
+      memcached_return_t rc;
+      if (memcached_fetch_result(mc_.get(), result_, &rc) != nullptr) {
+        e.status = OpStatus::ok;
+      } else if (memcached_fatal(rc)) {
+        return fail_batch(rc);
+      } else {
+        e.status = OpStatus::error;  // E2BIG, NOT_STORED, ...: the server refused this set
+      }
+      e.done = true;
+    }
+  }
+
+  void send_gets() {
+    key_ptrs_.clear();
+    key_lens_.clear();
+    for (const Entry& e : entries_) {
+      if (e.is_set || e.done) continue;
+      key_ptrs_.push_back(keys_.data() + e.key_offset);
+      key_lens_.push_back(e.key_length);
+    }
+    if (key_ptrs_.empty()) return;
+    memcached_return_t rc = memcached_mget(mc_.get(), key_ptrs_.data(), key_lens_.data(),
+                                           key_ptrs_.size());
+    if (rc != MEMCACHED_SUCCESS) return fail_batch(rc);
+    fetching_ = true;
+  }
+
+  // The next get of the batch: a hit if the next returned value is its key, else a miss.
+  OpStatus match_get(const Entry& e, std::string_view* value) {
+    if (fetching_ && !have_result_) fetch_next();
+    if (failed_) return failed_status_;
+    std::string_view key(keys_.data() + e.key_offset, e.key_length);
+    if (have_result_ &&
+        std::string_view(memcached_result_key_value(result_), memcached_result_key_length(result_)) == key) {
+      have_result_ = false;
+      *value = std::string_view(memcached_result_value(result_), memcached_result_length(result_));
+      return OpStatus::hit;
+    }
+    return OpStatus::miss;
+  }
+
+  void fetch_next() {
+    memcached_return_t rc;
+    if (memcached_fetch_result(mc_.get(), result_, &rc) != nullptr) {
+      have_result_ = true;
+    } else {
+      fetching_ = false;
+      if (!is_end(rc)) fail_batch(rc);
+    }
+  }
+
+  // Every request not yet answered fails with the connection's status; libmemcached forgets
+  // the connection's outstanding replies and reconnects on the next request.
+  void fail_batch(memcached_return_t rc) {
+    if (failed_) return;
+    failed_ = true;
+    failed_status_ = classify(rc);  // pauses 10 ms once when the server is gone
+    for (size_t i = next_; i < entries_.size(); ++i) {
+      if (!entries_[i].done) {
+        entries_[i].status = failed_status_;
+        entries_[i].done = true;
+      }
+    }
+    fetching_ = have_result_ = false;
+    memcached_quit(mc_.get());
+  }
+
+  // All replies taken: a multi-get must still be read to its end before the next request
+  // (a value no get matched would be a protocol surprise: the connection is rebuilt).
+  void end_batch() {
+    if (fetching_ || have_result_) {
+      bool stray = have_result_;
+      have_result_ = false;
+      while (fetching_) {
+        fetch_next();
+        stray = stray || have_result_;
+        have_result_ = false;
+      }
+      if (stray && !failed_) memcached_quit(mc_.get());
+    }
+  }
+
+  void reset_batch() {
+    entries_.clear();
+    keys_.clear();
+    next_ = sets_ = gets_ = 0;
+    failed_ = fetching_ = have_result_ = false;
+  }
+
   TargetSpec spec_;
   ClientOptions opts_;
   std::unique_ptr<memcached_st, MemcFree> mc_;
   memcached_result_st result_storage_{};
   memcached_result_st* result_ = nullptr;  // &result_storage_ once created
+  bool buffering_ = false;                 // MEMCACHED_BEHAVIOR_BUFFER_REQUESTS is on
+
+  // The current pipelined batch (capacity kept between batches: no allocation per request).
+  std::vector<Entry> entries_;
+  std::string keys_;
+  std::vector<const char*> key_ptrs_;
+  std::vector<size_t> key_lens_;
+  size_t next_ = 0;  // next entry to receive
+  size_t sets_ = 0, gets_ = 0;
+  bool failed_ = false;
+  OpStatus failed_status_ = OpStatus::error;
+  bool fetching_ = false;     // a multi-get's replies are still coming
+  bool have_result_ = false;  // result_ holds a value not yet matched to a get
 };
 
 }  // namespace

@@ -33,13 +33,17 @@ class StoreClient {
   virtual std::string server_version() = 0;
 
   // Pipelining (only where supports_pipelining()): queue requests with send_set / send_get,
-  // put them on the wire with flush(), then take their results in order with receive() (one
-  // call per queued request; *value views a get's bytes until the next call). After an error
-  // every remaining receive() of the batch returns error and the connection is rebuilt.
+  // put them on the wire with flush(), call finish_send() (after flushing every connection of
+  // the worker), then take their results in order with receive() (one call per queued request;
+  // *value views a get's bytes until the next call). After an error every remaining receive()
+  // of the batch returns error and the connection is rebuilt.
   virtual bool supports_pipelining() const { return false; }
   virtual void send_set(std::string_view /*key*/, std::string_view /*value*/, uint32_t /*ttl_s*/) {}
   virtual void send_get(std::string_view /*key*/) {}
   virtual void flush() {}
+  // The part of a batch that can only leave once earlier replies are in (libmemcached sends a
+  // batch's multi-get after reading its buffered sets' replies); a no-op where all left at flush.
+  virtual void finish_send() {}
   virtual OpStatus receive(std::string_view* /*value*/) { return OpStatus::error; }
 };
 

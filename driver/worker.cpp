@@ -124,8 +124,9 @@ void run_blocking(const WorkerContext& ctx) {
 }
 
 // Several connections and/or pipelining: each round queues `pipeline` requests on every
-// connection, flushes them all, then reads every reply; a request's latency runs from its
-// connection's flush to its reply.
+// connection, flushes them all, lets each finish sending (memcached: the multi-get after the
+// sets' replies), then reads every reply; a request's latency runs from its connection's flush
+// to its reply.
 void run_pipelined(const WorkerContext& ctx) {
   const WorkloadSpec& w = ctx.workload;
   const size_t conns = ctx.clients.size();
@@ -166,6 +167,9 @@ void run_pipelined(const WorkerContext& ctx) {
       if (queued[c] == 0) continue;
       ctx.clients[c]->flush();
       sent_ns[c] = steady_ns();
+    }
+    for (size_t c = 0; c < conns; ++c) {
+      if (queued[c] != 0) ctx.clients[c]->finish_send();
     }
     int64_t now = 0;
     for (size_t c = 0; c < conns; ++c) {

@@ -210,17 +210,6 @@ TEST(KvdriveWorkload, PipelinedConnectionsCountAndVerifyExactly) {
   EXPECT_EQ(query_int(db, "SELECT connections FROM phases LIMIT 1"), 6);
 }
 
-TEST(KvdriveWorkload, MemcachedRefusesPipeliningBeforeWritingAnything) {
-  TempDir dir;
-  auto out = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target",
-                               "memcached://127.0.0.1:1", "--pipeline", "4"});
-  EXPECT_EQ(out.exit_code, 2) << out.output;
-  EXPECT_NE(out.output.find("--pipeline 1"), std::string::npos) << out.output;
-  std::ifstream f(dir.file("r.db"));
-  EXPECT_FALSE(f.good());
-}
-
-
 TEST(KvdriveWorkload, RedisAuthAclUserAndSelect) {
   StoreServer redis(StoreServer::Kind::redis,
                     {"--requirepass", "topsecret", "--user", "alice", "on", ">alicepw", "~*", "&*",
