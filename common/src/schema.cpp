@@ -1,5 +1,8 @@
 #include "kvbench/schema.hpp"
 
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <stdexcept>
 #include <string>
 
@@ -46,5 +49,39 @@ Database open_results_db(const std::string& path) {
   schema::migrate(db);
   mark_abandoned(db);
   return db;
+}
+
+void check_results_path(std::string_view option, const std::string& path, bool must_exist) {
+  namespace fs = std::filesystem;
+  auto bad = [&](const std::string& why) {
+    throw std::invalid_argument(std::string(option) + " '" + path + "': " + why);
+  };
+  if (path.empty()) throw std::invalid_argument(std::string(option) + ": empty file name");
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (fs::is_directory(st)) bad("is a directory");
+  if (!fs::exists(st)) {
+    if (must_exist) bad("no such file");
+    fs::path dir = fs::path(path).parent_path();
+    if (!dir.empty() && !fs::is_directory(dir, ec)) bad("no such directory '" + dir.string() + "'");
+    return;
+  }
+  if (!fs::is_regular_file(st)) bad("not a regular file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) bad("cannot read it");
+  char magic[16] = {};
+  in.read(magic, sizeof magic);
+  if (in.gcount() == 0) {
+    if (must_exist) bad("is empty, not a results file");
+    return;  // an empty file is an empty SQLite database
+  }
+  if (in.gcount() != sizeof magic || std::memcmp(magic, "SQLite format 3", sizeof magic) != 0)
+    bad("not a SQLite file");
+  if (!must_exist) return;
+  try {
+    if (Database::open_read_only(path).user_version() < 1) bad("not a kvbench results file");
+  } catch (const SqliteError& e) {
+    bad(e.what());
+  }
 }
 }  // namespace kv

@@ -59,6 +59,16 @@ Database Database::open(const std::string& path, int busy_timeout_ms) {
   return d;
 }
 
+Database Database::open_read_only(const std::string& path, int busy_timeout_ms) {
+  sqlite3* raw = nullptr;
+  int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr);
+  std::unique_ptr<sqlite3, Closer> db(raw);
+  if (rc != SQLITE_OK) raise(raw, rc, "cannot open database '" + path + "'");
+  sqlite3_extended_result_codes(raw, 1);
+  sqlite3_busy_timeout(raw, busy_timeout_ms);
+  return Database(std::move(db), path);
+}
+
 void Database::exec(std::string_view sql) {
   std::string s(sql);
   char* err = nullptr;

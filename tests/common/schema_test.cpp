@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <stdexcept>
 #include <string>
 
@@ -73,6 +74,35 @@ TEST(Schema, UnknownStatusIsRejectedByConstraint) {
   EXPECT_THROW(db.exec("INSERT INTO runs(started_ts_us, status, command_line, kvdrive_version, "
                        "client_host, client_pid) VALUES (1, 'bogus', '', '', '', 1)"),
                kv::SqliteError);
+}
+
+// Bad --db paths are refused before anything is created or written.
+TEST(Schema, CheckResultsPathRefusesWhatCannotBeAResultsFile) {
+  kv::test::TempDir dir;
+  auto refusal = [](const std::string& path, bool must_exist) -> std::string {
+    try {
+      kv::check_results_path("--db", path, must_exist);
+      return "";
+    } catch (const std::invalid_argument& e) {
+      return e.what();
+    }
+  };
+  std::ofstream(dir.file("text.db")) << "not SQLite";
+  std::ofstream(dir.file("empty.db")).flush();
+  kv::Database::open(dir.file("other.db")).exec("CREATE TABLE t (x)");
+  kv::open_results_db(dir.file("results.db"));
+  EXPECT_NE(refusal("", false).find("--db: empty file name"), std::string::npos);
+  EXPECT_NE(refusal(dir.path(), false).find("is a directory"), std::string::npos);
+  EXPECT_NE(refusal(dir.file("no/r.db"), false).find("no such directory"), std::string::npos);
+  EXPECT_NE(refusal(dir.file("text.db"), false).find("not a SQLite file"), std::string::npos);
+  EXPECT_EQ(refusal(dir.file("new.db"), false), "");
+  EXPECT_EQ(refusal(dir.file("empty.db"), false), "");
+  EXPECT_EQ(refusal(dir.file("results.db"), false), "");
+  EXPECT_NE(refusal(dir.file("new.db"), true).find("no such file"), std::string::npos);
+  EXPECT_NE(refusal(dir.file("empty.db"), true).find("is empty"), std::string::npos);
+  EXPECT_NE(refusal(dir.file("other.db"), true).find("not a kvbench results file"), std::string::npos);
+  EXPECT_EQ(refusal(dir.file("results.db"), true), "");
+  EXPECT_FALSE(std::ifstream(dir.file("new.db")).good());
 }
 
 TEST(Sqlite, OptionalBindsNull) {

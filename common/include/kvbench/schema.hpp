@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kvbench/sqlite.hpp"
@@ -31,4 +32,11 @@ void migrate(Database& db, int target = -1);
 namespace kv {
 // Opens a results file for writing: WAL, busy timeout, schema migrated to the latest version.
 Database open_results_db(const std::string& path);
+
+// Checks, before anything is written, that `path` (given as `option`, e.g. "--db") can be used
+// as a results file: not empty, not a directory, in a directory that exists, and if the file
+// exists, a SQLite file. With `must_exist`, the file must also exist and hold a kvbench schema
+// (opened read-only: the check writes nothing). Throws std::invalid_argument naming the option
+// and the path.
+void check_results_path(std::string_view option, const std::string& path, bool must_exist);
 }  // namespace kv

@@ -31,6 +31,8 @@ class Database {
   // Opens (creating if needed) the file at `path` in WAL mode with a busy timeout, so several
   // processes can write it; does not touch the schema (see open_results_db in schema.hpp).
   static Database open(const std::string& path, int busy_timeout_ms = 10'000);
+  // Opens an existing file read-only, leaving it exactly as it was (no WAL switch, no schema).
+  static Database open_read_only(const std::string& path, int busy_timeout_ms = 10'000);
 
   Database(Database&&) noexcept = default;
   Database& operator=(Database&&) noexcept = default;
