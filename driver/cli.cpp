@@ -6,6 +6,8 @@
 #include <CLI/CLI.hpp>
 #include <atomic>
 #include <charconv>
+#include <cstdint>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -55,6 +57,76 @@ CLI::Validator parsed_by(Parse parse, const char* what) {
       what);
 }
 
+CLI::Validator non_empty() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string { return s.empty() ? "must not be empty" : ""; }, "");
+}
+
+// A whole number in [lo, hi], for options whose values are not counts with suffixes.
+int64_t parse_integer(std::string_view name, std::string_view text, int64_t lo, int64_t hi) {
+  int64_t v = 0;
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || p != text.data() + text.size() || v < lo || v > hi)
+    throw std::invalid_argument("invalid " + std::string(name) + " '" + std::string(text) +
+                                "': expected a whole number from " + std::to_string(lo) +
+                                (hi == INT64_MAX ? " up" : " to " + std::to_string(hi)));
+  return v;
+}
+
+double parse_scale(std::string_view text) {
+  double v = 0;
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || p != text.data() + text.size() || !(v > 0) || v > 1000)
+    throw std::invalid_argument("invalid scale '" + std::string(text) +
+                                "': expected a number above 0 and at most 1000");
+  return v;
+}
+
+// An output file (--html): not a directory, in a directory that exists. Checked before the
+// results file is opened, so a typo costs nothing.
+void check_output_path(std::string_view option, const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::is_directory(path, ec))
+    throw std::invalid_argument(std::string(option) + " '" + path + "': is a directory");
+  fs::path dir = fs::path(path).parent_path();
+  if (!dir.empty() && !fs::is_directory(dir, ec))
+    throw std::invalid_argument(std::string(option) + " '" + path + "': no such directory '" +
+                                dir.string() + "'");
+}
+
+// CLI11's messages about config files name neither the file nor the key plainly: say both.
+std::string config_error_text(const CLI::ParseError& e, const std::string& file) {
+  namespace fs = std::filesystem;
+  std::string what = e.what();
+  if (dynamic_cast<const CLI::FileError*>(&e) != nullptr) {
+    std::error_code ec;
+    if (fs::is_directory(file, ec)) return "--config '" + file + "': is a directory";
+    if (!fs::exists(file, ec)) return "--config '" + file + "': no such file";
+    return "--config '" + file + "': cannot read it";
+  }
+  constexpr std::string_view extras = "INI was not able to parse ";
+  if (what.rfind(extras, 0) != 0) return "--config '" + file + "': " + what;
+  std::string item = what.substr(extras.size());
+  if (item.size() > 3 && item.ends_with(".++"))
+    return "--config '" + file + "': unknown section [" + item.substr(0, item.size() - 3) +
+           "] (options of `kvdrive run` go under [run])";
+  auto dot = item.rfind('.');
+  if (dot == std::string::npos)
+    return "--config '" + file + "': unknown key '" + item + "' outside a section (options of "
+           "`kvdrive run` go under [run])";
+  return "--config '" + file + "': unknown key '" + item.substr(dot + 1) + "' in [" +
+         item.substr(0, dot) + "]";
+}
+
+// Every error is one line on stderr, whatever the message holds.
+int usage_error(std::string what) {
+  for (char& c : what)
+    if (c == '\n' || c == '\r') c = ' ';
+  std::cerr << "kvdrive: " << what << "\n";
+  return kExitUsage;
+}
+
 // The command line as stored in the results file: passwords in redis:// URIs become ***.
 std::string redacted_command_line(int argc, char** argv) {
   std::vector<std::string> args;
@@ -79,7 +151,7 @@ int kvdrive_main(int argc, char** argv) {
   CLI::App app{"kvdrive: set/get load driver for Redis- and memcached-protocol stores.\n"
                "Results go into a SQLite file beside kvmon's samples."};
   app.require_subcommand(1);
-  app.set_config("--config", "", "Read options from a TOML or INI file: long option names as keys, "
+  CLI::Option* config = app.set_config("--config", "", "Read options from a TOML or INI file: long option names as keys, "
                  "under a [run] section for `kvdrive run`");
   app.allow_config_extras(CLI::config_extras_mode::error);
   app.set_version_flag("--version", std::string("kvdrive ") + version());
@@ -87,10 +159,11 @@ int kvdrive_main(int argc, char** argv) {
   app.add_option("--log-level", log_level, "debug, info, warn, error or off")->capture_default_str();
 
   RunOptions opts;
-  std::string timeout = "5s", scenario;
-  double scale = 1.0;
+  std::string timeout = "5s", scenario, scale_text, max_errors, processes, process_index;
   auto* run = app.add_subcommand("run", "Benchmark one or more stores, one after another");
-  run->add_option("--db", opts.db_path, "Results file (SQLite; created if missing)")->required();
+  run->add_option("--db", opts.db_path, "Results file (SQLite; created if missing)")
+      ->required()
+      ->check(non_empty());
   run->add_option("--target", opts.targets,
                   "Store URI, repeatable: redis://[user:password@]host:port[/db] or\n"
                   "memcached://host:port[,host:port...][?protocol=binary][&nodelay=0]")
@@ -98,9 +171,10 @@ int kvdrive_main(int argc, char** argv) {
   run->add_option("--name", opts.name, "A name for the run");
   run->add_option("--scenario", scenario,
                   "A shipped scenario (see `kvdrive scenarios`) or a scenario file; options given "
-                  "here override its values");
-  run->add_option("--scale", scale, "Scenario size factor: keys, requests and durations x F")
-      ->check(CLI::Range(1e-6, 1000.0));
+                  "here override its values")
+      ->check(non_empty());
+  run->add_option("--scale", scale_text, "Scenario size factor: keys, requests and durations x F")
+      ->check(parsed_by(parse_scale, "F"));
   // The workload options, from the one table that scenario files use too.
   std::vector<std::pair<const WorkloadOption*, CLI::Option*>> workload_cli;
   std::map<std::string, std::string> workload_text;
@@ -119,36 +193,41 @@ int kvdrive_main(int argc, char** argv) {
   run->add_option("--timeout", timeout, "Per-request and connect timeout")
       ->capture_default_str()
       ->check(parsed_by(parse_duration_us, "DURATION"));
-  run->add_option("--max-errors", opts.max_errors,
-                  "Fail the run once this many requests failed (0: never)");
+  run->add_option("--max-errors", max_errors,
+                  "Fail the run once this many requests failed (0: never)")
+      ->check(parsed_by(parse_count, "N"));
   run->add_flag("--json", opts.json, "Print the summary as JSON");
   run->add_option("--monitor", opts.monitors,
                   "kvmon HOST:PORT (kvmon --listen) to pull samples from into the results file, "
                   "in kvdrive's time base; repeatable");
   run->add_option("--monitor-token-file", opts.monitor_token_file,
-                  "File whose first line is the token kvmon requires");
-  run->add_option("--processes", opts.process_count,
-                  "Run as N kvdrive processes sharing the workload (one run each, one group)")
-      ->check(CLI::Range(1, 256));
+                  "File whose first line is the token kvmon requires")
+      ->check(non_empty());
+  run->add_option("--processes", processes,
+                  "Run as N kvdrive processes sharing the workload (one run each, one group); "
+                  "1 to 256")
+      ->check(non_empty());
   run->add_option("--run-group", opts.run_group)->group("");  // set for the group's processes
-  run->add_option("--process-index", opts.process_index)->group("");
+  run->add_option("--process-index", process_index)->group("")->check(non_empty());
   run->add_flag("--monitor-optional", opts.monitor_optional,
                 "Go on (with a warning) if a kvmon cannot be reached");
 
   auto* scenarios = app.add_subcommand("scenarios", "List the shipped scenarios");
 
   std::string report_db;
+  std::vector<std::string> report_runs_text;
   std::vector<int64_t> report_run_ids;
   std::string report_format = "text", report_html;
   auto* report = app.add_subcommand("report", "Print the results recorded in a file");
-  report->add_option("--db", report_db, "Results file")->required()->check(CLI::ExistingFile);
-  report->add_option("--run", report_run_ids,
+  report->add_option("--db", report_db, "Results file")->required();
+  report->add_option("--run", report_runs_text,
                      "Only this run id; repeat it to compare runs side by side (ratios to the first)");
   report->add_option("--format", report_format, "Tables as text, csv or json")
       ->capture_default_str()
       ->check(CLI::IsMember({"text", "csv", "json"}));
   report->add_option("--html", report_html,
-                     "Also write one self-contained HTML page with charts (SVG) to this file");
+                     "Also write one self-contained HTML page with charts (SVG) to this file")
+      ->check(non_empty());
 
   app.footer(
       "Exit codes: 0 done, 1 a store unreachable or the run failed, 2 bad arguments (nothing\n"
@@ -156,6 +235,8 @@ int kvdrive_main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
     set_log_level(parse_log_level(log_level));
+    if (config->count() > 0 && config->as<std::string>().empty())
+      throw std::invalid_argument("--config: empty file name");
     if (run->parsed()) {
       std::vector<std::pair<std::string, std::string>> overrides;
       for (const auto& [o, cli] : workload_cli) {
@@ -164,9 +245,15 @@ int kvdrive_main(int argc, char** argv) {
                                                 : workload_text[o->name]);
       }
       Scenario sc = scenario.empty() ? Scenario{"", "", {}, {{"", {}}}} : load_scenario(scenario);
-      if (scenario.empty() && scale != 1.0)
+      const double scale = scale_text.empty() ? 1.0 : parse_scale(scale_text);
+      if (scenario.empty() && !scale_text.empty())
         throw std::invalid_argument("--scale applies to a --scenario");
       opts.steps = expand_scenario(sc, WorkloadSpec{}, overrides, scale);
+      if (!max_errors.empty()) opts.max_errors = parse_count(max_errors);
+      if (!processes.empty())
+        opts.process_count = static_cast<int>(parse_integer("--processes", processes, 1, 256));
+      if (!process_index.empty())
+        opts.process_index = static_cast<int>(parse_integer("--process-index", process_index, 0, 255));
       if (opts.process_index < 0 || opts.process_index >= opts.process_count)
         throw std::invalid_argument("--process-index must be below --processes");
       for (auto& step : opts.steps) {
@@ -176,17 +263,32 @@ int kvdrive_main(int argc, char** argv) {
       opts.scenario = scenario;
       opts.scale = scale;
       opts.client.timeout_us = parse_duration_us(timeout);
-      if (opts.client.timeout_us < 1000) throw std::invalid_argument("--timeout must be at least 1ms");
+      if (opts.client.timeout_us < 1000)
+        throw std::invalid_argument("invalid --timeout '" + timeout + "': must be at least 1ms");
       opts.command_line = redacted_command_line(argc, argv);
       opts.progress = !opts.json;
+      check_run_options(opts);
+    }
+    if (report->parsed()) {
+      check_results_path("--db", report_db, true);
+      for (const auto& id : report_runs_text)
+        report_run_ids.push_back(parse_integer("--run", id, 1, INT64_MAX));
+      if (!report_html.empty()) check_output_path("--html", report_html);
     }
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
-    std::cerr << "kvdrive: " << e.what() << "\n";
-    return kExitUsage;
+    if (dynamic_cast<const CLI::ConfigError*>(&e) != nullptr ||
+        (dynamic_cast<const CLI::FileError*>(&e) != nullptr && config->count() > 0))
+      return usage_error(config_error_text(e, config->as<std::string>()));
+    if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr && app.get_subcommands().empty()) {
+      std::vector<std::string> rest = app.remaining();
+      return usage_error((rest.empty() ? std::string("missing subcommand")
+                                       : "unknown subcommand '" + rest.front() + "'") +
+                         " (expected run, report or scenarios; see kvdrive --help)");
+    }
+    return usage_error(e.what());
   } catch (const std::invalid_argument& e) {
-    std::cerr << "kvdrive: " << e.what() << "\n";
-    return kExitUsage;
+    return usage_error(e.what());
   }
 
   try {
@@ -215,8 +317,7 @@ int kvdrive_main(int argc, char** argv) {
     print_report(db, report_run_ids, parse_report_format(report_format), std::cout);
     return kExitOk;
   } catch (const std::invalid_argument& e) {
-    std::cerr << "kvdrive: " << e.what() << "\n";
-    return kExitUsage;
+    return usage_error(e.what());
   } catch (const std::exception& e) {
     std::cerr << "kvdrive: " << e.what() << "\n";
     return kExitFailed;

@@ -10,7 +10,13 @@
 namespace kv::drive {
 namespace {
 
-std::string read_token(const std::string& path) {
+std::string kib_text(const std::optional<int64_t>& kib) {
+  return kib ? format_size(static_cast<uint64_t>(*kib) * 1024) : "?";
+}
+
+}  // namespace
+
+std::string read_monitor_token(const std::string& path) {
   if (path.empty()) return "";
   std::ifstream in(path);
   std::string token;
@@ -21,15 +27,9 @@ std::string read_token(const std::string& path) {
   return token;
 }
 
-std::string kib_text(const std::optional<int64_t>& kib) {
-  return kib ? format_size(static_cast<uint64_t>(*kib) * 1024) : "?";
-}
-
-}  // namespace
-
 Monitors::Monitors(const std::vector<std::string>& host_ports, const std::string& token_file,
                    bool optional) {
-  std::string token = read_token(token_file);
+  std::string token = read_monitor_token(token_file);
   for (const auto& hp : host_ports) {
     links_.push_back(std::make_unique<MonitorLink>(hp, token, optional));
     links_.back()->start();

@@ -12,6 +12,10 @@ namespace kv::drive {
 
 class MonitorLink;
 
+// The token on the first line of --monitor-token-file; "" for an empty path. Throws
+// std::invalid_argument if the file cannot be read or its first line is empty.
+std::string read_monitor_token(const std::string& path);
+
 class Monitors {
  public:
   // Connects to every HOST:PORT and measures its clock offset. Throws std::runtime_error naming

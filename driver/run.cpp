@@ -9,6 +9,7 @@
 
 #include "kvbench/clock.hpp"
 #include "kvbench/log.hpp"
+#include "kvbench/protocol.hpp"
 #include "kvbench/schema.hpp"
 #include "phase_runner.hpp"
 #include "progress.hpp"
@@ -176,22 +177,34 @@ PhaseStatus run_target(const RunOptions& opts, const TargetSpec& spec, int64_t r
 
 }  // namespace
 
-int run_benchmark(const RunOptions& opts, const std::atomic<bool>& stop, std::ostream& out) {
-  // Everything that can be checked is checked before the file is touched.
+std::vector<TargetSpec> check_run_options(const RunOptions& opts) {
+  check_results_path("--db", opts.db_path, false);
   std::vector<TargetSpec> specs;
   for (const auto& t : opts.targets) specs.push_back(parse_target_uri(t));
-  uint64_t largest_value = 1;
   for (const auto& step : opts.steps) {
     const WorkloadSpec& w = step.workload;
-    largest_value = std::max(largest_value, w.values.largest());
     for (const auto& spec : specs) {
-      // A multi-get's replies come back server by server: matched to the gets in order, a
-      // pool of several servers would need another way of pairing them.
-      if (spec.protocol == Protocol::memcached && spec.servers.size() > 1 && w.pipeline > 1)
-        throw std::invalid_argument(spec.display + ": --pipeline > 1 needs a single memcached "
-                                    "server (a pool takes --pipeline 1; use --connections)");
+      if (spec.protocol == Protocol::memcached && (w.connections > 1 || w.pipeline > 1))
+        throw std::invalid_argument(spec.display + ": memcached targets take --connections 1 and "
+                                    "--pipeline 1 only (libmemcached's requests block); use "
+                                    "more --threads");
     }
   }
+  for (const auto& hp : opts.monitors) {
+    auto parsed = proto::split_host_port(hp);
+    if (!parsed) throw std::invalid_argument("invalid --monitor '" + hp + "': " + parsed.error().message);
+  }
+  if (!opts.monitor_token_file.empty() && opts.monitors.empty())
+    throw std::invalid_argument("--monitor-token-file needs --monitor");
+  read_monitor_token(opts.monitor_token_file);
+  return specs;
+}
+
+int run_benchmark(const RunOptions& opts, const std::atomic<bool>& stop, std::ostream& out) {
+  // Everything that can be checked is checked before the file is touched.
+  std::vector<TargetSpec> specs = check_run_options(opts);
+  uint64_t largest_value = 1;
+  for (const auto& step : opts.steps) largest_value = std::max(largest_value, step.workload.values.largest());
   for (const auto& spec : specs) connect_clients(spec, 1, opts.client);
 
   // kvmon links are checked before the file is touched too (an unreachable one is an error).
@@ -248,6 +261,9 @@ int run_benchmark(const RunOptions& opts, const std::atomic<bool>& stop, std::os
 namespace kv::drive {
 
 int run_process_group(const RunOptions& opts, int argc, char** argv, std::ostream& out) {
+  // As in run_benchmark: bad options and unreachable stores stop the group before the file is
+  // created, not in each process after it.
+  for (const auto& spec : check_run_options(opts)) connect_clients(spec, 1, opts.client);
   open_results_db(opts.db_path);  // create and migrate once, before N processes race to
   // Exec the binary by its real path, so the processes are named kvdrive (the dead-writer check
   // in open_results_db looks at /proc/PID/comm).

@@ -39,6 +39,11 @@ constexpr int kExitFailed = 1;      // a store unreachable, or the run failed
 constexpr int kExitUsage = 2;       // bad arguments: nothing was written
 constexpr int kExitInterrupted = 130;
 
+// Checks everything about `opts` that needs no store: --db, the target URIs and memcached's
+// limits, --monitor addresses and the token file. Returns the parsed targets. Throws
+// std::invalid_argument naming the option and the value; writes nothing.
+std::vector<TargetSpec> check_run_options(const RunOptions& opts);
+
 // Runs the benchmark; prints the summary to `out`. Returns an exit code. Bad target URIs throw
 // std::invalid_argument before anything is written; an unreachable store throws
 // std::runtime_error before anything is written. Once the run row exists, failures are recorded

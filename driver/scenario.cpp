@@ -1,5 +1,6 @@
 #include "scenario.hpp"
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -68,6 +69,9 @@ Scenario parse_scenario(std::string_view name, std::string_view text) {
 Scenario load_scenario(const std::string& name_or_path) {
   for (const auto& e : shipped_scenarios())
     if (name_or_path == e.name) return parse_scenario(e.name, e.text);
+  std::error_code ec;
+  if (std::filesystem::is_directory(name_or_path, ec))
+    throw std::invalid_argument("--scenario '" + name_or_path + "': is a directory");
   std::ifstream in(name_or_path);
   if (!in) {
     std::string names;
@@ -93,8 +97,9 @@ std::vector<RunStep> expand_scenario(const Scenario& s, const WorkloadSpec& base
     try {
       check_workload(r.workload);
     } catch (const std::invalid_argument& e) {
-      throw std::invalid_argument(st.name.empty() ? e.what()
-                                                  : "step " + st.name + ": " + e.what());
+      std::string where = s.name.empty() ? "" : "scenario " + s.name + ", ";
+      if (!st.name.empty()) where += "step " + st.name + ": ";
+      throw std::invalid_argument(where + e.what());
     }
     steps.push_back(std::move(r));
   }

@@ -37,6 +37,10 @@ HostPort parse_host_port(std::string_view uri, std::string_view hp) {
     port = hp.substr(colon + 1);
   }
   if (host.empty()) bad(uri, "missing host");
+  for (char c : host) {
+    auto u = static_cast<unsigned char>(c);
+    if (u <= ' ' || u == 0x7f) bad(uri, "space or control character in host '" + std::string(host) + "'");
+  }
   return {std::string(host), parse_int(uri, port, "port", 1, 65535)};
 }
 

@@ -2,8 +2,10 @@
 
 #include <charconv>
 #include <cmath>
+#include <sstream>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "kvbench/units.hpp"
 
@@ -15,13 +17,38 @@ namespace {
                               "': " + why);
 }
 
+// "1", "0.5", "1e+09": std::to_string prints doubles as "1000000000.000000".
+template <typename T>
+std::string number_text(T v) {
+  if constexpr (std::is_floating_point_v<T>) {
+    std::ostringstream out;
+    out << v;
+    return out.str();
+  } else {
+    return std::to_string(v);
+  }
+}
+
 template <typename T>
 T parse_number(std::string_view name, std::string_view value, T lo, T hi) {
   T v{};
   auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
   if (ec != std::errc() || p != value.data() + value.size() || !(v >= lo) || !(v <= hi))
-    bad(name, value, "expected a number from " + std::to_string(lo) + " to " + std::to_string(hi));
+    bad(name, value, "expected a number from " + number_text(lo) + " to " + number_text(hi));
   return v;
+}
+
+// Keys go to memcached's text protocol as they are: no spaces or control characters, and room
+// for the key number within its 250-byte limit.
+std::string parse_key_prefix(std::string_view value) {
+  constexpr size_t kMaxPrefix = 200;
+  if (value.size() > kMaxPrefix)
+    bad("key-prefix", value.substr(0, 20), "longer than " + std::to_string(kMaxPrefix) + " bytes");
+  for (char c : value) {
+    auto u = static_cast<unsigned char>(c);
+    if (u <= ' ' || u == 0x7f) bad("key-prefix", value, "no spaces or control characters");
+  }
+  return std::string(value);
 }
 
 bool parse_bool(std::string_view name, std::string_view value) {
@@ -41,10 +68,14 @@ auto with_name(std::string_view name, std::string_view value, F parse) {
 }
 
 void set_ratio(WorkloadSpec& w, std::string_view value) {
+  auto whole = [](std::string_view text, uint32_t& v) {
+    auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    return ec == std::errc() && p == text.data() + text.size() && v <= 1'000'000;
+  };
   auto colon = value.find(':');
-  if (colon == std::string_view::npos) bad("ratio", value, "expected SETS:GETS such as 1:10");
-  w.ratio_sets = parse_number<uint32_t>("ratio", value.substr(0, colon), 0, 1'000'000);
-  w.ratio_gets = parse_number<uint32_t>("ratio", value.substr(colon + 1), 0, 1'000'000);
+  if (colon == std::string_view::npos || !whole(value.substr(0, colon), w.ratio_sets) ||
+      !whole(value.substr(colon + 1), w.ratio_gets))
+    bad("ratio", value, "expected SETS:GETS, whole numbers up to 1000000, such as 1:10");
   if (w.ratio_sets + w.ratio_gets == 0) bad("ratio", value, "must not be 0:0");
 }
 
@@ -64,8 +95,8 @@ const std::vector<WorkloadOption>& workload_options() {
       {"rate", "Open loop: requests/s over all threads, latency from the intended send time", "0", false},
       {"warmup", "Leading time of each phase left out of summaries", "0", false},
       {"threads", "Worker threads", "4", false},
-      {"connections", "Connections per thread (Redis protocol)", "1", false},
-      {"pipeline", "Requests in flight per connection (Redis protocol)", "1", false},
+      {"connections", "Connections per thread", "1", false},
+      {"pipeline", "Requests in flight per connection (memcached: one server only)", "1", false},
       {"key-prefix", "Prefix of every key", "kv:", false},
       {"ttl", "Expiry of the values written (0: none)", "0", false},
       {"seed", "Seed of the key and value generators", "1", false},
@@ -75,8 +106,10 @@ const std::vector<WorkloadOption>& workload_options() {
 
 void set_workload_option(WorkloadSpec& w, std::string_view name, std::string_view value) {
   if (name == "phases") w.phases = with_name(name, value, parse_phases);
-  else if (name == "keys") w.keys = with_name(name, value, parse_count);
-  else if (name == "value-size") w.values = with_name(name, value, parse_value_sizes);
+  else if (name == "keys") {
+    w.keys = with_name(name, value, parse_count);
+    if (w.keys == 0) bad(name, value, "must be at least 1");
+  } else if (name == "value-size") w.values = with_name(name, value, parse_value_sizes);
   else if (name == "key-pattern") w.pattern = with_name(name, value, parse_key_pattern);
   else if (name == "requests") w.requests = with_name(name, value, parse_count);
   else if (name == "duration") w.duration_us = with_name(name, value, parse_duration_us);
@@ -88,7 +121,7 @@ void set_workload_option(WorkloadSpec& w, std::string_view name, std::string_vie
   else if (name == "threads") w.threads = parse_number<int>(name, value, 1, 1024);
   else if (name == "connections") w.connections = parse_number<int>(name, value, 1, 1024);
   else if (name == "pipeline") w.pipeline = parse_number<int>(name, value, 1, 4096);
-  else if (name == "key-prefix") w.key_prefix = std::string(value);
+  else if (name == "key-prefix") w.key_prefix = parse_key_prefix(value);
   else if (name == "seed") w.seed = parse_number<uint64_t>(name, value, 0, UINT64_MAX);
   else if (name == "ttl") {
     int64_t us = with_name(name, value, parse_duration_us);

@@ -93,4 +93,49 @@ TEST(WorkloadOptions, CombinationsAreChecked) {
   EXPECT_THROW(set_workload_option(v, "hit-rate", "1.5"), std::invalid_argument);
 }
 
+// Each message names the option and the whole value as typed.
+TEST(WorkloadOptions, RefusalsNameTheOptionAndTheValue) {
+  struct Case {
+    const char* option;
+    std::string value;
+    const char* mentions;
+  } cases[] = {
+      {"keys", "0", "invalid --keys '0': must be at least 1"},
+      {"ratio", "1:", "invalid --ratio '1:'"},
+      {"ratio", ":1", "invalid --ratio ':1'"},
+      {"ratio", "99999999999999999999:1", "invalid --ratio '99999999999999999999:1'"},
+      {"rate", "2e9", "expected a number from 0 to 1e+09"},
+      {"hit-rate", "nan", "expected a number from 0 to 1"},
+      {"key-prefix", "a b", "no spaces or control characters"},
+      {"key-prefix", "a\r", "no spaces or control characters"},
+      {"key-prefix", std::string(201, 'k'), "longer than 200 bytes"},
+  };
+  for (const auto& c : cases) {
+    WorkloadSpec w;
+    try {
+      set_workload_option(w, c.option, c.value);
+      ADD_FAILURE() << "accepted --" << c.option << " " << c.value;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(c.mentions), std::string::npos) << e.what();
+    }
+  }
+  WorkloadSpec w;
+  set_workload_option(w, "key-prefix", "");  // keys are then the bare numbers
+  set_workload_option(w, "key-prefix", std::string(200, 'k'));
+  set_workload_option(w, "ratio", "0:1");
+  EXPECT_EQ(w.ratio_sets, 0u);
+  EXPECT_EQ(w.ratio_gets, 1u);
+}
+
+TEST(Scenario, ErrorsOfAStepNameTheScenarioAndTheStep) {
+  Scenario s = parse_scenario("mine.scenario", "[step small]\nkeys = 3\nthreads = 4\n");
+  try {
+    expand_scenario(s, WorkloadSpec{}, {}, 1.0);
+    ADD_FAILURE() << "threads above keys accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("scenario mine.scenario, step small: --threads", 0), 0u)
+        << e.what();
+  }
+}
+
 }  // namespace

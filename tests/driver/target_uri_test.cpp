@@ -58,6 +58,8 @@ TEST(TargetUri, BadUrisNameTheProblem) {
       {"memcached://a:1,", "empty server"},
       {"memcached://a:1?protocol=udp", "unknown option"},
       {"redis://:1", "missing host"},
+      {"redis://bad host:1", "space or control character in host"},
+      {"memcached://a:1,b\t:2", "space or control character in host"},
   };
   for (const auto& c : cases) {
     try {
