@@ -1,0 +1,455 @@
+// Bad input for the real kvdrive binary, one table per kind: every option of every subcommand,
+// the workload options also as config file keys and scenario file lines, config files and
+// scenario files themselves, target URIs. Each row must exit 2, print one line (stdout and
+// stderr together) naming the option and the value, and write nothing: a results file holding
+// an earlier run stays byte-identical and a new one is not created. No store runs: the targets
+// point at a port nothing listens on, so everything must be refused before connecting.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "kvbench/schema.hpp"
+#include "kvdrive_test_util.hpp"
+#include "results_writer.hpp"
+
+namespace kv::drive {
+namespace {
+
+using kv::test::Outcome;
+using kv::test::TempDir;
+using kv::test::slurp;
+
+// Replaced by the results file under test: first one holding an earlier run, then a new path.
+const std::string kDb = "@DB";
+
+struct Case {
+  std::vector<std::string> args;
+  std::vector<std::string> expect;  // substrings of the one line printed
+};
+
+std::string joined(const std::vector<std::string>& args) {
+  std::string s;
+  for (const auto& a : args) s += (s.empty() ? "" : " ") + (a.empty() ? "''" : a);
+  return s;
+}
+
+std::string in_quotes(const std::string& v) { return "'" + v + "'"; }
+
+class KvdriveBadInput : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    target_ = "redis://127.0.0.1:" + std::to_string(kv::test::free_port());
+    previous_ = dir_.file("previous.db");
+    {
+      Database db = open_results_db(previous_);
+      ResultsWriter writer(db);
+      int64_t run = writer.begin_run(RunInfo{"earlier", "kvdrive run ...", "{}", 1, "", 1.0, "", 0, 1});
+      writer.end_run(run, "completed", "");
+    }
+    previous_bytes_ = slurp(previous_);
+    ASSERT_FALSE(previous_bytes_.empty());
+  }
+
+  // A file in the test's directory with `text` in it; returns its path.
+  std::string write_file(const std::string& name, const std::string& text) {
+    std::ofstream(dir_.file(name)) << text;
+    return dir_.file(name);
+  }
+
+  // kvdrive run with a (valid) target and the results file under test, then `more`.
+  std::vector<std::string> run_args(std::vector<std::string> more) {
+    std::vector<std::string> args = {"run", "--db", kDb, "--target", target_};
+    args.insert(args.end(), more.begin(), more.end());
+    return args;
+  }
+
+  void expect_refused(const std::vector<std::string>& args, const std::vector<std::string>& expect) {
+    SCOPED_TRACE(joined(args));
+    Outcome out = kv::test::run_kvdrive(dir_, args, 30'000);
+    EXPECT_EQ(out.exit_code, 2) << out.output;
+    EXPECT_EQ(std::count(out.output.begin(), out.output.end(), '\n'), 1) << out.output;
+    EXPECT_EQ(out.output.rfind("kvdrive: ", 0), 0u) << out.output;
+    for (const auto& e : expect) {
+      // An empty value is named as '' or by saying it is empty.
+      bool found = out.output.find(e) != std::string::npos ||
+                   (e == "''" && out.output.find("empty") != std::string::npos);
+      EXPECT_TRUE(found) << "want " << e << " in " << out.output;
+    }
+    ++checked_;
+  }
+
+  // Runs the case against the earlier run's file and against a new path.
+  void check(const Case& c) {
+    if (std::find(c.args.begin(), c.args.end(), kDb) == c.args.end()) {
+      expect_refused(c.args, c.expect);
+      ++cases_;
+      return;
+    }
+    for (const std::string& db : {previous_, dir_.file("new.db")}) {
+      std::vector<std::string> args = c.args;
+      std::replace(args.begin(), args.end(), kDb, db);
+      expect_refused(args, c.expect);
+      EXPECT_EQ(slurp(previous_), previous_bytes_) << joined(args) << ": the earlier run's file changed";
+      for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
+        EXPECT_FALSE(std::filesystem::exists(dir_.file("new.db") + suffix))
+            << joined(args) << ": created new.db" << suffix;
+        if (*suffix) {
+          EXPECT_FALSE(std::filesystem::exists(previous_ + suffix)) << joined(args);
+        }
+      }
+    }
+    ++cases_;
+  }
+
+  void check_all(const std::vector<Case>& cases) {
+    for (const auto& c : cases) check(c);
+    std::cout << cases_ << " cases, " << checked_ << " kvdrive runs\n";
+  }
+
+  TempDir dir_;
+  std::string target_, previous_, previous_bytes_;
+  int cases_ = 0, checked_ = 0;
+};
+
+// Bad values of every workload option (the table in driver/workload_options.cpp). Each row
+// is refused naming the option and the value, whichever way it arrives.
+struct BadValues {
+  std::string option;
+  std::vector<std::string> values;
+};
+
+const std::vector<BadValues>& bad_workload_values() {
+  static const std::vector<std::string> counts = {"ten", "-1", "99999999999999999999", "1e400",
+                                                  "64Ti", "", "1.5", "0x10"};
+  static const std::vector<std::string> durations = {"abc", "-1", "99999999999999999999",
+                                                     "1e400", "64Ti", "", "5parsecs", "-0.5s"};
+  static const std::vector<std::string> ints = {"abc", "-1", "0", "99999999999999999999",
+                                                "1e400", "1.5", "", "5000"};
+  static const std::vector<BadValues> all = [] {
+    std::vector<BadValues> v = {
+        {"phases", {"abc", "load,,read", "", "load,bogus", "LOAD", "-1"}},
+        {"keys", counts},
+        {"value-size", {"abc", "-5", "0", "99999999999999999999", "1e400", "64Ti", "", "65M",
+                        "1000-10", "1K:0", "1K:x", "100-", "1K:60,", "1.5"}},
+        {"key-pattern", {"abc", "zipf:-1", "zipf:abc", "zipf:1e400", "zipf:0", "zipfx", "", "0"}},
+        {"requests", counts},
+        {"duration", durations},
+        {"ratio", {"abc", "-1:10", "0:0", "1:", ":1", "x:1", "99999999999999999999:1", "", "1e400:1",
+                   "1:2:3", "0"}},
+        {"hit-rate", {"abc", "-0.1", "1.5", "1e400", "nan", "inf", "", "50%"}},
+        {"rate", {"abc", "-1", "1e400", "2e9", "nan", "", "-inf"}},
+        {"warmup", durations},
+        {"threads", ints},
+        {"connections", ints},
+        {"pipeline", ints},
+        {"key-prefix", {"a b", "new\nline", std::string(300, 'k')}},
+        {"ttl", {"abc", "-1", "99999999999999999999", "1e400", "64Ti", "", "1.5s", "2000000h"}},
+        {"seed", {"abc", "-1", "99999999999999999999", "1e400", "", "1.5"}},
+    };
+    v.front().values.push_back("read,mixed,x");
+    v[1].values.push_back("0");  // keys: 0 is no key space
+    return v;
+  }();
+  return all;
+}
+
+// What a refusal of `value` for `option` must show: the option and the value in quotes (a long
+// value may be cut after 20 characters, a multi-line one is not looked for).
+std::vector<std::string> names(const std::string& option, const std::string& value) {
+  if (value.find('\n') != std::string::npos) return {"--" + option};
+  if (value.size() > 20) return {"--" + option, "'" + value.substr(0, 20)};
+  return {"--" + option, in_quotes(value)};
+}
+
+TEST_F(KvdriveBadInput, WorkloadOptionsOnTheCommandLine) {
+  std::vector<Case> cases;
+  for (const auto& [option, values] : bad_workload_values())
+    for (const auto& v : values) cases.push_back({run_args({"--" + option, v}), names(option, v)});
+  cases.push_back({run_args({"--verify=maybe"}), {"--verify", "maybe"}});
+  // Each value alone is fine; together they do not fit.
+  cases.push_back({run_args({"--keys", "3", "--threads", "4"}), {"--threads", "--keys"}});
+  cases.push_back({run_args({"--rate", "100", "--pipeline", "2"}), {"--rate", "--pipeline"}});
+  cases.push_back({run_args({"--duration", "5s", "--warmup", "5s"}), {"--warmup", "--duration"}});
+  cases.push_back({{"run", "--db", kDb, "--target", "memcached://127.0.0.1:1,127.0.0.1:2",
+                    "--pipeline", "8"},
+                   {"memcached", "--pipeline"}});
+  check_all(cases);
+}
+
+TEST_F(KvdriveBadInput, WorkloadOptionsInAConfigFile) {
+  std::vector<Case> cases;
+  int n = 0;
+  for (const auto& [option, values] : bad_workload_values()) {
+    for (const auto& v : values) {
+      if (v.find('\n') != std::string::npos) continue;  // not one TOML line
+      std::string file = write_file("c" + std::to_string(n++) + ".toml",
+                                    "[run]\n" + option + " = \"" + v + "\"\n");
+      cases.push_back({{"--config", file, "run", "--db", kDb, "--target", target_}, names(option, v)});
+    }
+  }
+  std::string verify = write_file("verify.toml", "[run]\nverify = \"maybe\"\n");
+  cases.push_back({{"--config", verify, "run", "--db", kDb, "--target", target_}, {"--verify", "maybe"}});
+  check_all(cases);
+}
+
+TEST_F(KvdriveBadInput, WorkloadOptionsInAScenarioFile) {
+  std::vector<Case> cases;
+  int n = 0;
+  for (const auto& [option, values] : bad_workload_values()) {
+    for (const auto& v : values) {
+      if (v.find('\n') != std::string::npos || (!v.empty() && (v.back() == ' ' || v.front() == ' ')))
+        continue;  // a line is trimmed: these arrive as something else
+      std::string file = write_file("s" + std::to_string(n++) + ".scenario",
+                                    "description = bad\n[step one]\n" + option + " = " + v + "\n");
+      std::vector<std::string> expect = names(option, v);
+      expect.push_back("line 3");
+      cases.push_back({run_args({"--scenario", file}), expect});
+    }
+  }
+  check_all(cases);
+}
+
+TEST_F(KvdriveBadInput, ScenarioNamesAndFiles) {
+  std::filesystem::create_directory(dir_.file("adir"));
+  const std::vector<std::pair<std::string, std::string>> files = {
+      {"[step one]\nkeys = 1000\nbogus = 1\n", "unknown option 'bogus'"},
+      {"[step one\nkeys = 1000\n", "expected [step NAME]"},
+      {"[stage one]\n", "expected [step NAME]"},
+      {"[step ]\n", "a step needs a name"},
+      {"[step a/b]\n", "a step needs a name"},
+      {"[step one]\n[step one]\n", "step 'one' appears twice"},
+      {"[step one]\nkeys 1000\n", "expected 'option = value'"},
+      {"[step one]\nkeys = 3\nthreads = 4\n", "--threads"},
+      {"[step one]\ndescription = late\n", "unknown option 'description'"},
+      {std::string("\x00\x01\x02", 3), "expected 'option = value'"},
+  };
+  std::vector<Case> cases;
+  int n = 0;
+  for (const auto& [text, expect] : files) {
+    std::string file = write_file("bad" + std::to_string(n++) + ".scenario", text);
+    cases.push_back({run_args({"--scenario", file}), {"scenario " + file, expect}});
+  }
+  cases.push_back({run_args({"--scenario", "no-such-scenario"}), {"unknown scenario 'no-such-scenario'", "small-values"}});
+  cases.push_back({run_args({"--scenario", dir_.file("missing.scenario")}), {"unknown scenario", "missing.scenario"}});
+  cases.push_back({run_args({"--scenario", dir_.file("adir")}), {"--scenario", "adir", "directory"}});
+  cases.push_back({run_args({"--scenario", ""}), {"--scenario"}});
+  cases.push_back({run_args({"--scenario", "Small-Values"}), {"unknown scenario 'Small-Values'"}});
+  for (const char* scale : {"abc", "-1", "0", "1001", "1e400", "", "nan", "inf"})
+    cases.push_back({run_args({"--scenario", "small-values", "--scale", scale}), names("scale", scale)});
+  cases.push_back({run_args({"--scale", "0.5"}), {"--scale", "--scenario"}});
+  // Scaling must not make a step invalid silently either: a scale that leaves a step's values
+  // valid is accepted, so this row is about the scenario's own values under --keys.
+  cases.push_back({run_args({"--scenario", "small-values", "--keys", "3"}), {"--threads", "--keys"}});
+  check_all(cases);
+}
+
+TEST_F(KvdriveBadInput, TargetUris) {
+  const std::vector<std::pair<std::string, std::string>> uris = {
+      {"", "expected redis://host:port"},
+      {"abc", "expected redis://host:port"},
+      {"http://127.0.0.1:80", "unknown scheme 'http'"},
+      {"REDIS://127.0.0.1:6379", "unknown scheme 'REDIS'"},
+      {"redis:/127.0.0.1:6379", "expected redis://host:port"},
+      {"redis://", "missing host:port"},
+      {"redis://:6379", "missing host"},
+      {"redis://127.0.0.1", "missing port"},
+      {"redis://127.0.0.1:", "port '' is not a number"},
+      {"redis://127.0.0.1:0", "port '0'"},
+      {"redis://127.0.0.1:65536", "port '65536'"},
+      {"redis://127.0.0.1:-1", "port '-1'"},
+      {"redis://127.0.0.1:abc", "port 'abc'"},
+      {"redis://127.0.0.1:99999999999999999999", "port '99999999999999999999'"},
+      {"redis://127.0.0.1:6379 ", "port '6379 '"},
+      {"redis://bad host:6379", "space or control character in host 'bad host'"},
+      {"redis://[::1:6379", "expected [IPv6]:port"},
+      {"redis://127.0.0.1:6379/abc", "database 'abc'"},
+      {"redis://127.0.0.1:6379/-1", "database '-1'"},
+      {"redis://127.0.0.1:6379/99999999999", "database '99999999999'"},
+      {"redis://127.0.0.1:6379/1/2", "database '1/2'"},
+      {"redis://127.0.0.1:6379?x=1", "unknown option 'x=1'"},
+      {"redis://127.0.0.1:6379?protocol=binary", "unknown option 'protocol=binary'"},
+      {"redis://127.0.0.1:6379?nodelay=2", "unknown option 'nodelay=2'"},
+      {"redis://127.0.0.1:1,127.0.0.1:2", "a redis target has one server"},
+      {"memcached://127.0.0.1:11211/0", "memcached targets take no /db"},
+      {"memcached://user:pw@127.0.0.1:11211", "memcached targets take no user or password"},
+      {"memcached://127.0.0.1:11211,", "empty server after ','"},
+      {"memcached://127.0.0.1:11211,,127.0.0.1:2", "missing host:port"},
+      {"memcached://127.0.0.1:11211?protocol=udp", "unknown option 'protocol=udp'"},
+  };
+  std::vector<Case> cases;
+  for (const auto& [uri, expect] : uris)
+    cases.push_back({{"run", "--db", kDb, "--target", uri}, {"invalid target " + in_quotes(uri), expect}});
+  // A bad one among good ones, also with --processes (the group must not create the file).
+  cases.push_back({{"run", "--db", kDb, "--target", target_, "--target", "bogus://x:1"}, {"'bogus://x:1'"}});
+  cases.push_back({{"run", "--db", kDb, "--processes", "2", "--target", target_, "--target", "bogus://x:1"},
+                   {"'bogus://x:1'"}});
+  cases.push_back({{"run", "--db", kDb}, {"--target is required"}});
+  cases.push_back({{"run", "--db", kDb, "--target"}, {"--target"}});
+  check_all(cases);
+}
+
+TEST_F(KvdriveBadInput, RunOptions) {
+  std::filesystem::create_directory(dir_.file("adir"));
+  std::string garbage = write_file("garbage.db", "this is not a results file\n");
+  std::string empty_token = write_file("empty.token", "\n");
+  std::vector<Case> cases;
+  // --db
+  cases.push_back({{"run", "--db", "", "--target", target_}, {"--db"}});
+  cases.push_back({{"run", "--db", dir_.file("adir"), "--target", target_}, {"--db", "adir", "is a directory"}});
+  cases.push_back({{"run", "--db", dir_.file("nodir/r.db"), "--target", target_}, {"--db", "nodir", "no such directory"}});
+  cases.push_back({{"run", "--db", garbage, "--target", target_}, {"--db", "garbage.db", "not a SQLite file"}});
+  cases.push_back({{"run", "--target", target_}, {"--db is required"}});
+  // --timeout, --max-errors, --processes
+  for (const char* v : {"abc", "-1", "0", "500us", "99999999999999999999", "1e400", ""})
+    cases.push_back({run_args({"--timeout", v}), names("timeout", v)});
+  for (const char* v : {"abc", "-1", "99999999999999999999", "1e400", "64Ti", "", "1.5"})
+    cases.push_back({run_args({"--max-errors", v}), names("max-errors", v)});
+  for (const char* v : {"abc", "-1", "0", "257", "99999999999999999999", "1e400", "", "1.5"})
+    cases.push_back({run_args({"--processes", v}), names("processes", v)});
+  // --monitor and its token file
+  for (const char* v : {"abc", "", "127.0.0.1", "127.0.0.1:0", "127.0.0.1:65536", "127.0.0.1:abc",
+                        ":7070", "::1:7070", "[::1:7070"})
+    cases.push_back({run_args({"--monitor", v}), names("monitor", v)});
+  cases.push_back({run_args({"--monitor-token-file", empty_token}), {"--monitor-token-file needs --monitor"}});
+  cases.push_back({run_args({"--monitor", "127.0.0.1:1", "--monitor-token-file", dir_.file("missing")}),
+                   {"--monitor-token-file", "missing"}});
+  cases.push_back({run_args({"--monitor", "127.0.0.1:1", "--monitor-token-file", dir_.file("adir")}),
+                   {"--monitor-token-file", "adir"}});
+  cases.push_back({run_args({"--monitor", "127.0.0.1:1", "--monitor-token-file", empty_token}),
+                   {"--monitor-token-file", "empty.token", "is empty"}});
+  cases.push_back({run_args({"--monitor", "127.0.0.1:1", "--monitor-token-file", ""}), {"--monitor-token-file"}});
+  // Flags with values, unknown options, stray arguments, the app-level --log-level.
+  cases.push_back({run_args({"--json=maybe"}), {"--json", "maybe"}});
+  cases.push_back({run_args({"--no-such-option"}), {"--no-such-option"}});
+  cases.push_back({run_args({"--keys"}), {"--keys"}});
+  cases.push_back({run_args({"stray"}), {"'stray'"}});
+  cases.push_back({run_args({"--log-level", "debug"}), {"--log-level"}});  // app-level only
+  for (const char* v : {"bogus", "", "DEBUG", "5"}) {
+    std::vector<std::string> args = {"--log-level", v};
+    std::vector<std::string> more = run_args({});
+    args.insert(args.end(), more.begin(), more.end());
+    cases.push_back({args, {"log level", in_quotes(v)}});
+  }
+  cases.push_back({run_args({"--process-index", "abc"}), names("process-index", "abc")});
+  cases.push_back({run_args({"--process-index", "3"}), {"--process-index"}});
+  check_all(cases);
+}
+
+TEST_F(KvdriveBadInput, ConfigFiles) {
+  std::filesystem::create_directory(dir_.file("adir"));
+  auto with = [&](const std::string& file) {
+    return std::vector<std::string>{"--config", file, "run", "--db", kDb, "--target", target_};
+  };
+  std::vector<Case> cases;
+  const std::vector<std::pair<std::string, std::vector<std::string>>> files = {
+      {"[run]\nbogus = 1\n", {"unknown key 'bogus' in [run]"}},
+      {"[run]\nkeys = 1000\nvalue_size = 10\n", {"unknown key 'value_size' in [run]"}},
+      {"[other]\nkeys = 5\n", {"unknown section [other]"}},
+      {"keys = 5\n", {"unknown key 'keys'"}},
+      {"this is [ not toml\n", {"unknown key 'this is [ not toml'"}},
+      {"[run]\nkeys = [1, 2]\n", {"--keys"}},
+      {"[run]\ntimeout = \"0\"\n", {"--timeout", "'0'"}},
+      {"[run]\nmax-errors = \"x\"\n", {"--max-errors", "'x'"}},
+      {"[run]\nprocesses = 0\n", {"--processes", "'0'"}},
+      {"[run]\nscale = 2\n", {"--scale", "--scenario"}},
+      {"[run]\nmonitor = \"nohost\"\n", {"--monitor", "'nohost'"}},
+      {"[run]\nscenario = \"no-such-scenario\"\n", {"unknown scenario 'no-such-scenario'"}},
+      {"[report]\nformat = \"xml\"\n", {"--format", "xml"}},
+  };
+  int n = 0;
+  for (const auto& [text, expect] : files) {
+    std::string file = write_file("bad" + std::to_string(n++) + ".toml", text);
+    std::vector<std::string> want = expect;
+    if (text.find("[report]") != std::string::npos) {
+      cases.push_back({{"--config", file, "report", "--db", previous_}, want});
+      continue;
+    }
+    if (want.front().find("unknown") != std::string::npos && want.front().find("scenario") == std::string::npos)
+      want.push_back("--config " + in_quotes(file));
+    cases.push_back({with(file), want});
+  }
+  // A target from the file only (the command line's --target would override it).
+  std::string target_file = write_file("target.toml", "[run]\ntarget = \"bogus://x:1\"\n");
+  cases.push_back({{"--config", target_file, "run", "--db", kDb}, {"invalid target 'bogus://x:1'"}});
+  std::string db_file = write_file("db.toml", "[run]\ndb = \"" + dir_.file("adir") + "\"\n");
+  cases.push_back({{"--config", db_file, "run", "--target", target_}, {"--db", "is a directory"}});
+  // The file itself.
+  cases.push_back({with(dir_.file("missing.toml")), {"--config", "missing.toml", "no such file"}});
+  cases.push_back({with(dir_.file("adir")), {"--config", "adir", "is a directory"}});
+  cases.push_back({with(""), {"--config", "empty file name"}});
+  if (geteuid() != 0) {  // root reads anything
+    std::string locked = write_file("locked.toml", "[run]\nkeys = 10\n");
+    chmod(locked.c_str(), 0);
+    cases.push_back({with(locked), {"--config", "locked.toml", "cannot read"}});
+  }
+  // After the subcommand it is not an option of `run` (CLI11 reads it at the app level).
+  cases.push_back({run_args({"--config", write_file("late.toml", "[run]\nkeys = 10\n")}), {"--config"}});
+  check_all(cases);
+}
+
+TEST_F(KvdriveBadInput, ReportOptions) {
+  std::filesystem::create_directory(dir_.file("adir"));
+  std::string garbage = write_file("garbage.db", "this is not a results file\n");
+  std::string empty = write_file("empty.db", "");
+  std::string other = dir_.file("other.db");
+  Database::open(other).exec("CREATE TABLE t (x)");  // SQLite, but not a results file
+  const std::string other_bytes = slurp(other);
+  std::vector<Case> cases;
+  for (const auto& [db, expect] : std::vector<std::pair<std::string, std::string>>{
+           {dir_.file("missing.db"), "no such file"},
+           {dir_.file("adir"), "is a directory"},
+           {garbage, "not a SQLite file"},
+           {empty, "is empty"},
+           {other, "not a kvbench results file"},
+           {"", "empty file name"}})
+    cases.push_back({{"report", "--db", db}, {"--db", expect}});
+  cases.push_back({{"report"}, {"--db is required"}});
+  for (const char* v : {"abc", "-1", "0", "99999999999999999999", "1e400", "", "1.5"})
+    cases.push_back({{"report", "--db", previous_, "--run", v}, names("run", v)});
+  cases.push_back({{"report", "--db", previous_, "--run", "99"}, {"no run 99"}});
+  for (const char* v : {"xml", "", "TEXT", "0"})
+    cases.push_back({{"report", "--db", previous_, "--format", v}, {"--format", v}});
+  cases.push_back({{"report", "--db", previous_, "--html", ""}, {"--html"}});
+  cases.push_back({{"report", "--db", previous_, "--html", dir_.file("adir")}, {"--html", "is a directory"}});
+  cases.push_back({{"report", "--db", previous_, "--html", dir_.file("nodir/r.html")}, {"--html", "no such directory"}});
+  cases.push_back({{"report", "--db", previous_, "--bogus"}, {"--bogus"}});
+  cases.push_back({{"report", "--db", previous_, "--keys", "5"}, {"--keys"}});
+  check_all(cases);
+  EXPECT_EQ(slurp(other), other_bytes) << "report wrote into a file that is not a results file";
+  EXPECT_TRUE(slurp(empty).empty()) << "report wrote into an empty file";
+  EXPECT_FALSE(std::filesystem::exists(dir_.file("missing.db")));
+}
+
+TEST_F(KvdriveBadInput, Subcommands) {
+  std::vector<Case> cases = {
+      {{}, {"missing subcommand", "run, report or scenarios"}},
+      {{"bogus"}, {"unknown subcommand 'bogus'"}},
+      {{"Run"}, {"unknown subcommand 'Run'"}},
+      {{"--bogus"}, {"--bogus"}},
+      {{"scenarios", "extra"}, {"extra"}},
+      {{"scenarios", "--bogus"}, {"--bogus"}},
+  };
+  check_all(cases);
+}
+
+// The same arguments with good values get past the checks and fail only at the unreachable
+// store: exit 1, and still nothing written. Proves the rows above fail for their bad value.
+TEST_F(KvdriveBadInput, GoodValuesReachTheStore) {
+  for (const std::string& db : {previous_, dir_.file("new.db")}) {
+    Outcome out = kv::test::run_kvdrive(dir_, {"run", "--db", db, "--target", target_, "--keys", "1k",
+                                               "--threads", "2", "--timeout", "1s", "--max-errors", "5"});
+    EXPECT_EQ(out.exit_code, 1) << out.output;
+    EXPECT_NE(out.output.find("cannot connect"), std::string::npos) << out.output;
+    EXPECT_EQ(slurp(previous_), previous_bytes_);
+    EXPECT_FALSE(std::filesystem::exists(dir_.file("new.db")));
+  }
+}
+
+}  // namespace
+}  // namespace kv::drive
