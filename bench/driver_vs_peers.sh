@@ -117,7 +117,8 @@ last_rate=20000                  # kvdrive's ops/s of the current round: sizes r
 kvdrive_run() { # config proto uri ratio size pipeline round
   local cfg=$1 proto=$2 uri=$3 ratio=$4 size=$5 pipe=$6 r=$7 spid conn_args db=$work/kvdrive.db
   if [[ $proto == redis ]]; then spid=$rpid; conn_args=(--threads $threads_redis --connections $conns_redis --pipeline "$pipe")
-  else spid=$mpid; conn_args=(--threads 50); fi
+  elif ((pipe == 1)); then spid=$mpid; conn_args=(--threads 50)  # one blocking connection each
+  else spid=$mpid; conn_args=(--threads $threads_redis --connections $conns_redis --pipeline "$pipe"); fi
   timed "$spid" "$work/kv.json" "$kvdrive" run --db "$db" --target "$uri" --keys "$keys" \
     --value-size "$size" --phases mixed --ratio "$ratio" --key-pattern uniform \
     --duration "${duration}s" "${conn_args[@]}" --json || return 0
@@ -238,8 +239,9 @@ for proto in redis memcached; do
             kvdrive_run "$cfg" memcached "memcached://127.0.0.1:$mport" "$ratio" "$size" 1 "$r"
             memtier_run "$cfg" memcached "$mport" "$ratio" "$size" 1 "$r"
             memcslap_run "$cfg" "$ratio" "$r"
-          else  # kvdrive and memcslap cannot pipeline memcached: memtier alone, for reference
-            memtier_run "$cfg" memcached "$mport" "$ratio" "$size" 16 "$r"
+          else  # memcslap cannot pipeline
+            kvdrive_run "$cfg" memcached "memcached://127.0.0.1:$mport" "$ratio" "$size" "$pipe" "$r"
+            memtier_run "$cfg" memcached "$mport" "$ratio" "$size" "$pipe" "$r"
           fi
         done
       done
@@ -277,7 +279,7 @@ table=$(awk -F'\t' '
       if (t != "kvdrive" && (kd in rate)) {
         r1 = sprintf("%.2f", med(rate[kd]) / R); r2 = sprintf("%.2f", med(cli[kd]) / C)
         r3 = sprintf("%.2f", med(srv[kd]) / S)
-      } else if (t != "kvdrive") r1 = "n/a (kvdrive: no memcached pipelining)"
+      } else if (t != "kvdrive") r1 = "n/a (no kvdrive row)"
       printf "| %s | %s | %.0f | %.2f | %.2f | %s | %s | %s | %s | %s |\n", c, t, R, C, S,
         (M == "" ? "n/r" : sprintf("%.0f", M)), (P == "" ? "n/r" : sprintf("%.0f", P)), r1, r2, r3
     }
@@ -292,7 +294,7 @@ cpu_model=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
   echo "- Servers: $(redis-server --version | awk '{ print $1, $2, $3 }'), memcached $(memcached -V | awk '{ print $2 }') (-t 4); loopback; ${keys} keys prefilled per value size"
   echo "- Tools: kvdrive ($kvdrive), memtier_benchmark $(if [[ -n "$memtier" ]]; then echo "$(git -C "$(dirname "$memtier")" describe --tags --always 2>/dev/null || echo "?") ($memtier)"; else echo skipped; fi), redis-benchmark $(redis-benchmark --version | awk '{ print $2 }'), memcslap (libmemcached $(memcslap --version 2>&1 | sed -n 's/.*libmemcached v\([0-9.]*\).*/\1/p'))"
   echo "- ${duration} s per measurement, ${rounds} rounds in alternation (kvdrive, memtier, redis-benchmark/memcslap, repeat); medians over rounds; whole run ${elapsed} s"
-  echo "- 50 connections: Redis kvdrive --threads 2 --connections 25, memtier --threads 2 --clients 25, redis-benchmark -c 50 --threads 2; memcached kvdrive --threads 50 (one blocking libmemcached connection per thread: it has no memcached pipelining), memtier --threads 2 --clients 25, memcslap -c 50 (50 threads)"
+  echo "- 50 connections: Redis kvdrive --threads 2 --connections 25, memtier --threads 2 --clients 25, redis-benchmark -c 50 --threads 2; memcached unpipelined kvdrive --threads 50 (one blocking libmemcached connection per thread), pipelined kvdrive --threads 2 --connections 25 --pipeline 16 (buffered sets + one multi-get per connection per round), memtier --threads 2 --clients 25 (--pipeline 16), memcslap -c 50 (50 threads; it cannot pipeline)"
   echo "- Client CPU: /usr/bin/time user+system of the whole process (kvdrive's includes its start, SQLite writes and its once-a-second store-counter polling); server CPU: /proc/PID/stat utime+stime delta over the process"
   echo "- memcslap cannot choose value size, ratio or keys (its values average ~2.6 KB): its rows are sets then gets split S:G, for CPU per op only; it reports no latency (n/r). redis-benchmark: sets and gets as two invocations split S:G; p99 is the larger of the two; its keys are its own (key:%012d, prefilled ~95 %)."
   echo "- Mapping of every flag: bench/README.md"
