@@ -1,15 +1,54 @@
 #include "options.hpp"
 
 #include <CLI/CLI.hpp>
+#include <charconv>
+#include <cstdint>
 #include <iostream>
 #include <stdexcept>
 
+#include "kvbench/log.hpp"
 #include "kvbench/protocol.hpp"
+#include "kvbench/schema.hpp"
 #include "kvbench/units.hpp"
 #include "kvbench/version.hpp"
 
 namespace kv::mon {
 namespace {
+
+// CLI11 validators: CLI11 puts the option's name in front of their messages.
+CLI::Validator non_empty() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string { return s.empty() ? "must not be empty" : ""; }, "");
+}
+
+CLI::Validator whole_number(int64_t lo, int64_t hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& s) -> std::string {
+        int64_t v = 0;
+        auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+        if (ec == std::errc() && p == s.data() + s.size() && v >= lo && v <= hi) return "";
+        return "invalid value '" + s + "': expected a whole number from " + std::to_string(lo) +
+               " to " + std::to_string(hi);
+      },
+      "");
+}
+
+// A size or duration parsed by kvbench's parser, at least `min` (shown as `min_text`) and at
+// most `max`.
+template <typename Parse, typename T>
+CLI::Validator parsed_between(Parse parse, T min, T max, const std::string& range_text) {
+  return CLI::Validator(
+      [=](std::string& s) -> std::string {
+        try {
+          T v = parse(s);
+          if (v < min || v > max) return "'" + s + "': must be " + range_text;
+          return "";
+        } catch (const std::invalid_argument& e) {
+          return e.what();
+        }
+      },
+      "");
+}
 
 // --listen and friends into `server`; throws std::invalid_argument with one clear line.
 void apply_listen_options(const std::string& listen, const std::string& token_file,
@@ -24,12 +63,12 @@ void apply_listen_options(const std::string& listen, const std::string& token_fi
   }
   std::string text = listen.find(':') == std::string::npos ? "127.0.0.1:" + listen : listen;
   auto hp = proto::split_host_port(text);
-  if (!hp) throw std::invalid_argument("--listen " + listen + ": " + hp.error().message);
+  if (!hp) throw std::invalid_argument("invalid --listen '" + listen + "': " + hp.error().message);
   server.address = hp.value().host == "localhost" ? "127.0.0.1" : hp.value().host;
   server.port = hp.value().port;
   if (!is_loopback_address(server.address) && token_file.empty()) {
-    throw std::invalid_argument("--listen " + listen +
-                                " is not a loopback address: it needs --token-file FILE "
+    throw std::invalid_argument("--listen '" + listen +
+                                "' is not a loopback address: it needs --token-file FILE "
                                 "(clients must present that token)");
   }
   if (!token_file.empty()) {
@@ -50,33 +89,54 @@ std::optional<Options> parse_options(int argc, const char* const* argv) {
   std::string interval = "1s";
   bool show_version = false;
   app.add_option("--db", opt.config.db_path, "results file (SQLite); created if missing")
-      ->required();
+      ->required()
+      ->check(non_empty());
   app.add_option("--pid", pids, "process id to sample (repeatable; not followed across restarts)");
   app.add_option("--pidfile", pidfiles, "file holding the pid (repeatable; re-read on restart)");
   app.add_option("--name", names, "process name or executable basename (repeatable)");
   app.add_option("--port", ports, "the process listening on this TCP port (repeatable)");
-  app.add_option("--interval", interval, "sampling interval, 10ms..1h (default 1s)");
+  app.add_option("--interval", interval, "sampling interval, 10ms..1h (default 1s)")
+      ->check(parsed_between(parse_duration_us, kMinIntervalUs, kMaxIntervalUs, "from 10ms to 1h"));
   app.add_option("--max-queued", opt.config.max_queued,
                  "ticks that may wait for a busy results file before samples are dropped "
-                 "(default: 10 s worth)");
+                 "(default: 10 s worth)")
+      ->check(whole_number(0, 1'000'000));
   std::string pss_interval, pss_max_rss = "4GiB";
   app.add_option("--pss-interval", pss_interval,
-                 "also read PSS (smaps_rollup) this often, e.g. 30s; off by default: it is costly");
+                 "also read PSS (smaps_rollup) this often, e.g. 30s; off by default: it is costly")
+      ->check(parsed_between(parse_duration_us, int64_t{0}, kMaxIntervalUs, "at most 1h"));
   app.add_option("--pss-max-rss", pss_max_rss,
-                 "skip PSS for processes with a larger RSS (default 4GiB)");
+                 "skip PSS for processes with a larger RSS (default 4GiB)")
+      ->check(parsed_between(parse_size, uint64_t{0}, uint64_t{1} << 50, "at most 1PiB"));
   std::string listen, token_file, client_queue = "4MiB", idle_timeout = "60s";
   app.add_option("--listen", listen,
-                 "serve samples over TCP on ADDR:PORT (or PORT: 127.0.0.1); off by default");
+                 "serve samples over TCP on ADDR:PORT (or PORT: 127.0.0.1); off by default")
+      ->check(non_empty());
   app.add_option("--token-file", token_file,
                  "clients must present the token on this file's first line (required to "
-                 "listen on a non-loopback address)");
+                 "listen on a non-loopback address)")
+      ->check(non_empty());
   app.add_option("--max-clients", opt.config.server.max_clients,
-                 "clients served at once (default 16)");
+                 "clients served at once, 1..10000 (default 16)")
+      ->check(whole_number(1, 10'000));
   app.add_option("--client-queue", client_queue,
-                 "unsent bytes after which a client that does not read is dropped (default 4MiB)");
+                 "unsent bytes after which a client that does not read is dropped (default 4MiB)")
+      ->check(parsed_between(parse_size, uint64_t{1024}, uint64_t{1} << 40, "from 1KiB to 1TiB"));
   app.add_option("--idle-timeout", idle_timeout,
-                 "close clients that are not subscribed and send nothing this long (default 60s)");
-  app.add_option("--log-level", opt.log_level, "debug, info, warn, error or off");
+                 "close clients that are not subscribed and send nothing this long (default 60s)")
+      ->check(parsed_between(parse_duration_us, int64_t{1'000'000}, int64_t{86'400'000'000},
+                             "from 1s to 24h"));
+  app.add_option("--log-level", opt.log_level, "debug, info, warn, error or off")
+      ->check(CLI::Validator(
+          [](std::string& s) -> std::string {
+            try {
+              parse_log_level(s);
+              return "";
+            } catch (const std::invalid_argument& e) {
+              return e.what();
+            }
+          },
+          ""));
   app.add_flag("--version", show_version, "print the version and exit");
   try {
     app.parse(argc, argv);
@@ -96,6 +156,7 @@ std::optional<Options> parse_options(int argc, const char* const* argv) {
     std::cout << "kvmon " << version() << "\n";
     return std::nullopt;
   }
+  check_results_path("--db", opt.config.db_path, false);
   opt.config.interval_us = parse_duration_us(interval);
   if (!pss_interval.empty()) opt.config.pss.interval_us = parse_duration_us(pss_interval);
   opt.config.pss.max_rss_kib = static_cast<int64_t>(parse_size(pss_max_rss) / 1024);

@@ -1,0 +1,166 @@
+// Bad input for the real kvmon binary, table-driven: every option with wrong types, negative,
+// zero, overflowing and empty values, bad --listen addresses, unreadable files. Each row must
+// exit 2 with one line naming the option and the value, and write nothing: a results file
+// holding earlier rows stays byte-identical and a new one is not created. (kvmon has no config
+// file of its own: packaging/kvmon.conf is an environment file that systemd turns into these
+// same options.)
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "kvbench/schema.hpp"
+#include "db_query.hpp"
+#include "servers.hpp"
+
+namespace kv::mon {
+namespace {
+
+using kv::test::Process;
+using kv::test::TempDir;
+using kv::test::slurp;
+
+const std::string kKvmon = std::string(KV_BINARY_DIR) + "/monitor/kvmon";
+const std::string kDb = "@DB";  // replaced by the results file under test
+
+struct Case {
+  std::vector<std::string> args;
+  std::vector<std::string> expect;  // substrings of the one line printed
+};
+
+std::string joined(const std::vector<std::string>& args) {
+  std::string s;
+  for (const auto& a : args) s += (s.empty() ? "" : " ") + (a.empty() ? "''" : a);
+  return s;
+}
+
+class KvmonBadInput : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    previous_ = dir_.file("previous.db");
+    open_results_db(previous_).exec(
+        "INSERT INTO events (ts_us, source, kind, message) VALUES (1, 'kvmon', 'note', 'earlier')");
+    previous_bytes_ = slurp(previous_);
+    ASSERT_FALSE(previous_bytes_.empty());
+    std::filesystem::create_directory(dir_.file("adir"));
+    std::ofstream(dir_.file("token")) << "secret\n";
+    std::ofstream(dir_.file("empty.token")) << "\n";
+    std::ofstream(dir_.file("garbage.db")) << "not a results file\n";
+  }
+
+  void expect_refused(std::vector<std::string> args, const std::vector<std::string>& expect) {
+    SCOPED_TRACE(joined(args));
+    args.insert(args.begin(), kKvmon);
+    const std::string log = dir_.file("kvmon.log");
+    std::remove(log.c_str());
+    Process p(args, log);
+    int code = p.wait(5000);  // a row that is accepted would run until stopped
+    std::string out = slurp(log);
+    EXPECT_EQ(code, 2) << out;
+    EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
+    EXPECT_EQ(out.rfind("kvmon: ", 0), 0u) << out;
+    for (const auto& e : expect) {
+      bool found = out.find(e) != std::string::npos ||
+                   (e == "''" && out.find("empty") != std::string::npos);
+      EXPECT_TRUE(found) << "want " << e << " in " << out;
+    }
+  }
+
+  void check_all(const std::vector<Case>& cases) {
+    int runs = 0;
+    for (const auto& c : cases) {
+      if (std::find(c.args.begin(), c.args.end(), kDb) == c.args.end()) {
+        expect_refused(c.args, c.expect);
+        ++runs;
+        continue;
+      }
+      for (const std::string& db : {previous_, dir_.file("new.db")}) {
+        std::vector<std::string> args = c.args;
+        std::replace(args.begin(), args.end(), kDb, db);
+        expect_refused(args, c.expect);
+        ++runs;
+        EXPECT_TRUE(slurp(previous_) == previous_bytes_) << joined(args) << ": earlier rows changed";
+        for (const char* suffix : {"", "-wal", "-shm"})
+          EXPECT_FALSE(std::filesystem::exists(dir_.file("new.db") + suffix)) << joined(args);
+      }
+    }
+    std::cout << cases.size() << " cases, " << runs << " kvmon runs\n";
+  }
+
+  // kvmon with the results file under test and a process name, then `more`.
+  static std::vector<std::string> with(std::vector<std::string> more) {
+    std::vector<std::string> args = {"--db", kDb, "--name", "redis-server"};
+    args.insert(args.end(), more.begin(), more.end());
+    return args;
+  }
+
+  TempDir dir_;
+  std::string previous_, previous_bytes_;
+};
+
+std::vector<std::string> names(const std::string& option, const std::string& value) {
+  return {"--" + option, "'" + value + "'"};
+}
+
+TEST_F(KvmonBadInput, EveryOptionWithBadValues) {
+  const std::vector<std::string> durations = {"abc", "-1", "99999999999999999999", "1e400",
+                                              "64Ti", "", "5parsecs"};
+  const std::vector<std::string> sizes = {"abc", "-1", "99999999999999999999", "1e400", "64Ti",
+                                          "", "1.5"};
+  std::vector<Case> cases;
+  auto each = [&](const std::string& option, const std::vector<std::string>& values,
+                  std::vector<std::string> before = {}) {
+    for (const auto& v : values) {
+      std::vector<std::string> more = before;
+      more.insert(more.end(), {"--" + option, v});
+      cases.push_back({with(more), names(option, v)});
+    }
+  };
+  each("pid", {"abc", "-1", "0", "99999999999999999999", "1e400", "64Ti", "", "2147483648", "1.5"});
+  each("port", {"abc", "-1", "0", "65536", "99999999999999999999", "1e400", "", "80.5"});
+  each("pidfile", {""});
+  each("name", {""});
+  each("interval", durations);
+  each("interval", {"0", "5ms", "2h", "0.0001s"});
+  each("pss-interval", durations);
+  each("pss-max-rss", sizes);
+  each("max-queued", {"abc", "-1", "99999999999999999999", "1e400", "", "1.5", "2000000"});
+  each("max-clients", {"abc", "-1", "0", "99999999999999999999", "1e400", "", "1.5", "100000"});
+  each("client-queue", sizes, {"--listen", "7070"});
+  each("client-queue", {"0", "100"}, {"--listen", "7070"});
+  each("idle-timeout", durations, {"--listen", "7070"});
+  each("idle-timeout", {"0", "10ms"}, {"--listen", "7070"});
+  each("listen", {"abc", "-1", "0", "65536", "99999999999999999999", "", "host:", ":7070",
+                  "127.0.0.1:65536", "::1:7070", "[::1:7070", "127.0.0.1:abc"});
+  each("log-level", {"bogus", "", "DEBUG", "5"});
+  // --listen on another host needs a token file, and the token file must be usable.
+  cases.push_back({with({"--listen", "0.0.0.0:7070"}), {"--listen", "0.0.0.0:7070", "--token-file"}});
+  cases.push_back({with({"--token-file", dir_.file("token")}), {"--token-file needs --listen"}});
+  for (const auto& [file, why] : std::vector<std::pair<std::string, std::string>>{
+           {dir_.file("missing"), "missing"},
+           {dir_.file("adir"), "adir"},
+           {dir_.file("empty.token"), "empty.token"},
+           {"", "''"}})
+    cases.push_back({with({"--listen", "7070", "--token-file", file}), {"--token-file", why}});
+  check_all(cases);
+}
+
+TEST_F(KvmonBadInput, ResultsFileAndStrayArguments) {
+  std::vector<Case> cases = {
+      {{"--name", "redis-server"}, {"--db is required"}},
+      {{"--db", "", "--name", "redis-server"}, {"--db"}},
+      {{"--db", dir_.file("adir"), "--name", "x"}, {"--db", "adir", "is a directory"}},
+      {{"--db", dir_.file("nodir/r.db"), "--name", "x"}, {"--db", "nodir", "no such directory"}},
+      {{"--db", dir_.file("garbage.db"), "--name", "x"}, {"--db", "garbage.db", "not a SQLite file"}},
+      {with({"--bogus"}), {"--bogus"}},
+      {with({"--interval"}), {"--interval"}},
+  };
+  check_all(cases);
+  EXPECT_EQ(slurp(dir_.file("garbage.db")), "not a results file\n");
+}
+
+}  // namespace
+}  // namespace kv::mon
