@@ -88,6 +88,9 @@ TickEntry encode_tick(const Batch& batch) {
   std::sort(entry.instances.begin(), entry.instances.end());
   entry.instances.erase(std::unique(entry.instances.begin(), entry.instances.end()),
                         entry.instances.end());
+  // Built by appending, so its capacity can be up to twice its size: the ring keeps an hour of
+  // these, so give the slack back (at 1 Hz: 1.77 KiB a tick held instead of 1.1 KiB).
+  lines.shrink_to_fit();
   entry.lines = std::make_shared<const std::string>(std::move(lines));
   return entry;
 }
