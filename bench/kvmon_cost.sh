@@ -4,12 +4,14 @@
 # processes in the same run. Also kvmon's sampling jitter (ts_us - scheduled_ts_us).
 #
 # Usage: bench/kvmon_cost.sh [--duration S] [--rates "1 10 100"] [--kvmon PATH] [--out FILE]
-#                            [--no-pidstat] [--keep]
+#                            [--no-pidstat] [--host-every-tick] [--keep]
 #   --duration S   seconds measured per configuration (default 30; six configurations, so the
 #                  whole script takes about 6 x (S + 4) s)
 #   --rates LIST   sampling rates in Hz (default "1 10 100")
 #   --kvmon PATH   the kvmon binary (default $KV_BUILD_DIR or build/, then monitor/kvmon)
 #   --out FILE     the markdown report (default bench/results/kvmon_cost-<date>.md)
+#   --host-every-tick  also read the host's files every tick (--host-interval = --interval;
+#                  by default kvmon reads them once a second at rates above 1 Hz)
 #   --keep         keep the temp dir (databases, logs)
 #
 # Starts a redis-server, a memcached and a second redis-server on free loopback ports in a temp
@@ -19,7 +21,7 @@
 # RSS is VmHWM. Keep the machine otherwise quiet while it runs.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-duration=30 rates="1 10 100" kvmon="" out="" keep=0 use_pidstat=1
+duration=30 rates="1 10 100" kvmon="" out="" keep=0 use_pidstat=1 host_every_tick=0
 command_line="$0 $*"
 while (($#)); do
   case "$1" in
@@ -29,7 +31,8 @@ while (($#)); do
     --out) out=$2; shift 2 ;;
     --keep) keep=1; shift ;;
     --no-pidstat) use_pidstat=0; shift ;;
-    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+    --host-every-tick) host_every_tick=1; shift ;;
+    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
     *) echo "kvmon_cost: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -113,6 +116,7 @@ measure() {  # $1: rate in Hz, $2...: target pids
   interval_ms=$(awk -v hz="$hz" 'BEGIN {printf "%g", 1000 / hz}')
   local db="$work/$tag.db" args=()
   for p in "${targets[@]}"; do args+=(--pid "$p"); done
+  ((host_every_tick)) && args+=(--host-interval "${interval_ms}ms")
   "$kvmon" --db "$db" "${args[@]}" --interval "${interval_ms}ms" --log-level warn \
     2>"$work/$tag.kvmon.log" &
   local kpid=$!
@@ -136,7 +140,7 @@ measure() {  # $1: rate in Hz, $2...: target pids
 
   # Ticks in the window, and the jitter of every process sample of the run (µs).
   local ticks jitter preports=0
-  ticks=$(sqlite3 "$db" "SELECT COUNT(*) FROM host_samples WHERE scheduled_ts_us >= $t0 AND scheduled_ts_us < $t1")
+  ticks=$(sqlite3 "$db" "SELECT COUNT(DISTINCT scheduled_ts_us) FROM process_samples WHERE scheduled_ts_us >= $t0 AND scheduled_ts_us < $t1")
   jitter=$(sqlite3 -separator ' ' "$db" "
     WITH j AS (SELECT ts_us - scheduled_ts_us AS d FROM process_samples),
          n AS (SELECT COUNT(*) AS c FROM j)
@@ -218,8 +222,11 @@ fs_type=$(df -T "$work" | awk 'NR == 2 {print $2}')
   echo
   echo "CPU: /proc/PID/task/*/schedstat (ns on CPU, all threads) over the measured window;"
   echo "in brackets utime+stime from /proc/PID/stat ($(getconf CLK_TCK) ticks/s, coarse). A kvmon sample"
-  echo "is one tick: every target, the host (load, meminfo, vmstat, stat, PSI, diskstats) and the"
-  echo "SQLite transaction; a pidstat report covers the targets only. Jitter: ts_us - scheduled_ts_us"
+  if ((host_every_tick)); then host_note="on every tick (--host-interval = --interval)"
+  else host_note="once a second (kvmon's default --host-interval: the interval, at least 1 s)"; fi
+  echo "is one tick: every target, the host (load, meminfo, vmstat, stat, PSI, diskstats) read"
+  echo "$host_note, and its share of the SQLite transactions (one per --flush-interval);"
+  echo "a pidstat report covers the targets only. Jitter: ts_us - scheduled_ts_us"
   echo "of every process sample. Drop events: samples_dropped and ticks_skipped rows."
   echo
   echo "Goals (1 Hz < 0.05 % of a core, 10 Hz < 0.5 %, RSS < 16 MiB, less CPU per sample than pidstat):"

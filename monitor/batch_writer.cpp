@@ -10,18 +10,19 @@ namespace kv::mon {
 
 namespace {
 
-std::chrono::microseconds flush_period(int64_t interval_us, size_t max_queued) {
+std::chrono::microseconds flush_period(int64_t interval_us, size_t max_queued,
+                                       int64_t wanted_us) {
   int64_t half_queue_us = interval_us * static_cast<int64_t>(std::max<size_t>(max_queued / 2, 1));
-  return std::chrono::microseconds(
-      std::max(interval_us, std::min<int64_t>(1'000'000, half_queue_us)));
+  return std::chrono::microseconds(std::max(interval_us, std::min(wanted_us, half_queue_us)));
 }
 
 }  // namespace
 
-BatchWriter::BatchWriter(std::unique_ptr<SqliteSink> sink, size_t max_queued)
+BatchWriter::BatchWriter(std::unique_ptr<SqliteSink> sink, size_t max_queued,
+                         int64_t flush_period_us)
     : sink_(std::move(sink)),
       max_queued_(max_queued < 1 ? 1 : max_queued),
-      flush_period_(flush_period(sink_->interval_us(), max_queued_)) {
+      flush_period_(flush_period(sink_->interval_us(), max_queued_, flush_period_us)) {
   thread_ = std::thread([this] { run(); });
 }
 

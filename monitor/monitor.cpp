@@ -43,15 +43,17 @@ class Loop {
         writer_(std::make_unique<SqliteSink>(
                     config.db_path, SessionInfo{host_name(), now_ts_us(), config.interval_us,
                                                 getpid(), config.command_line}),
-                queue_capacity(config)),
+                queue_capacity(config), effective_flush_interval_us(config)),
         io_(io),
         timer_(io),
-        interval_(std::chrono::microseconds(config.interval_us)) {}
+        interval_(std::chrono::microseconds(config.interval_us)),
+        host_every_(std::max<int64_t>(1, effective_host_interval_us(config) / config.interval_us)) {}
 
   void start() {
-    log_info() << "sampling " << config_.selectors.size()
-               << " target(s) and the host every " << format_duration_us(config_.interval_us)
-               << " into " << config_.db_path;
+    log_info() << "sampling " << config_.selectors.size() << " target(s) every "
+               << format_duration_us(config_.interval_us) << " and the host every "
+               << format_duration_us(host_every_ * config_.interval_us) << " into "
+               << config_.db_path;
     start_steady_ = Clock::now();
     start_wall_us_ = now_ts_us();
     if (!config_.server.address.empty()) start_server();
@@ -71,8 +73,12 @@ class Loop {
     Batch batch;
     batch.scheduled_ts_us = start_wall_us_ + tick_ * config_.interval_us;
     tracker_.tick(batch);
-    batch.host = host_.sample();
-    batch.host->scheduled_ts_us = batch.scheduled_ts_us;
+    // The host on ticks 0, k, 2k, ... (after skipped ticks: the first tick of the next slot).
+    if (tick_ / host_every_ != last_host_slot_) {
+      last_host_slot_ = tick_ / host_every_;
+      batch.host = host_.sample();
+      batch.host->scheduled_ts_us = batch.scheduled_ts_us;
+    }
     for (EventRecord& e : server_events_) batch.events.push_back(std::move(e));
     server_events_.clear();
     if (server_) server_->publish(batch);
@@ -83,7 +89,7 @@ class Loop {
   // Events of the server (a client dropped) go out with the next tick, through the same path.
   void start_server() {
     ServerIdentity id{host_name(), getpid(), start_wall_us_, config_.interval_us,
-                      config_.command_line, {}};
+                      host_every_ * config_.interval_us, config_.command_line, {}};
     for (const Selector& sel : config_.selectors) id.selectors.push_back(sel.text());
     server_ = std::make_unique<MonitorServer>(
         io_, config_.server, std::move(id),
@@ -116,6 +122,8 @@ class Loop {
   std::unique_ptr<MonitorServer> server_;
   std::vector<EventRecord> server_events_;
   Clock::duration interval_;
+  int64_t host_every_;  // ticks
+  int64_t last_host_slot_ = -1;
   Clock::time_point start_steady_;
   int64_t start_wall_us_ = 0;
   int64_t tick_ = 0;
@@ -130,6 +138,26 @@ void validate(const MonitorConfig& config) {
     throw std::invalid_argument("--interval " + format_duration_us(config.interval_us) +
                                 ": must be from 10ms to 1h");
   }
+  auto check = [&](const char* option, int64_t us) {
+    if (us != 0 && (us < config.interval_us || us > kMaxIntervalUs)) {
+      throw std::invalid_argument(std::string(option) + " '" + format_duration_us(us) +
+                                  "': must be from the --interval (" +
+                                  format_duration_us(config.interval_us) + ") to 1h");
+    }
+  };
+  check("--host-interval", config.host_interval_us);
+  check("--flush-interval", config.flush_interval_us);
+}
+
+int64_t effective_host_interval_us(const MonitorConfig& config) {
+  if (config.host_interval_us > 0) return config.host_interval_us;
+  return std::max<int64_t>(config.interval_us, 1'000'000);
+}
+
+int64_t effective_flush_interval_us(const MonitorConfig& config) {
+  if (config.flush_interval_us > 0) return config.flush_interval_us;
+  return std::max(config.interval_us,
+                  std::clamp<int64_t>(5 * config.interval_us, 1'000'000, 5'000'000));
 }
 
 int run_monitor(const MonitorConfig& config) {

@@ -22,6 +22,12 @@ struct MonitorConfig {
   // Ticks that may wait for the database before samples are dropped; 0: ten seconds' worth
   // (at least 16).
   int64_t max_queued = 0;
+  // How often the host's files (load, memory, vmstat, stat, PSI, diskstats) are read; 0: the
+  // interval, but at least 1 s. Rounded down to a whole number of intervals.
+  int64_t host_interval_us = 0;
+  // How often queued ticks are committed to the results file; 0: five intervals, but at least
+  // 1 s and at most 5 s. Also the most a kill -9 of kvmon can lose (SIGINT/SIGTERM lose nothing).
+  int64_t flush_interval_us = 0;
   PssPolicy pss;              // off unless --pss-interval
   std::string command_line;  // stored in monitor_sessions
   ServerConfig server;        // --listen: off while server.address is empty
@@ -29,8 +35,13 @@ struct MonitorConfig {
   std::string sys_root = "/sys";
 };
 
-// Throws std::invalid_argument if the interval is outside [10 ms, 1 h] or the db path is empty.
+// Throws std::invalid_argument if the interval is outside [10 ms, 1 h], the host or flush
+// interval is shorter than the interval or longer than 1 h, or the db path is empty.
 void validate(const MonitorConfig& config);
+
+// The host interval and the flush period in effect for `config` (its defaults resolved).
+int64_t effective_host_interval_us(const MonitorConfig& config);
+int64_t effective_flush_interval_us(const MonitorConfig& config);
 
 // Samples until SIGINT or SIGTERM, then marks the session completed. Returns the exit status
 // (0). Throws if the results file cannot be opened. The database is written by a second thread:

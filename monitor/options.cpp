@@ -101,6 +101,15 @@ std::optional<Options> parse_options(int argc, const char* const* argv) {
                  "ticks that may wait for a busy results file before samples are dropped "
                  "(default: 10 s worth)")
       ->check(whole_number(0, 1'000'000));
+  std::string host_interval, flush_interval;
+  app.add_option("--host-interval", host_interval,
+                 "read the host's files (load, memory, swap, CPU, PSI, disks) this often, "
+                 "from the interval to 1h (default: the interval, but at least 1s)")
+      ->check(parsed_between(parse_duration_us, kMinIntervalUs, kMaxIntervalUs, "from 10ms to 1h"));
+  app.add_option("--flush-interval", flush_interval,
+                 "commit to the results file this often, from the interval to 1h (default: 5 "
+                 "intervals, 1s..5s); a kill -9 loses at most this much")
+      ->check(parsed_between(parse_duration_us, kMinIntervalUs, kMaxIntervalUs, "from 10ms to 1h"));
   std::string pss_interval, pss_max_rss = "4GiB";
   app.add_option("--pss-interval", pss_interval,
                  "also read PSS (smaps_rollup) this often, e.g. 30s; off by default: it is costly")
@@ -158,6 +167,20 @@ std::optional<Options> parse_options(int argc, const char* const* argv) {
   }
   check_results_path("--db", opt.config.db_path, false);
   opt.config.interval_us = parse_duration_us(interval);
+  auto at_least_interval = [&](const char* option, const std::string& text) {
+    int64_t us = parse_duration_us(text);
+    if (us < opt.config.interval_us) {
+      throw std::invalid_argument(std::string(option) + " '" + text +
+                                  "': must not be shorter than --interval (" + interval + ")");
+    }
+    return us;
+  };
+  if (!host_interval.empty()) {
+    opt.config.host_interval_us = at_least_interval("--host-interval", host_interval);
+  }
+  if (!flush_interval.empty()) {
+    opt.config.flush_interval_us = at_least_interval("--flush-interval", flush_interval);
+  }
   if (!pss_interval.empty()) opt.config.pss.interval_us = parse_duration_us(pss_interval);
   opt.config.pss.max_rss_kib = static_cast<int64_t>(parse_size(pss_max_rss) / 1024);
   using Kind = Selector::Kind;

@@ -110,6 +110,25 @@ bool OpenFile::read() {
   return true;
 }
 
+bool OpenFile::read_prefix(size_t max_bytes) {
+  text_ = {};
+  if (fd_ < 0) return false;
+  if (buf_.size() < max_bytes) buf_.resize(max_bytes);
+  ssize_t n;
+  do {
+    n = ::pread(fd_, buf_.data(), max_bytes, 0);
+  } while (n < 0 && errno == EINTR);
+  if (n < 0) {
+    err_ = errno;
+    return false;
+  }
+  err_ = 0;
+  std::string_view got(buf_.data(), static_cast<size_t>(n));
+  size_t last_nl = got.rfind('\n');
+  text_ = last_nl == std::string_view::npos ? std::string_view() : got.substr(0, last_nl + 1);
+  return true;
+}
+
 OpenDir::OpenDir(int dirfd, const char* name) {
   int fd = ::openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) {
@@ -153,6 +172,16 @@ std::optional<int64_t> OpenDir::count() {
     return std::nullopt;
   }
   return n;
+}
+
+std::optional<int64_t> OpenDir::stat_size() {
+  struct stat st {};
+  if (dir_ == nullptr) return std::nullopt;
+  if (::fstat(::dirfd(dir_), &st) != 0) {
+    err_ = errno;
+    return std::nullopt;
+  }
+  return static_cast<int64_t>(st.st_size);
 }
 
 bool OpenFile::exists() const {
@@ -249,6 +278,14 @@ ProcFs::ProcFs(std::string proc_root, std::string sys_root)
     : proc_root_(std::move(proc_root)), sys_root_(std::move(sys_root)) {
   struct statfs sfs {};
   is_procfs_ = ::statfs(proc_root_.c_str(), &sfs) == 0 && sfs.f_type == PROC_SUPER_MAGIC;
+  if (is_procfs_) {
+    // This process has at least stdin..stderr or the directory's own fd open: a kernel that
+    // counts reports a size > 0 and equal to the listing (older kernels report 0).
+    OpenDir self(AT_FDCWD, (proc_root_ + "/self/fd").c_str());
+    auto size = self.stat_size();
+    auto listed = self.count();
+    fd_dir_size_is_count_ = size && listed && *size > 0 && *size == *listed;
+  }
 }
 
 FileText ProcFs::read(const std::string& rel) const { return read_file(proc_root_ + "/" + rel); }

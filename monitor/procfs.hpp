@@ -43,6 +43,10 @@ class OpenFile {
   // file could not be opened) and text() is empty. A read that returns less than the buffer
   // holds is taken as the end of the file (procfs generates a file whole; one pread per read).
   bool read();
+  // Like read(), but one pread of at most `max_bytes`, and text() ends after the last whole
+  // line. For files generated line by line as they are read (seq_file: /proc/vmstat), whose
+  // wanted lines come first, this saves generating the rest.
+  bool read_prefix(size_t max_bytes);
   int err() const { return err_; }
   // False once the file has been deleted (its link count is 0). Meaningful outside procfs only.
   bool exists() const;
@@ -72,6 +76,9 @@ class OpenDir {
   int err() const { return err_; }
   // Entries other than . and ..; nullopt (err() set) when it cannot be listed.
   std::optional<int64_t> count();
+  // The size fstat reports: for /proc/PID/fd on Linux >= 6.2 the number of open fds, found
+  // without listing them (see ProcFs::fd_dir_size_is_count); nullopt (err() set) on failure.
+  std::optional<int64_t> stat_size();
 
  private:
   DIR* dir_ = nullptr;
@@ -149,11 +156,16 @@ class ProcFs {
   // kept open still reads after its process's directory is removed: samplers then check that
   // the file was not deleted, where procfs itself fails the read (ESRCH).
   bool is_procfs() const { return is_procfs_; }
+  // Whether fstat of a /proc/PID/fd directory gives its number of entries as the size (Linux
+  // 6.2 and later): a few hundred ns where listing the fds of a store with thousands of
+  // connections takes that many readdir entries. Checked on proc_root/self/fd at construction.
+  bool fd_dir_size_is_count() const { return fd_dir_size_is_count_; }
 
  private:
   std::string proc_root_;
   std::string sys_root_;
   bool is_procfs_ = false;
+  bool fd_dir_size_is_count_ = false;
 };
 
 // Reads a whole file by path (for pidfiles). errno on failure.

@@ -122,7 +122,7 @@ Result<ProcessSample> ProcessSampler::sample(const ProcessKey& key, Proc& p) {
   }
 
   if (!p.fd_dir.is_open()) p.fd_dir = p.dir.open_dir("fd");
-  s.fds = p.fd_dir.count();
+  s.fds = fs_.fd_dir_size_is_count() ? p.fd_dir.stat_size() : p.fd_dir.count();
   if (!s.fds && (p.fd_dir.err() == EACCES || p.fd_dir.err() == EPERM)) {
     warn_once(warned_fd_, "fd", key.pid, p.fd_dir.err());
   }
@@ -177,11 +177,10 @@ HostSample HostSampler::sample() {
     h.swap_total_kib = m.swap_total_kib;
     h.swap_free_kib = m.swap_free_kib;
   }
-  if (vmstat_.read()) {
-    VmStat v = parse_vmstat(vmstat_.text());
-    h.pswpin = v.pswpin;
-    h.pswpout = v.pswpout;
-    h.pgmajfault = v.pgmajfault;
+  if (auto v = read_vmstat()) {
+    h.pswpin = v->pswpin;
+    h.pswpout = v->pswpout;
+    h.pgmajfault = v->pgmajfault;
   }
   if (stat_.read()) {
     HostStat st = parse_host_stat(stat_.text());
@@ -208,6 +207,30 @@ HostSample HostSampler::sample() {
     }
   }
   return h;
+}
+
+// /proc/vmstat is ~180 lines generated as they are read, and the three wanted come in its
+// first half: read up to a little past where the last of them ended last time (half the
+// kernel's work), and the whole file when one of them is not in that part.
+std::optional<VmStat> HostSampler::read_vmstat() {
+  constexpr size_t kMargin = 512;  // counters grow a digit now and then
+  auto complete = [](const VmStat& v) { return v.pswpin && v.pswpout && v.pgmajfault; };
+  if (vmstat_prefix_ > 0 && vmstat_.read_prefix(vmstat_prefix_ + kMargin)) {
+    VmStat v = parse_vmstat(vmstat_.text());
+    if (complete(v)) return v;
+  }
+  if (!vmstat_.read()) return std::nullopt;
+  std::string_view text = vmstat_.text();
+  VmStat v = parse_vmstat(text);
+  vmstat_prefix_ = 0;
+  if (complete(v)) {  // where the last wanted line ends
+    for (std::string_view key : {"\npswpin ", "\npswpout ", "\npgmajfault "}) {
+      size_t at = text.find(key);
+      size_t end = at == std::string_view::npos ? text.size() : text.find('\n', at + 1);
+      vmstat_prefix_ = std::max(vmstat_prefix_, end == std::string_view::npos ? text.size() : end + 1);
+    }
+  }
+  return v;
 }
 
 std::optional<int64_t> HostSampler::boot_ts_us() const {

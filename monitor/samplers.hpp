@@ -81,9 +81,11 @@ class HostSampler {
 
  private:
   bool is_whole_disk(const std::string& device);
+  std::optional<VmStat> read_vmstat();
 
   const ProcFs& fs_;
   OpenFile loadavg_, meminfo_, vmstat_, stat_, psi_memory_, psi_io_, psi_cpu_, diskstats_;
+  size_t vmstat_prefix_ = 0;  // bytes of /proc/vmstat that held its wanted lines last time
   std::map<std::string, bool, std::less<>> whole_disk_;  // device -> /sys/block/<dev> exists
 };
 

@@ -100,6 +100,7 @@ class Client : public std::enable_shared_from_this<Client> {
   void on_stream(const Message& m, bool history_only);
   void fail(std::string_view code, const std::string& text);
   void arm_idle(int64_t timeout_us);
+  int64_t slot(const TickEntry& e) const;
   bool due(const TickEntry& e) const;
   void enqueue_tick(const TickEntry& e);
   void pump();
@@ -126,7 +127,7 @@ class Client : public std::enable_shared_from_this<Client> {
   bool backfilling_ = false;
   int64_t interval_us_ = 0;
   int64_t cursor_ts_us_ = 0;  // the latest tick considered for this client
-  std::optional<int64_t> last_sent_ts_us_;
+  std::optional<int64_t> last_sent_slot_;  // of interval_us_ since the session started
   std::set<ProcessKey> announced_;
 };
 
@@ -192,7 +193,7 @@ void Client::on_hello(const Message& m) {
   Message r("hello");
   r.add("v", proto::kVersion).add("kvmon", version()).add("host", id.host).add("pid", id.pid);
   r.add("started_ts_us", id.started_ts_us).add("interval_us", id.interval_us);
-  r.add("command_line", id.command_line);
+  r.add("host_interval_us", id.host_interval_us).add("command_line", id.command_line);
   r.add("oldest_ts_us", server_->ring.oldest_ts_us()).add("newest_ts_us", server_->ring.newest_ts_us());
   push(encoded(r));
 }
@@ -235,9 +236,19 @@ void Client::on_stream(const Message& m, bool history_only) {
   if (!writing_ && queue_.empty()) pump();
 }
 
+// The first tick of each slot of the client's interval, counted from the session's start:
+// the grid kvmon samples the host on, so a client whose interval is a multiple of the host
+// interval gets every host sample, and one whose interval divides it gets them all too.
+int64_t Client::slot(const TickEntry& e) const {
+  int64_t since_start = e.scheduled_ts_us - server_->identity.started_ts_us;
+  return since_start >= 0 ? since_start / interval_us_ : -1;
+}
+
 bool Client::due(const TickEntry& e) const {
-  return !last_sent_ts_us_ ||
-         e.scheduled_ts_us - *last_sent_ts_us_ >= interval_us_ - server_->identity.interval_us / 2;
+  if (last_sent_slot_) return slot(e) != *last_sent_slot_;
+  // The first tick sent opens a slot, so that the next one comes a whole interval later.
+  const int64_t since_start = e.scheduled_ts_us - server_->identity.started_ts_us;
+  return since_start < 0 || since_start % interval_us_ < server_->identity.interval_us;
 }
 
 void Client::enqueue_tick(const TickEntry& e) {
@@ -245,7 +256,7 @@ void Client::enqueue_tick(const TickEntry& e) {
     if (!announced_.insert(key).second) continue;
     if (Bytes line = server_->ring.instance_line(key)) push(line);
   }
-  last_sent_ts_us_ = e.scheduled_ts_us;
+  last_sent_slot_ = slot(e);
   push(e.lines);
 }
 

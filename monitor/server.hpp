@@ -38,6 +38,7 @@ struct ServerIdentity {
   int64_t pid = 0;
   int64_t started_ts_us = 0;
   int64_t interval_us = 0;
+  int64_t host_interval_us = 0;  // host lines come on ticks this far apart
   std::string command_line;
   std::vector<std::string> selectors;  // Selector::text() of each target
 };

@@ -65,7 +65,8 @@ TEST(HtmlReport, ChartsRenderInHeadlessChromiumWithData) {
   TempDir dir;
   std::string db_path = dir.file("r.db");
   Process kvmon({kKvmon, "--db", db_path, "--pid", std::to_string(redis.pid()), "--pid",
-                 std::to_string(memcached.pid()), "--interval", "200ms"},
+                 std::to_string(memcached.pid()), "--interval", "200ms",
+                 "--host-interval", "200ms"},  // the scenario's steps last under a second
                 dir.file("kvmon.log"));
   usleep(500'000);
   auto plain = run_kvdrive(dir, {"run", "--db", db_path, "--target", redis.uri(), "--target", memcached.uri(),

@@ -37,7 +37,7 @@ struct Kvmon {
   Process proc;
   void start(pid_t target, const std::string& interval = "100ms") {
     proc = Process({kKvmon, "--db", dir.file("kvmon.db"), "--pid", std::to_string(target),
-                    "--interval", interval, "--listen", "127.0.0.1:" + std::to_string(port)},
+                    "--interval", interval, "--host-interval", interval, "--listen", "127.0.0.1:" + std::to_string(port)},
                    dir.file("kvmon.log"));
   }
   std::string log() const { return slurp(dir.file("kvmon.log")); }

@@ -125,6 +125,11 @@ TEST_F(KvmonBadInput, EveryOptionWithBadValues) {
   each("name", {""});
   each("interval", durations);
   each("interval", {"0", "5ms", "2h", "0.0001s"});
+  // The host and flush intervals: valid durations, and not shorter than --interval (1s here).
+  for (const char* option : {"host-interval", "flush-interval"}) {
+    each(option, durations);
+    each(option, {"0", "5ms", "2h", "500ms"});
+  }
   each("pss-interval", durations);
   each("pss-max-rss", sizes);
   each("max-queued", {"abc", "-1", "99999999999999999999", "1e400", "", "1.5", "2000000"});

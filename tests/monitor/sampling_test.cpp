@@ -1,8 +1,10 @@
 // Unit tests of the samplers, target resolution and the tracker against fixture /proc trees.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 
@@ -124,7 +126,7 @@ TEST(BatchWriter, AGapInScheduledTimesIsATicksSkippedEvent) {
   const std::string db_path = dir.file("results.db");
   {
     BatchWriter writer(std::make_unique<SqliteSink>(db_path, SessionInfo{"h", 1, 10'000, 1, ""}),
-                       100);
+                       100, 1'000'000);
     for (int64_t tick : {0, 1, 2, 6, 7}) {  // ticks 3, 4 and 5 were skipped
       Batch b;
       b.scheduled_ts_us = 1'000'000 + tick * 10'000;
@@ -163,6 +165,74 @@ TEST(HostSampler, ReadsHostFilesAndOnlyWholeBusyDisks) {
   auto boot_ts_us = host.boot_ts_us();  // now - 5000.25 s of uptime
   ASSERT_TRUE(boot_ts_us.has_value());
   EXPECT_NEAR(static_cast<double>(now_ts_us() - *boot_ts_us), 5000.25e6, 1e6);
+}
+
+TEST(HostSampler, VmstatReadInPartFindsItsLinesWhenTheyMoveOrGo) {
+  FixtureCopy copy;
+  ProcFs procfs(copy.proc(), copy.sys());
+  HostSampler host(procfs);
+  EXPECT_EQ(host.sample().pgmajfault, 1372);
+  EXPECT_EQ(host.sample().pgmajfault, 1372);  // from the part read last time
+  // 4 KiB of new lines before the wanted ones: past the part read last time.
+  std::string filler;
+  for (int i = 0; filler.size() < 4096; ++i) filler += "nr_new_counter_" + std::to_string(i) + " 7\n";
+  copy.write("vmstat", filler + "pswpin 13\npswpout 341\npgmajfault 1400\npgfault 1\n");
+  HostSample moved = host.sample();
+  EXPECT_EQ(moved.pswpin, 13);
+  EXPECT_EQ(moved.pswpout, 341);
+  EXPECT_EQ(moved.pgmajfault, 1400);
+  copy.write("vmstat", "pswpin 14\npgmajfault 1401\n");  // a kernel without pswpout
+  HostSample missing = host.sample();
+  EXPECT_EQ(missing.pswpin, 14);
+  EXPECT_FALSE(missing.pswpout.has_value());
+  EXPECT_EQ(missing.pgmajfault, 1401);
+}
+
+TEST(HostSampler, VmstatMatchesTheWholeFileOnThisMachine) {
+  ProcFs procfs;
+  HostSampler host(procfs);
+  for (int i = 0; i < 3; ++i) {  // the first reads the whole file, the others a part
+    VmStat before = parse_vmstat(procfs.read("vmstat").text);
+    HostSample h = host.sample();
+    VmStat after = parse_vmstat(procfs.read("vmstat").text);
+    ASSERT_TRUE(h.pgmajfault.has_value());
+    EXPECT_GE(*h.pgmajfault, *before.pgmajfault);
+    EXPECT_LE(*h.pgmajfault, *after.pgmajfault);
+    ASSERT_EQ(h.pswpin.has_value(), before.pswpin.has_value());
+    if (h.pswpin) {
+      EXPECT_GE(*h.pswpin, *before.pswpin);
+      EXPECT_LE(*h.pswpin, *after.pswpin);
+    }
+  }
+}
+
+TEST(ProcessSampler, CountsOpenFdsOnThisMachine) {
+  ProcFs procfs;
+  struct utsname u {};
+  ASSERT_EQ(uname(&u), 0);
+  int major = 0, minor = 0;
+  ASSERT_EQ(std::sscanf(u.release, "%d.%d", &major, &minor), 2);
+  // Linux 6.2 reports the number of fds as the size of /proc/PID/fd: no listing needed.
+  EXPECT_EQ(procfs.fd_dir_size_is_count(), major > 6 || (major == 6 && minor >= 2)) << u.release;
+  auto self = read_process_info(procfs, getpid());
+  ASSERT_TRUE(self.ok()) << self.error().message;
+  ProcessSampler sampler(procfs, sysconf(_SC_CLK_TCK));
+  auto before = sampler.sample(self.value().key);
+  ASSERT_TRUE(before.ok() && before.value().fds.has_value());
+  int pipes[3][2];
+  for (auto& p : pipes) ASSERT_EQ(pipe(p), 0);
+  auto after = sampler.sample(self.value().key);
+  for (auto& p : pipes) {
+    close(p[0]);
+    close(p[1]);
+  }
+  ASSERT_TRUE(after.ok() && after.value().fds.has_value());
+  EXPECT_EQ(*after.value().fds - *before.value().fds, 6);
+  int64_t listed = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator("/proc/self/fd")) ++listed;
+  auto now = sampler.sample(self.value().key);
+  ASSERT_TRUE(now.ok());
+  EXPECT_EQ(now.value().fds, listed - 1);  // the iterator had one more open
 }
 
 TEST(HostSampler, MissingPressureIsNull) {

@@ -120,7 +120,8 @@ TEST(KvmonServer, SubscriberGetsTicksAtItsIntervalAndTimeIsNow) {
   StoreServer redis(StoreServer::Kind::redis);
   KV_START_OR_SKIP(redis);
   Kvmon kvmon;
-  kvmon.start({"--pid", std::to_string(redis.pid()), "--interval", "50ms"});
+  kvmon.start({"--pid", std::to_string(redis.pid()), "--interval", "50ms", "--host-interval",
+               "100ms"});
   TestClient c(kvmon.port);
   c.hello();
   auto hello = c.until("hello");
@@ -154,6 +155,35 @@ TEST(KvmonServer, SubscriberGetsTicksAtItsIntervalAndTimeIsNow) {
   EXPECT_EQ(procs, 8);
   EXPECT_EQ(hosts, 8);
   EXPECT_EQ(instances, 1) << "the instance is announced once, before its first sample";
+}
+
+TEST(KvmonServer, ASubscriberAtTheHostIntervalGetsEveryHostSample) {
+  Kvmon kvmon;
+  kvmon.start({"--interval", "100ms"});  // the host every 1 s by default
+  TestClient c(kvmon.port);
+  c.hello();
+  auto hello = c.until("hello");
+  ASSERT_TRUE(hello) << kvmon.log();
+  EXPECT_EQ(hello->get_int("host_interval_us"), 1'000'000);
+  c.send("subscribe interval_us=1000000\n");
+  ASSERT_TRUE(c.until("subscribed"));
+  int ticks = 0, hosts_in_tick = 0;
+  std::vector<int64_t> host_ts;
+  while (ticks < 3) {
+    auto m = c.next();
+    ASSERT_TRUE(m) << "stream stopped\n" << kvmon.log();
+    if (m->verb == "host") {
+      ++hosts_in_tick;
+      host_ts.push_back(*m->get_int("scheduled_ts_us"));
+    }
+    if (m->verb == "tick") {
+      EXPECT_EQ(hosts_in_tick, 1) << "tick " << ticks << " has no host line";
+      hosts_in_tick = 0;
+      ++ticks;
+    }
+  }
+  ASSERT_EQ(host_ts.size(), 3u);
+  for (size_t i = 1; i < host_ts.size(); ++i) EXPECT_EQ(host_ts[i] - host_ts[i - 1], 1'000'000);
 }
 
 TEST(KvmonServer, HistoryBackfillsWhatWasMissed) {
