@@ -62,17 +62,6 @@ CLI::Validator non_empty() {
       [](std::string& s) -> std::string { return s.empty() ? "must not be empty" : ""; }, "");
 }
 
-// A whole number in [lo, hi], for options whose values are not counts with suffixes.
-int64_t parse_integer(std::string_view name, std::string_view text, int64_t lo, int64_t hi) {
-  int64_t v = 0;
-  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || p != text.data() + text.size() || v < lo || v > hi)
-    throw std::invalid_argument("invalid " + std::string(name) + " '" + std::string(text) +
-                                "': expected a whole number from " + std::to_string(lo) +
-                                (hi == INT64_MAX ? " up" : " to " + std::to_string(hi)));
-  return v;
-}
-
 double parse_scale(std::string_view text) {
   double v = 0;
   auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
@@ -80,19 +69,6 @@ double parse_scale(std::string_view text) {
     throw std::invalid_argument("invalid scale '" + std::string(text) +
                                 "': expected a number above 0 and at most 1000");
   return v;
-}
-
-// An output file (--html): not a directory, in a directory that exists. Checked before the
-// results file is opened, so a typo costs nothing.
-void check_output_path(std::string_view option, const std::string& path) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (fs::is_directory(path, ec))
-    throw std::invalid_argument(std::string(option) + " '" + path + "': is a directory");
-  fs::path dir = fs::path(path).parent_path();
-  if (!dir.empty() && !fs::is_directory(dir, ec))
-    throw std::invalid_argument(std::string(option) + " '" + path + "': no such directory '" +
-                                dir.string() + "'");
 }
 
 // CLI11's messages about config files name neither the file nor the key plainly: say both.
@@ -251,9 +227,9 @@ int kvdrive_main(int argc, char** argv) {
       opts.steps = expand_scenario(sc, WorkloadSpec{}, overrides, scale);
       if (!max_errors.empty()) opts.max_errors = parse_count(max_errors);
       if (!processes.empty())
-        opts.process_count = static_cast<int>(parse_integer("--processes", processes, 1, 256));
+        opts.process_count = static_cast<int>(parse_whole_number("--processes", processes, 1, 256));
       if (!process_index.empty())
-        opts.process_index = static_cast<int>(parse_integer("--process-index", process_index, 0, 255));
+        opts.process_index = static_cast<int>(parse_whole_number("--process-index", process_index, 0, 255));
       if (opts.process_index < 0 || opts.process_index >= opts.process_count)
         throw std::invalid_argument("--process-index must be below --processes");
       for (auto& step : opts.steps) {
@@ -272,7 +248,7 @@ int kvdrive_main(int argc, char** argv) {
     if (report->parsed()) {
       check_results_path("--db", report_db, true);
       for (const auto& id : report_runs_text)
-        report_run_ids.push_back(parse_integer("--run", id, 1, INT64_MAX));
+        report_run_ids.push_back(parse_whole_number("--run", id, 1, INT64_MAX));
       if (!report_html.empty()) check_output_path("--html", report_html);
     }
   } catch (const CLI::ParseError& e) {

@@ -156,8 +156,7 @@ int64_t effective_host_interval_us(const MonitorConfig& config) {
 
 int64_t effective_flush_interval_us(const MonitorConfig& config) {
   if (config.flush_interval_us > 0) return config.flush_interval_us;
-  return std::max(config.interval_us,
-                  std::clamp<int64_t>(5 * config.interval_us, 1'000'000, 5'000'000));
+  return std::clamp<int64_t>(5 * config.interval_us, 1'000'000, 5'000'000);
 }
 
 int run_monitor(const MonitorConfig& config) {

@@ -39,7 +39,8 @@ struct MonitorConfig {
 // interval is shorter than the interval or longer than 1 h, or the db path is empty.
 void validate(const MonitorConfig& config);
 
-// The host interval and the flush period in effect for `config` (its defaults resolved).
+// The host interval and the flush period `config` asks for, defaults resolved (the writer also
+// keeps its period at least one interval and at most half of the queue).
 int64_t effective_host_interval_us(const MonitorConfig& config);
 int64_t effective_flush_interval_us(const MonitorConfig& config);
 

@@ -1,7 +1,6 @@
 #include "options.hpp"
 
 #include <CLI/CLI.hpp>
-#include <charconv>
 #include <cstdint>
 #include <iostream>
 #include <stdexcept>
@@ -24,11 +23,12 @@ CLI::Validator non_empty() {
 CLI::Validator whole_number(int64_t lo, int64_t hi) {
   return CLI::Validator(
       [lo, hi](std::string& s) -> std::string {
-        int64_t v = 0;
-        auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-        if (ec == std::errc() && p == s.data() + s.size() && v >= lo && v <= hi) return "";
-        return "invalid value '" + s + "': expected a whole number from " + std::to_string(lo) +
-               " to " + std::to_string(hi);
+        try {
+          parse_whole_number("value", s, lo, hi);
+          return "";
+        } catch (const std::invalid_argument& e) {
+          return e.what();
+        }
       },
       "");
 }

@@ -51,6 +51,17 @@ Database open_results_db(const std::string& path) {
   return db;
 }
 
+void check_output_path(std::string_view option, const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::is_directory(path, ec))
+    throw std::invalid_argument(std::string(option) + " '" + path + "': is a directory");
+  fs::path dir = fs::path(path).parent_path();
+  if (!dir.empty() && !fs::is_directory(dir, ec))
+    throw std::invalid_argument(std::string(option) + " '" + path + "': no such directory '" +
+                                dir.string() + "'");
+}
+
 void check_results_path(std::string_view option, const std::string& path, bool must_exist) {
   namespace fs = std::filesystem;
   auto bad = [&](const std::string& why) {
@@ -62,8 +73,7 @@ void check_results_path(std::string_view option, const std::string& path, bool m
   if (fs::is_directory(st)) bad("is a directory");
   if (!fs::exists(st)) {
     if (must_exist) bad("no such file");
-    fs::path dir = fs::path(path).parent_path();
-    if (!dir.empty() && !fs::is_directory(dir, ec)) bad("no such directory '" + dir.string() + "'");
+    check_output_path(option, path);
     return;
   }
   if (!fs::is_regular_file(st)) bad("not a regular file");

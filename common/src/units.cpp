@@ -90,6 +90,16 @@ int64_t parse_duration_us(std::string_view text) {
   return static_cast<int64_t>(std::llround(us));
 }
 
+int64_t parse_whole_number(std::string_view name, std::string_view text, int64_t lo, int64_t hi) {
+  int64_t v = 0;
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || p != text.data() + text.size() || v < lo || v > hi)
+    throw std::invalid_argument("invalid " + std::string(name) + " '" + std::string(text) +
+                                "': expected a whole number from " + std::to_string(lo) +
+                                (hi == INT64_MAX ? " up" : " to " + std::to_string(hi)));
+  return v;
+}
+
 std::string format_size(uint64_t bytes) {
   const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   double v = static_cast<double>(bytes);

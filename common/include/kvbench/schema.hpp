@@ -33,6 +33,10 @@ namespace kv {
 // Opens a results file for writing: WAL, busy timeout, schema migrated to the latest version.
 Database open_results_db(const std::string& path);
 
+// Checks that `path` (given as `option`, e.g. "--html") can be written as a file: not a
+// directory, in a directory that exists. Throws std::invalid_argument naming both.
+void check_output_path(std::string_view option, const std::string& path);
+
 // Checks, before anything is written, that `path` (given as `option`, e.g. "--db") can be used
 // as a results file: not empty, not a directory, in a directory that exists, and if the file
 // exists, a SQLite file. With `must_exist`, the file must also exist and hold a kvbench schema

@@ -16,6 +16,9 @@ uint64_t parse_size(std::string_view text);
 uint64_t parse_count(std::string_view text);
 // Durations, as microseconds. Suffixes: us, ms, s, m, h; a bare number means seconds.
 int64_t parse_duration_us(std::string_view text);
+// A plain whole number in [lo, hi] (no suffix, no sign other than '-', no fraction), for ids,
+// indexes and limits; the message names `name` ("--run") and the text as typed.
+int64_t parse_whole_number(std::string_view name, std::string_view text, int64_t lo, int64_t hi);
 
 // "20 KiB", "1.5 MiB", "100 B": for reports.
 std::string format_size(uint64_t bytes);
