@@ -60,12 +60,16 @@ kvmon_pid=$!
 pids=("$kvmon_pid" "${pids[@]}")  # stopped first, so it sees the servers until the end
 sleep 1.5
 
+# The run's own summary goes to a file: the report is printed once kvmon has stored its last
+# samples (it commits every few ticks; SIGTERM stores the rest).
 "$kvdrive" run --db "$db" --name demo \
   --target "redis://127.0.0.1:$redis_port" --target "memcached://127.0.0.1:$memcached_port" \
-  --keys "$keys" --value-size "$value_size" --threads "$threads"
+  --keys "$keys" --value-size "$value_size" --threads "$threads" >"$work/run.txt"
 sleep 1.2  # one more monitor sample after the last request
 kill -TERM "$kvmon_pid"
 wait "$kvmon_pid" || { echo "demo: kvmon failed:" >&2; cat "$work/kvmon.log" >&2; exit 1; }
+run_id=$(sqlite3 "$db" "SELECT max(run_id) FROM runs")
+"$kvdrive" report --db "$db" --run "$run_id"
 
 echo
 echo "kvmon samples of the stores during the run (from $db):"
