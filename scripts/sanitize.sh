@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# Runs the test suite under the sanitizers and the fuzz targets for a short while; CI runs it
+# after scripts/test.sh (see .ci/run). Fails on any sanitizer report, in a test or in a kvdrive /
+# kvmon process a test started, and on any fuzzer crash or broken invariant.
+#
+# Usage: scripts/sanitize.sh [asan] [tsan] [fuzz] [--fuzz-seconds N]
+#   asan   the whole suite (unit + integration) built with AddressSanitizer + UndefinedBehavior-
+#          Sanitizer (GCC, -O1), into build-asan/
+#   tsan   the threaded parts built with ThreadSanitizer (GCC, -O1), into build-tsan/: kvdrive's
+#          workers and its kvmon link, kvmon's server and writer thread, the concurrent SQLite
+#          writers, and the system tests that run both programs together
+#   fuzz   every libFuzzer target of tests/fuzz (clang), N seconds each from its seed corpus
+#          (default 20), two at a time, into build-fuzz/
+#   With no stage named, all three run. Build directories sit beside $KV_BUILD_DIR (default
+#   build/): build-asan, build-tsan, build-fuzz. Reports go to <build dir>/sanitizer-reports/.
+# Longer fuzz runs and their figures: docs/fuzzing.md.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+base=${KV_BUILD_DIR:-$root/build}
+stages=() fuzz_seconds=20
+while (($#)); do
+  case $1 in
+    asan|tsan|fuzz) stages+=("$1"); shift ;;
+    --fuzz-seconds)
+      [[ ${2:-} =~ ^[0-9]+$ ]] && (($2 >= 1)) ||
+        { echo "sanitize: --fuzz-seconds needs a whole number of seconds >= 1" >&2; exit 2; }
+      fuzz_seconds=$2; shift 2 ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+    *) echo "sanitize: unknown argument '$1' (stages: asan, tsan, fuzz; see --help)" >&2; exit 2 ;;
+  esac
+done
+((${#stages[@]})) || stages=(asan tsan fuzz)
+
+deps=()
+for s in "${stages[@]}"; do [[ $s == fuzz ]] && deps=(--with-fuzz); done
+"$root/packaging/install-deps.sh" "${deps[@]}"
+
+export KV_REQUIRE_SERVERS=1
+failed=()
+
+# Prints the reports of a stage and records the failure; no reports and a passing run is success.
+check_reports() {  # check_reports STAGE DIR RUN_STATUS
+  local stage=$1 dir=$2 status=$3 n
+  n=$(find "$dir" -type f | wc -l)
+  if ((n > 0)); then
+    echo "sanitize: $stage: $n report file(s) in $dir:" >&2
+    find "$dir" -type f | sort | head -5 | while read -r f; do
+      echo "--- $f" >&2
+      head -60 "$f" >&2
+    done
+    failed+=("$stage ($n reports)")
+  elif ((status != 0)); then
+    failed+=("$stage (tests failed)")
+  else
+    echo "sanitize: $stage: passed, no reports"
+  fi
+}
+
+configure() {  # configure DIR [cmake args...]: a fresh configure when the options differ
+  local dir=$1; shift
+  cmake -S "$root" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=None -DKV_WERROR=ON "$@" >/dev/null
+}
+
+run_asan() {
+  local dir=$base-asan reports
+  configure "$dir" -DCMAKE_CXX_FLAGS="-O1 -g1" -DKV_SANITIZE=ON
+  cmake --build "$dir" --parallel "$(nproc)"
+  reports=$dir/sanitizer-reports
+  rm -rf "$reports" && mkdir -p "$reports"
+  local status=0
+  # log_path: reports of the kvdrive and kvmon processes the tests start land in files too, so
+  # one that a test would not notice (a process it kills anyway) still fails the stage.
+  (cd "$dir" && ASAN_OPTIONS="log_path=$reports/asan:detect_leaks=1:abort_on_error=0" \
+     UBSAN_OPTIONS="log_path=$reports/ubsan:print_stacktrace=1:halt_on_error=1" \
+     ctest --output-on-failure --timeout 600 -j "$(nproc)" -L "unit|integration") || status=$?
+  check_reports "asan+ubsan" "$reports" "$status"
+}
+
+run_tsan() {
+  local dir=$base-tsan reports
+  configure "$dir" -DCMAKE_CXX_FLAGS="-O1 -g1" -DKV_SANITIZE_THREAD=ON
+  local targets=(kvdrive kvmon driver_integration_tests driver_link_tests
+                 monitor_integration_tests common_concurrency_tests system_tests)
+  cmake --build "$dir" --parallel "$(nproc)" --target "${targets[@]}"
+  reports=$dir/sanitizer-reports
+  rm -rf "$reports" && mkdir -p "$reports"
+  local status=0
+  # Only the executables built above have tests listed; the others show up as *_NOT_BUILT.
+  (cd "$dir" && TSAN_OPTIONS="log_path=$reports/tsan:halt_on_error=0:second_deadlock_stack=1" \
+     ctest --output-on-failure --timeout 600 -j "$(nproc)" -L "unit|integration" -E "_NOT_BUILT") ||
+    status=$?
+  check_reports "tsan" "$reports" "$status"
+}
+
+run_fuzz() {
+  local dir=$base-fuzz reports work
+  CXX=clang++ configure "$dir" -DKV_FUZZ=ON -DKV_BUILD_TESTS=OFF
+  local targets=(protocol_fuzz units_fuzz target_uri_fuzz scenario_fuzz store_stats_fuzz
+                 proc_parsers_fuzz)
+  cmake --build "$dir" --parallel "$(nproc)" --target "${targets[@]}"
+  reports=$dir/sanitizer-reports
+  work=$dir/fuzz-work
+  rm -rf "$reports" "$work" && mkdir -p "$reports" "$work"
+  local t pids=() status=0
+  fuzz_one() {  # the seeds are read from the corpus; new inputs go to a scratch dir
+    local t=$1
+    mkdir -p "$work/$t"
+    "$dir/tests/fuzz/$t" -max_total_time="$fuzz_seconds" -max_len=4096 -timeout=10 \
+      -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$reports/$t-" \
+      "$work/$t" "$root/tests/fuzz/corpus/$t" >"$work/$t.log" 2>&1
+  }
+  local i=0
+  for t in "${targets[@]}"; do
+    fuzz_one "$t" &
+    pids+=($!)
+    if ((++i % 2 == 0)); then
+      for p in "${pids[@]}"; do wait "$p" || status=1; done
+      pids=()
+    fi
+  done
+  for p in "${pids[@]}"; do wait "$p" || status=1; done
+  for t in "${targets[@]}"; do
+    local runs
+    runs=$(awk '/stat::number_of_executed_units:/ {print $2}' "$work/$t.log")
+    echo "sanitize: fuzz: $t: ${runs:-?} executions in ${fuzz_seconds} s, $(find "$work/$t" -type f | wc -l) new inputs"
+    if ! grep -q "^Done [0-9]* runs" "$work/$t.log"; then
+      echo "sanitize: fuzz: $t did not finish cleanly; the end of its log:" >&2
+      tail -40 "$work/$t.log" >&2
+      status=1
+    fi
+  done
+  check_reports "fuzz" "$reports" "$status"
+}
+
+for s in "${stages[@]}"; do
+  echo "sanitize: === $s ==="
+  "run_$s"
+done
+
+if ((${#failed[@]})); then
+  echo "sanitize: FAILED: ${failed[*]}" >&2
+  exit 1
+fi
+echo "sanitize: all passed (${stages[*]})"
