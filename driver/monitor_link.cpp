@@ -72,9 +72,10 @@ struct MonitorLink::Impl {
   // The network thread's own state.
   std::optional<std::pair<int64_t, int64_t>> remote_id;  // kvmon's (pid, started_ts_us)
   std::string remote_host;
-  int64_t remote_interval_us = 0;
-  std::optional<int64_t> last_tick_ts_us;  // kvmon's time of the last complete tick
+  std::atomic<int64_t> remote_interval_us{0};  // read by stop(until)
+  std::optional<int64_t> last_tick_ts_us;  // kvmon's time of the last complete tick (set under mu)
   std::vector<Message> pending;            // rows of the tick being received
+  bool streaming = false;                  // subscribed and receiving ticks (under mu)
 
   // The flushing thread's own state.
   LinkWriter writer;
@@ -148,7 +149,7 @@ Result<void> MonitorLink::Impl::session(bool* connected) {
   auto subscribed = expect(sock.value(), "subscribed");
   if (!subscribed) return subscribed.error();
   auto oldest = subscribed.value().get_int("oldest_ts_us").value_or(0);
-  if (last_tick_ts_us && oldest > *last_tick_ts_us + remote_interval_us) {
+  if (last_tick_ts_us && oldest > *last_tick_ts_us + remote_interval_us.load()) {
     push({LinkItem::Kind::gap, {}, est.value(),
           "kvmon's history no longer reaches back to the last sample received: " +
               std::to_string((oldest - *last_tick_ts_us) / 1000) + " ms of samples are missing",
@@ -184,6 +185,16 @@ void MonitorLink::Impl::adopt(const Message& hello, const ClockEstimate& est) {
 }
 
 Result<void> MonitorLink::Impl::stream(LinkSocket& sock) {
+  struct Streaming {  // for stop(until): a link that is down has nothing more to wait for
+    Impl& impl;
+    explicit Streaming(Impl& i) : impl(i) { set(true); }
+    ~Streaming() { set(false); }
+    void set(bool on) {
+      std::lock_guard lock(impl.mu);
+      impl.streaming = on;
+      impl.cv.notify_all();
+    }
+  } streaming_now(*this);
   int64_t next_resync = steady_us() + options.resync_interval_us;
   ClockSync sync;
   bool syncing = false;
@@ -241,6 +252,7 @@ void MonitorLink::Impl::commit_tick(int64_t scheduled_ts_us) {
     for (Message& m : pending) queue.push_back({LinkItem::Kind::row, std::move(m), *clock, {}, 0});
   }
   pending.clear();
+  cv.notify_all();  // stop(until) may be waiting for this tick
 }
 
 void MonitorLink::Impl::push(LinkItem item) {
@@ -283,10 +295,23 @@ void MonitorLink::start() {
   throw std::runtime_error("--monitor " + impl_->host_port + ": " + error);
 }
 
-void MonitorLink::stop() {
+void MonitorLink::stop(std::optional<int64_t> until_ts_us) {
   if (!impl_->thread.joinable()) return;
   {
-    std::lock_guard lock(impl_->mu);
+    std::unique_lock lock(impl_->mu);
+    if (until_ts_us && impl_->remote_interval_us > 0) {
+      const int64_t wait_us =
+          std::min<int64_t>(2 * impl_->remote_interval_us + 1'000'000, 5'000'000);
+      auto covered = [&] {
+        if (!impl_->streaming || !impl_->clock) return true;  // down: nothing will come
+        return impl_->last_tick_ts_us &&
+               *impl_->last_tick_ts_us + impl_->clock->offset_us >= *until_ts_us;
+      };
+      if (!impl_->cv.wait_for(lock, std::chrono::microseconds(wait_us), covered)) {
+        log_warn() << "monitor " << impl_->host_port << ": no sample after the end of the run "
+                   << "within " << wait_us / 1000 << " ms; stopping without it";
+      }
+    }
     impl_->stopping = true;
   }
   impl_->cv.notify_all();

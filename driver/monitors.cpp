@@ -59,8 +59,8 @@ std::string Monitors::flush(Database& db) {
   return text;
 }
 
-void Monitors::finish(Database& db) {
-  for (auto& l : links_) l->stop();
+void Monitors::finish(Database& db, int64_t until_ts_us) {
+  for (auto& l : links_) l->stop(until_ts_us);
   flush(db);
 }
 

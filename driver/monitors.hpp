@@ -30,8 +30,9 @@ class Monitors {
   // Writes what arrived into db; returns "  redis-server rss 58 MiB swap 98 MiB" for the
   // progress line (empty without links). A database error is logged, the rows stay queued.
   std::string flush(Database& db);
-  // Stops every link and writes the rest (sessions marked completed).
-  void finish(Database& db);
+  // Stops every link, after waiting (briefly, see MonitorLink::stop) for kvmon's samples up to
+  // until_ts_us (the end of the run), and writes the rest (sessions marked completed).
+  void finish(Database& db, int64_t until_ts_us);
 
  private:
   std::vector<std::unique_ptr<MonitorLink>> links_;

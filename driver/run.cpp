@@ -232,7 +232,7 @@ int run_benchmark(const RunOptions& opts, const std::atomic<bool>& stop, std::os
     error = e.what();
   }
   try {
-    monitors.finish(db);
+    monitors.finish(db, now_ts_us());
   } catch (const std::exception& e) {
     log_error() << "could not write the last monitor samples: " << e.what();
   }

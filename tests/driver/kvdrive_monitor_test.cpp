@@ -46,6 +46,33 @@ TEST(KvdriveMonitor, SamplesArriveOverTcpInKvdrivesTimeBase) {
   EXPECT_GE(query_int(db, "SELECT count(*) FROM timeline WHERE rss_kib > 0"), 1);
 }
 
+// At the end of the run kvdrive waits for kvmon's next tick, so even with a 1 s interval the
+// samples reach past the last phase's end (without the wait the last up to 1 s was missing).
+TEST(KvdriveMonitor, WaitsForTheSampleAfterTheEndOfTheRun) {
+  StoreServer redis(StoreServer::Kind::redis);
+  KV_START_OR_SKIP(redis);
+  TempDir dir;
+  int port = free_port();
+  Process kvmon({kKvmon, "--db", dir.file("kvmon.db"), "--pid", std::to_string(redis.pid()),
+                 "--interval", "1s", "--listen", "127.0.0.1:" + std::to_string(port)},
+                dir.file("kvmon.log"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  for (int i = 0; i < 3; ++i) {  // three runs end at three different points of kvmon's second
+    std::string file = dir.file("r" + std::to_string(i) + ".db");
+    auto out = run_kvdrive(dir, {"run", "--db", file, "--target", redis.uri(), "--keys", "1000",
+                                 "--phases", "mixed", "--duration",
+                                 std::to_string(1200 + 300 * i) + "ms", "--monitor",
+                                 "127.0.0.1:" + std::to_string(port)});
+    ASSERT_EQ(out.exit_code, 0) << out.output;
+    auto db = kv::open_results_db(file);
+    EXPECT_GE(query_int(db, "SELECT MAX(ts_us) FROM process_samples"),
+              query_int(db, "SELECT MAX(ended_ts_us) FROM phases"))
+        << "run " << i << ": no kvmon sample after the end of its last phase";
+  }
+  kvmon.signal(SIGTERM);
+  EXPECT_EQ(kvmon.wait(10'000), 0);
+}
+
 TEST(KvdriveMonitor, UnreachableKvmonIsAnErrorUnlessOptional) {
   StoreServer redis(StoreServer::Kind::redis);
   KV_START_OR_SKIP(redis);
