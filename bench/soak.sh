@@ -4,7 +4,7 @@
 #
 # Usage: bench/soak.sh [--minutes M] [--threads N] [--keys N] [--value-size SIZE] [--ratio S:G]
 #                      [--memcached] [--sample S] [--kvdrive PATH] [--kvmon PATH] [--out FILE]
-#                      [--keep]
+#                      [--rate N] [--keep]
 #   --minutes M      length of the mixed phase (default 30; with --memcached each store gets M/2)
 #   --threads N      kvdrive worker threads (default 2; keep it small on a shared machine)
 #   --keys N         bounded key space, so the store reaches a steady size (default 100k)
@@ -14,6 +14,9 @@
 #   --sample S       seconds between memory samples (default 10)
 #   --kvdrive PATH, --kvmon PATH   binaries (default $KV_BUILD_DIR or build/, then driver/, monitor/)
 #   --out FILE       the markdown report (default bench/results/soak-<date>.md)
+#   --rate N         cap kvdrive at N req/s in total instead of full speed: for runs
+#                    longer than kvmon's 1-hour history (whose filling is what grows kvmon's RSS)
+#                    on a machine that must stay usable meanwhile
 #   --keep           keep the temp dir (databases, logs)
 #
 # What runs, all on free loopback ports in a temp dir, all stopped on exit (also on Ctrl-C):
@@ -29,7 +32,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 minutes=30 threads=2 keys=100k value_size=100 ratio=1:1 use_memcached=0 sample=10
-kvdrive="" kvmon="" out="" keep=0
+kvdrive="" kvmon="" out="" keep=0 rate=""
 command_line="bench/soak.sh $*"
 while (($#)); do
   case $1 in
@@ -44,6 +47,7 @@ while (($#)); do
     --kvmon) kvmon=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --keep) keep=1; shift ;;
+    --rate) rate=$2; shift 2 ;;
     -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
     *) echo "soak: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
@@ -55,6 +59,8 @@ done
 [[ $sample =~ ^[0-9]+$ ]] && ((sample >= 1 && sample <= 60)) ||
   { echo "soak: --sample must be whole seconds, 1 to 60" >&2; exit 2; }
 [[ $ratio =~ ^[0-9]+:[0-9]+$ ]] || { echo "soak: --ratio must look like 1:1" >&2; exit 2; }
+[[ -z $rate || ( $rate =~ ^[0-9]+$ && $rate -ge 1 ) ]] ||
+  { echo "soak: --rate must be a whole number of requests per second >= 1" >&2; exit 2; }
 build=${KV_BUILD_DIR:-$root/build}
 [[ -n "$kvdrive" ]] || kvdrive=$build/driver/kvdrive
 [[ -n "$kvmon" ]] || kvmon=$build/monitor/kvmon
@@ -123,7 +129,7 @@ kv_wait_port "$kvmon_port" "$work/kvmon.log"
 drive_cmd=("$kvdrive" run --db "$work/results.db" "${targets[@]}" --name soak
            --phases load,mixed --keys "$keys" --value-size "$value_size" --key-pattern uniform
            --ratio "$ratio" --duration "${phase_s}s" --threads "$threads"
-           --monitor "127.0.0.1:$kvmon_port")
+           --monitor "127.0.0.1:$kvmon_port" ${rate:+--rate "$rate"})
 t0=$(date +%s%6N)
 "${drive_cmd[@]}" >"$work/kvdrive.out" 2>"$work/kvdrive.log" &
 drive_pid=$!
@@ -227,7 +233,7 @@ header="| program | RSS KiB at 1 min | 25 % | 50 % | 75 % | end | max | slope Ki
 sep="|---|---|---|---|---|---|---|---|---|"
 cpu_model=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)
 report=$(
-  echo "# Soak: kvdrive + kvmon for $minutes minutes at full speed, $(date '+%Y-%m-%d %H:%M %Z')"
+  echo "# Soak: kvdrive + kvmon for $minutes minutes at ${rate:+$rate req/s, not }full speed, $(date '+%Y-%m-%d %H:%M %Z')"
   echo
   echo "- command: \`$command_line\`"
   echo "- kvdrive: \`${drive_cmd[*]/#$work\//}\` (pid $drive_pid)"
