@@ -76,7 +76,7 @@ class Loop {
     // The host on ticks 0, k, 2k, ... (after skipped ticks: the first tick of the next slot).
     if (tick_ / host_every_ != last_host_slot_) {
       last_host_slot_ = tick_ / host_every_;
-      batch.host = host_.sample();
+      batch.host = host_.sample(tracker_.loadavg_text());
       batch.host->scheduled_ts_us = batch.scheduled_ts_us;
     }
     for (EventRecord& e : server_events_) batch.events.push_back(std::move(e));

@@ -252,6 +252,20 @@ std::vector<DiskStat> parse_diskstats(std::string_view text) {
   return out;
 }
 
+std::optional<DiskStat> parse_block_stat(std::string_view text) {
+  // reads merged sectors ms writes merged sectors ms inflight io_ms ... on one line
+  size_t end = text.find('\n');
+  auto f = split_ws(text.substr(0, end));
+  if (f.size() < 11) return std::nullopt;
+  int64_t v[11];
+  for (size_t i = 0; i < 11; ++i) {
+    auto n = parse_int(f[i]);
+    if (!n) return std::nullopt;
+    v[i] = *n;
+  }
+  return DiskStat{{}, v[0], v[2], v[4], v[6], v[9]};
+}
+
 std::vector<TcpSocket> parse_net_tcp(std::string_view text) {
   std::vector<TcpSocket> out;
   for_each_line(text, [&](std::string_view line) {

@@ -116,6 +116,10 @@ struct DiskStat {
 };
 // Malformed lines are skipped.
 std::vector<DiskStat> parse_diskstats(std::string_view text);
+// /sys/block/<dev>/stat: the same counters as a /proc/diskstats line without major, minor and
+// name (11 fields on old kernels, 15 or 17 on newer ones). nullopt if fewer than 11 numbers.
+// The device name is left empty.
+std::optional<DiskStat> parse_block_stat(std::string_view text);
 
 // A socket in /proc/net/tcp or tcp6.
 struct TcpSocket {

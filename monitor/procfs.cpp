@@ -315,11 +315,21 @@ std::vector<pid_t> ProcFs::list_pids() const {
   return out;
 }
 
-bool ProcFs::is_whole_disk(const std::string& device) const {
+namespace {
+std::string block_dir_name(const std::string& device) {
   std::string name = device;
   std::replace(name.begin(), name.end(), '/', '!');  // e.g. cciss/c0d0 is block/cciss!c0d0
+  return name;
+}
+}  // namespace
+
+bool ProcFs::is_whole_disk(const std::string& device) const {
   struct stat st {};
-  return ::stat((sys_root_ + "/block/" + name).c_str(), &st) == 0;
+  return ::stat((sys_root_ + "/block/" + block_dir_name(device)).c_str(), &st) == 0;
+}
+
+OpenFile ProcFs::open_block_stat(const std::string& device) const {
+  return OpenFile(AT_FDCWD, (sys_root_ + "/block/" + block_dir_name(device) + "/stat").c_str());
 }
 
 FileText read_file(const std::string& path) {

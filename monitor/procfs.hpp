@@ -151,6 +151,8 @@ class ProcFs {
   std::vector<pid_t> list_pids() const;
   // True if sys_root/block/<device> exists (a whole disk, not a partition).
   bool is_whole_disk(const std::string& device) const;
+  // sys_root/block/<device>/stat, opened (a failure is kept in the OpenFile's err()).
+  OpenFile open_block_stat(const std::string& device) const;
   const std::string& proc_root() const { return proc_root_; }
   // Whether proc_root is a procfs mount. On one that is not (a fixture tree in tests) a file
   // kept open still reads after its process's directory is removed: samplers then check that

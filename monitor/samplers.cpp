@@ -1,5 +1,6 @@
 #include "samplers.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include "kvbench/clock.hpp"
@@ -160,11 +161,12 @@ bool HostSampler::is_whole_disk(const std::string& device) {
   return it->second;
 }
 
-HostSample HostSampler::sample() {
+HostSample HostSampler::sample(std::string_view loadavg) {
   HostSample h;
   h.ts_us = now_ts_us();
-  if (loadavg_.read()) {
-    if (auto la = parse_loadavg(loadavg_.text())) {
+  if (loadavg.empty() && loadavg_.read()) loadavg = loadavg_.text();
+  if (!loadavg.empty()) {
+    if (auto la = parse_loadavg(loadavg)) {
       h.load1 = la.value().load1;
       h.load5 = la.value().load5;
       h.load15 = la.value().load15;
@@ -201,12 +203,53 @@ HostSample HostSampler::sample() {
     h.psi_io_full_avg10 = p.full_avg10;
   }
   if (psi_cpu_.read()) h.psi_cpu_some_avg10 = parse_pressure(psi_cpu_.text()).some_avg10;
+  read_disks(h);
+  return h;
+}
+
+// Lists the disks from /proc/diskstats every kListEvery samples (a disk attached, or a loop
+// device put to use, shows up within that many), and when a disk's own file fails (detached).
+void HostSampler::read_disks(HostSample& h) {
+  constexpr int64_t kListEvery = 60;
+  if (samples_since_listing_ < 0 || ++samples_since_listing_ >= kListEvery) {
+    list_disks(h);
+    return;
+  }
+  h.disks.reserve(disks_.size());
+  for (Disk& d : disks_) {
+    std::optional<DiskStat> s;
+    if (d.stat.read()) s = parse_block_stat(d.stat.text());
+    if (!s) {
+      h.disks.clear();
+      list_disks(h);
+      return;
+    }
+    s->device = d.device;
+    h.disks.push_back(std::move(*s));
+  }
+}
+
+void HostSampler::list_disks(HostSample& h) {
+  samples_since_listing_ = 0;
+  std::vector<Disk> listed;
+  bool all_open = true;
   if (diskstats_.read()) {
     for (DiskStat& d : parse_diskstats(diskstats_.text())) {
-      if (is_whole_disk(d.device) && !is_idle_virtual_disk(d)) h.disks.push_back(std::move(d));
+      if (!is_whole_disk(d.device) || is_idle_virtual_disk(d)) continue;
+      auto kept = std::find_if(disks_.begin(), disks_.end(),
+                               [&](const Disk& k) { return k.device == d.device; });
+      if (kept != disks_.end()) {
+        listed.push_back(std::move(*kept));
+      } else {
+        listed.push_back(Disk{d.device, fs_.open_block_stat(d.device)});
+      }
+      all_open = all_open && listed.back().stat.is_open();
+      h.disks.push_back(std::move(d));
     }
   }
-  return h;
+  disks_ = std::move(listed);
+  // Without the sysfs files (not mounted, or an unusual device), /proc/diskstats every time.
+  if (!all_open) samples_since_listing_ = -1;
 }
 
 // /proc/vmstat is ~180 lines generated as they are read, and the three wanted come in its

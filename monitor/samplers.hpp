@@ -73,8 +73,10 @@ class HostSampler {
   // Opens the host files once; each sample re-reads them (a file missing then, like PSI on an
   // older kernel, stays NULL).
   explicit HostSampler(const ProcFs& fs);
-  // Never fails: what cannot be read is nullopt (PSI is absent on older kernels).
-  HostSample sample();
+  // Never fails: what cannot be read is nullopt (PSI is absent on older kernels). loadavg: the
+  // text of /proc/loadavg if the caller has just read it (the tracker does, every tick), so it
+  // is not read twice; empty: read it here.
+  HostSample sample(std::string_view loadavg = {});
   // Boot time as ts_us: now minus /proc/uptime (btime in /proc/stat is whole seconds, too
   // coarse to place a process start); nullopt if unreadable.
   std::optional<int64_t> boot_ts_us() const;
@@ -82,11 +84,22 @@ class HostSampler {
  private:
   bool is_whole_disk(const std::string& device);
   std::optional<VmStat> read_vmstat();
+  void read_disks(HostSample& h);
+  void list_disks(HostSample& h);
 
   const ProcFs& fs_;
   OpenFile loadavg_, meminfo_, vmstat_, stat_, psi_memory_, psi_io_, psi_cpu_, diskstats_;
   size_t vmstat_prefix_ = 0;  // bytes of /proc/vmstat that held its wanted lines last time
   std::map<std::string, bool, std::less<>> whole_disk_;  // device -> /sys/block/<dev> exists
+  // The disks sampled: whole, and not an idle loop/ram/zram device, as /proc/diskstats listed
+  // them last time. Between listings each is read from its own /sys/block/<dev>/stat (the
+  // kernel formats one line instead of every partition and idle device).
+  struct Disk {
+    std::string device;
+    OpenFile stat;
+  };
+  std::vector<Disk> disks_;
+  int64_t samples_since_listing_ = -1;  // -1: never listed
 };
 
 }  // namespace kv::mon

@@ -22,6 +22,9 @@ class Tracker {
   // Samples every live target into `batch` (new instances, samples, events), stamping samples
   // with batch.scheduled_ts_us. Re-resolves absent targets that follow restarts.
   void tick(Batch& batch);
+  // The text of /proc/loadavg as the last tick read it (empty if it could not be read), for
+  // the host sample of the same tick.
+  std::string_view loadavg_text() const { return loadavg_.text(); }
 
  private:
   struct Target {

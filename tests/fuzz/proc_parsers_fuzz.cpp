@@ -15,7 +15,7 @@ using namespace kv::mon;
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   std::string_view text(reinterpret_cast<const char*>(data) + 1, size - 1);
-  switch (data[0] % 14) {
+  switch (data[0] % 15) {
     case 0: {
       auto r = parse_pid_stat(text);
       if (r && r.value().comm.size() > text.size()) std::abort();
@@ -39,6 +39,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       for (const auto& s : parse_net_tcp(text))
         if (s.local_port < 0 || s.local_port > 65535 || s.state < 0 || s.state > 255) std::abort();
       break;
+    case 13: {
+      // A /sys/block/<dev>/stat line is a /proc/diskstats line without major, minor and name.
+      auto b = parse_block_stat(text);
+      std::string line = "8 0 d " + std::string(text.substr(0, text.find('\n')));
+      auto d = parse_diskstats(line);
+      if (b.has_value() != (d.size() == 1)) std::abort();
+      if (b && (!b->device.empty() || b->reads != d[0].reads || b->writes != d[0].writes ||
+                b->sectors_read != d[0].sectors_read ||
+                b->sectors_written != d[0].sectors_written || b->io_ms != d[0].io_ms)) {
+        std::abort();
+      }
+      break;
+    }
     default: {
       auto v = parse_int(text);
       if (v && std::to_string(*v) != text && !(text.size() > 1 && text[0] == '0') &&

@@ -199,6 +199,31 @@ TEST(ParseDiskstats, SkipsALineOneCounterShort) {
   EXPECT_TRUE(parse_diskstats("   7    0 loop0 1 2 3 4 5 6 7 8 9 10\n").empty());
 }
 
+TEST(ParseBlockStat, ReadsTheCountersOfOldAndNewKernels) {
+  // Linux >= 5.5: 17 fields (discard and flush counters at the end).
+  auto d = parse_block_stat("   70824    23799  3665138    18354    23710    17350  2235416     "
+                            "6295        0     8776    25142     4676       59  1142640      455 "
+                            "    1037       36\n");
+  ASSERT_TRUE(d.has_value());
+  EXPECT_TRUE(d->device.empty());
+  EXPECT_EQ(d->reads, 70824);
+  EXPECT_EQ(d->sectors_read, 3665138);
+  EXPECT_EQ(d->writes, 23710);
+  EXPECT_EQ(d->sectors_written, 2235416);
+  EXPECT_EQ(d->io_ms, 8776);
+  // Before 4.18: 11 fields.
+  auto old = parse_block_stat("5 0 40 0 1 0 8 0 0 3 0");
+  ASSERT_TRUE(old.has_value());
+  EXPECT_EQ(old->reads, 5);
+  EXPECT_EQ(old->writes, 1);
+  EXPECT_EQ(old->io_ms, 3);
+  EXPECT_FALSE(parse_block_stat("5 0 40 0 1 0 8 0 0 3\n").has_value());  // one short
+  EXPECT_FALSE(parse_block_stat("5 0 40 0 x 0 8 0 0 3 0\n").has_value());
+  EXPECT_FALSE(parse_block_stat("").has_value());
+  // Only the first line counts.
+  EXPECT_FALSE(parse_block_stat("5 0 40 0 1\n0 8 0 0 3 0\n").has_value());
+}
+
 TEST(ParseInt, RejectsPartialNumbers) {
   EXPECT_EQ(parse_int("42"), 42);
   EXPECT_EQ(parse_int("-3"), -3);

@@ -4,6 +4,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -202,6 +203,74 @@ TEST(HostSampler, VmstatMatchesTheWholeFileOnThisMachine) {
     if (h.pswpin) {
       EXPECT_GE(*h.pswpin, *before.pswpin);
       EXPECT_LE(*h.pswpin, *after.pswpin);
+    }
+  }
+}
+
+// The first sample lists the disks from /proc/diskstats; the next ones read each listed disk's
+// /sys/block/<dev>/stat (the fixture's sysfs counters differ from its diskstats on purpose).
+TEST(HostSampler, ReadsListedDisksFromSysfsAndListsAgainWhenOneGoes) {
+  FixtureCopy copy;
+  ProcFs procfs(copy.proc(), copy.sys());
+  HostSampler host(procfs);
+  HostSample first = host.sample();
+  ASSERT_EQ(first.disks.size(), 2u);
+  EXPECT_EQ(first.disks[0].reads, 70824);  // /proc/diskstats
+  HostSample second = host.sample();
+  ASSERT_EQ(second.disks.size(), 2u);
+  EXPECT_EQ(second.disks[0].device, "vda");
+  EXPECT_EQ(second.disks[0].reads, 70900);  // /sys/block/vda/stat
+  EXPECT_EQ(second.disks[0].sectors_written, 2235500);
+  EXPECT_EQ(second.disks[0].io_ms, 8800);
+  EXPECT_EQ(second.disks[1].device, "zram0");
+  EXPECT_EQ(second.disks[1].reads, 6);
+  // A disk attached meanwhile shows up at the next listing (every 60 samples), not before.
+  {
+    std::ofstream(copy.proc() + "/diskstats", std::ios::app)
+        << "   8       0 sdb 9 0 72 0 0 0 0 0 0 1 0\n";
+    fs::create_directories(copy.sys() + "/block/sdb");
+    std::ofstream(copy.sys() + "/block/sdb/stat") << "9 0 72 0 0 0 0 0 0 1 0\n";
+  }
+  int samples = 2;
+  while (host.sample().disks.size() == 2u && samples < 100) ++samples;
+  EXPECT_EQ(samples, 60);
+  // A disk whose file stops reading (detached: sysfs answers ENODEV; here it is emptied, as an
+  // unlinked fixture file would still read): listed again at once, from /proc/diskstats.
+  std::ofstream(copy.sys() + "/block/zram0/stat", std::ios::trunc).flush();
+  std::ofstream(copy.proc() + "/diskstats")
+      << " 254       0 vda 70824 23799 3665138 18354 23710 17350 2235416 6295 0 8776 25142\n"
+         "   8       0 sdb 9 0 72 0 0 0 0 0 0 1 0\n";
+  HostSample after = host.sample();
+  ASSERT_EQ(after.disks.size(), 2u);
+  EXPECT_EQ(after.disks[0].device, "vda");
+  EXPECT_EQ(after.disks[0].reads, 70824);  // listed again: these are diskstats' counters
+  EXPECT_EQ(after.disks[1].device, "sdb");
+  EXPECT_EQ(host.sample().disks[0].reads, 70900);  // and then sysfs again
+}
+
+// On this machine: the disks read from sysfs are the ones /proc/diskstats lists, and their
+// counters lie between a diskstats read just before and one just after.
+TEST(HostSampler, SysfsDiskCountersMatchDiskstatsOnThisMachine) {
+  ProcFs procfs;
+  HostSampler host(procfs);
+  (void)host.sample();  // the listing
+  for (int i = 0; i < 3; ++i) {
+    auto before = parse_diskstats(procfs.read("diskstats").text);
+    HostSample h = host.sample();
+    auto after = parse_diskstats(procfs.read("diskstats").text);
+    for (const DiskStat& d : h.disks) {
+      auto find = [&](const std::vector<DiskStat>& v) {
+        return std::find_if(v.begin(), v.end(), [&](const DiskStat& x) { return x.device == d.device; });
+      };
+      auto b = find(before), a = find(after);
+      ASSERT_NE(b, before.end()) << d.device;
+      ASSERT_NE(a, after.end()) << d.device;
+      EXPECT_GE(d.reads, b->reads);
+      EXPECT_LE(d.reads, a->reads);
+      EXPECT_GE(d.sectors_written, b->sectors_written);
+      EXPECT_LE(d.sectors_written, a->sectors_written);
+      EXPECT_GE(d.io_ms, b->io_ms);
+      EXPECT_LE(d.io_ms, a->io_ms);
     }
   }
 }
