@@ -299,9 +299,10 @@ void MonitorLink::stop(std::optional<int64_t> until_ts_us) {
   if (!impl_->thread.joinable()) return;
   {
     std::unique_lock lock(impl_->mu);
-    if (until_ts_us && impl_->remote_interval_us > 0) {
-      const int64_t wait_us =
-          std::min<int64_t>(2 * impl_->remote_interval_us + 1'000'000, 5'000'000);
+    // The first tick at or after any moment is due within one interval; a second more for
+    // its sampling, the network and clock error. Not for a kvmon sampling slower than 4 s.
+    const int64_t wait_us = impl_->remote_interval_us + 1'000'000;
+    if (until_ts_us && impl_->remote_interval_us > 0 && wait_us <= 5'000'000) {
       auto covered = [&] {
         if (!impl_->streaming || !impl_->clock) return true;  // down: nothing will come
         return impl_->last_tick_ts_us &&

@@ -49,8 +49,8 @@ class MonitorLink {
   std::vector<Latest> flush_into(kv::Database& db);
   // Stops the network thread; the caller's next flush_into writes the rest and completes the
   // session row. With until_ts_us (kvdrive's clock), first waits for kvmon's tick scheduled at
-  // or after it, so the samples cover the run to its end: at most two of kvmon's intervals plus
-  // a second, never more than 5 s, and not at all while the link is down.
+  // or after it, so the samples cover the run to its end: at most kvmon's interval plus a
+  // second; not for a kvmon sampling slower than every 4 s, nor while the link is down.
   void stop(std::optional<int64_t> until_ts_us = std::nullopt);
 
   const std::string& host_port() const;
