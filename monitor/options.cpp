@@ -51,14 +51,26 @@ CLI::Validator parsed_between(Parse parse, T min, T max, const std::string& rang
 }
 
 // --listen and friends into `server`; throws std::invalid_argument with one clear line.
-void apply_listen_options(const std::string& listen, const std::string& token_file,
-                          const std::string& client_queue, const std::string& idle_timeout,
-                          ServerConfig& server) {
-  server.client_queue_bytes = static_cast<size_t>(parse_size(client_queue));
-  server.idle_timeout_us = parse_duration_us(idle_timeout);
+struct ListenOptions {
+  std::string listen, token_file, client_queue = "4MiB", idle_timeout = "60s";
+  std::string history, history_max;  // empty: the defaults of HistoryLimits
+};
+
+void apply_listen_options(const ListenOptions& o, ServerConfig& server) {
+  const std::string& listen = o.listen;
+  const std::string& token_file = o.token_file;
+  server.client_queue_bytes = static_cast<size_t>(parse_size(o.client_queue));
+  server.idle_timeout_us = parse_duration_us(o.idle_timeout);
+  if (!o.history.empty()) {
+    server.history.min_age_us = parse_duration_us(o.history);
+    server.history.min_ticks = 1;  // the age alone decides
+  }
+  if (!o.history_max.empty()) server.history.max_bytes = static_cast<size_t>(parse_size(o.history_max));
   if (server.max_clients < 1) throw std::invalid_argument("--max-clients must be at least 1");
   if (listen.empty()) {
     if (!token_file.empty()) throw std::invalid_argument("--token-file needs --listen");
+    if (!o.history.empty()) throw std::invalid_argument("--history needs --listen");
+    if (!o.history_max.empty()) throw std::invalid_argument("--history-max needs --listen");
     return;
   }
   std::string text = listen.find(':') == std::string::npos ? "127.0.0.1:" + listen : listen;
@@ -117,7 +129,11 @@ std::optional<Options> parse_options(int argc, const char* const* argv) {
   app.add_option("--pss-max-rss", pss_max_rss,
                  "skip PSS for processes with a larger RSS (default 4GiB)")
       ->check(parsed_between(parse_size, uint64_t{0}, uint64_t{1} << 50, "at most 1PiB"));
-  std::string listen, token_file, client_queue = "4MiB", idle_timeout = "60s";
+  ListenOptions lo;
+  std::string& listen = lo.listen;
+  std::string& token_file = lo.token_file;
+  std::string& client_queue = lo.client_queue;
+  std::string& idle_timeout = lo.idle_timeout;
   app.add_option("--listen", listen,
                  "serve samples over TCP on ADDR:PORT (or PORT: 127.0.0.1); off by default")
       ->check(non_empty());
@@ -135,6 +151,15 @@ std::optional<Options> parse_options(int argc, const char* const* argv) {
                  "close clients that are not subscribed and send nothing this long (default 60s)")
       ->check(parsed_between(parse_duration_us, int64_t{1'000'000}, int64_t{86'400'000'000},
                              "from 1s to 24h"));
+  app.add_option("--history", lo.history,
+                 "keep this much of the past in memory for clients that reconnect to backfill, "
+                 "0s..24h (default 1h, and at least 3600 ticks)")
+      ->check(parsed_between(parse_duration_us, int64_t{0}, int64_t{86'400'000'000},
+                             "from 0s to 24h"));
+  app.add_option("--history-max", lo.history_max,
+                 "but never more than this much memory for it, 64KiB..64GiB (default 64MiB)")
+      ->check(parsed_between(parse_size, uint64_t{64} << 10, uint64_t{64} << 30,
+                             "from 64KiB to 64GiB"));
   app.add_option("--log-level", opt.log_level, "debug, info, warn, error or off")
       ->check(CLI::Validator(
           [](std::string& s) -> std::string {
@@ -188,7 +213,7 @@ std::optional<Options> parse_options(int argc, const char* const* argv) {
   for (const auto& v : pidfiles) opt.config.selectors.push_back(make_selector(Kind::pidfile, v));
   for (const auto& v : names) opt.config.selectors.push_back(make_selector(Kind::name, v));
   for (const auto& v : ports) opt.config.selectors.push_back(make_selector(Kind::port, v));
-  apply_listen_options(listen, token_file, client_queue, idle_timeout, opt.config.server);
+  apply_listen_options(lo, opt.config.server);
   opt.config.command_line = join_command_line(argc, argv);
   validate(opt.config);
   return opt;

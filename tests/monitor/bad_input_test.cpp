@@ -138,12 +138,18 @@ TEST_F(KvmonBadInput, EveryOptionWithBadValues) {
   each("client-queue", {"0", "100"}, {"--listen", "7070"});
   each("idle-timeout", durations, {"--listen", "7070"});
   each("idle-timeout", {"0", "10ms"}, {"--listen", "7070"});
+  each("history", durations, {"--listen", "7070"});
+  each("history", {"25h", "2d"}, {"--listen", "7070"});
+  each("history-max", sizes, {"--listen", "7070"});
+  each("history-max", {"0", "1KiB", "65GiB"}, {"--listen", "7070"});
   each("listen", {"abc", "-1", "0", "65536", "99999999999999999999", "", "host:", ":7070",
                   "127.0.0.1:65536", "::1:7070", "[::1:7070", "127.0.0.1:abc"});
   each("log-level", {"bogus", "", "DEBUG", "5"});
   // --listen on another host needs a token file, and the token file must be usable.
   cases.push_back({with({"--listen", "0.0.0.0:7070"}), {"--listen", "0.0.0.0:7070", "--token-file"}});
   cases.push_back({with({"--token-file", dir_.file("token")}), {"--token-file needs --listen"}});
+  cases.push_back({with({"--history", "10m"}), {"--history needs --listen"}});
+  cases.push_back({with({"--history-max", "1MiB"}), {"--history-max needs --listen"}});
   for (const auto& [file, why] : std::vector<std::pair<std::string, std::string>>{
            {dir_.file("missing"), "missing"},
            {dir_.file("adir"), "adir"},

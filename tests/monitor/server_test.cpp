@@ -208,6 +208,32 @@ TEST(KvmonServer, HistoryBackfillsWhatWasMissed) {
   for (size_t i = 1; i < ticks.size(); ++i) EXPECT_EQ(ticks[i] - ticks[i - 1], 20'000);
 }
 
+// --history bounds how far back a client can backfill (and so kvmon's memory): with 1 s of
+// history at 20 ms, a client arriving after 2 s finds only the last second or so.
+TEST(KvmonServer, HistoryOptionBoundsTheBackfill) {
+  Kvmon kvmon;
+  kvmon.start({"--interval", "20ms", "--history", "1s"});
+  TestClient c(kvmon.port);
+  c.hello();
+  ASSERT_TRUE(c.until("hello"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(2000));
+  c.send("history since_ts_us=0\n");
+  auto begin = c.until("history_begin");
+  ASSERT_TRUE(begin);
+  std::vector<int64_t> ticks;
+  std::optional<Message> m;
+  while ((m = c.next()) && m->verb != "history_end") {
+    if (m->verb == "tick") ticks.push_back(*m->get_int("scheduled_ts_us"));
+  }
+  ASSERT_TRUE(m) << "no history_end";
+  ASSERT_FALSE(ticks.empty());
+  // The oldest kept tick is at most 1 s (plus the tick being added) older than the newest.
+  EXPECT_LE(ticks.back() - ticks.front(), 1'000'000 + 20'000);
+  EXPECT_GE(ticks.back() - ticks.front(), 900'000);
+  EXPECT_LE(ticks.size(), 52u);
+  EXPECT_EQ(ticks.front(), begin->get_int("oldest_ts_us"));
+}
+
 TEST(KvmonServer, ClientThatNeverReadsIsDroppedWhileSamplingStaysOnSchedule) {
   StoreServer redis(StoreServer::Kind::redis);
   KV_START_OR_SKIP(redis);
