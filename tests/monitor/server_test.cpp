@@ -186,52 +186,50 @@ TEST(KvmonServer, ASubscriberAtTheHostIntervalGetsEveryHostSample) {
   for (size_t i = 1; i < host_ts.size(); ++i) EXPECT_EQ(host_ts[i] - host_ts[i - 1], 1'000'000);
 }
 
-TEST(KvmonServer, HistoryBackfillsWhatWasMissed) {
+// What `history since_ts_us=0` returns from a kvmon started with `args`, asked after wait_ms.
+struct Backfill {
+  std::optional<Message> begin, end;
+  std::vector<int64_t> ticks;  // scheduled_ts_us of each tick line
+};
+Backfill backfill(std::vector<std::string> args, int wait_ms) {
   Kvmon kvmon;
-  kvmon.start({"--interval", "20ms"});
+  kvmon.start(std::move(args));
   TestClient c(kvmon.port);
   c.hello();
-  ASSERT_TRUE(c.until("hello"));
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  Backfill r;
+  if (!c.until("hello")) return r;
+  std::this_thread::sleep_for(std::chrono::milliseconds(wait_ms));
   c.send("history since_ts_us=0\n");
-  auto begin = c.until("history_begin");
-  ASSERT_TRUE(begin);
-  std::vector<int64_t> ticks;
-  std::optional<Message> m;
-  while ((m = c.next()) && m->verb != "history_end") {
-    if (m->verb == "tick") ticks.push_back(*m->get_int("scheduled_ts_us"));
+  r.begin = c.until("history_begin");
+  if (!r.begin) return r;
+  while ((r.end = c.next()) && r.end->verb != "history_end") {
+    if (r.end->verb == "tick") r.ticks.push_back(*r.end->get_int("scheduled_ts_us"));
   }
-  ASSERT_TRUE(m) << "no history_end";
-  ASSERT_GE(ticks.size(), 15u);
-  EXPECT_EQ(ticks.front(), begin->get_int("oldest_ts_us"));
-  EXPECT_EQ(m->get_int("last_ts_us"), ticks.back());
-  for (size_t i = 1; i < ticks.size(); ++i) EXPECT_EQ(ticks[i] - ticks[i - 1], 20'000);
+  return r;
+}
+
+TEST(KvmonServer, HistoryBackfillsWhatWasMissed) {
+  Backfill h = backfill({"--interval", "20ms"}, 500);
+  ASSERT_TRUE(h.begin);
+  ASSERT_TRUE(h.end) << "no history_end";
+  ASSERT_GE(h.ticks.size(), 15u);
+  EXPECT_EQ(h.ticks.front(), h.begin->get_int("oldest_ts_us"));
+  EXPECT_EQ(h.end->get_int("last_ts_us"), h.ticks.back());
+  for (size_t i = 1; i < h.ticks.size(); ++i) EXPECT_EQ(h.ticks[i] - h.ticks[i - 1], 20'000);
 }
 
 // --history bounds how far back a client can backfill (and so kvmon's memory): with 1 s of
 // history at 20 ms, a client arriving after 2 s finds only the last second or so.
 TEST(KvmonServer, HistoryOptionBoundsTheBackfill) {
-  Kvmon kvmon;
-  kvmon.start({"--interval", "20ms", "--history", "1s"});
-  TestClient c(kvmon.port);
-  c.hello();
-  ASSERT_TRUE(c.until("hello"));
-  std::this_thread::sleep_for(std::chrono::milliseconds(2000));
-  c.send("history since_ts_us=0\n");
-  auto begin = c.until("history_begin");
-  ASSERT_TRUE(begin);
-  std::vector<int64_t> ticks;
-  std::optional<Message> m;
-  while ((m = c.next()) && m->verb != "history_end") {
-    if (m->verb == "tick") ticks.push_back(*m->get_int("scheduled_ts_us"));
-  }
-  ASSERT_TRUE(m) << "no history_end";
-  ASSERT_FALSE(ticks.empty());
+  Backfill h = backfill({"--interval", "20ms", "--history", "1s"}, 2000);
+  ASSERT_TRUE(h.begin);
+  ASSERT_TRUE(h.end) << "no history_end";
+  ASSERT_FALSE(h.ticks.empty());
   // The oldest kept tick is at most 1 s (plus the tick being added) older than the newest.
-  EXPECT_LE(ticks.back() - ticks.front(), 1'000'000 + 20'000);
-  EXPECT_GE(ticks.back() - ticks.front(), 900'000);
-  EXPECT_LE(ticks.size(), 52u);
-  EXPECT_EQ(ticks.front(), begin->get_int("oldest_ts_us"));
+  EXPECT_LE(h.ticks.back() - h.ticks.front(), 1'000'000 + 20'000);
+  EXPECT_GE(h.ticks.back() - h.ticks.front(), 900'000);
+  EXPECT_LE(h.ticks.size(), 52u);
+  EXPECT_EQ(h.ticks.front(), h.begin->get_int("oldest_ts_us"));
 }
 
 TEST(KvmonServer, ClientThatNeverReadsIsDroppedWhileSamplingStaysOnSchedule) {
