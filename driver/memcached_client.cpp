@@ -128,8 +128,14 @@ class MemcachedClient final : public StoreClient {
       *value = std::string_view(memcached_result_value(result_), memcached_result_length(result_));
       status = OpStatus::hit;
     }
-    if (is_end(rc)) return status;
-    return classify(rc);
+    if (!is_end(rc)) return classify(rc);
+    // A read error with no value is reported as NOTFOUND by libmemcached 1.1 (see fetch_next):
+    // only the error recorded during this mget tells it from a real miss.
+    if (status == OpStatus::miss) {
+      memcached_return_t last = memcached_last_error(mc_.get());
+      if (memcached_fatal(last)) return classify(last);
+    }
+    return status;
   }
 
   std::string server_version() override {
@@ -279,10 +285,16 @@ class MemcachedClient final : public StoreClient {
     memcached_return_t rc;
     if (memcached_fetch_result(mc_.get(), result_, &rc) != nullptr) {
       have_result_ = true;
-    } else {
-      fetching_ = false;
-      if (!is_end(rc)) fail_batch(rc);
+      return;
     }
+    fetching_ = false;
+    if (!is_end(rc)) return fail_batch(rc);
+    // libmemcached 1.1 turns a read error (the server gone mid-batch, a timeout) into NOTFOUND
+    // when the batch had no hit yet (fetch.cc), which would count the unanswered gets as
+    // misses the server never saw. The error it recorded during this multi-get (memcached_mget
+    // clears the previous ones) tells the two apart.
+    memcached_return_t last = memcached_last_error(mc_.get());
+    if (memcached_fatal(last)) fail_batch(last);
   }
 
   // Every request not yet answered fails with the connection's status; libmemcached forgets

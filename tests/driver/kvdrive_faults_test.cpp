@@ -61,6 +61,36 @@ TEST(KvdriveFaults, StalledStoreShowsAsTimeoutsAndTheRunRecovers) {
   EXPECT_GE(query_double(db, "SELECT MAX(lat_max_us) FROM driver_seconds WHERE op = 'get'"), 300'000);
 }
 
+// memcached stalled (SIGSTOP), blocking and pipelined: the gets of the stall are timeouts or
+// errors, never misses (every key was loaded, so any miss is wrong), and the run recovers.
+TEST(KvdriveFaults, StalledMemcachedGetsAreTimeoutsNotMisses) {
+  for (const char* pipeline : {"1", "8"}) {
+    SCOPED_TRACE(std::string("--pipeline ") + pipeline);
+    StoreServer memcached(StoreServer::Kind::memcached);
+    KV_START_OR_SKIP(memcached);
+    TempDir dir;
+    std::string log = dir.file("kvdrive.log");
+    auto load = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", memcached.uri(),
+                                  "--keys", "500", "--phases", "load"});
+    ASSERT_EQ(load.exit_code, 0) << load.output;
+    Process p({kKvdrive, "run", "--db", dir.file("r.db"), "--target", memcached.uri(), "--keys",
+               "500", "--phases", "read", "--duration", "4s", "--timeout", "200ms", "--threads",
+               "2", "--pipeline", pipeline},
+              log);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+    memcached.process().signal(SIGSTOP);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    memcached.process().signal(SIGCONT);
+    ASSERT_EQ(p.wait(60'000), 0) << slurp(log);
+    auto db = kv::open_results_db(dir.file("r.db"));
+    const std::string read = " FROM driver_seconds d JOIN phases ph USING (phase_id) WHERE "
+                             "ph.run_id = 2 AND d.op = 'get'";
+    EXPECT_GT(query_int(db, "SELECT SUM(timeouts) + SUM(errors)" + read), 0);
+    EXPECT_EQ(query_int(db, "SELECT SUM(misses)" + read), 0);
+    EXPECT_GT(query_int(db, "SELECT SUM(hits)" + read), 0);
+  }
+}
+
 // A "store" that answers every request with garbage, or closes mid-reply.
 class GarbageServer {
  public:
