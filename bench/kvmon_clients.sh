@@ -43,23 +43,9 @@ done
 source "$root/scripts/lib.sh"
 work=$(mktemp -d "${TMPDIR:-/tmp}/kvmon-clients-XXXXXX")
 pids=()
-cleanup() {
-  local status=$?
-  trap - EXIT INT TERM
-  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-  if [[ -n "${KV_KEEP:-}" ]]; then echo "kvmon_clients: kept $work" >&2; else rm -rf "$work"; fi
-  exit "$status"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+kv_stop_on_exit kvmon_clients "$work" "$([[ -n ${KV_KEEP:-} ]] && echo 1 || echo 0)"
 
-redis_port=$(kv_free_port)
-redis-server --port "$redis_port" --bind 127.0.0.1 --dir "$work" --save "" --appendonly no \
-  >"$work/redis.log" 2>&1 &
-redis_pid=$!
-pids+=("$redis_pid")
-kv_wait_port "$redis_port" "$work/redis.log"
+kv_start_redis "$work"
 
 kvmon_port=$(kv_free_port)
 db="$work/kvmon.db"

@@ -44,23 +44,9 @@ stamp=$(date +%Y-%m-%dT%H%M)
 mkdir -p "$(dirname "$out")"
 work=$(mktemp -d "${TMPDIR:-/tmp}/kvmon-memory-XXXXXX")
 pids=()
-cleanup() {
-  local status=$?
-  trap - EXIT INT TERM
-  for ((i = ${#pids[@]} - 1; i >= 0; i--)); do kill -TERM "${pids[i]}" 2>/dev/null || true; done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-  rm -rf "$work"
-  exit "$status"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+kv_stop_on_exit kvmon_memory "$work"
 
-redis_port=$(kv_free_port)
-redis-server --port "$redis_port" --bind 127.0.0.1 --dir "$work" --save "" --appendonly no \
-  >"$work/redis.log" 2>&1 &
-redis_pid=$!
-pids+=("$redis_pid")
-kv_wait_port "$redis_port" "$work/redis.log"
+kv_start_redis "$work"
 kvmon_port=$(kv_free_port)
 kvmon_cmd=("$kvmon" --db "$work/kvmon.db" --pid "$redis_pid" --interval "$interval"
            --listen "127.0.0.1:$kvmon_port" --history "$history" --log-level warn)

@@ -84,25 +84,11 @@ mkdir -p "$(dirname "$out")"
 source "$root/scripts/lib.sh"
 work=$(mktemp -d "${TMPDIR:-/tmp}/kvbench-soak-XXXXXX")
 pids=()
-cleanup() {
-  local status=$?
-  trap - EXIT INT TERM
-  # Reverse order: the meter and kvdrive before the kvmon they watch, the stores last.
-  for ((i = ${#pids[@]} - 1; i >= 0; i--)); do kill -TERM "${pids[i]}" 2>/dev/null || true; done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-  if ((keep)) || [[ $status != 0 ]]; then echo "soak: kept $work" >&2; else rm -rf "$work"; fi
-  exit "$status"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+# Stopped in reverse order: the meter and kvdrive before the kvmon they watch, the stores last.
+kv_stop_on_exit soak "$work" "$keep"
 
 # --- the stores -------------------------------------------------------------------------------
-redis_port=$(kv_free_port)
-redis-server --port "$redis_port" --bind 127.0.0.1 --dir "$work" --save "" --appendonly no \
-  >"$work/redis.log" 2>&1 &
-redis_pid=$!
-pids+=("$redis_pid")
-kv_wait_port "$redis_port" "$work/redis.log"
+kv_start_redis "$work"
 targets=(--target "redis://127.0.0.1:$redis_port")
 watch=(--pid "$redis_pid")
 if ((use_memcached)); then
