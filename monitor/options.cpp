@@ -57,8 +57,6 @@ struct ListenOptions {
 };
 
 void apply_listen_options(const ListenOptions& o, ServerConfig& server) {
-  const std::string& listen = o.listen;
-  const std::string& token_file = o.token_file;
   server.client_queue_bytes = static_cast<size_t>(parse_size(o.client_queue));
   server.idle_timeout_us = parse_duration_us(o.idle_timeout);
   if (!o.history.empty()) {
@@ -67,25 +65,25 @@ void apply_listen_options(const ListenOptions& o, ServerConfig& server) {
   }
   if (!o.history_max.empty()) server.history.max_bytes = static_cast<size_t>(parse_size(o.history_max));
   if (server.max_clients < 1) throw std::invalid_argument("--max-clients must be at least 1");
-  if (listen.empty()) {
-    if (!token_file.empty()) throw std::invalid_argument("--token-file needs --listen");
+  if (o.listen.empty()) {
+    if (!o.token_file.empty()) throw std::invalid_argument("--token-file needs --listen");
     if (!o.history.empty()) throw std::invalid_argument("--history needs --listen");
     if (!o.history_max.empty()) throw std::invalid_argument("--history-max needs --listen");
     return;
   }
-  std::string text = listen.find(':') == std::string::npos ? "127.0.0.1:" + listen : listen;
+  std::string text = o.listen.find(':') == std::string::npos ? "127.0.0.1:" + o.listen : o.listen;
   auto hp = proto::split_host_port(text);
-  if (!hp) throw std::invalid_argument("invalid --listen '" + listen + "': " + hp.error().message);
+  if (!hp) throw std::invalid_argument("invalid --listen '" + o.listen + "': " + hp.error().message);
   server.address = hp.value().host == "localhost" ? "127.0.0.1" : hp.value().host;
   server.port = hp.value().port;
-  if (!is_loopback_address(server.address) && token_file.empty()) {
-    throw std::invalid_argument("--listen '" + listen +
+  if (!is_loopback_address(server.address) && o.token_file.empty()) {
+    throw std::invalid_argument("--listen '" + o.listen +
                                 "' is not a loopback address: it needs --token-file FILE "
                                 "(clients must present that token)");
   }
-  if (!token_file.empty()) {
+  if (!o.token_file.empty()) {
     try {
-      server.token = read_token_file(token_file);
+      server.token = read_token_file(o.token_file);
     } catch (const std::runtime_error& e) {
       throw std::invalid_argument(e.what());
     }
@@ -130,24 +128,20 @@ std::optional<Options> parse_options(int argc, const char* const* argv) {
                  "skip PSS for processes with a larger RSS (default 4GiB)")
       ->check(parsed_between(parse_size, uint64_t{0}, uint64_t{1} << 50, "at most 1PiB"));
   ListenOptions lo;
-  std::string& listen = lo.listen;
-  std::string& token_file = lo.token_file;
-  std::string& client_queue = lo.client_queue;
-  std::string& idle_timeout = lo.idle_timeout;
-  app.add_option("--listen", listen,
+  app.add_option("--listen", lo.listen,
                  "serve samples over TCP on ADDR:PORT (or PORT: 127.0.0.1); off by default")
       ->check(non_empty());
-  app.add_option("--token-file", token_file,
+  app.add_option("--token-file", lo.token_file,
                  "clients must present the token on this file's first line (required to "
                  "listen on a non-loopback address)")
       ->check(non_empty());
   app.add_option("--max-clients", opt.config.server.max_clients,
                  "clients served at once, 1..10000 (default 16)")
       ->check(whole_number(1, 10'000));
-  app.add_option("--client-queue", client_queue,
+  app.add_option("--client-queue", lo.client_queue,
                  "unsent bytes after which a client that does not read is dropped (default 4MiB)")
       ->check(parsed_between(parse_size, uint64_t{1024}, uint64_t{1} << 40, "from 1KiB to 1TiB"));
-  app.add_option("--idle-timeout", idle_timeout,
+  app.add_option("--idle-timeout", lo.idle_timeout,
                  "close clients that are not subscribed and send nothing this long (default 60s)")
       ->check(parsed_between(parse_duration_us, int64_t{1'000'000}, int64_t{86'400'000'000},
                              "from 1s to 24h"));
