@@ -129,11 +129,8 @@ class MemcachedClient final : public StoreClient {
       status = OpStatus::hit;
     }
     if (!is_end(rc)) return classify(rc);
-    // A read error with no value is reported as NOTFOUND by libmemcached 1.1 (see fetch_next):
-    // only the error recorded during this mget tells it from a real miss.
     if (status == OpStatus::miss) {
-      memcached_return_t last = memcached_last_error(mc_.get());
-      if (memcached_fatal(last)) return classify(last);
+      if (memcached_return_t err = error_during_mget(); err != MEMCACHED_SUCCESS) return classify(err);
     }
     return status;
   }
@@ -289,12 +286,16 @@ class MemcachedClient final : public StoreClient {
     }
     fetching_ = false;
     if (!is_end(rc)) return fail_batch(rc);
-    // libmemcached 1.1 turns a read error (the server gone mid-batch, a timeout) into NOTFOUND
-    // when the batch had no hit yet (fetch.cc), which would count the unanswered gets as
-    // misses the server never saw. The error it recorded during this multi-get (memcached_mget
-    // clears the previous ones) tells the two apart.
+    if (memcached_return_t err = error_during_mget(); err != MEMCACHED_SUCCESS) fail_batch(err);
+  }
+
+  // libmemcached 1.1's fetch turns a read error (the server gone mid-batch, a timeout) into
+  // NOTFOUND when the multi-get had no hit yet (fetch.cc), which would count gets the server
+  // never answered as misses. The error it recorded since the last memcached_mget (which clears
+  // older ones) tells the two apart: that error, or MEMCACHED_SUCCESS.
+  memcached_return_t error_during_mget() const {
     memcached_return_t last = memcached_last_error(mc_.get());
-    if (memcached_fatal(last)) fail_batch(last);
+    return memcached_fatal(last) ? last : MEMCACHED_SUCCESS;
   }
 
   // Every request not yet answered fails with the connection's status; libmemcached forgets
