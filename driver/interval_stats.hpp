@@ -21,6 +21,7 @@ struct RequestRecord {
   OpStatus status;
   uint64_t latency_ns;      // from the intended send time in rate mode, else from the send
   uint64_t sent_latency_ns; // from the actual send (equal to latency_ns outside rate mode)
+  uint64_t slip_ns;         // rate mode: actual send - intended send (schedule slip); else 0
   uint64_t bytes_out;
   uint64_t bytes_in;
   bool wrong;               // a get whose value differed from what was written
@@ -39,6 +40,11 @@ struct OpStats {
   uint64_t late = 0;
   LatencyHistogram latency;       // every completed request, whatever its outcome
   LatencyHistogram sent_latency;  // rate mode only: from the actual send time
+  LatencyHistogram slip;          // rate mode only: intended -> actual send of each request
+
+  // Requests that got an answer (ok, hit or miss): what req/s counts.
+  uint64_t ok() const noexcept { return ops - errors - timeouts; }
+  uint64_t failed() const noexcept { return errors + timeouts; }
 
   void record(const RequestRecord& r, bool rate_mode) noexcept {
     ++ops;
@@ -54,7 +60,10 @@ struct OpStats {
       case OpStatus::ok: break;
     }
     latency.record(r.latency_ns);
-    if (rate_mode) sent_latency.record(r.sent_latency_ns);
+    if (rate_mode) {
+      sent_latency.record(r.sent_latency_ns);
+      slip.record(r.slip_ns);
+    }
   }
   void merge(const OpStats& o) noexcept;
   void reset() noexcept { *this = OpStats(); }
@@ -62,6 +71,9 @@ struct OpStats {
 
 struct IntervalStats {
   std::array<OpStats, kOpTypes> by_op;
+  // Time the worker spent spinning for a send time (rate mode): CPU the client-bound rule
+  // leaves out, since the thread had nothing else to do.
+  uint64_t spin_ns = 0;
   OpStats& operator[](OpType op) { return by_op[static_cast<size_t>(op)]; }
   const OpStats& operator[](OpType op) const { return by_op[static_cast<size_t>(op)]; }
   void merge(const IntervalStats& o) noexcept;
@@ -76,6 +88,10 @@ class StatsSlot {
   void record(OpType op, const RequestRecord& r) {
     std::lock_guard<std::mutex> lock(mu_);
     (*active_)[op].record(r, rate_mode_);
+  }
+  void add_spin(uint64_t ns) {
+    std::lock_guard<std::mutex> lock(mu_);
+    active_->spin_ns += ns;
   }
   // Collector only: swaps buffers and merges what the worker recorded since the last call into
   // `into`.
