@@ -21,11 +21,11 @@ struct RequestRecord {
   OpStatus status;
   uint64_t latency_ns;      // from the intended send time in rate mode, else from the send
   uint64_t sent_latency_ns; // from the actual send (equal to latency_ns outside rate mode)
-  uint64_t slip_ns;         // rate mode: actual send - intended send (schedule slip); else 0
   uint64_t bytes_out;
   uint64_t bytes_in;
   bool wrong;               // a get whose value differed from what was written
   bool late;                // rate mode: sent more than 1 ms behind its schedule
+  uint64_t slip_ns;         // rate mode: actual send - intended send (schedule slip); else 0
 };
 
 struct OpStats {

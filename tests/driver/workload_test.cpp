@@ -43,10 +43,10 @@ TEST(ValueTable, Incompressible) {
 TEST(IntervalStats, SlotHandsOverEveryRecordExactlyOnce) {
   StatsSlot slot;
   IntervalStats a, b;
-  slot.record(OpType::set, {OpStatus::ok, 1000, 1000, 10, 0, false, false});
-  slot.record(OpType::get, {OpStatus::hit, 2000, 2000, 5, 100, true, false});
+  slot.record(OpType::set, {OpStatus::ok, 1000, 1000, 10, 0, false, false, 0});
+  slot.record(OpType::get, {OpStatus::hit, 2000, 2000, 5, 100, true, false, 0});
   slot.drain_into(a);
-  slot.record(OpType::get, {OpStatus::miss, 3000, 3000, 5, 0, false, false});
+  slot.record(OpType::get, {OpStatus::miss, 3000, 3000, 5, 0, false, false, 0});
   slot.drain_into(b);
   slot.drain_into(b);  // nothing new
   EXPECT_EQ(a[OpType::set].ops, 1u);
