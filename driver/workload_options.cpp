@@ -12,6 +12,9 @@
 namespace kv::drive {
 namespace {
 
+const char* const kMaxKeysWhy =
+    " (2^32: Redis's own limit per instance; a load phase of that many keys takes hours)";
+
 [[noreturn]] void bad(std::string_view name, std::string_view value, const std::string& why) {
   throw std::invalid_argument("invalid --" + std::string(name) + " '" + std::string(value) +
                               "': " + why);
@@ -109,9 +112,14 @@ void set_workload_option(WorkloadSpec& w, std::string_view name, std::string_vie
   else if (name == "keys") {
     w.keys = with_name(name, value, parse_count);
     if (w.keys == 0) bad(name, value, "must be at least 1");
+    if (w.keys > kMaxKeys) bad(name, value, "more than " + std::to_string(kMaxKeys) + kMaxKeysWhy);
   } else if (name == "value-size") w.values = with_name(name, value, parse_value_sizes);
   else if (name == "key-pattern") w.pattern = with_name(name, value, parse_key_pattern);
-  else if (name == "requests") w.requests = with_name(name, value, parse_count);
+  else if (name == "requests") {
+    w.requests = with_name(name, value, parse_count);
+    if (w.requests > kMaxRequests)
+      bad(name, value, "more than " + std::to_string(kMaxRequests) + " (10^15)");
+  }
   else if (name == "duration") w.duration_us = with_name(name, value, parse_duration_us);
   else if (name == "ratio") set_ratio(w, value);
   else if (name == "hit-rate") w.hit_rate = parse_number<double>(name, value, 0.0, 1.0);
@@ -135,6 +143,16 @@ void set_workload_option(WorkloadSpec& w, std::string_view name, std::string_vie
 
 void check_workload(const WorkloadSpec& w) {
   if (w.keys == 0) throw std::invalid_argument("--keys must be at least 1");
+  // Also here: --scale multiplies what each option allowed on its own.
+  if (w.keys > kMaxKeys)
+    throw std::invalid_argument("--keys " + std::to_string(w.keys) + " (after --scale) is more than " +
+                                std::to_string(kMaxKeys) + kMaxKeysWhy);
+  if (w.requests > kMaxRequests)
+    throw std::invalid_argument("--requests " + std::to_string(w.requests) +
+                                " (after --scale) is more than 10^15");
+  if (w.duration_us > kMaxDurationUs)
+    throw std::invalid_argument("--duration (after --scale) is longer than " +
+                                format_duration_us(kMaxDurationUs));
   if (static_cast<uint64_t>(w.threads) > w.keys)
     throw std::invalid_argument("--threads (" + std::to_string(w.threads) +
                                 ") must not exceed --keys (" + std::to_string(w.keys) + ")");

@@ -2,12 +2,22 @@
 // line, config files and scenario files, so each is parsed and checked in one place.
 #pragma once
 
+#include <cstdint>
 #include <string_view>
 #include <vector>
 
 #include "workload.hpp"
 
 namespace kv::drive {
+
+// The largest --keys: 2^32, the most keys a Redis instance holds (its documented limit); a
+// memcached server of that many items needs hundreds of GiB. Beyond it nothing kvdrive sends
+// could be served, and key indexes near 2^53 would lose precision in the gaussian and zipf
+// choosers (doubles).
+inline constexpr uint64_t kMaxKeys = uint64_t{1} << 32;
+// The largest --requests: 10^15 (30 years at 1M req/s); counts stay exact in doubles (2^53)
+// and in the results file's int64 columns.
+inline constexpr uint64_t kMaxRequests = 1'000'000'000'000'000;
 
 struct WorkloadOption {
   const char* name;  // as on the command line, without "--"

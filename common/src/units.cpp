@@ -85,8 +85,12 @@ int64_t parse_duration_us(std::string_view text) {
   else if (s.suffix == "m" || s.suffix == "min") mult = 60e6;
   else if (s.suffix == "h") mult = 3600e6;
   else fail("duration", text, expected);
+  // Far below int64's 292,000 years of microseconds on purpose: callers turn durations into
+  // nanoseconds and add them to clock readings (2562048h overflowed there).
   double us = s.number * mult;
-  if (us >= 9.2e18) throw std::invalid_argument("duration '" + std::string(text) + "' is too large");
+  if (us > static_cast<double>(kMaxDurationUs))
+    throw std::invalid_argument("duration '" + std::string(text) + "' is too large (at most " +
+                                format_duration_us(kMaxDurationUs) + ")");
   return static_cast<int64_t>(std::llround(us));
 }
 

@@ -14,7 +14,12 @@ namespace kv {
 uint64_t parse_size(std::string_view text);
 // Counts. Suffixes are decimal: k/K = 1e3, m/M = 1e6, g/G/b/B = 1e9. "5M" = 5,000,000.
 uint64_t parse_count(std::string_view text);
-// Durations, as microseconds. Suffixes: us, ms, s, m, h; a bare number means seconds.
+// The longest duration parse_duration_us accepts: 87,600 h (10 years). A phase, warm-up,
+// timeout or TTL beyond it is a typo; as nanoseconds added to a clock reading it stays far
+// from int64's limit (292 years).
+inline constexpr int64_t kMaxDurationUs = 87'600LL * 3'600'000'000LL;
+// Durations, as microseconds. Suffixes: us, ms, s, m, h; a bare number means seconds. At most
+// kMaxDurationUs.
 int64_t parse_duration_us(std::string_view text);
 // A plain whole number in [lo, hi] (no suffix, no sign other than '-', no fraction), for ids,
 // indexes and limits; the message names `name` ("--run") and the text as typed.
