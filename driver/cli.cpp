@@ -8,7 +8,6 @@
 #include <charconv>
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <map>
 
@@ -18,6 +17,7 @@
 #include "kvbench/units.hpp"
 #include "kvbench/version.hpp"
 #include "html_report.hpp"
+#include "output_file.hpp"
 #include "report.hpp"
 #include "run.hpp"
 #include "scenario.hpp"
@@ -110,6 +110,21 @@ std::string redacted_command_line(int argc, char** argv) {
   std::vector<const char*> ptrs;
   for (const auto& a : args) ptrs.push_back(a.c_str());
   return join_command_line(argc, ptrs.data());
+}
+
+// memcached reads an expiry above 30 days as a Unix time, which would be long past: every value
+// would expire at once while the run looks fine.
+void check_memcached_ttl(const std::vector<TargetSpec>& specs, const std::vector<RunStep>& steps) {
+  constexpr uint32_t kMemcachedMaxRelativeTtlS = 30 * 86'400;
+  for (const auto& spec : specs) {
+    if (spec.protocol != Protocol::memcached) continue;
+    for (const auto& step : steps)
+      if (step.workload.ttl_s > kMemcachedMaxRelativeTtlS)
+        throw std::invalid_argument(
+            "--ttl " + format_duration_us(int64_t{step.workload.ttl_s} * 1'000'000) + ": " +
+            spec.display + " reads an expiry above 30 days as a Unix time (long past); at most "
+            "720h for memcached targets");
+  }
 }
 
 void list_scenarios(std::ostream& out) {
@@ -243,13 +258,16 @@ int kvdrive_main(int argc, char** argv) {
         throw std::invalid_argument("invalid --timeout '" + timeout + "': must be at least 1ms");
       opts.command_line = redacted_command_line(argc, argv);
       opts.progress = !opts.json;
-      check_run_options(opts);
+      check_memcached_ttl(check_run_options(opts), opts.steps);
     }
     if (report->parsed()) {
       check_results_path("--db", report_db, true);
       for (const auto& id : report_runs_text)
         report_run_ids.push_back(parse_whole_number("--run", id, 1, INT64_MAX));
-      if (!report_html.empty()) check_output_path("--html", report_html);
+      if (!report_html.empty()) {
+        check_output_path("--html", report_html);
+        check_not_results_file("--html", report_html, report_db);
+      }
     }
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
@@ -285,9 +303,9 @@ int kvdrive_main(int argc, char** argv) {
     Database db = open_results_db(report_db);  // also marks runs whose kvdrive died
     report_runs(db, report_run_ids);  // every listed run exists, before any file is written
     if (!report_html.empty()) {
-      std::ofstream html(report_html);
-      write_html_report(db, report_run_ids, html);
-      if (!html.flush()) throw std::runtime_error("could not write " + report_html);
+      write_file_atomically(
+          report_html, [&](std::ostream& html) { write_html_report(db, report_run_ids, html); },
+          [&] { check_not_results_file("--html", report_html, report_db); });
       std::cerr << "kvdrive: wrote " << report_html << "\n";
     }
     print_report(db, report_run_ids, parse_report_format(report_format), std::cout);
