@@ -1,5 +1,7 @@
 #include "kvbench/schema.hpp"
 
+#include <sys/stat.h>
+
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -60,6 +62,36 @@ void check_output_path(std::string_view option, const std::string& path) {
   if (!dir.empty() && !fs::is_directory(dir, ec))
     throw std::invalid_argument(std::string(option) + " '" + path + "': no such directory '" +
                                 dir.string() + "'");
+}
+
+void check_not_results_file(std::string_view option, const std::string& path,
+                            const std::string& results_path) {
+  namespace fs = std::filesystem;
+  auto refuse = [&](const std::string& companion) {
+    const bool main_file = companion == results_path;
+    throw std::invalid_argument(std::string(option) + " '" + path + "': is " +
+                                (main_file ? "the results file '" : "the results file's '") +
+                                companion + "' (writing it would destroy results)");
+  };
+  struct stat out {};
+  const bool out_exists = ::stat(path.c_str(), &out) == 0;
+  std::error_code ec;
+  const fs::path out_name = fs::weakly_canonical(path, ec);
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
+    const std::string companion = results_path + suffix;
+    struct stat st {};
+    if (out_exists && ::stat(companion.c_str(), &st) == 0 && st.st_dev == out.st_dev &&
+        st.st_ino == out.st_ino)
+      refuse(companion);
+    // Not there yet, but SQLite may create it while the report is written: beside the name as
+    // given and beside the file a symlink points to.
+    std::error_code ec2;
+    const fs::path beside_link = fs::weakly_canonical(companion, ec2);
+    const fs::path beside_file =
+        fs::weakly_canonical(fs::weakly_canonical(results_path, ec2).string() + suffix, ec2);
+    if (!ec && !ec2 && (beside_link == out_name || beside_file == out_name))
+      refuse(companion);
+  }
 }
 
 void check_results_path(std::string_view option, const std::string& path, bool must_exist) {

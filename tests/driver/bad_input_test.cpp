@@ -127,8 +127,10 @@ struct BadValues {
 const std::vector<BadValues>& bad_workload_values() {
   static const std::vector<std::string> counts = {"ten", "-1", "99999999999999999999", "1e400",
                                                   "64Ti", "", "1.5", "0x10"};
+  // 2562048h: as nanoseconds past a clock reading, beyond int64 (was accepted and overflowed).
   static const std::vector<std::string> durations = {"abc", "-1", "99999999999999999999",
-                                                     "1e400", "64Ti", "", "5parsecs", "-0.5s"};
+                                                     "1e400", "64Ti", "", "5parsecs", "-0.5s",
+                                                     "2562048h", "87601h"};
   static const std::vector<std::string> ints = {"abc", "-1", "0", "99999999999999999999",
                                                 "1e400", "1.5", "", "5000"};
   static const std::vector<BadValues> all = [] {
@@ -154,6 +156,9 @@ const std::vector<BadValues>& bad_workload_values() {
     };
     v.front().values.push_back("read,mixed,x");
     v[1].values.push_back("0");  // keys: 0 is no key space
+    // keys: more than 2^32 (Redis's limit per instance); 10^12 was accepted.
+    for (const char* k : {"1000000000000", "4294967297", "5G"}) v[1].values.push_back(k);
+    v[4].values.push_back("1000000000000001");  // requests: above 10^15
     return v;
   }();
   return all;
@@ -179,6 +184,14 @@ TEST_F(KvdriveBadInput, WorkloadOptionsOnTheCommandLine) {
   cases.push_back({{"run", "--db", kDb, "--target", "memcached://127.0.0.1:1,127.0.0.1:2",
                     "--pipeline", "8"},
                    {"memcached", "--pipeline"}});
+  // memcached reads an expiry above 30 days as a Unix time: every value would expire at once.
+  cases.push_back({{"run", "--db", kDb, "--target", "memcached://127.0.0.1:1", "--ttl", "721h"},
+                   {"--ttl", "memcached", "30 days"}});
+  // --scale must not carry a value past the limits each option has on its own.
+  cases.push_back({run_args({"--scenario", "small-values", "--keys", "4000000000", "--scale", "2"}),
+                   {"--keys", "--scale"}});
+  cases.push_back({run_args({"--duration", "87000h", "--scale", "2", "--scenario", "small-values"}),
+                   {"--duration", "--scale"}});
   check_all(cases);
 }
 
@@ -418,11 +431,20 @@ TEST_F(KvdriveBadInput, ReportOptions) {
   cases.push_back({{"report", "--db", previous_, "--html", ""}, {"--html"}});
   cases.push_back({{"report", "--db", previous_, "--html", dir_.file("adir")}, {"--html", "is a directory"}});
   cases.push_back({{"report", "--db", previous_, "--html", dir_.file("nodir/r.html")}, {"--html", "no such directory"}});
+  // --html onto the results file (or its -wal/-shm, also through a symlink or a hard link)
+  // truncated it to 0 bytes.
+  std::filesystem::create_symlink(previous_, dir_.file("link.db"));
+  std::filesystem::create_hard_link(previous_, dir_.file("hard.db"));
+  for (const std::string& html : {previous_, dir_.file("link.db"), dir_.file("hard.db"),
+                                  previous_ + "-wal", previous_ + "-shm", previous_ + "-journal"})
+    cases.push_back({{"report", "--db", previous_, "--html", html}, {"--html", in_quotes(html), "results file"}});
+  cases.push_back({{"report", "--db", dir_.file("link.db"), "--html", previous_}, {"--html", "results file"}});
   cases.push_back({{"report", "--db", previous_, "--bogus"}, {"--bogus"}});
   cases.push_back({{"report", "--db", previous_, "--keys", "5"}, {"--keys"}});
   check_all(cases);
   EXPECT_TRUE(slurp(other) == other_bytes) << "report wrote into a file that is not a results file";
   EXPECT_TRUE(slurp(empty).empty()) << "report wrote into an empty file";
+  EXPECT_TRUE(slurp(previous_) == previous_bytes_) << "report --html overwrote the results file";
   EXPECT_FALSE(std::filesystem::exists(dir_.file("missing.db")));
 }
 

@@ -37,6 +37,13 @@ Database open_results_db(const std::string& path);
 // directory, in a directory that exists. Throws std::invalid_argument naming both.
 void check_output_path(std::string_view option, const std::string& path);
 
+// Checks that writing `path` (given as `option`) cannot destroy the results file at
+// `results_path`: refuses a path that is that file or its -wal, -shm or -journal file, by
+// device and inode (so symlinks and hard links are seen through) and, for a companion file that
+// does not exist yet, by its resolved name. Throws std::invalid_argument naming both.
+void check_not_results_file(std::string_view option, const std::string& path,
+                            const std::string& results_path);
+
 // Checks, before anything is written, that `path` (given as `option`, e.g. "--db") can be used
 // as a results file: not empty, not a directory, in a directory that exists, and if the file
 // exists, a SQLite file. With `must_exist`, the file must also exist and hold a kvbench schema
