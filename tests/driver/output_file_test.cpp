@@ -8,6 +8,7 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "db_query.hpp"
 #include "servers.hpp"
 
 namespace kv::drive {
