@@ -5,6 +5,9 @@
 namespace kv::mon {
 namespace {
 
+// 9.2e12 s (292,000 years) * 1e6 is just inside int64.
+constexpr double kMaxUptimeS = 9.2e12;
+
 // Splits on runs of spaces/tabs; empty tokens are never returned.
 std::vector<std::string_view> split_ws(std::string_view s) {
   std::vector<std::string_view> out;
@@ -56,6 +59,14 @@ OptInt value_after_colon(std::string_view line) {
 }
 
 }  // namespace
+
+OptInt ticks_to_us(int64_t ticks, int64_t ticks_per_s) {
+  int64_t us = 0;
+  if (ticks_per_s <= 0 || __builtin_mul_overflow(ticks, int64_t{1'000'000}, &us)) {
+    return std::nullopt;
+  }
+  return us / ticks_per_s;
+}
 
 std::optional<int64_t> parse_int(std::string_view text) {
   int64_t v = 0;
@@ -195,7 +206,8 @@ HostStat parse_host_stat(std::string_view text) {
       // cpu user nice system idle iowait irq softirq steal ...
       auto at = [&](size_t i) { return i < f.size() ? parse_int(f[i]) : std::nullopt; };
       auto user = at(1), nice = at(2);
-      if (user && nice) h.cpu_user_ticks = *user + *nice;
+      int64_t sum = 0;
+      if (user && nice && !__builtin_add_overflow(*user, *nice, &sum)) h.cpu_user_ticks = sum;
       h.cpu_system_ticks = at(3);
       h.cpu_idle_ticks = at(4);
       h.cpu_iowait_ticks = at(5);
@@ -219,7 +231,9 @@ Result<int64_t> parse_uptime_us(std::string_view text) {
   auto f = split_ws(text);
   if (f.empty()) return Error{"uptime: empty"};
   auto v = parse_real(f[0]);
-  if (!v || *v < 0) return Error{"uptime: not a number"};
+  // Negated so that NaN fails too; the bound keeps *v * 1e6 inside int64 (a cast of a double
+  // out of range is undefined: the fuzzer found "7.8e39").
+  if (!v || !(*v >= 0 && *v < kMaxUptimeS)) return Error{"uptime: not a number of seconds in range"};
   return static_cast<int64_t>(*v * 1e6);
 }
 

@@ -95,7 +95,8 @@ HostStat parse_host_stat(std::string_view text);
 // /proc/PID/smaps_rollup: the Pss line, KiB; nullopt if absent.
 OptInt parse_smaps_rollup_pss(std::string_view text);
 
-// /proc/uptime: seconds since boot, as microseconds (10 ms resolution). Error if malformed.
+// /proc/uptime: seconds since boot, as microseconds (10 ms resolution). Error if malformed,
+// negative, NaN or too large for int64 microseconds.
 Result<int64_t> parse_uptime_us(std::string_view text);
 
 // /proc/pressure/{memory,io,cpu}: avg10 of the "some" and "full" lines, in percent.
@@ -130,6 +131,10 @@ struct TcpSocket {
 inline constexpr int kTcpListen = 0x0A;
 // Malformed lines (and the header) are skipped.
 std::vector<TcpSocket> parse_net_tcp(std::string_view text);
+
+// Clock ticks (/proc/PID/stat utime, starttime) as microseconds; nullopt if ticks_per_s is not
+// positive or the product overflows int64 (a parsed field can hold any int64).
+OptInt ticks_to_us(int64_t ticks, int64_t ticks_per_s);
 
 // Parses a decimal integer (optional leading '-'), the whole of `text`.
 std::optional<int64_t> parse_int(std::string_view text);

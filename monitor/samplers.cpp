@@ -9,10 +9,6 @@
 namespace kv::mon {
 namespace {
 
-OptInt ticks_to_us(int64_t ticks, int64_t ticks_per_s) {
-  return ticks * 1'000'000 / ticks_per_s;
-}
-
 bool is_idle_virtual_disk(const DiskStat& d) {
   bool virt = d.device.starts_with("loop") || d.device.starts_with("ram") ||
               d.device.starts_with("zram");

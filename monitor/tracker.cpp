@@ -168,8 +168,11 @@ InstanceRecord Tracker::instance_record(const ProcessInfo& info, const std::stri
   r.command_line = sampler_.command_line(info.key.pid);
   r.selector = selector;
   r.first_seen_ts_us = ts_us;
-  if (boot_ts_us_) {
-    r.started_ts_us = *boot_ts_us_ + info.key.start_ticks * 1'000'000 / ticks_per_s_;
+  OptInt since_boot_us = ticks_to_us(info.key.start_ticks, ticks_per_s_);
+  int64_t started = 0;
+  if (boot_ts_us_ && since_boot_us &&
+      !__builtin_add_overflow(*boot_ts_us_, *since_boot_us, &started)) {
+    r.started_ts_us = started;
   }
   return r;
 }

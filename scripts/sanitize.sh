@@ -3,21 +3,21 @@
 # after scripts/test.sh (see .ci/run). Fails on any sanitizer report, in a test or in a kvdrive /
 # kvmon process a test started, and on any fuzzer crash or broken invariant.
 #
-# Usage: scripts/sanitize.sh [asan] [tsan] [fuzz] [--fuzz-seconds N]
+# Usage: scripts/sanitize.sh [asan] [tsan] [fuzz] [--fuzz-seconds N] [--fuzz-target NAME]...
 #   asan   the whole suite (unit + integration) built with AddressSanitizer + UndefinedBehavior-
 #          Sanitizer (GCC, -O1), into build-asan/
 #   tsan   the threaded parts built with ThreadSanitizer (GCC, -O1), into build-tsan/: kvdrive's
 #          workers and its kvmon link, kvmon's server and writer thread, the concurrent SQLite
 #          writers, and the system tests that run both programs together
 #   fuzz   every libFuzzer target of tests/fuzz (clang), N seconds each from its seed corpus
-#          (default 20), two at a time, into build-fuzz/
+#          (default 20), two at a time, into build-fuzz/; --fuzz-target: only these targets
 #   With no stage named, all three run. Build directories sit beside $KV_BUILD_DIR (default
 #   build/): build-asan, build-tsan, build-fuzz. Reports go to <build dir>/sanitizer-reports/.
 # Longer fuzz runs and their figures: docs/fuzzing.md.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 base=${KV_BUILD_DIR:-$root/build}
-stages=() fuzz_seconds=20
+stages=() fuzz_seconds=20 fuzz_only=()
 while (($#)); do
   case $1 in
     asan|tsan|fuzz) stages+=("$1"); shift ;;
@@ -25,6 +25,10 @@ while (($#)); do
       [[ ${2:-} =~ ^[0-9]+$ ]] && (($2 >= 1)) ||
         { echo "sanitize: --fuzz-seconds needs a whole number of seconds >= 1" >&2; exit 2; }
       fuzz_seconds=$2; shift 2 ;;
+    --fuzz-target)
+      [[ -f $root/tests/fuzz/${2:-}.cpp ]] ||
+        { echo "sanitize: --fuzz-target: no tests/fuzz/${2:-}.cpp" >&2; exit 2; }
+      fuzz_only+=("$2"); shift 2 ;;
     -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
     *) echo "sanitize: unknown argument '$1' (stages: asan, tsan, fuzz; see --help)" >&2; exit 2 ;;
   esac
@@ -94,9 +98,14 @@ run_tsan() {
 
 run_fuzz() {
   local dir=$base-fuzz reports work
-  CXX=clang++ configure "$dir" -DKV_FUZZ=ON -DKV_BUILD_TESTS=OFF
+  # -fno-sanitize-recover: a UBSan finding (a double cast out of range, a signed overflow) ends
+  # the run as a crash with its input saved, as an ASan one does; by default UBSan prints and
+  # goes on, and a 60 s run with a report in its log exited 0.
+  CXX=clang++ configure "$dir" -DKV_FUZZ=ON -DKV_BUILD_TESTS=OFF \
+    -DCMAKE_CXX_FLAGS="-fno-sanitize-recover=undefined"
   local targets=(protocol_fuzz units_fuzz target_uri_fuzz scenario_fuzz store_stats_fuzz
                  proc_parsers_fuzz)
+  ((${#fuzz_only[@]})) && targets=("${fuzz_only[@]}")
   cmake --build "$dir" --parallel "$(nproc)" --target "${targets[@]}"
   reports=$dir/sanitizer-reports
   work=$dir/fuzz-work
@@ -105,7 +114,8 @@ run_fuzz() {
   fuzz_one() {  # the seeds are read from the corpus; new inputs go to a scratch dir
     local t=$1
     mkdir -p "$work/$t"
-    "$dir/tests/fuzz/$t" -max_total_time="$fuzz_seconds" -max_len=4096 -timeout=10 \
+    UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1" \
+      "$dir/tests/fuzz/$t" -max_total_time="$fuzz_seconds" -max_len=4096 -timeout=10 \
       -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$reports/$t-" \
       "$work/$t" "$root/tests/fuzz/corpus/$t" >"$work/$t.log" 2>&1
   }
@@ -126,6 +136,10 @@ run_fuzz() {
     if ! grep -q "^Done [0-9]* runs" "$work/$t.log"; then
       echo "sanitize: fuzz: $t did not finish cleanly; the end of its log:" >&2
       tail -40 "$work/$t.log" >&2
+      status=1
+    elif grep -q "runtime error:" "$work/$t.log"; then  # should halt; a report is a failure anyway
+      echo "sanitize: fuzz: $t: a sanitizer reported a runtime error:" >&2
+      grep -m5 -A3 "runtime error:" "$work/$t.log" >&2
       status=1
     fi
   done

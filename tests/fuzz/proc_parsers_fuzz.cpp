@@ -19,6 +19,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     case 0: {
       auto r = parse_pid_stat(text);
       if (r && r.value().comm.size() > text.size()) std::abort();
+      if (r) {
+        for (int64_t ticks : {r.value().utime_ticks, r.value().stime_ticks, r.value().start_ticks})
+          if (auto us = ticks_to_us(ticks, 100); us && ticks >= 0 && *us < 0) std::abort();
+      }
       break;
     }
     case 1: (void)parse_pid_status(text); break;
@@ -27,9 +31,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     case 4: (void)parse_loadavg_last_pid(text); break;
     case 5: (void)parse_meminfo(text); break;
     case 6: (void)parse_vmstat(text); break;
-    case 7: (void)parse_host_stat(text); break;
+    case 7: {
+      // The fields feed ticks_to_us, which must not overflow whatever they hold.
+      HostStat h = parse_host_stat(text);
+      for (OptInt v : {h.cpu_user_ticks, h.cpu_system_ticks, h.cpu_idle_ticks, h.boot_time_s})
+        if (v) (void)ticks_to_us(*v, 100);
+      break;
+    }
     case 8: (void)parse_smaps_rollup_pss(text); break;
-    case 9: (void)parse_uptime_us(text); break;
+    case 9: {
+      auto up = parse_uptime_us(text);
+      if (up && up.value() < 0) std::abort();
+      break;
+    }
     case 10: (void)parse_pressure(text); break;
     case 11:
       for (const auto& d : parse_diskstats(text))

@@ -141,6 +141,21 @@ TEST(HostFiles, Uptime) {
   EXPECT_EQ(up.value(), 5'000'250'000);
   EXPECT_FALSE(parse_uptime_us("").ok());
   EXPECT_FALSE(parse_uptime_us("abc 1.0").ok());
+  // Out of int64 microseconds (the fuzzer's input; the cast was undefined), inf and NaN.
+  EXPECT_FALSE(parse_uptime_us("7.8e39 1.0").ok());
+  EXPECT_FALSE(parse_uptime_us("inf 1.0").ok());
+  EXPECT_FALSE(parse_uptime_us("nan 1.0").ok());
+  EXPECT_EQ(parse_uptime_us("9100000000000 1.0").value(), 9'100'000'000'000'000'000);
+}
+
+TEST(HostFiles, OverflowingCountersAreNull) {
+  // user + nice beyond int64: NULL, not a wrapped negative number.
+  HostStat h = parse_host_stat("cpu 9223372036854775807 1 3 4\n");
+  EXPECT_FALSE(h.cpu_user_ticks.has_value());
+  EXPECT_EQ(h.cpu_system_ticks, 3);
+  EXPECT_EQ(ticks_to_us(250, 100), 2'500'000);
+  EXPECT_FALSE(ticks_to_us(int64_t{1} << 60, 100).has_value());
+  EXPECT_FALSE(ticks_to_us(1, 0).has_value());
 }
 
 TEST(HostFiles, Pressure) {
