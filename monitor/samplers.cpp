@@ -29,6 +29,9 @@ Result<ProcessInfo> read_process_info(const ProcFs& fs, pid_t pid) {
   if (!stat.ok()) return Error{"pid " + std::to_string(pid) + ": " + std::strerror(stat.err)};
   auto st = parse_pid_stat(stat.text);
   if (!st) return Error{"pid " + std::to_string(pid) + ": " + st.error().message};
+  if (st.value().state == 'Z' || st.value().state == 'X') {
+    return Error{"pid " + std::to_string(pid) + ": exited (not reaped yet)"};
+  }
   return ProcessInfo{{pid, st.value().start_ticks}, st.value().ppid, st.value().comm};
 }
 

@@ -20,7 +20,8 @@ struct ProcessInfo {
   std::string comm;
 };
 
-// Reads /proc/PID/stat: the identity and parent of a live process; error if it is gone.
+// Reads /proc/PID/stat: the identity and parent of a live process; error if it is gone or dead
+// (a zombie, state Z, exited and waits to be reaped: it is not a process to follow).
 Result<ProcessInfo> read_process_info(const ProcFs& fs, pid_t pid);
 
 // PSS from smaps_rollup: costly (the kernel walks every mapping, ~18 ms at 4 GiB RSS, seconds at

@@ -142,7 +142,16 @@ void Tracker::resolve_absent(Target& t, Batch& batch, std::set<ProcessKey>& samp
   }
   t.waiting_logged = false;
   int64_t ts = now_ts_us();
+  bool any = false;
   for (const ProcessInfo& info : found) {
+    // Sampled before anything is said of it: one that is already gone (exited since the scan)
+    // is no find and no restart. The sample sits before the instance row in the batch; the
+    // sink writes instances first.
+    bool gone = false;
+    add_sample(info.key, batch, sampled, &gone);
+    if (gone) continue;
+    any = true;
+    t.live.push_back(info.key);
     if (!recorded_.count(info.key)) {
       batch.new_instances.push_back(instance_record(info, t.selector.text(), ts));
       recorded_.insert(info.key);
@@ -152,9 +161,10 @@ void Tracker::resolve_absent(Target& t, Batch& batch, std::set<ProcessKey>& samp
                       (t.ever_found ? " (re)started" : " found") + " (" + info.comm + ")";
     log_info() << msg;
     batch.events.push_back(EventRecord{ts, kind, msg, info.key});
-    bool gone = false;
-    add_sample(info.key, batch, sampled, &gone);
-    if (!gone) t.live.push_back(info.key);
+  }
+  if (!any) {
+    if (!t.selector.follows_restarts() && t.live.empty()) t.finished = true;
+    return;
   }
   t.ever_found = true;
   t.most_live = std::max(t.most_live, t.live.size());

@@ -2,8 +2,11 @@
 // /proc says and what the results file holds.
 #include <gtest/gtest.h>
 #include <linux/magic.h>
+#include <fcntl.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -353,6 +356,90 @@ TEST(Kvmon, KillAndRestartGivesEventsAndANewInstance) {
                           "OVER (ORDER BY ts_us) AS gap FROM host_samples) "
                           "WHERE gap IS NOT NULL AND gap NOT BETWEEN 1000000 AND 1500000"), 0);
   EXPECT_GE(query_int(db, "SELECT COUNT(*) FROM host_samples").value_or(0), 2);
+}
+
+// A child of this test named `name` (its comm) that runs until `exit_fd`'s other end is
+// closed, then exits; it is not reaped until the caller waits for it (a zombie meanwhile).
+struct NamedChild {
+  pid_t pid = -1;
+  int release_fd = -1;  // close to let it exit
+};
+
+NamedChild fork_named_child(const std::string& name) {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) return {};  // kvmon, started later, must not hold it
+  pid_t pid = fork();
+  if (pid == 0) {  // only async-signal-safe calls here
+    close(fds[1]);
+    prctl(PR_SET_NAME, name.c_str());
+    char c;
+    while (read(fds[0], &c, 1) < 0 && errno == EINTR) {
+    }
+    _exit(0);
+  }
+  close(fds[0]);
+  return {pid, fds[1]};
+}
+
+char proc_state(pid_t pid) {
+  std::string stat = slurp("/proc/" + std::to_string(pid) + "/stat");
+  auto parsed = parse_pid_stat(stat);
+  return parsed ? parsed.value().state : '?';
+}
+
+TEST(Kvmon, AZombieTargetIsOneExitAndARestartOnlyWhenANewOneStarts) {
+  TempDir dir;
+  const std::string db = dir.file("results.db");
+  const std::string name = "kvz" + std::to_string(getpid() % 100000);
+  const std::string pidfile = dir.file("target.pid");
+  NamedChild first = fork_named_child(name);
+  ASSERT_GT(first.pid, 0);
+  std::ofstream(pidfile) << first.pid << "\n";
+  Process kvmon = start_kvmon(dir, {"--name", name, "--pidfile", pidfile, "--interval", "50ms"});
+  auto log_has = [&](const std::string& text) {
+    return slurp(dir.file("kvmon.log")).find(text) != std::string::npos;
+  };
+  ASSERT_TRUE(wait_until([&] { return log_has("pidfile:" + pidfile + ": process " +
+                                              std::to_string(first.pid) + " found"); }, 5000))
+      << slurp(dir.file("kvmon.log"));
+  // It exits and is not reaped: a zombie for 40 ticks, which kvmon must see as one exit.
+  close(first.release_fd);
+  ASSERT_TRUE(wait_until([&] { return proc_state(first.pid) == 'Z'; }, 5000));
+  ASSERT_TRUE(wait_until([&] { return log_has("pidfile:" + pidfile + ": process " +
+                                              std::to_string(first.pid) + " exited"); }, 5000))
+      << slurp(dir.file("kvmon.log"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(2000));
+  EXPECT_EQ(proc_state(first.pid), 'Z');
+  ASSERT_EQ(waitpid(first.pid, nullptr, 0), first.pid);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  // A new instance: one restart per selector.
+  NamedChild second = fork_named_child(name);
+  ASSERT_GT(second.pid, 0);
+  std::ofstream(pidfile) << second.pid << "\n";
+  ASSERT_TRUE(wait_until([&] {
+    return log_has("name:" + name + ": process " + std::to_string(second.pid) + " (re)started") &&
+           log_has("pidfile:" + pidfile + ": process " + std::to_string(second.pid) +
+                   " (re)started");
+  }, 5000)) << slurp(dir.file("kvmon.log"));
+  EXPECT_EQ(stop_kvmon(kvmon), 0) << slurp(dir.file("kvmon.log"));
+  close(second.release_fd);
+  waitpid(second.pid, nullptr, 0);
+
+  for (const std::string& sel : {"name:" + name, "pidfile:" + pidfile}) {
+    auto count = [&](const char* kind) {
+      return query_int(db, "SELECT COUNT(*) FROM events WHERE kind = '" + std::string(kind) +
+                               "' AND message LIKE '" + sel + ":%'");
+    };
+    EXPECT_EQ(count("target_found"), 1) << sel;
+    EXPECT_EQ(count("target_exited"), 1) << sel;
+    EXPECT_EQ(count("target_restarted"), 1) << sel << "\n" << slurp(dir.file("kvmon.log"));
+  }
+  EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM process_instances"), 2);
+  // No sample of the dead process after its exit event.
+  EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM process_samples s JOIN process_instances i "
+                          "USING (instance_id) WHERE i.pid = " + std::to_string(first.pid) +
+                          " AND s.ts_us > (SELECT MIN(ts_us) FROM events WHERE kind = "
+                          "'target_exited')"), 0);
 }
 
 TEST(Kvmon, CommitsOncePerFlushIntervalAndSigtermStoresTheRest) {

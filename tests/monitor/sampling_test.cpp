@@ -388,6 +388,44 @@ TEST(Tracker, FollowsARestartWithAReusedPidAsANewInstance) {
   EXPECT_EQ(second.processes[0].key.start_ticks, 99999);
 }
 
+TEST(Tracker, AZombieIsOneExitAndNoRestartUntilANewInstanceAppears) {
+  FixtureCopy copy;
+  ProcFs procfs(copy.proc(), copy.sys());
+  Tracker tracker(procfs, {make_selector(Selector::Kind::name, "redis-server"),
+                           make_selector(Selector::Kind::pidfile, copy.proc() + "/redis.pid")},
+                  100, 1'000'000'000);
+  fs::remove_all(copy.proc() + "/100/task");
+  fs::remove_all(copy.proc() + "/101");  // its fork child: not part of this test
+  std::ofstream(copy.proc() + "/redis.pid") << "100\n";
+  Batch first;
+  tracker.tick(first);
+  EXPECT_EQ(count_kind(first, "target_found"), 2u);
+  // Killed, not reaped: /proc/100 stays, its state is Z (and a zombie has no memory lines).
+  const std::string zombie = "100 (redis-server) Z 1 100 100 0 -1 4194560 2500 0 7 0 1234 567 0 "
+                             "0 20 0 1 0 89713 0 0 18446744073709551615 0 0 0 0 0 0 0 4097 "
+                             "17610 0 0 0 17 1 0 0 0 0 0";
+  copy.write("100/stat", zombie);
+  copy.write("100/status", "Name:\tredis-server\nState:\tZ (zombie)\nPPid:\t1\nThreads:\t1\n");
+  size_t exited = 0, restarted = 0;
+  for (int i = 0; i < 20; ++i) {
+    Batch b;
+    tracker.tick(b);
+    exited += count_kind(b, "target_exited");
+    restarted += count_kind(b, "target_restarted") + count_kind(b, "target_found");
+    EXPECT_TRUE(b.processes.empty()) << "tick " << i << ": a zombie was sampled";
+  }
+  EXPECT_EQ(exited, 2u);  // once per selector
+  EXPECT_EQ(restarted, 0u);
+  // Reaped, and a new instance under the same pid: one restart per selector.
+  std::string stat = "100 (redis-server) S 1 100 100 0 -1 0 1 0 0 0 1 1 0 0 20 0 4 0 99999 "
+                     "73441280 2048 0 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0";
+  copy.write("100/stat", stat);
+  Batch back;
+  tracker.tick(back);
+  EXPECT_EQ(count_kind(back, "target_restarted"), 2u);
+  EXPECT_EQ(back.processes.size(), 1u);
+}
+
 TEST(Tracker, ForkChildrenAreInstancesOfTheirOwnWithTheirParent) {
   FixtureCopy copy;
   ProcFs procfs(copy.proc(), copy.sys());
