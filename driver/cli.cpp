@@ -30,7 +30,7 @@ namespace {
 std::atomic<bool> g_stop{false};  // the one mutable global: set by SIGINT/SIGTERM
 
 void on_signal(int) {
-  if (g_stop.exchange(true)) _exit(kExitInterrupted);  // a second Ctrl-C: leave now
+  if (g_stop.exchange(true)) leave_now_on_signal();  // a second Ctrl-C: leave now, marked
 }
 
 void install_signal_handlers() {

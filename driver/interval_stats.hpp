@@ -58,6 +58,7 @@ struct OpStats {
       case OpStatus::error: ++errors; break;
       case OpStatus::timeout: ++timeouts; break;
       case OpStatus::ok: break;
+      case OpStatus::interrupted: break;  // never recorded (worker.cpp drops them)
     }
     latency.record(r.latency_ns);
     if (rate_mode) {

@@ -1,8 +1,13 @@
 #include "memcached_client.hpp"
 
+#include <dirent.h>
 #include <libmemcached/memcached.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include <time.h>
+
+#include <cstdlib>
 
 #include <string>
 #include <vector>
@@ -32,6 +37,42 @@ OpStatus classify(memcached_return_t rc) {
     default:
       return OpStatus::error;
   }
+}
+
+// The sockets of mc's open connections. libmemcached does not hand out its descriptors, so they
+// are found among this process's open files by their local port (which libmemcached does give)
+// and the server's port. Costs a directory listing: called after a (re)connect, not per request.
+std::vector<int> connection_fds(const memcached_st* mc) {
+  std::vector<std::pair<in_port_t, in_port_t>> ends;  // local port, server port
+  for (uint32_t i = 0; i < memcached_server_count(mc); ++i) {
+    const memcached_instance_st* s = memcached_server_instance_by_position(mc, i);
+    if (!s) continue;
+    in_port_t local = memcached_server_srcport(s);
+    if (local != 0 && local != static_cast<in_port_t>(-1)) ends.emplace_back(local, memcached_server_port(s));
+  }
+  std::vector<int> fds;
+  if (ends.empty()) return fds;
+  DIR* dir = opendir("/proc/self/fd");
+  if (!dir) return fds;
+  auto port_of = [](const sockaddr_storage& a) -> in_port_t {
+    if (a.ss_family == AF_INET) return ntohs(reinterpret_cast<const sockaddr_in&>(a).sin_port);
+    if (a.ss_family == AF_INET6) return ntohs(reinterpret_cast<const sockaddr_in6&>(a).sin6_port);
+    return 0;
+  };
+  while (dirent* e = readdir(dir)) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+    int fd = std::atoi(e->d_name);
+    sockaddr_storage local{}, peer{};
+    socklen_t ll = sizeof local, pl = sizeof peer;
+    if (getsockname(fd, reinterpret_cast<sockaddr*>(&local), &ll) != 0 ||
+        getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &pl) != 0)
+      continue;
+    for (auto [l, p] : ends) {
+      if (port_of(local) == l && port_of(peer) == p) fds.push_back(fd);
+    }
+  }
+  closedir(dir);
+  return fds;
 }
 
 // The end of a multi-get's replies (or of a read that found nothing more to read).
@@ -102,7 +143,10 @@ class MemcachedClient final : public StoreClient {
     // be reused for every get without a malloc.
     if (result_) memcached_result_free(result_);
     result_ = nullptr;
+    sockets_.withdraw();
     mc_ = std::move(mc);
+    sockets_.publish(connection_fds(mc_.get()));
+    sockets_stale_ = false;
     buffering_ = false;
     result_ = memcached_result_create(mc_.get(), &result_storage_);
     if (!result_) return Error{"memcached_result_create failed"};
@@ -110,29 +154,31 @@ class MemcachedClient final : public StoreClient {
   }
 
   OpStatus set(std::string_view key, std::string_view value, uint32_t ttl_s) override {
+    if (interrupted()) return OpStatus::interrupted;
     if (buffering_) set_buffering(false);
     memcached_return_t rc =
         memcached_set(mc_.get(), key.data(), key.size(), value.data(), value.size(), ttl_s, 0);
-    return rc == MEMCACHED_SUCCESS ? OpStatus::ok : classify(rc);
+    return rc == MEMCACHED_SUCCESS ? succeeded(OpStatus::ok) : failed(rc);
   }
 
   OpStatus get(std::string_view key, std::string_view* value) override {
+    if (interrupted()) return OpStatus::interrupted;
     // mget + fetch into a reused result: memcached_get would malloc every value.
     const char* keys[] = {key.data()};
     size_t lens[] = {key.size()};
     memcached_return_t rc = memcached_mget(mc_.get(), keys, lens, 1);
-    if (rc != MEMCACHED_SUCCESS) return classify(rc);
+    if (rc != MEMCACHED_SUCCESS) return failed(rc);
     OpStatus status = OpStatus::miss;
     // Drain to the end marker, as the protocol requires before the next request.
     while (memcached_fetch_result(mc_.get(), result_, &rc) != nullptr) {
       *value = std::string_view(memcached_result_value(result_), memcached_result_length(result_));
       status = OpStatus::hit;
     }
-    if (!is_end(rc)) return classify(rc);
+    if (!is_end(rc)) return failed(rc);
     if (status == OpStatus::miss) {
-      if (memcached_return_t err = error_during_mget(); err != MEMCACHED_SUCCESS) return classify(err);
+      if (memcached_return_t err = error_during_mget(); err != MEMCACHED_SUCCESS) return failed(err);
     }
-    return status;
+    return succeeded(status);
   }
 
   std::string server_version() override {
@@ -191,6 +237,7 @@ class MemcachedClient final : public StoreClient {
     Entry& e = entries_[next_++];
     OpStatus st = e.done ? e.status : (e.is_set ? OpStatus::error : match_get(e, value));
     if (next_ == entries_.size()) end_batch();
+    if (st == OpStatus::interrupted) ++abandoned_;
     return st;
   }
 
@@ -206,6 +253,7 @@ class MemcachedClient final : public StoreClient {
     if (next_ == entries_.size() && next_ > 0) reset_batch();
     Entry& e = entries_.emplace_back();
     e.is_set = is_set;
+    if (!failed_ && interrupted()) fail_batch(MEMCACHED_CONNECTION_FAILURE);  // send nothing new
     if (failed_) {
       e.status = failed_status_;
       e.done = true;
@@ -215,6 +263,7 @@ class MemcachedClient final : public StoreClient {
 
   // libmemcached closes the connection when this changes (reopened on the next request).
   void set_buffering(bool on) {
+    lost_connection();
     memcached_behavior_set(mc_.get(), MEMCACHED_BEHAVIOR_BUFFER_REQUESTS, on ? 1 : 0);
     buffering_ = on;
   }
@@ -303,7 +352,8 @@ class MemcachedClient final : public StoreClient {
   void fail_batch(memcached_return_t rc) {
     if (failed_) return;
     failed_ = true;
-    failed_status_ = classify(rc);  // pauses 10 ms once when the server is gone
+    failed_status_ = interrupted() ? OpStatus::interrupted
+                                   : classify(rc);  // pauses 10 ms once when the server is gone
     for (size_t i = next_; i < entries_.size(); ++i) {
       if (!entries_[i].done) {
         entries_[i].status = failed_status_;
@@ -311,6 +361,7 @@ class MemcachedClient final : public StoreClient {
       }
     }
     fetching_ = have_result_ = false;
+    lost_connection();
     memcached_quit(mc_.get());
   }
 
@@ -325,8 +376,33 @@ class MemcachedClient final : public StoreClient {
         stray = stray || have_result_;
         have_result_ = false;
       }
-      if (stray && !failed_) memcached_quit(mc_.get());
+      if (stray && !failed_) {
+        lost_connection();
+        memcached_quit(mc_.get());
+      }
     }
+    if (!failed_) succeeded(OpStatus::ok);
+  }
+
+  // The connection is closed, or about to be (libmemcached reopens it on the next request):
+  // its socket is no longer one interrupt() may shut down.
+  void lost_connection() {
+    if (sockets_stale_) return;
+    sockets_.withdraw();
+    sockets_stale_ = true;
+  }
+  // A request that got its answer: the connection is open, so its socket is known again.
+  OpStatus succeeded(OpStatus st) {
+    if (sockets_stale_) {
+      sockets_.publish(connection_fds(mc_.get()));
+      sockets_stale_ = false;
+    }
+    return st;
+  }
+  // A blocking request that failed: libmemcached may have closed the connection.
+  OpStatus failed(memcached_return_t rc) {
+    if (memcached_fatal(rc)) lost_connection();
+    return failed_as(classify(rc));
   }
 
   void reset_batch() {
@@ -342,6 +418,7 @@ class MemcachedClient final : public StoreClient {
   memcached_result_st result_storage_{};
   memcached_result_st* result_ = nullptr;  // &result_storage_ once created
   bool buffering_ = false;                 // MEMCACHED_BEHAVIOR_BUFFER_REQUESTS is on
+  bool sockets_stale_ = true;              // the published sockets may not be the open ones
 
   // The current pipelined batch (capacity kept between batches: no allocation per request).
   std::vector<Entry> entries_;

@@ -46,7 +46,7 @@ class RedisClient final : public StoreClient {
   }
 
   Result<void> connect() override {
-    ctx_.reset();
+    drop();
     const HostPort& s = spec_.servers.front();
     ContextPtr c(redisConnectWithTimeout(s.host.c_str(), s.port, to_timeval(opts_.timeout_us)));
     std::string where = "redis server " + s.host + ":" + std::to_string(s.port);
@@ -58,6 +58,7 @@ class RedisClient final : public StoreClient {
       setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &off, sizeof off);
     }
     ctx_ = std::move(c);
+    sockets_.publish({ctx_->fd});  // AUTH and SELECT can stall too
     if (!spec_.password.empty()) {
       std::vector<std::string_view> args{"AUTH"};
       if (!spec_.user.empty()) args.push_back(spec_.user);
@@ -75,7 +76,7 @@ class RedisClient final : public StoreClient {
   }
 
   OpStatus set(std::string_view key, std::string_view value, uint32_t ttl_s) override {
-    if (!ready()) return OpStatus::error;
+    if (!ready()) return interrupted() ? OpStatus::interrupted : OpStatus::error;
     format_set(key, value, ttl_s);
     redisReply* r = nullptr;
     OpStatus st = roundtrip(&r);
@@ -122,6 +123,7 @@ class RedisClient final : public StoreClient {
       }
       fail_batch();
     }
+    if (batch_status_ == OpStatus::interrupted) ++abandoned_;
     return batch_status_;  // every request of a failed batch shares its fate
   }
 
@@ -154,7 +156,7 @@ class RedisClient final : public StoreClient {
   void append() {
     if (pending_ == 0) {
       batch_failed_ = !ready();
-      batch_status_ = OpStatus::error;
+      batch_status_ = interrupted() ? OpStatus::interrupted : OpStatus::error;
     }
     ++pending_;
     if (batch_failed_) return;
@@ -162,14 +164,16 @@ class RedisClient final : public StoreClient {
   }
   void fail_batch() {
     bool timed_out = ctx_ && ctx_->err == REDIS_ERR_IO && (errno == EAGAIN || errno == EWOULDBLOCK);
-    batch_status_ = timed_out ? OpStatus::timeout : OpStatus::error;
+    batch_status_ = interrupted() ? OpStatus::interrupted
+                    : timed_out   ? OpStatus::timeout
+                                  : OpStatus::error;
     batch_failed_ = true;
-    ctx_.reset();  // a context is never reused after an error
+    drop();  // a context is never reused after an error
   }
 
  public:
   OpStatus get(std::string_view key, std::string_view* value) override {
-    if (!ready()) return OpStatus::error;
+    if (!ready()) return interrupted() ? OpStatus::interrupted : OpStatus::error;
     format_get(key);
     redisReply* r = nullptr;
     OpStatus st = roundtrip(&r);
@@ -195,8 +199,9 @@ class RedisClient final : public StoreClient {
 
  private:
   // Connected, or reconnected after an earlier error (with a growing pause between attempts so
-  // a dead server is not hammered). False while disconnected.
+  // a dead server is not hammered). False while disconnected, and once interrupted.
   bool ready() {
+    if (interrupted()) return false;  // nothing new is sent after an interrupt
     if (ctx_) return true;
     timespec now{};
     clock_gettime(CLOCK_MONOTONIC, &now);
@@ -210,7 +215,7 @@ class RedisClient final : public StoreClient {
       backoff_us_ = 0;
       return true;
     }
-    ctx_.reset();
+    drop();
     backoff_us_ = backoff_us_ == 0 ? 50'000 : std::min(backoff_us_ * 2, opts_.reconnect_backoff_max_us);
     next_connect_us_ = now_us + backoff_us_;
     return false;
@@ -220,8 +225,8 @@ class RedisClient final : public StoreClient {
     if (redisAppendFormattedCommand(ctx_.get(), cmd_.data(), cmd_.size()) != REDIS_OK ||
         redisGetReply(ctx_.get(), reinterpret_cast<void**>(r)) != REDIS_OK) {
       bool timed_out = ctx_->err == REDIS_ERR_IO && (errno == EAGAIN || errno == EWOULDBLOCK);
-      ctx_.reset();  // a context is never reused after an error
-      return timed_out ? OpStatus::timeout : OpStatus::error;
+      drop();  // a context is never reused after an error
+      return failed_as(timed_out ? OpStatus::timeout : OpStatus::error);
     }
     return OpStatus::ok;
   }
@@ -242,6 +247,13 @@ class RedisClient final : public StoreClient {
     if (reply->type == REDIS_REPLY_STRING || reply->type == REDIS_REPLY_STATUS)
       return std::string(reply->str, reply->len);
     return std::string();
+  }
+
+  // Closes the connection, withdrawing its socket from interrupt() first.
+  void drop() {
+    if (!ctx_) return;
+    sockets_.withdraw();
+    ctx_.reset();
   }
 
   TargetSpec spec_;

@@ -1,11 +1,15 @@
 #include "run.hpp"
 
+#include <fcntl.h>
+#include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <mutex>
 #include <stdexcept>
+#include <thread>
 
 #include "kvbench/clock.hpp"
 #include "kvbench/log.hpp"
@@ -22,6 +26,87 @@
 
 namespace kv::drive {
 namespace {
+
+// The write end of the running RunWatcher's pipe, for leave_now_on_signal; -1 when none.
+std::atomic<int> g_leave_fd{-1};
+
+// A thread beside the run that acts on signals without waiting for the workers:
+//  - once `stop` is set (the first Ctrl-C), it interrupts the watched clients, so a request
+//    blocked on a stalled store gives up at once instead of after --timeout;
+//  - a second Ctrl-C (leave_now_on_signal) marks the run and its running phases interrupted on
+//    a connection of its own and exits 130 at once, whatever the other threads are doing.
+class RunWatcher {
+ public:
+  RunWatcher(const std::atomic<bool>& stop, std::string db_path, int64_t run_id)
+      : stop_(stop), db_path_(std::move(db_path)), run_id_(run_id) {
+    if (pipe2(pipe_, O_CLOEXEC | O_NONBLOCK) != 0) pipe_[0] = pipe_[1] = -1;
+    thread_ = std::thread([this] { loop(); });
+    g_leave_fd.store(pipe_[1]);
+  }
+  ~RunWatcher() {
+    g_leave_fd.store(-1);
+    done_ = true;
+    thread_.join();
+    for (int fd : pipe_) {
+      if (fd >= 0) close(fd);
+    }
+  }
+  RunWatcher(const RunWatcher&) = delete;
+  RunWatcher& operator=(const RunWatcher&) = delete;
+
+  // The clients of the phase now running (nullptr: none); interrupted at once if stop is set.
+  void watch(std::vector<std::unique_ptr<StoreClient>>* clients) {
+    std::lock_guard<std::mutex> lock(mu_);
+    clients_ = clients;
+    if (clients_ && stop_.load()) interrupt_locked();
+  }
+
+ private:
+  void loop() {
+    while (!done_) {
+      pollfd p{pipe_[0], POLLIN, 0};
+      int n = poll(&p, 1, 50);
+      if (n > 0 && (p.revents & POLLIN)) leave();
+      if (stop_.load()) {
+        std::lock_guard<std::mutex> lock(mu_);
+        interrupt_locked();
+      }
+    }
+  }
+  void interrupt_locked() {
+    if (!clients_) return;
+    for (auto& c : *clients_) c->interrupt();
+  }
+  [[noreturn]] void leave() {
+    try {
+      Database db = Database::open(db_path_, 2000);
+      const int64_t now = now_ts_us();
+      db.prepare("UPDATE phases SET status = 'interrupted', ended_ts_us = ? "
+                 "WHERE run_id = ? AND status = 'running'")
+          .bind(1, now)
+          .bind(2, run_id_)
+          .run();
+      db.prepare("UPDATE runs SET status = 'interrupted', ended_ts_us = ?, error = "
+                 "'interrupted by a second signal: left at once' "
+                 "WHERE run_id = ? AND status = 'running'")
+          .bind(1, now)
+          .bind(2, run_id_)
+          .run();
+    } catch (...) {
+      // The file is busy or gone: the next open marks the run incomplete instead.
+    }
+    _exit(kExitInterrupted);
+  }
+
+  const std::atomic<bool>& stop_;
+  const std::string db_path_;
+  const int64_t run_id_;
+  int pipe_[2] = {-1, -1};
+  std::atomic<bool> done_{false};
+  std::mutex mu_;
+  std::vector<std::unique_ptr<StoreClient>>* clients_ = nullptr;
+  std::thread thread_;
+};
 
 std::string progress_text(const std::string& label, double elapsed_s, const SecondReport& sec,
                           uint64_t done, uint64_t planned, double planned_s) {
@@ -63,6 +148,7 @@ struct PhaseSlot {
   StoreStatsPoller* stats;  // the store's own counters, polled on their own connection
   Monitors* monitors;       // kvmon links (--monitor)
   Database* db;
+  RunWatcher* watcher;      // interrupts the phase's clients at Ctrl-C
 };
 
 // The store's own memory figure for the progress line: used_memory (Redis), bytes (memcached).
@@ -127,8 +213,25 @@ PhaseStatus run_one_phase(const RunOptions& opts, const PhaseSlot& at, const Wor
                                   static_cast<double>(plan.duration_us) / 1e6) +
                     store_memory_text(*at.stats) + monitored);
   };
-  PhaseResult result = run_phase(plan, w, clients, values, stop, on_start, on_second);
+  at.watcher->watch(&clients);
+  PhaseResult result;
+  try {
+    result = run_phase(plan, w, clients, values, stop, on_start, on_second);
+  } catch (...) {
+    at.watcher->watch(nullptr);
+    throw;
+  }
+  at.watcher->watch(nullptr);
   progress.finish();
+  uint64_t abandoned = 0;
+  for (const auto& c : clients) abandoned += c->abandoned();
+  if (abandoned > 0) {
+    std::string msg = label + ": " + std::to_string(abandoned) +
+                      " requests in flight at the interrupt were given up: not counted, but the "
+                      "store may have executed them";
+    log_warn() << msg;
+    writer.event(at.run_id, "requests_abandoned", msg);
+  }
   writer.end_phase(phase_id, result.ended_ts_us, phase_status_name(result.status), result.totals,
                    rate_mode);
   if (result.status == PhaseStatus::failed) *error = label + ": " + result.error;
@@ -139,8 +242,8 @@ PhaseStatus run_one_phase(const RunOptions& opts, const PhaseSlot& at, const Wor
 // Runs every step's phases against one target. Returns the status of the last phase run.
 PhaseStatus run_target(const RunOptions& opts, const TargetSpec& spec, int64_t run_id,
                        int ordinal, ResultsWriter& writer, Database& db, Monitors& monitors,
-                       const ValueTable& values, const std::atomic<bool>& stop,
-                       std::string* error) {
+                       RunWatcher& watcher, const ValueTable& values,
+                       const std::atomic<bool>& stop, std::string* error) {
   std::vector<std::unique_ptr<StoreClient>> clients;
   int64_t target_id = 0;
   int phase_ordinal = 0;
@@ -158,13 +261,13 @@ PhaseStatus run_target(const RunOptions& opts, const TargetSpec& spec, int64_t r
     }
     PhaseSlot at{run_id, target_id, 0, step.name,
                  spec.display + (step.name.empty() ? "" : " [" + step.name + "]"), &stats,
-                 &monitors, &db};
+                 &monitors, &db, &watcher};
     for (PhaseKind kind : w.phases) {
       at.ordinal = phase_ordinal++;
       PhaseStatus st = run_one_phase(opts, at, w, kind, clients, writer, values, stop, error);
       monitors.flush(db);  // nothing else flushes between phases
       if (st != PhaseStatus::completed) {
-        stats.stop();
+        stats.stop(st != PhaseStatus::interrupted);  // at Ctrl-C, do not wait on a stalled store
         writer.write_store_stats(target_id, stats.drain());
         return st;
       }
@@ -218,13 +321,14 @@ int run_benchmark(const RunOptions& opts, const std::atomic<bool>& stop, std::os
                opts.run_group, opts.process_index, opts.process_count};
   const int64_t run_id = writer.begin_run(info);
   log_info() << "run " << run_id << " recording into " << opts.db_path;
+  RunWatcher watcher(stop, opts.db_path, run_id);
 
   std::string status = "completed";
   std::string error;
   try {
     for (size_t i = 0; i < specs.size() && status == "completed"; ++i) {
       PhaseStatus st = run_target(opts, specs[i], run_id, static_cast<int>(i), writer, db,
-                                  monitors, values, stop, &error);
+                                  monitors, watcher, values, stop, &error);
       if (st != PhaseStatus::completed) status = phase_status_name(st);
     }
   } catch (const std::exception& e) {
@@ -260,6 +364,13 @@ int run_benchmark(const RunOptions& opts, const std::atomic<bool>& stop, std::os
 }  // namespace kv::drive
 
 namespace kv::drive {
+
+void leave_now_on_signal() noexcept {
+  int fd = g_leave_fd.load();
+  if (fd < 0) _exit(kExitInterrupted);
+  char c = 1;
+  if (write(fd, &c, 1) != 1) _exit(kExitInterrupted);
+}
 
 int run_process_group(const RunOptions& opts, int argc, char** argv, std::ostream& out) {
   // As in run_benchmark: bad options and unreachable stores stop the group before the file is

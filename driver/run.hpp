@@ -50,6 +50,11 @@ std::vector<TargetSpec> check_run_options(const RunOptions& opts);
 // in it (status failed) before they are reported.
 int run_benchmark(const RunOptions& opts, const std::atomic<bool>& stop, std::ostream& out);
 
+// For a signal handler (async-signal-safe): the second Ctrl-C. While run_benchmark is recording
+// a run, its watcher thread marks the run and its running phases `interrupted` on a connection
+// of its own and exits kExitInterrupted at once; otherwise the process exits now.
+void leave_now_on_signal() noexcept;
+
 // --processes N: runs `argv` (this kvdrive's own command line) as N processes that share one
 // run group in the results file, waits for all, and prints the group's summary. Returns the
 // worst exit code of the processes.

@@ -5,16 +5,21 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <atomic>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "kvbench/result.hpp"
 #include "target_uri.hpp"
 
 namespace kv::drive {
 
-enum class OpStatus : uint8_t { ok, hit, miss, error, timeout };
+// interrupted: given up by StoreClient::interrupt() (Ctrl-C) before its reply arrived. Neither
+// ok nor failed, and not counted: the store may or may not have executed it.
+enum class OpStatus : uint8_t { ok, hit, miss, error, timeout, interrupted };
 
 struct ClientOptions {
   int64_t timeout_us = 5'000'000;          // per request and per connect
@@ -45,6 +50,44 @@ class StoreClient {
   // batch's multi-get after reading its buffered sets' replies); a no-op where all left at flush.
   virtual void finish_send() {}
   virtual OpStatus receive(std::string_view* /*value*/) { return OpStatus::error; }
+
+  // Thread-safe; called from another thread than the worker's (Ctrl-C). A request blocked on
+  // this client (a stalled store) gives up within milliseconds instead of waiting out its
+  // timeout, and every later request returns at once; all of them return
+  // OpStatus::interrupted. Irreversible: the client is not used again.
+  void interrupt() { sockets_.interrupt(); }
+  bool interrupted() const { return sockets_.interrupted(); }
+  // Requests that returned OpStatus::interrupted after (part of) them had been sent: the store
+  // may have counted them although kvdrive did not. Read once the worker has stopped.
+  uint64_t abandoned() const { return abandoned_; }
+
+ protected:
+  // The sockets a blocked request may be waiting on. interrupt() shuts them down (the fd stays
+  // open, so the worker's library sees a closed connection and returns), which is how a
+  // library whose wait cannot be sliced (libmemcached) is woken. The worker publishes its
+  // connection's sockets once they are known and withdraws them before it closes them.
+  class Sockets {
+   public:
+    void publish(std::vector<int> fds);
+    void withdraw() { publish({}); }
+    void interrupt();
+    bool interrupted() const { return interrupted_.load(std::memory_order_relaxed); }
+
+   private:
+    std::mutex mu_;  // taken on (re)connect and on interrupt only, never per request
+    std::vector<int> fds_;
+    std::atomic<bool> interrupted_{false};
+  };
+  // What a request that failed returns: interrupted if interrupt() was called (the failure is
+  // the shutdown, or came after it), else `st`. Counts the abandoned request.
+  OpStatus failed_as(OpStatus st) {
+    if (!interrupted()) return st;
+    ++abandoned_;
+    return OpStatus::interrupted;
+  }
+
+  Sockets sockets_;
+  uint64_t abandoned_ = 0;
 };
 
 // Creates the client for spec.protocol. Does not connect.

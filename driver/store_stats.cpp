@@ -467,10 +467,11 @@ void StoreStatsPoller::start() {
   thread_ = std::thread(&StoreStatsPoller::run, this);
 }
 
-void StoreStatsPoller::stop() {
+void StoreStatsPoller::stop(bool last_poll) {
   {
     std::lock_guard lock(mu_);
     stopping_ = true;
+    last_poll_ = last_poll;
   }
   wake_.notify_all();
   if (thread_.joinable()) thread_.join();
@@ -526,7 +527,9 @@ void StoreStatsPoller::run() {
     }
     // One last poll, so the samples cover the end of what was measured (a short phase may end
     // between two ticks).
+    bool last = last_poll_;
     lock.unlock();
+    if (!last) return;
     if (auto sample = poll_all(servers, interval_us_, timeout_us_)) publish(std::move(*sample));
   } catch (const std::exception& e) {
     log_error() << "store stats: " << target_.display << ": poller stopped: " << e.what();

@@ -75,9 +75,9 @@ class StoreStatsPoller {
 
   // Starts the thread; the first poll is immediate. No-op while running.
   void start();
-  // Wakes the thread, lets it poll one last time (at most one timeout per server) and joins
-  // it; idempotent.
-  void stop();
+  // Wakes the thread, lets it poll one last time (at most one timeout per server; skipped
+  // when !last_poll, e.g. at Ctrl-C) and joins it; idempotent. A poll under way is finished.
+  void stop(bool last_poll = true);
   // Returns and clears the samples gathered since the last call (oldest first).
   std::vector<StoreStatsSample> drain();
   // The most recent value of `name` (as named in the samples), if any.
@@ -95,6 +95,7 @@ class StoreStatsPoller {
   mutable std::mutex mu_;  // guards everything below
   std::condition_variable wake_;
   bool stopping_ = false;
+  bool last_poll_ = true;
   bool dropped_warned_ = false;
   std::deque<StoreStatsSample> queue_;
   std::unordered_map<std::string, double> latest_;

@@ -59,6 +59,7 @@ struct Pending {
 
 void record_reply(const WorkerContext& ctx, const Pending& p, OpStatus st, std::string_view value,
                   int64_t sent_ns, int64_t done_ns, int64_t intended_ns) {
+  if (st == OpStatus::interrupted) return;  // given up at Ctrl-C: not a completed request
   RequestRecord r{};
   r.status = st;
   r.bytes_out = p.bytes_out;

@@ -5,7 +5,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <sys/stat.h>
+
 #include <atomic>
+#include <chrono>
+#include <regex>
 #include <thread>
 
 #include "kvdrive_test_util.hpp"
@@ -156,6 +160,113 @@ TEST(KvdriveFaults, GarbageRepliesAreCountedAsErrorsNotACrash) {
       EXPECT_GT(query_int(db, "SELECT SUM(errors + timeouts) FROM driver_seconds"), 0) << scheme;
     }
   }
+}
+
+// Waits until the results file at `path` answers `sql` with a value > 0 (kvdrive is past its
+// start and recording); false after `timeout_ms`.
+bool wait_for_value(const std::string& path, const std::string& sql, int timeout_ms) {
+  auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (std::chrono::steady_clock::now() < until) {
+    struct stat st{};
+    if (::stat(path.c_str(), &st) == 0) {
+      try {
+        if (query_int(path, sql) > 0) return true;
+      } catch (const std::exception&) {
+        // not migrated yet
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
+long long store_gets(StoreServer& server, bool redis) {
+  if (redis) return redis_command_calls(server.port(), "get");
+  return stat_value(tcp_request(server.port(), "stats\r\n", "END\r\n"), "cmd_get");
+}
+
+// Ctrl-C while the store is stopped (SIGSTOP) with --timeout 20s: kvdrive ends within about a
+// second instead of waiting out the request in flight. The requests it gave up are neither ok
+// nor failed, and are said (an event): once the store runs again it executes them, so its own
+// count is kvdrive's plus those, exactly.
+TEST(KvdriveFaults, CtrlCWhileTheStoreIsStoppedEndsWithinASecond) {
+  for (bool redis : {true, false}) {
+    for (const char* pipeline : {"1", "8"}) {
+      SCOPED_TRACE(std::string(redis ? "redis" : "memcached") + " --pipeline " + pipeline);
+      StoreServer server(redis ? StoreServer::Kind::redis : StoreServer::Kind::memcached);
+      KV_START_OR_SKIP(server);
+      TempDir dir;
+      std::string log = dir.file("kvdrive.log");
+      std::string db_path = dir.file("r.db");
+      Process p({kKvdrive, "run", "--db", db_path, "--target", server.uri(), "--keys", "1000",
+                 "--phases", "read", "--duration", "120s", "--timeout", "20s", "--threads", "2",
+                 "--pipeline", pipeline},
+                log);
+      ASSERT_TRUE(wait_for_value(db_path, "SELECT count(*) FROM driver_seconds", 60'000))
+          << slurp(log);
+      server.process().signal(SIGSTOP);
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      auto t0 = std::chrono::steady_clock::now();
+      p.signal(SIGINT);
+      int code = p.wait(30'000);
+      auto took = std::chrono::steady_clock::now() - t0;
+      server.process().signal(SIGCONT);
+      EXPECT_EQ(code, 130) << slurp(log);
+      EXPECT_LT(took, std::chrono::seconds(5)) << "waited for the stalled request's timeout";
+      auto db = kv::open_results_db(db_path);
+      EXPECT_EQ(query_int(db, "SELECT count(*) FROM runs WHERE status = 'interrupted'"), 1);
+      EXPECT_EQ(query_int(db, "SELECT count(*) FROM phases WHERE status = 'interrupted'"), 1);
+      // The stalled gets are not in the counts (not errors, not timeouts).
+      EXPECT_EQ(query_int(db, "SELECT SUM(errors + timeouts) FROM driver_seconds"), 0);
+      auto ev = db.prepare("SELECT message FROM events WHERE kind = 'requests_abandoned'");
+      ASSERT_TRUE(ev.step()) << "no requests_abandoned event";
+      std::string msg = ev.column_text(0);
+      std::smatch m;
+      ASSERT_TRUE(std::regex_search(msg, m, std::regex("(\\d+) requests in flight"))) << msg;
+      const long long abandoned = std::stoll(m[1]);
+      EXPECT_GE(abandoned, 1);
+      EXPECT_LE(abandoned, 2 * std::stoll(pipeline));
+      const long long counted = query_int(db, "SELECT SUM(ops) FROM driver_seconds WHERE op = 'get'");
+      long long executed = 0;
+      for (int i = 0; i < 100; ++i) {  // the store catches up once it runs again
+        executed = store_gets(server, redis);
+        if (executed >= counted + abandoned) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+      EXPECT_EQ(executed, counted + abandoned);
+    }
+  }
+}
+
+// A second Ctrl-C leaves at once, and the run is marked interrupted, not left running (read
+// without open_results_db, which would mark a run left running by a dead kvdrive).
+TEST(KvdriveFaults, SecondCtrlCLeavesAtOnceWithTheRunMarkedInterrupted) {
+  StoreServer redis(StoreServer::Kind::redis);
+  KV_START_OR_SKIP(redis);
+  TempDir dir;
+  std::string log = dir.file("kvdrive.log");
+  std::string db_path = dir.file("r.db");
+  Process p({kKvdrive, "run", "--db", db_path, "--target", redis.uri(), "--keys", "1000",
+             "--phases", "load,read", "--duration", "120s", "--timeout", "20s"},
+            log);
+  ASSERT_TRUE(wait_for_value(db_path, "SELECT count(*) FROM phases WHERE kind = 'read'", 60'000))
+      << slurp(log);
+  redis.process().signal(SIGSTOP);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  auto t0 = std::chrono::steady_clock::now();
+  p.signal(SIGINT);
+  p.signal(SIGINT);
+  int code = p.wait(30'000);
+  auto took = std::chrono::steady_clock::now() - t0;
+  redis.process().signal(SIGCONT);
+  EXPECT_EQ(code, 130) << slurp(log);
+  EXPECT_LT(took, std::chrono::seconds(5));
+  auto db = kv::Database::open(db_path);
+  EXPECT_EQ(query_int(db, "SELECT count(*) FROM runs WHERE status = 'interrupted' AND "
+                          "ended_ts_us IS NOT NULL"), 1);
+  EXPECT_EQ(query_int(db, "SELECT count(*) FROM runs WHERE status = 'running'"), 0);
+  EXPECT_EQ(query_int(db, "SELECT count(*) FROM phases WHERE status = 'running'"), 0);
+  EXPECT_EQ(query_int(db, "SELECT status = 'interrupted' FROM phases WHERE kind = 'read'"), 1);
 }
 
 }  // namespace
