@@ -255,6 +255,8 @@ TEST(KvdriveFaults, SecondCtrlCLeavesAtOnceWithTheRunMarkedInterrupted) {
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   auto t0 = std::chrono::steady_clock::now();
   p.signal(SIGINT);
+  // Two signals, not one merged; the second lands while the first is still ending the run.
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
   p.signal(SIGINT);
   int code = p.wait(30'000);
   auto took = std::chrono::steady_clock::now() - t0;
