@@ -22,6 +22,7 @@
 #include "run.hpp"
 #include "scenario.hpp"
 #include "target_uri.hpp"
+#include "utf8.hpp"
 #include "workload_options.hpp"
 
 namespace kv::drive {
@@ -110,6 +111,28 @@ std::string redacted_command_line(int argc, char** argv) {
   std::vector<const char*> ptrs;
   for (const auto& a : args) ptrs.push_back(a.c_str());
   return join_command_line(argc, ptrs.data());
+}
+
+// Every argument must be UTF-8: names, prefixes, URIs and paths reach JSON and the results
+// file as text, where invalid bytes made the --json summary something no parser accepts.
+// The message names the option (the argument itself, or the option it is the value of).
+void check_arguments_utf8(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    std::string what = "argument " + std::to_string(i);
+    const size_t eq = arg.find('=');
+    if (arg.rfind("--", 0) == 0 && eq != std::string_view::npos) {
+      what = std::string(arg.substr(0, eq));
+      arg.remove_prefix(eq + 1);
+    } else if (arg.rfind("-", 0) == 0) {
+      what = std::string(arg);
+    } else if (i > 1 && argv[i - 1][0] == '-') {
+      what = argv[i - 1];
+    }
+    std::string problem = utf8_problem(arg);
+    if (!problem.empty())
+      throw std::invalid_argument(what + ": " + problem + " (text options must be UTF-8)");
+  }
 }
 
 // memcached reads an expiry above 30 days as a Unix time, which would be long past: every value
@@ -224,6 +247,7 @@ int kvdrive_main(int argc, char** argv) {
       "Exit codes: 0 done, 1 a store unreachable or the run failed, 2 bad arguments (nothing\n"
       "written), 130 interrupted (what was measured is kept; the run is marked interrupted).");
   try {
+    check_arguments_utf8(argc, argv);
     app.parse(argc, argv);
     set_log_level(parse_log_level(log_level));
     if (config->count() > 0 && config->as<std::string>().empty())

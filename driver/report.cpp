@@ -2,12 +2,13 @@
 #include "report.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "kvbench/clock.hpp"
-#include "json.hpp"
 #include "report_hints.hpp"
 #include "report_tables.hpp"
 #include "text_table.hpp"
@@ -64,15 +65,30 @@ void print_group_summary(Database& db, const std::string& group, std::ostream& o
   t.print(out);
 }
 
+namespace {
+
+// A summary figure: null when unknown, a whole number as an integer (counts), else a double.
+nlohmann::ordered_json json_figure(const Statement& s, int col) {
+  if (s.is_null(col)) return nullptr;
+  const double v = s.column_double(col);
+  if (!std::isfinite(v)) return nullptr;
+  if (v == std::floor(v) && std::fabs(v) < 9.0e15) return static_cast<int64_t>(v);
+  return v;
+}
+
+}  // namespace
+
 void print_run_json(Database& db, int64_t run_id, std::ostream& out) {
   auto r = db.prepare("SELECT status, started_ts_us, ended_ts_us, name FROM runs WHERE run_id = ?");
   r.bind(1, run_id);
   if (!r.step()) throw std::invalid_argument("no run " + std::to_string(run_id) + " in " + db.path());
-  out << "{\"run_id\":" << run_id << ",\"status\":" << json_string(r.column_text(0))
-      << ",\"name\":" << (r.is_null(3) ? "null" : json_string(r.column_text(3)))
-      << ",\"started_ts_us\":" << r.column_int(1)
-      << ",\"ended_ts_us\":" << (r.is_null(2) ? "null" : std::to_string(r.column_int(2)))
-      << ",\"phases\":[";
+  nlohmann::ordered_json run;
+  run["run_id"] = run_id;
+  run["status"] = r.column_text(0);
+  run["name"] = r.is_null(3) ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(r.column_text(3));
+  run["started_ts_us"] = r.column_int(1);
+  run["ended_ts_us"] = r.is_null(2) ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(r.column_int(2));
+  auto& phases = run["phases"] = nlohmann::ordered_json::array();
   auto p = db.prepare(
       "SELECT store, protocol, phase, op, ops, seconds, req_per_s, mib_per_s, lat_mean_us, "
       "lat_p50_us, lat_p99_us, lat_max_us, hits, misses, errors, timeouts, wrong, late, status "
@@ -81,18 +97,17 @@ void print_run_json(Database& db, int64_t run_id, std::ostream& out) {
   const char* names[] = {"store", "protocol", "phase", "op", "ops", "seconds", "req_per_s",
                          "mib_per_s", "mean_us", "p50_us", "p99_us", "max_us", "hits", "misses",
                          "errors", "timeouts", "wrong", "late", "status"};
-  bool first = true;
   while (p.step()) {
-    out << (first ? "{" : ",{");
-    first = false;
+    nlohmann::ordered_json phase;
     for (int c = 0; c < 19; ++c) {
-      out << (c ? "," : "") << json_string(names[c]) << ":";
-      bool text = c < 4 || c == 18;
-      out << (text ? json_string(p.column_text(c)) : json_number(p.column_opt_double(c)));
+      const bool text = c < 4 || c == 18;
+      phase[names[c]] = text ? nlohmann::ordered_json(p.column_text(c)) : json_figure(p, c);
     }
-    out << "}";
+    phases.push_back(std::move(phase));
   }
-  out << "]}\n";
+  // Text from a store or an older file may hold bytes that are not UTF-8: replaced (U+FFFD) so
+  // the output stays JSON.
+  out << run.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
 }
 
 std::vector<int64_t> report_runs(Database& db, const std::vector<int64_t>& run_ids) {

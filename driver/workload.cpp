@@ -1,6 +1,7 @@
 #include "workload.hpp"
 
 #include <charconv>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <stdexcept>
 
@@ -173,32 +174,28 @@ std::string ValueSizes::describe() const {
 }
 
 std::string WorkloadSpec::to_json() const {
-  std::string phases_json;
-  for (size_t i = 0; i < phases.size(); ++i)
-    phases_json += std::string(i ? "," : "") + "\"" + phase_kind_name(phases[i]) + "\"";
-  std::string prefix;
-  for (char c : key_prefix) {
-    if (c == '"' || c == '\\') prefix += '\\';
-    if (static_cast<unsigned char>(c) >= 0x20) prefix += c;
-  }
-  auto num = [](double d) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.17g", d);
-    return std::string(buf);
-  };
-  return "{\"keys\":" + std::to_string(keys) + ",\"key_prefix\":\"" + prefix +
-         "\",\"value_size\":\"" + values.describe() + "\",\"threads\":" + std::to_string(threads) +
-         ",\"connections\":" + std::to_string(connections) + ",\"pipeline\":" + std::to_string(pipeline) +
-         ",\"connections\":" + std::to_string(connections) +
-         ",\"pipeline\":" + std::to_string(pipeline) +
-         ",\"ttl_s\":" + std::to_string(ttl_s) + ",\"phases\":[" + phases_json +
-         "],\"key_pattern\":\"" + key_pattern_name(pattern) +
-         "\",\"requests\":" + std::to_string(requests) +
-         ",\"duration_us\":" + std::to_string(duration_us) + ",\"ratio\":\"" +
-         std::to_string(ratio_sets) + ":" + std::to_string(ratio_gets) +
-         "\",\"hit_rate\":" + num(hit_rate) + ",\"verify\":" + (verify ? "true" : "false") +
-         ",\"rate\":" + num(rate) + ",\"warmup_us\":" + std::to_string(warmup_us) +
-         ",\"seed\":" + std::to_string(seed) + "}";
+  // ordered_json: the fields in the order people read them (and earlier files hold them).
+  nlohmann::ordered_json j;
+  j["keys"] = keys;
+  j["key_prefix"] = key_prefix;
+  j["value_size"] = values.describe();
+  j["threads"] = threads;
+  j["connections"] = connections;
+  j["pipeline"] = pipeline;
+  j["ttl_s"] = ttl_s;
+  auto& kinds = j["phases"] = nlohmann::ordered_json::array();
+  for (PhaseKind k : phases) kinds.push_back(phase_kind_name(k));
+  j["key_pattern"] = key_pattern_name(pattern);
+  j["requests"] = requests;
+  j["duration_us"] = duration_us;
+  j["ratio"] = std::to_string(ratio_sets) + ":" + std::to_string(ratio_gets);
+  j["hit_rate"] = hit_rate;
+  j["verify"] = verify;
+  j["rate"] = rate;
+  j["warmup_us"] = warmup_us;
+  j["seed"] = seed;
+  // The key prefix was checked to be UTF-8 at parse time; replace, never throw, regardless.
+  return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
 KeyFormatter::KeyFormatter(std::string_view prefix) : buf_(prefix), prefix_len_(prefix.size()) {

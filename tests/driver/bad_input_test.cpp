@@ -349,6 +349,15 @@ TEST_F(KvdriveBadInput, RunOptions) {
     args.insert(args.end(), more.begin(), more.end());
     cases.push_back({args, {"log level", in_quotes(v)}});
   }
+  // Text that is not UTF-8 made the --json summary invalid JSON: refused, naming the option.
+  const std::string latin1 = "caf\xe9", overlong = "\xc0\xafx", surrogate = "\xed\xa0\x80";
+  for (const std::string& v : {latin1, overlong, surrogate, std::string("\xff")}) {
+    cases.push_back({run_args({"--name", v}), {"--name", "not UTF-8"}});
+    cases.push_back({run_args({"--name=" + v}), {"--name", "not UTF-8"}});
+  }
+  cases.push_back({run_args({"--key-prefix", latin1}), {"--key-prefix", "not UTF-8"}});
+  cases.push_back({{"run", "--db", kDb, "--target", "redis://h\xe9st:1"}, {"--target", "not UTF-8"}});
+  cases.push_back({run_args({"--scenario", dir_.file(latin1)}), {"--scenario", "not UTF-8"}});
   cases.push_back({run_args({"--process-index", "abc"}), names("process-index", "abc")});
   cases.push_back({run_args({"--process-index", "3"}), {"--process-index"}});
   check_all(cases);

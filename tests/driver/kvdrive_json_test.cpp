@@ -1,0 +1,78 @@
+// Every JSON kvdrive writes is JSON a strict parser accepts, with no key twice: the --json
+// summary, `report --format json`, and runs.parameters / phases.parameters in the results file.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "kvdrive_test_util.hpp"
+
+namespace {
+using namespace kv::test;
+using nlohmann::json;
+
+// Parses `text` (throws on invalid JSON, invalid UTF-8 included) and returns every key that
+// appears twice in one object, as "key".
+std::vector<std::string> repeated_keys(const std::string& text) {
+  std::vector<std::set<std::string>> open;
+  std::vector<std::string> repeated;
+  json::parser_callback_t cb = [&](int, json::parse_event_t ev, json& parsed) {
+    if (ev == json::parse_event_t::object_start) open.emplace_back();
+    else if (ev == json::parse_event_t::object_end) open.pop_back();
+    else if (ev == json::parse_event_t::key && !open.back().insert(parsed.get<std::string>()).second)
+      repeated.push_back(parsed.get<std::string>());
+    return true;
+  };
+  json parsed_whole = json::parse(text, cb);
+  EXPECT_FALSE(parsed_whole.is_discarded());
+  return repeated;
+}
+
+TEST(KvdriveJson, SummaryReportAndParametersAreStrictJsonWithoutRepeatedKeys) {
+  StoreServer redis(StoreServer::Kind::redis);
+  KV_START_OR_SKIP(redis);
+  TempDir dir;
+  // Text that string concatenation got wrong: quotes, a backslash, non-ASCII.
+  const std::string name = "caf\xc3\xa9 \"quoted\" \\ \xe2\x98\x95";
+  const std::string prefix = "q\"\\\xc3\xa9:";
+  auto out = run_kvdrive(dir, {"--log-level", "off", "run", "--db", dir.file("r.db"), "--target", redis.uri(), "--keys", "200",
+                               "--threads", "2", "--name", name, "--key-prefix", prefix, "--json"});
+  ASSERT_EQ(out.exit_code, 0) << out.output;
+  // Only the JSON on stdout (logs are off).
+  std::vector<std::string> repeated;
+  ASSERT_NO_THROW(repeated = repeated_keys(out.output)) << out.output;
+  EXPECT_TRUE(repeated.empty()) << "repeated: " << repeated.front();
+  json summary = json::parse(out.output);
+  EXPECT_EQ(summary["name"], name);
+  EXPECT_EQ(summary["status"], "completed");
+  ASSERT_EQ(summary["phases"].size(), 2u);
+  EXPECT_EQ(summary["phases"][0]["ops"], 200);
+  EXPECT_TRUE(summary["phases"][0]["ops"].is_number_integer());
+  for (const char* field : {"run_id", "started_ts_us", "ended_ts_us", "phases"})
+    EXPECT_TRUE(summary.contains(field)) << field;
+
+  auto db = kv::open_results_db(dir.file("r.db"));
+  std::vector<std::string> stored;
+  auto s = db.prepare("SELECT parameters FROM runs UNION ALL SELECT parameters FROM phases");
+  while (s.step()) stored.push_back(s.column_text(0));
+  ASSERT_EQ(stored.size(), 3u);
+  for (const auto& text : stored) {
+    SCOPED_TRACE(text);
+    ASSERT_NO_THROW(repeated = repeated_keys(text));
+    EXPECT_TRUE(repeated.empty()) << "repeated: " << repeated.front();  // connections, pipeline
+    json p = json::parse(text);
+    EXPECT_EQ(p["key_prefix"], prefix);
+    EXPECT_EQ(p["keys"], 200);
+    EXPECT_EQ(p["threads"], 2);
+  }
+
+  auto report = run_kvdrive(dir, {"report", "--db", dir.file("r.db"), "--format", "json"});
+  ASSERT_EQ(report.exit_code, 0) << report.output;
+  ASSERT_NO_THROW(repeated = repeated_keys(report.output)) << report.output;
+  EXPECT_TRUE(repeated.empty());
+  EXPECT_EQ(json::parse(report.output)["name"], name);
+}
+
+}  // namespace
