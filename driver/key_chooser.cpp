@@ -63,8 +63,8 @@ uint64_t KeyChooser::base_key() {
 
 uint64_t KeyChooser::next_get() {
   uint64_t k = base_key();
-  // A miss is aimed at a key never written: keys .. 2*keys-1, same popularity shape.
-  if (hit_rate_ < 1.0 && u01_(rng_) >= hit_rate_) k += keys_;
+  // A miss is aimed at a key no run writes (the miss key space), same popularity shape.
+  if (hit_rate_ < 1.0 && u01_(rng_) >= hit_rate_) k |= kMissKey;
   return k;
 }
 

@@ -1,6 +1,5 @@
 // Picks the key of each read/mixed request: sequential, uniform, gaussian or zipfian over
-// 0..keys-1, then (for hit-rate control) moves a chosen fraction to keys that were never
-// written. One per worker thread; no allocation per key.
+// 0..keys-1, then (for hit-rate control) moves a chosen fraction to keys that no run writes. One per worker thread; no allocation per key.
 #pragma once
 
 #include <cstdint>
@@ -45,7 +44,8 @@ class KeyChooser {
   // Keys begin..end-1 for sequential (a worker's share); 0..keys-1 otherwise.
   KeyChooser(const KeyPattern& pattern, uint64_t keys, uint64_t begin, uint64_t end,
              double hit_rate, uint64_t seed);
-  // The key of the next get: a miss key (never written) with probability 1 - hit_rate.
+  // The key of the next get: with probability 1 - hit_rate a miss key (the base key |
+  // kMissKey: a key no run writes, see KeyFormatter).
   uint64_t next_get();
   // The key of the next set: always a key of the written key space.
   uint64_t next_set() { return base_key(); }

@@ -199,11 +199,15 @@ std::string WorkloadSpec::to_json() const {
 }
 
 KeyFormatter::KeyFormatter(std::string_view prefix) : buf_(prefix), prefix_len_(prefix.size()) {
-  buf_.resize(prefix_len_ + 24);
+  buf_.resize(prefix_len_ + kMissMarker.size() + 24);
 }
 
 std::string_view KeyFormatter::format(uint64_t index) {
   char* begin = buf_.data() + prefix_len_;
+  if (index & kMissKey) {
+    index &= ~kMissKey;
+    begin = std::copy(kMissMarker.begin(), kMissMarker.end(), begin);
+  }
   char* end = std::to_chars(begin, buf_.data() + buf_.size(), index).ptr;
   return std::string_view(buf_.data(), static_cast<size_t>(end - buf_.data()));
 }

@@ -70,7 +70,15 @@ struct WorkloadSpec {
   std::string to_json() const;
 };
 
-// Formats "<prefix><index>" into an internal buffer: no allocation per key.
+// A key index with this bit set names a key of the miss key space (hit-rate control):
+// "<prefix>~miss:<index>", a key no run writes (written keys are "<prefix><digits>"), so a
+// store holding an earlier run's keys (any number of them, any prefix without "~miss:") still
+// misses exactly where it should.
+constexpr uint64_t kMissKey = uint64_t{1} << 63;
+constexpr std::string_view kMissMarker = "~miss:";
+
+// Formats "<prefix><index>" (or, for index | kMissKey, "<prefix>~miss:<index>") into an
+// internal buffer: no allocation per key.
 class KeyFormatter {
  public:
   explicit KeyFormatter(std::string_view prefix);

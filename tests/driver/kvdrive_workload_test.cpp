@@ -28,6 +28,37 @@ TEST(KvdriveWorkload, HitRateWithinTwoPointsOfTarget) {
   EXPECT_EQ(stat_value(stats, "get_misses"), driver_sum(db, "misses", "memcached", "get"));
 }
 
+// Misses stay misses on a store that holds an earlier, larger run's keys (10x --keys, same
+// prefix): they used to be aimed at keys N..2N-1, which that run had written (16,000 hits and
+// 0 misses at --hit-rate 0.8).
+TEST(KvdriveWorkload, HitRateHoldsOnAStorePrefilledWithTenTimesTheKeys) {
+  for (bool redis : {false, true}) {
+    SCOPED_TRACE(redis ? "redis" : "memcached");
+    StoreServer server(redis ? StoreServer::Kind::redis : StoreServer::Kind::memcached);
+    KV_START_OR_SKIP(server);
+    TempDir dir;
+    auto prefill = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", server.uri(),
+                                     "--keys", "20000", "--phases", "load", "--value-size", "10"});
+    ASSERT_EQ(prefill.exit_code, 0) << prefill.output;
+    auto out = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", server.uri(),
+                                 "--keys", "2000", "--phases", "read", "--requests", "20000",
+                                 "--hit-rate", "0.8", "--key-pattern", "uniform",
+                                 "--value-size", "10"});
+    ASSERT_EQ(out.exit_code, 0) << out.output;
+    auto db = kv::open_results_db(dir.file("r.db"));
+    const std::string proto = redis ? "redis" : "memcached";
+    double hits = static_cast<double>(driver_sum(db, "hits", proto, "get"));
+    double misses = static_cast<double>(driver_sum(db, "misses", proto, "get"));
+    EXPECT_EQ(hits + misses, 20000);
+    // 20,000 draws at p = 0.8: one standard deviation is 0.0028; 0.015 is over 5 of them.
+    EXPECT_NEAR(hits / (hits + misses), 0.8, 0.015);
+    long long server_misses =
+        redis ? stat_value(redis_info(server.port(), "stats"), "keyspace_misses")
+              : stat_value(tcp_request(server.port(), "stats\r\n", "END\r\n"), "get_misses");
+    EXPECT_EQ(server_misses, static_cast<long long>(misses));
+  }
+}
+
 TEST(KvdriveWorkload, VerificationCountsAValueChangedBehindItsBack) {
   StoreServer redis(StoreServer::Kind::redis);
   KV_START_OR_SKIP(redis);
