@@ -49,7 +49,12 @@ void LinkWriter::write(Database& db, const std::vector<LinkItem>& items) {
         case LinkItem::Kind::session: begin_session(db, item); break;
         case LinkItem::Kind::clock: set_clock(db, item.clock); break;
         case LinkItem::Kind::row: write_row(db, item); break;
-        case LinkItem::Kind::gap: insert_gap(db, item); break;
+        case LinkItem::Kind::gap: insert_gap(db, item, "monitor_gap"); break;
+        case LinkItem::Kind::dropped:
+          insert_gap(db, item, "monitor_dropped");
+          end_session(db, "failed");
+          session_id_.reset();  // nothing more comes from it; `end` must not complete it
+          break;
         case LinkItem::Kind::end: end_session(db, "completed"); break;
       }
     }
@@ -159,7 +164,10 @@ void LinkWriter::insert_proc(Database& db, const Message& m, int64_t offset) {
   auto id = instance_id(m, "pid", "start_ticks");
   auto ts = m.get_int("ts_us");
   if (!id || !ts) {
-    log_warn() << "monitor " << link_ << ": sample of an unannounced process left out";
+    if (unannounced_++ == 0) {  // once: a peer could send thousands a second
+      log_warn() << "monitor " << link_ << ": sample of an unannounced process left out "
+                 << "(said once; more are left out without a word)";
+    }
     return;
   }
   static const std::string sql = "INSERT OR REPLACE INTO process_samples (instance_id, ts_us, "
@@ -228,12 +236,13 @@ void LinkWriter::insert_event(Database& db, const Message& m, int64_t offset) {
       .run();
 }
 
-void LinkWriter::insert_gap(Database& db, const LinkItem& item) {
+void LinkWriter::insert_gap(Database& db, const LinkItem& item, const char* kind) {
   db.prepare("INSERT INTO events (ts_us, source, session_id, kind, message) "
-             "VALUES (?, 'kvdrive', ?, 'monitor_gap', ?)")
+             "VALUES (?, 'kvdrive', ?, ?, ?)")
       .bind(1, item.ts_us)
       .bind(2, session_id_)
-      .bind(3, item.text)
+      .bind(3, kind)
+      .bind(4, item.text)
       .run();
 }
 

@@ -23,6 +23,7 @@ struct LinkItem {
     clock,    // the offset was measured again
     row,      // msg: instance, proc, host, disk or event, from the current session
     gap,      // text: why samples are missing from ts_us on (a monitor_gap event)
+    dropped,  // text: the peer passed a bound and was dropped (monitor_dropped; session failed)
     end,      // the link stopped: the session is completed
   };
   Kind kind = Kind::row;
@@ -65,7 +66,7 @@ class LinkWriter {
   void insert_host(Database& db, const proto::Message& m, int64_t offset);
   void insert_disk(Database& db, const proto::Message& m, int64_t offset);
   void insert_event(Database& db, const proto::Message& m, int64_t offset);
-  void insert_gap(Database& db, const LinkItem& item);
+  void insert_gap(Database& db, const LinkItem& item, const char* kind);
   std::optional<int64_t> instance_id(const proto::Message& m, const char* pid_key,
                                      const char* ticks_key) const;
 
@@ -75,6 +76,7 @@ class LinkWriter {
   int64_t last_ts_us_ = 0;  // newest sample of the session, kvdrive's time
   std::map<Key, int64_t> instance_ids_;
   std::map<Key, Seen> seen_;
+  size_t unannounced_ = 0;  // samples of unannounced processes left out, warned about once
 };
 
 }  // namespace kv::drive

@@ -4,6 +4,7 @@
 #include <condition_variable>
 #include <deque>
 #include <mutex>
+#include <set>
 #include <stdexcept>
 #include <thread>
 
@@ -20,9 +21,26 @@ using proto::Message;
 
 constexpr int kReplyTimeoutMs = 5000;
 constexpr int kPollMs = 200;                // how often the thread looks at the stop flag
-constexpr size_t kMaxQueuedItems = 500'000;  // the Database's owner stopped flushing: drop
 constexpr size_t kItemsPerTransaction = 2000;
 constexpr int64_t kMinBackoffUs = 100'000;
+// What the link holds for the Database's owner: past either bound (the results file was not
+// written for long, or a peer floods), a tick's rows are dropped with a monitor_gap event. A
+// real kvmon sends tens of rows (about 1 KB each) a tick.
+constexpr size_t kMaxQueuedItems = 100'000;
+constexpr size_t kMaxQueuedBytes = 64u << 20;
+// A peer that passes one of these is not a kvmon following a few stores: it is dropped, with a
+// monitor_dropped event, and not reconnected (the run goes on without it).
+constexpr size_t kMaxPendingRows = 10'000;          // rows of one tick before its `tick`
+constexpr size_t kMaxPendingBytes = 16u << 20;
+constexpr size_t kMaxNewInstancesPerTick = 256;
+constexpr size_t kMaxInstancesPerSession = 10'000;
+
+// About what a message holds in memory (its strings and their headers).
+size_t approx_bytes(const Message& m) {
+  size_t n = sizeof(Message) + m.verb.size();
+  for (const proto::Field& f : m.fields) n += sizeof(proto::Field) + f.key.size() + f.value.size();
+  return n;
+}
 
 bool is_row(const std::string& verb) {
   return verb == "instance" || verb == "proc" || verb == "host" || verb == "disk" ||
@@ -48,6 +66,7 @@ struct MonitorLink::Impl {
   void commit_tick(int64_t scheduled_ts_us);
   void adopt(const Message& hello, const ClockEstimate& clock);
   void push(LinkItem item);
+  Result<void> take_row(Message msg);
   void report_start(bool ok, const std::string& error);
   void pause(int64_t us);
 
@@ -62,7 +81,9 @@ struct MonitorLink::Impl {
   std::mutex mu;
   std::condition_variable cv;
   std::deque<LinkItem> queue;
+  size_t queued_bytes = 0;  // approx_bytes of the queue's rows
   size_t dropped_rows = 0;
+  bool peer_dropped = false;  // a bound was passed: the link is over
   enum class Start { pending, ok, failed } start_state = Start::pending;
   std::string start_error;
   std::optional<ClockEstimate> clock;
@@ -75,6 +96,9 @@ struct MonitorLink::Impl {
   std::atomic<int64_t> remote_interval_us{0};  // read by stop(until)
   std::optional<int64_t> last_tick_ts_us;  // kvmon's time of the last complete tick (set under mu)
   std::vector<Message> pending;            // rows of the tick being received
+  size_t pending_bytes = 0;
+  size_t new_instances_this_tick = 0;
+  std::set<std::pair<int64_t, int64_t>> instances;  // (pid, start_ticks) of this remote session
   bool streaming = false;                  // subscribed and receiving ticks (under mu)
 
   // The flushing thread's own state.
@@ -89,6 +113,10 @@ void MonitorLink::Impl::run() {
     if (stopping) break;
     std::string why = r.ok() ? "link ended" : r.error().message;
     report_start(false, why);
+    {
+      std::lock_guard lock(mu);
+      if (peer_dropped) break;  // said and recorded by take_row
+    }
     if (connected) backoff = kMinBackoffUs;
     log_warn() << "monitor " << host_port << ": " << why << "; reconnecting in "
                << backoff / 1000 << " ms";
@@ -181,6 +209,7 @@ void MonitorLink::Impl::adopt(const Message& hello, const ClockEstimate& est) {
   }
   remote_id = id;
   remote_host = hello.get_text("host");
+  instances.clear();
   push({LinkItem::Kind::session, hello, est, {}, 0});
 }
 
@@ -195,6 +224,9 @@ Result<void> MonitorLink::Impl::stream(LinkSocket& sock) {
       impl.cv.notify_all();
     }
   } streaming_now(*this);
+  pending.clear();  // a tick cut short by the last link drop is sent again by the backfill
+  pending_bytes = 0;
+  new_instances_this_tick = 0;
   int64_t next_resync = steady_us() + options.resync_interval_us;
   ClockSync sync;
   bool syncing = false;
@@ -217,7 +249,7 @@ Result<void> MonitorLink::Impl::stream(LinkSocket& sock) {
     if (msg.verb == "tick") {
       commit_tick(msg.get_int("scheduled_ts_us").value_or(0));
     } else if (is_row(msg.verb)) {
-      pending.push_back(msg);
+      if (auto r = take_row(std::move(m).value().value()); !r) return r;
     } else if (msg.verb == "time" && syncing && msg.get_int("id") == sync.count()) {
       sync.add({sent, msg.get_int("now_ts_us").value_or(0), now_ts_us(), steady_us() - sent_steady});
       if (!sync.done()) {
@@ -240,19 +272,58 @@ Result<void> MonitorLink::Impl::stream(LinkSocket& sock) {
 void MonitorLink::Impl::commit_tick(int64_t scheduled_ts_us) {
   std::lock_guard lock(mu);
   last_tick_ts_us = scheduled_ts_us;
-  if (queue.size() > kMaxQueuedItems) {
+  new_instances_this_tick = 0;
+  if (queue.size() > kMaxQueuedItems || queued_bytes > kMaxQueuedBytes) {
     dropped_rows += pending.size();
   } else {
     if (dropped_rows > 0) {
       queue.push_back({LinkItem::Kind::gap, {}, *clock,
                        std::to_string(dropped_rows) + " monitor rows dropped: the results file "
-                       "was not written for too long", now_ts_us()});
+                       "was not written for too long or kvmon sent more than it can take",
+                       now_ts_us()});
       dropped_rows = 0;
     }
+    queued_bytes += pending_bytes;
     for (Message& m : pending) queue.push_back({LinkItem::Kind::row, std::move(m), *clock, {}, 0});
   }
   pending.clear();
+  pending_bytes = 0;
   cv.notify_all();  // stop(until) may be waiting for this tick
+}
+
+// Keeps a row for its tick, or drops the peer (an error ends the session, and run() does not
+// reconnect) when it passes a bound: rows without a tick, or instances beyond what any kvmon
+// follows. Memory stays bounded and the run is never held up by it.
+Result<void> MonitorLink::Impl::take_row(Message msg) {
+  std::string why;
+  if (msg.verb == "instance") {
+    auto pid = msg.get_int("pid"), ticks = msg.get_int("start_ticks");
+    if (pid && ticks && instances.emplace(*pid, *ticks).second) {
+      if (++new_instances_this_tick > kMaxNewInstancesPerTick) {
+        why = "more than " + std::to_string(kMaxNewInstancesPerTick) + " new processes in one tick";
+      } else if (instances.size() > kMaxInstancesPerSession) {
+        why = "more than " + std::to_string(kMaxInstancesPerSession) + " processes in one session";
+      }
+    }
+  }
+  pending_bytes += approx_bytes(msg);
+  pending.push_back(std::move(msg));
+  if (why.empty() && (pending.size() > kMaxPendingRows || pending_bytes > kMaxPendingBytes)) {
+    why = std::to_string(pending.size()) + " rows (" + std::to_string(pending_bytes >> 10) +
+          " KiB) without a tick (limit " + std::to_string(kMaxPendingRows) + " rows, " +
+          std::to_string(kMaxPendingBytes >> 20) + " MiB)";
+  }
+  if (why.empty()) return {};
+  std::string text = "kvmon at " + host_port + " dropped: it sent " + why +
+                     "; its samples from here on are missing and it is not reconnected";
+  log_warn() << "monitor " << host_port << ": " << text;
+  pending.clear();
+  pending.shrink_to_fit();
+  pending_bytes = 0;
+  std::lock_guard lock(mu);
+  peer_dropped = true;
+  queue.push_back({LinkItem::Kind::dropped, {}, clock.value_or(ClockEstimate{}), text, now_ts_us()});
+  return Error{text};
 }
 
 void MonitorLink::Impl::push(LinkItem item) {
@@ -320,11 +391,22 @@ void MonitorLink::stop(std::optional<int64_t> until_ts_us) {
   impl_->push({LinkItem::Kind::end, {}, {}, {}, 0});
 }
 
-std::vector<MonitorLink::Latest> MonitorLink::flush_into(kv::Database& db) {
+std::vector<MonitorLink::Latest> MonitorLink::flush_into(kv::Database& db, size_t max_items) {
   std::deque<LinkItem> items;
   {
     std::lock_guard lock(impl_->mu);
-    items.swap(impl_->queue);
+    if (impl_->queue.size() <= max_items) {
+      items.swap(impl_->queue);
+      impl_->queued_bytes = 0;
+    } else {  // the rest waits for the next call: one call's work stays bounded
+      for (size_t i = 0; i < max_items; ++i) {
+        if (impl_->queue.front().kind == LinkItem::Kind::row) {
+          impl_->queued_bytes -= std::min(impl_->queued_bytes, approx_bytes(impl_->queue.front().msg));
+        }
+        items.push_back(std::move(impl_->queue.front()));
+        impl_->queue.pop_front();
+      }
+    }
   }
   while (!items.empty()) {
     size_t n = std::min(items.size(), kItemsPerTransaction);
@@ -340,6 +422,10 @@ std::vector<MonitorLink::Latest> MonitorLink::flush_into(kv::Database& db) {
       std::lock_guard lock(impl_->mu);
       for (LinkItem& item : impl_->queue) back.push_back(std::move(item));
       impl_->queue.swap(back);
+      impl_->queued_bytes = 0;
+      for (const LinkItem& item : impl_->queue) {
+        if (item.kind == LinkItem::Kind::row) impl_->queued_bytes += approx_bytes(item.msg);
+      }
       throw;
     }
     items.erase(items.begin(), items.begin() + static_cast<long>(n));

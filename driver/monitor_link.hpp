@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstddef>
 #include <memory>
 #include <optional>
 #include <string>
@@ -39,14 +40,16 @@ class MonitorLink {
   // kvmon is unreachable or refuses (wrong token, version) and the link is not optional; an
   // optional link logs a warning and keeps trying in the background.
   void start();
-  // Writes whatever arrived since the last call into db in short write transactions and returns
-  // the latest RSS/swap (KiB) per remote instance name. Throws SqliteError (the rows stay
-  // queued for the next call).
+  // Writes what arrived since the last call, at most max_items of it (the rest waits for the
+  // next call, so a flood never holds the caller up for long), into db in short write
+  // transactions and returns the latest RSS/swap (KiB) per remote instance name. Throws
+  // SqliteError (the rows stay queued for the next call).
   struct Latest {
     std::string name;
     std::optional<int64_t> rss_kib, swap_kib;
   };
-  std::vector<Latest> flush_into(kv::Database& db);
+  static constexpr size_t kAll = SIZE_MAX;
+  std::vector<Latest> flush_into(kv::Database& db, size_t max_items = kAll);
   // Stops the network thread; the caller's next flush_into writes the rest and completes the
   // session row. With until_ts_us (kvdrive's clock), first waits for kvmon's tick scheduled at
   // or after it, so the samples cover the run to its end: at most kvmon's interval plus a

@@ -10,6 +10,11 @@
 namespace kv::drive {
 namespace {
 
+// Rows written per link and call (once a second, on the collector's thread): a few ms of
+// SQLite; far more than a kvmon sends in a second, so only a flood (or a backlog after the
+// results file was locked) waits for the next call.
+constexpr size_t kMaxItemsPerFlush = 10'000;
+
 std::string kib_text(const std::optional<int64_t>& kib) {
   return kib ? format_size(static_cast<uint64_t>(*kib) * 1024) : "?";
 }
@@ -43,11 +48,13 @@ Monitors::~Monitors() {
   for (auto& l : links_) l->stop();
 }
 
-std::string Monitors::flush(Database& db) {
+std::string Monitors::flush(Database& db) { return flush(db, kMaxItemsPerFlush); }
+
+std::string Monitors::flush(Database& db, size_t max_items) {
   std::string text;
   for (auto& l : links_) {
     try {
-      for (const auto& latest : l->flush_into(db)) {
+      for (const auto& latest : l->flush_into(db, max_items)) {
         if (text.size() > 120) break;  // keep the line on one terminal row
         text += "  " + latest.name + " rss " + kib_text(latest.rss_kib) + " swap " +
                 kib_text(latest.swap_kib);
@@ -61,7 +68,7 @@ std::string Monitors::flush(Database& db) {
 
 void Monitors::finish(Database& db, int64_t until_ts_us) {
   for (auto& l : links_) l->stop(until_ts_us);
-  flush(db);
+  flush(db, MonitorLink::kAll);
 }
 
 }  // namespace kv::drive

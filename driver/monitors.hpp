@@ -27,7 +27,7 @@ class Monitors {
   Monitors(const Monitors&) = delete;
   Monitors& operator=(const Monitors&) = delete;
 
-  // Writes what arrived into db; returns "  redis-server rss 58 MiB swap 98 MiB" for the
+  // Writes what arrived into db (a bounded amount per link and call); returns "  redis-server rss 58 MiB swap 98 MiB" for the
   // progress line (empty without links). A database error is logged, the rows stay queued.
   std::string flush(Database& db);
   // Stops every link, after waiting (briefly, see MonitorLink::stop) for kvmon's samples up to
@@ -35,6 +35,7 @@ class Monitors {
   void finish(Database& db, int64_t until_ts_us);
 
  private:
+  std::string flush(Database& db, size_t max_items);
   std::vector<std::unique_ptr<MonitorLink>> links_;
 };
 

@@ -1,9 +1,20 @@
 // kvdrive run --monitor: kvmon's samples pulled over TCP into kvdrive's results file.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <atomic>
+#include <chrono>
+#include <fstream>
+#include <iostream>
 #include <thread>
 
+#include "kvbench/clock.hpp"
+#include "kvbench/protocol.hpp"
 #include "kvdrive_test_util.hpp"
 
 namespace {
@@ -120,6 +131,207 @@ TEST(KvdriveMonitor, KvmonJoiningARunningKvdriveOnTheSameFile) {
   // Sharing the file cost neither writer an error.
   EXPECT_EQ(slurp(dir.file("kvdrive.log")).find(" error: "), std::string::npos);
   EXPECT_EQ(slurp(dir.file("kvmon.log")).find(" error: "), std::string::npos);
+}
+
+// A scripted fake kvmon (docs/protocol.md): answers hello, time and subscribe like kvmon, then
+// floods. Mode `no_tick`: process samples and never a `tick`; `instances`: 1,000 new
+// processes announced per tick, ticks as fast as the socket takes them.
+class FakeKvmon {
+ public:
+  enum class Mode { no_tick, instances };
+  explicit FakeKvmon(Mode mode) : mode_(mode) {
+    listen_fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    if (bind(listen_fd_, reinterpret_cast<sockaddr*>(&a), len) != 0 || listen(listen_fd_, 8) != 0 ||
+        getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+      throw std::runtime_error("fake kvmon: cannot listen");
+    }
+    port_ = ntohs(a.sin_port);
+    thread_ = std::thread([this] { serve(); });
+  }
+  ~FakeKvmon() {
+    stop_ = true;
+    shutdown(listen_fd_, SHUT_RDWR);
+    thread_.join();
+    close(listen_fd_);
+  }
+  int port() const { return port_; }
+  int connections() const { return connections_; }
+
+ private:
+  void serve() {
+    while (!stop_) {
+      pollfd p{listen_fd_, POLLIN, 0};
+      if (poll(&p, 1, 100) <= 0) continue;
+      int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+      if (fd < 0) continue;
+      ++connections_;
+      timeval tv{0, 200'000};  // so a blocked send looks at stop_ again
+      setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+      talk(fd);
+      close(fd);
+    }
+  }
+  bool send_all(int fd, const std::string& s) {
+    size_t off = 0;
+    while (off < s.size()) {
+      if (stop_) return false;
+      ssize_t n = send(fd, s.data() + off, s.size() - off, MSG_NOSIGNAL);
+      if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
+      if (n <= 0) return false;
+      off += static_cast<size_t>(n);
+    }
+    return true;
+  }
+  // Answers requests until `subscribe`; false if the peer went away.
+  bool handshake(int fd) {
+    std::string buf;
+    char chunk[4096];
+    while (!stop_) {
+      size_t nl;
+      while ((nl = buf.find('\n')) != std::string::npos) {
+        auto m = kv::proto::parse_message(std::string_view(buf).substr(0, nl));
+        buf.erase(0, nl + 1);
+        if (!m) return false;
+        const int64_t now = kv::now_ts_us();
+        kv::proto::Message r(m.value().verb);
+        if (m.value().verb == "hello") {
+          r.add("v", 1).add("kvmon", "fake").add("host", "fakehost").add("pid", 4242);
+          r.add("started_ts_us", now - 1'000'000).add("interval_us", 100'000);
+          r.add("host_interval_us", 1'000'000).add("command_line", "fake");
+          r.add("oldest_ts_us", now).add("newest_ts_us", now);
+        } else if (m.value().verb == "time") {
+          r.add("id", m.value().get_text("id")).add("now_ts_us", now);
+        } else if (m.value().verb == "subscribe") {
+          kv::proto::Message s("subscribed");
+          s.add("interval_us", 100'000).add("since_ts_us", now).add("oldest_ts_us", now);
+          s.add("newest_ts_us", now);
+          return send_all(fd, kv::proto::encode(s));
+        }
+        if (!send_all(fd, kv::proto::encode(r))) return false;
+      }
+      pollfd p{fd, POLLIN, 0};
+      if (poll(&p, 1, 100) <= 0) continue;
+      ssize_t n = recv(fd, chunk, sizeof chunk, 0);
+      if (n <= 0) return false;
+      buf.append(chunk, static_cast<size_t>(n));
+    }
+    return false;
+  }
+  void talk(int fd) {
+    if (!handshake(fd)) return;
+    int64_t pid = 1000;
+    while (!stop_) {
+      std::string lines;
+      const int64_t now = kv::now_ts_us();
+      if (mode_ == Mode::no_tick) {
+        for (int i = 0; i < 1000; ++i) {
+          kv::proto::Message m("proc");
+          m.add("pid", 1).add("start_ticks", 1).add("ts_us", now).add("scheduled_ts_us", now);
+          m.add("rss_kib", 1000).add("swap_kib", 0).add("cpu_user_us", i);
+          lines += kv::proto::encode(m);
+        }
+      } else {
+        for (int i = 0; i < 1000; ++i, ++pid) {
+          kv::proto::Message m("instance");
+          m.add("pid", pid).add("start_ticks", pid).add("started_ts_us", now).add("name", "x");
+          m.add("command_line", "x").add("selector", "name:x").add("first_seen_ts_us", now);
+          lines += kv::proto::encode(m);
+        }
+        lines += kv::proto::encode(kv::proto::Message("tick").add("scheduled_ts_us", now));
+      }
+      if (!send_all(fd, lines)) return;
+    }
+  }
+
+  Mode mode_;
+  int listen_fd_ = -1;
+  int port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::atomic<int> connections_{0};
+  std::thread thread_;
+};
+
+// The highest VmRSS of `pid` seen while it runs (polled), KiB.
+int64_t peak_rss_kib_until_exit(Process& p, int timeout_ms, int* exit_code) {
+  int64_t peak = 0;
+  auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (std::chrono::steady_clock::now() < end) {
+    std::ifstream status("/proc/" + std::to_string(p.pid()) + "/status");
+    std::string line;
+    while (std::getline(status, line)) {
+      if (line.rfind("VmRSS:", 0) == 0) peak = std::max<int64_t>(peak, std::stoll(line.substr(6)));
+    }
+    int code = p.wait(50);
+    if (code != -1) {
+      *exit_code = code;
+      return peak;
+    }
+  }
+  *exit_code = -1;
+  return peak;
+}
+
+void expect_bounded_and_dropped(FakeKvmon::Mode mode, const char* what) {
+  StoreServer redis(StoreServer::Kind::redis);
+  KV_START_OR_SKIP(redis);
+  TempDir dir;
+  FakeKvmon fake(mode);
+  const auto started = std::chrono::steady_clock::now();
+  Process kvdrive({kKvdrive, "run", "--db", dir.file("r.db"), "--target", redis.uri(), "--keys",
+                   "1000", "--phases", "mixed", "--duration", "4s", "--threads", "1",
+                   "--monitor", "127.0.0.1:" + std::to_string(fake.port())},
+                  dir.file("kvdrive.log"));
+  int code = 0;
+  int64_t peak_kib = peak_rss_kib_until_exit(kvdrive, 60'000, &code);
+  const double took_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  const std::string out = slurp(dir.file("kvdrive.log"));
+  std::cout << what << ": kvdrive peak VmRSS " << peak_kib << " KiB, run took " << took_s << " s\n";
+  ASSERT_EQ(code, 0) << what << "\n" << out;
+  // kvdrive alone is ~12 MiB; before the bounds it grew by hundreds of MiB in seconds.
+  EXPECT_LT(peak_kib, 128 * 1024) << what;
+  // The 4 s phase is not stretched, and the run ends without waiting on the peer (before the
+  // bounds, 1,000 instances a tick kept the run going past 60 s). Margins for a loaded machine.
+  EXPECT_LT(took_s, 4.0 + 8.0) << what;
+  auto db = kv::open_results_db(dir.file("r.db"));
+  EXPECT_LT(query_int(db, "SELECT MAX(ended_ts_us - started_ts_us) FROM phases"), 8'000'000) << what;
+  EXPECT_EQ(query_int(db, "SELECT count(*) FROM events WHERE kind = 'monitor_dropped' AND "
+                          "source = 'kvdrive'"), 1) << what << "\n" << out;
+  EXPECT_EQ(query_int(db, "SELECT count(*) FROM monitor_sessions WHERE status = 'failed'"), 1);
+  EXPECT_NE(out.find("dropped"), std::string::npos) << out;  // the warning line
+  EXPECT_EQ(fake.connections(), 1) << "a dropped peer is not reconnected";
+}
+
+TEST(KvdriveMonitor, APeerThatNeverSendsATickIsDroppedWithBoundedMemory) {
+  expect_bounded_and_dropped(FakeKvmon::Mode::no_tick, "rows without a tick");
+}
+
+TEST(KvdriveMonitor, APeerAnnouncingThousandsOfProcessesIsDroppedAndTheRunEndsOnTime) {
+  expect_bounded_and_dropped(FakeKvmon::Mode::instances, "1000 new instances a tick");
+}
+
+TEST(KvdriveMonitor, SigtermEndsARunPromptlyWhileAPeerFloods) {
+  StoreServer redis(StoreServer::Kind::redis);
+  KV_START_OR_SKIP(redis);
+  for (auto mode : {FakeKvmon::Mode::no_tick, FakeKvmon::Mode::instances}) {
+    TempDir dir;
+    FakeKvmon fake(mode);
+    Process kvdrive({kKvdrive, "run", "--db", dir.file("r.db"), "--target", redis.uri(), "--keys",
+                     "1000", "--phases", "mixed", "--duration", "60s", "--threads", "1",
+                     "--monitor", "127.0.0.1:" + std::to_string(fake.port())},
+                    dir.file("kvdrive.log"));
+    std::this_thread::sleep_for(std::chrono::milliseconds(2000));
+    kvdrive.signal(SIGTERM);
+    const auto signalled = std::chrono::steady_clock::now();
+    int code = kvdrive.wait(30'000);
+    const double took_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - signalled).count();
+    EXPECT_NE(code, -1) << "kvdrive did not end after SIGTERM\n" << slurp(dir.file("kvdrive.log"));
+    EXPECT_LT(took_s, 3.0) << slurp(dir.file("kvdrive.log"));
+  }
 }
 
 }  // namespace
