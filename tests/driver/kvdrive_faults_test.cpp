@@ -5,8 +5,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <sys/stat.h>
-
 #include <atomic>
 #include <chrono>
 #include <regex>
@@ -24,7 +22,7 @@ TEST(KvdriveFaults, KilledMidRunLeavesAnIntactFileAndAnIncompleteRun) {
   Process p({kKvdrive, "run", "--db", dir.file("r.db"), "--target", redis.uri(), "--keys", "1000",
              "--phases", "read", "--duration", "30s"},
             dir.file("kvdrive.log"));
-  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  ASSERT_TRUE(wait_for_value(dir.file("r.db"), phase_rows_at_least("read", 2)));
   p.signal(SIGKILL);
   EXPECT_EQ(p.wait(5000), 128 + SIGKILL);
   auto db = kv::open_results_db(dir.file("r.db"));  // the next open notices
@@ -48,7 +46,7 @@ TEST(KvdriveFaults, StalledStoreShowsAsTimeoutsAndTheRunRecovers) {
   Process p({kKvdrive, "run", "--db", dir.file("r.db"), "--target", redis.uri(), "--keys", "1000",
              "--phases", "load,read", "--duration", "7s", "--timeout", "300ms", "--threads", "2"},
             log);
-  std::this_thread::sleep_for(std::chrono::milliseconds(2000));
+  ASSERT_TRUE(wait_for_value(dir.file("r.db"), phase_rows_at_least("read", 1))) << slurp(log);
   redis.process().signal(SIGSTOP);
   std::this_thread::sleep_for(std::chrono::milliseconds(2500));
   redis.process().signal(SIGCONT);
@@ -81,7 +79,10 @@ TEST(KvdriveFaults, StalledMemcachedGetsAreTimeoutsNotMisses) {
                "500", "--phases", "read", "--duration", "4s", "--timeout", "200ms", "--threads",
                "2", "--pipeline", pipeline},
               log);
-    std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+    ASSERT_TRUE(wait_for_value(dir.file("r.db"),
+                               "SELECT count(*) FROM driver_seconds d JOIN phases p USING "
+                               "(phase_id) WHERE p.run_id = 2"))
+        << slurp(log);
     memcached.process().signal(SIGSTOP);
     std::this_thread::sleep_for(std::chrono::milliseconds(1500));
     memcached.process().signal(SIGCONT);
@@ -160,24 +161,6 @@ TEST(KvdriveFaults, GarbageRepliesAreCountedAsErrorsNotACrash) {
       EXPECT_GT(query_int(db, "SELECT SUM(errors + timeouts) FROM driver_seconds"), 0) << scheme;
     }
   }
-}
-
-// Waits until the results file at `path` answers `sql` with a value > 0 (kvdrive is past its
-// start and recording); false after `timeout_ms`.
-bool wait_for_value(const std::string& path, const std::string& sql, int timeout_ms) {
-  auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-  while (std::chrono::steady_clock::now() < until) {
-    struct stat st{};
-    if (::stat(path.c_str(), &st) == 0) {
-      try {
-        if (query_int(path, sql) > 0) return true;
-      } catch (const std::exception&) {
-        // not migrated yet
-      }
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return false;
 }
 
 long long store_gets(StoreServer& server, bool redis) {

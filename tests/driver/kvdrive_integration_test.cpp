@@ -127,7 +127,7 @@ TEST(Kvdrive, InterruptKeepsEverySecondAndMarksTheRun) {
   Process p({kKvdrive, "run", "--db", dir.file("r.db"), "--target", redis.uri(),
                        "--keys", "50M", "--threads", "2"},
                       log);
-  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  ASSERT_TRUE(wait_for_value(dir.file("r.db"), phase_rows_at_least("load", 2))) << slurp(log);
   p.signal(SIGINT);
   EXPECT_EQ(p.wait(30'000), 130) << slurp(log);
   auto db = kv::open_results_db(dir.file("r.db"));

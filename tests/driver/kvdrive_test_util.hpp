@@ -3,9 +3,13 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
+#include <chrono>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "kvbench/schema.hpp"
@@ -38,6 +42,33 @@ inline int64_t driver_sum(kv::Database& db, const std::string& column, const std
                        "JOIN phases p USING (phase_id) JOIN targets t USING (target_id) "
                        "WHERE t.protocol = '" + protocol + "' AND d.op = '" + op + "'" +
                        (kind.empty() ? "" : " AND p.kind = '" + kind + "'"));
+}
+
+// Waits until the results file at `path` answers `sql` with a value > 0 (e.g. kvdrive started
+// its read phase), so a test acts on what kvdrive is doing rather than on how long it should
+// have taken to get there (which a sanitizer or a loaded machine stretches). False after
+// `timeout_ms`.
+inline bool wait_for_value(const std::string& path, const std::string& sql,
+                           int timeout_ms = 60'000) {
+  auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (std::chrono::steady_clock::now() < until) {
+    struct stat st{};
+    if (::stat(path.c_str(), &st) == 0) {
+      try {
+        if (query_int(path, sql) > 0) return true;
+      } catch (const std::exception&) {
+        // not created or migrated yet
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
+// SQL for wait_for_value: the phase of that kind has recorded at least `rows` seconds.
+inline std::string phase_rows_at_least(const std::string& kind, int rows) {
+  return "SELECT count(*) >= " + std::to_string(rows) + " FROM driver_seconds d JOIN phases p "
+         "USING (phase_id) WHERE p.kind = '" + kind + "'";
 }
 
 }  // namespace kv::test

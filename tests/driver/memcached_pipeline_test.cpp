@@ -88,7 +88,7 @@ TEST_P(MemcachedPipeline, KilledServerMidBatchCountsErrorsAndRecovers) {
              "--duration", "10s", "--threads", "2", "--connections", "4", "--pipeline", "16",
              "--timeout", "500ms"},
             log);
-  std::this_thread::sleep_for(std::chrono::milliseconds(2000));
+  ASSERT_TRUE(wait_for_value(dir.file("r.db"), phase_rows_at_least("read", 1))) << slurp(log);
   memcached.process().signal(SIGKILL);
   memcached.process().wait(5000);
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));
