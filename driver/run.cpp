@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
@@ -351,6 +352,11 @@ int run_benchmark(const RunOptions& opts, const std::atomic<bool>& stop, std::os
     print_run_json(db, run_id, out);
   } else {
     out << "\n";
+    // A run that did not complete says so before any figure (its table still shows req/s).
+    if (status != "completed") {
+      out << "run " << run_id << " " << (status == "failed" ? "FAILED" : status)
+          << (error.empty() ? "" : ": " + error) << "\n\n";
+    }
     print_run_summary(db, run_id, out);
     out << "\nresults: " << opts.db_path << " (run " << run_id << ", " << status << ")\n";
   }
@@ -399,15 +405,40 @@ int run_process_group(const RunOptions& opts, int argc, char** argv, std::ostrea
   }
   log_info() << opts.process_count << " kvdrive processes running as group " << opts.run_group;
   int worst = kExitOk;
-  for (pid_t pid : children) {
+  std::vector<std::string> failures;  // one line per process that did not complete
+  for (size_t i = 0; i < children.size(); ++i) {
     int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    while (waitpid(children[i], &status, 0) < 0 && errno == EINTR) {
     }
-    int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    std::string who = "process " + std::to_string(i) + " of " + std::to_string(children.size()) +
+                      " (pid " + std::to_string(children[i]) + ")";
+    int code = kExitOk;
+    if (WIFEXITED(status)) {
+      code = WEXITSTATUS(status);
+      if (code == kExitFailed) failures.push_back(who + " failed (exit 1): see its run's error");
+      else if (code == kExitInterrupted) failures.push_back(who + " was interrupted");
+      else if (code != kExitOk) failures.push_back(who + " exited with code " + std::to_string(code));
+    } else {
+      // Killed (kill -9, the OOM killer, a crash): its run is left running, which the open
+      // below marks incomplete. The group failed.
+      const int sig = WTERMSIG(status);
+      failures.push_back(who + " was killed by signal " + std::to_string(sig) + " (" +
+                         strsignal(sig) + "): its run is marked incomplete");
+      code = kExitFailed;
+    }
     if (code != kExitOk && (worst == kExitOk || code == kExitFailed)) worst = code;
   }
-  Database db = open_results_db(opts.db_path);
+  Database db = open_results_db(opts.db_path);  // marks the runs of killed processes
   out << "\n";
+  if (!failures.empty()) {
+    out << std::to_string(children.size() - failures.size()) << " of " << children.size()
+        << " processes completed; " << failures.size() << " did not:\n";
+    for (const auto& f : failures) {
+      out << "  " << f << "\n";
+      log_error() << f;
+    }
+    out << "\n";
+  }
   print_group_summary(db, opts.run_group, out);
   out << "\nresults: " << opts.db_path << " (group " << opts.run_group << ")\n";
   return worst;

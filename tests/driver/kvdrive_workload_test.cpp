@@ -191,6 +191,12 @@ TEST(KvdriveWorkload, MaxErrorsFailsTheRunWithTheReason) {
   ASSERT_TRUE(wait_for_value(dir.file("r.db"), phase_rows_at_least("read", 1))) << slurp(log);
   redis.stop();
   EXPECT_EQ(p.wait(30'000), 1) << slurp(log);
+  // The summary says the run failed, and why, before any figure.
+  std::string out = slurp(log);
+  auto said = out.find("run 1 FAILED: ");
+  EXPECT_NE(said, std::string::npos) << out;
+  EXPECT_NE(out.find("max-errors", said), std::string::npos) << out;
+  EXPECT_LT(said, out.find("req/s")) << out;
   auto db = kv::open_results_db(dir.file("r.db"));
   EXPECT_EQ(query_int(db, "SELECT count(*) FROM runs WHERE status = 'failed' AND error LIKE "
                           "'%max-errors%'"), 1);
@@ -305,6 +311,38 @@ TEST(KvdriveWorkload, SeveralProcessesShareOneWorkloadAndOneGroup) {
   EXPECT_EQ(query_int(db, "SELECT MIN(processes) FROM group_summary"), 3);
 }
 
+
+// One process of a --processes group killed -9: the group says which one died and of what,
+// exits 1, and the dead process's run is marked incomplete (the others complete).
+TEST(KvdriveWorkload, AKilledProcessOfAGroupIsReportedAndFailsTheGroup) {
+  StoreServer redis(StoreServer::Kind::redis);
+  KV_START_OR_SKIP(redis);
+  TempDir dir;
+  std::string log = dir.file("kvdrive.log");
+  Process p({kKvdrive, "run", "--db", dir.file("r.db"), "--target", redis.uri(), "--keys",
+             "3000", "--phases", "load,read", "--duration", "4s", "--processes", "3"},
+            log);
+  // Every process is in its read phase.
+  ASSERT_TRUE(wait_for_value(dir.file("r.db"),
+                             "SELECT count(DISTINCT run_id) = 3 FROM phases WHERE kind = 'read'"))
+      << slurp(log);
+  std::string children = slurp("/proc/" + std::to_string(p.pid()) + "/task/" +
+                                std::to_string(p.pid()) + "/children");
+  std::istringstream in(children);
+  std::vector<pid_t> pids;
+  for (pid_t c; in >> c;) pids.push_back(c);
+  ASSERT_EQ(pids.size(), 3u) << children;
+  ASSERT_EQ(::kill(pids[1], SIGKILL), 0);
+  EXPECT_EQ(p.wait(60'000), 1) << slurp(log);
+  std::string out = slurp(log);
+  EXPECT_NE(out.find("2 of 3 processes completed; 1 did not"), std::string::npos) << out;
+  EXPECT_NE(out.find("(pid " + std::to_string(pids[1]) + ") was killed by signal 9"),
+            std::string::npos) << out;
+  auto db = kv::open_results_db(dir.file("r.db"));
+  EXPECT_EQ(query_int(db, "SELECT count(*) FROM runs WHERE status = 'incomplete' AND client_pid = " +
+                          std::to_string(pids[1])), 1);
+  EXPECT_EQ(query_int(db, "SELECT count(*) FROM runs WHERE status = 'completed'"), 2);
+}
 
 // --ttl reaches the server (checked where it is exact: the TTL the server holds for each key,
 // Redis TTL and memcached's mg ... t, not hits in a read that must beat the clock), and the
