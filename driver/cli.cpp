@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <memory>
+#include <sstream>
 
 #include "kvbench/clock.hpp"
 #include "kvbench/log.hpp"
@@ -22,6 +24,7 @@
 #include "run.hpp"
 #include "scenario.hpp"
 #include "target_uri.hpp"
+#include "text_file.hpp"
 #include "utf8.hpp"
 #include "workload_options.hpp"
 
@@ -72,8 +75,84 @@ double parse_scale(std::string_view text) {
   return v;
 }
 
+// The --config file as kvdrive read it: bounded, checked, BOM dropped, each key's line.
+struct ConfigFile {
+  std::string text;
+  std::map<std::string, int> key_lines;  // "run.keys" -> line number
+  std::string problem;                   // set when the file is refused
+};
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  return s;
+}
+
+std::string unquoted(std::string_view s) {
+  if (s.size() >= 2 && (s.front() == '"' || s.front() == '\'') && s.back() == s.front())
+    s = s.substr(1, s.size() - 2);
+  return std::string(s);
+}
+
+// Each key's line, as CLI11 will read the file (sections, `key = value`, multi-line arrays,
+// comments). CLI11 would take a key given twice as two values ("At Most 1 required but
+// received 2", naming neither file nor line): refused here, naming both lines.
+std::map<std::string, int> config_key_lines(std::string_view text, const std::string& file) {
+  std::map<std::string, int> lines;
+  std::string section;
+  bool in_array = false;
+  int line_no = 0;
+  while (!text.empty()) {
+    ++line_no;
+    auto nl = text.find('\n');
+    std::string_view line = trim(text.substr(0, nl));
+    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+    if (in_array) {
+      if (line.find(']') != std::string_view::npos) in_array = false;
+      continue;
+    }
+    if (line.empty() || line.front() == '#' || line.front() == ';') continue;
+    if (line.front() == '[') {
+      auto close = line.find(']');
+      section = unquoted(trim(line.substr(1, close == std::string_view::npos ? line.npos : close - 1)));
+      continue;
+    }
+    auto eq = line.find('=');
+    if (eq == std::string_view::npos) continue;  // CLI11 says what it makes of it
+    std::string_view value = trim(line.substr(eq + 1));
+    if (!value.empty() && value.front() == '[' && value.find(']') == std::string_view::npos) in_array = true;
+    std::string key = unquoted(trim(line.substr(0, eq)));
+    std::string full = section.empty() ? key : section + "." + key;
+    auto [it, fresh] = lines.emplace(full, line_no);
+    if (!fresh)
+      throw std::invalid_argument("--config '" + file + "': key '" + key + "'" +
+                                  (section.empty() ? "" : " in [" + section + "]") + " on line " +
+                                  std::to_string(it->second) + " and again on line " +
+                                  std::to_string(line_no));
+  }
+  return lines;
+}
+
+// CLI11's TOML reader, fed the text kvdrive read and checked instead of reading the file again.
+class CheckedConfig : public CLI::ConfigTOML {
+ public:
+  explicit CheckedConfig(std::shared_ptr<const ConfigFile> file) : file_(std::move(file)) {}
+  std::vector<CLI::ConfigItem> from_config(std::istream&) const override {
+    std::istringstream in(file_->text);
+    return CLI::ConfigTOML::from_config(in);
+  }
+
+ private:
+  std::shared_ptr<const ConfigFile> file_;
+};
+
 // CLI11's messages about config files name neither the file nor the key plainly: say both.
-std::string config_error_text(const CLI::ParseError& e, const std::string& file) {
+std::string config_error_text(const CLI::ParseError& e, const std::string& file,
+                              const std::map<std::string, int>& key_lines) {
+  auto line_of = [&](const std::string& full) {
+    auto it = key_lines.find(full);
+    return it == key_lines.end() ? std::string() : " (line " + std::to_string(it->second) + ")";
+  };
   namespace fs = std::filesystem;
   std::string what = e.what();
   if (dynamic_cast<const CLI::FileError*>(&e) != nullptr) {
@@ -90,10 +169,10 @@ std::string config_error_text(const CLI::ParseError& e, const std::string& file)
            "] (options of `kvdrive run` go under [run])";
   auto dot = item.rfind('.');
   if (dot == std::string::npos)
-    return "--config '" + file + "': unknown key '" + item + "' outside a section (options of "
-           "`kvdrive run` go under [run])";
+    return "--config '" + file + "': unknown key '" + item + "' outside a section" + line_of(item) +
+           " (options of `kvdrive run` go under [run])";
   return "--config '" + file + "': unknown key '" + item.substr(dot + 1) + "' in [" +
-         item.substr(0, dot) + "]";
+         item.substr(0, dot) + "]" + line_of(item);
 }
 
 // Every error is one line on stderr, whatever the message holds.
@@ -168,6 +247,23 @@ int kvdrive_main(int argc, char** argv) {
   CLI::Option* config = app.set_config("--config", "", "Read options from a TOML or INI file: long option names as keys, "
                  "under a [run] section for `kvdrive run`");
   app.allow_config_extras(CLI::config_extras_mode::error);
+  // The file is read (bounded, checked) when CLI11 first asks for the option's value, before it
+  // opens the file itself: a FIFO or /dev/zero never reaches CLI11's unbounded reader.
+  auto config_file = std::make_shared<ConfigFile>();
+  app.config_formatter(std::make_shared<CheckedConfig>(config_file));
+  config->check(CLI::Validator(
+      [config_file](std::string& path) -> std::string {
+        if (path.empty()) return {};
+        try {
+          config_file->text = read_text_file("--config", path);
+          config_file->key_lines = config_key_lines(config_file->text, path);
+          return {};
+        } catch (const std::invalid_argument& e) {
+          config_file->problem = e.what();
+          return e.what();
+        }
+      },
+      ""));
   app.set_version_flag("--version", std::string("kvdrive ") + version());
   std::string log_level = "info";
   app.add_option("--log-level", log_level, "debug, info, warn, error or off")->capture_default_str();
@@ -295,9 +391,11 @@ int kvdrive_main(int argc, char** argv) {
     }
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    if (!config_file->problem.empty()) return usage_error(config_file->problem);
     if (dynamic_cast<const CLI::ConfigError*>(&e) != nullptr ||
         (dynamic_cast<const CLI::FileError*>(&e) != nullptr && config->count() > 0))
-      return usage_error(config_error_text(e, config->as<std::string>()));
+      return usage_error(config_error_text(e, config->results().empty() ? "" : config->results().front(),
+                                           config_file->key_lines));
     if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr && app.get_subcommands().empty()) {
       std::vector<std::string> rest = app.remaining();
       return usage_error((rest.empty() ? std::string("missing subcommand")

@@ -1,10 +1,10 @@
 #include "scenario.hpp"
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
+#include <map>
 #include <stdexcept>
 
+#include "text_file.hpp"
 #include "workload_options.hpp"
 
 namespace kv::drive {
@@ -30,6 +30,7 @@ Scenario parse_scenario(std::string_view name, std::string_view text) {
     throw std::invalid_argument("scenario " + s.name + ", line " + std::to_string(line_no) + ": " + why);
   };
   WorkloadSpec probe;  // every option is applied once here to check its value
+  std::map<std::string, int> lines;  // "step\noption" -> the line it was given on
   while (!text.empty()) {
     ++line_no;
     auto nl = text.find('\n');
@@ -60,6 +61,13 @@ Scenario parse_scenario(std::string_view name, std::string_view text) {
     } catch (const std::invalid_argument& e) {
       fail(e.what());
     }
+    // Given twice in one place, the later value silently won.
+    const std::string where = s.steps.empty() ? "" : s.steps.back().name;
+    auto [first, fresh] = lines.emplace(where + "\n" + key, line_no);
+    if (!fresh)
+      fail("option '" + key + "' appears twice " +
+           (where.empty() ? std::string("before the first step") : "in step '" + where + "'") +
+           " (first on line " + std::to_string(first->second) + ")");
     (s.steps.empty() ? s.defaults : s.steps.back().options).emplace_back(key, value);
   }
   if (s.steps.empty()) s.steps.push_back({"", {}});
@@ -70,18 +78,14 @@ Scenario load_scenario(const std::string& name_or_path) {
   for (const auto& e : shipped_scenarios())
     if (name_or_path == e.name) return parse_scenario(e.name, e.text);
   std::error_code ec;
-  if (std::filesystem::is_directory(name_or_path, ec))
-    throw std::invalid_argument("--scenario '" + name_or_path + "': is a directory");
-  std::ifstream in(name_or_path);
-  if (!in) {
+  if (!std::filesystem::exists(std::filesystem::symlink_status(name_or_path, ec))) {
     std::string names;
     for (const auto& e : shipped_scenarios()) names += std::string(names.empty() ? "" : ", ") + e.name;
     throw std::invalid_argument("unknown scenario '" + name_or_path + "' (not a file; shipped: " +
                                 names + ")");
   }
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_scenario(name_or_path, ss.str());
+  // Bounded: --scenario /dev/zero or a FIFO is refused, not read forever.
+  return parse_scenario(name_or_path, read_text_file("--scenario", name_or_path));
 }
 
 std::vector<RunStep> expand_scenario(const Scenario& s, const WorkloadSpec& base,

@@ -241,6 +241,12 @@ TEST_F(KvdriveBadInput, ScenarioNamesAndFiles) {
       {"[step one]\nkeys = 3\nthreads = 4\n", "--threads"},
       {"[step one]\ndescription = late\n", "unknown option 'description'"},
       {std::string("\x00\x01\x02", 3), "expected 'option = value'"},
+      // The later value silently won.
+      {"keys = 10\nkeys = 20\n", "line 2: option 'keys' appears twice before the first step (first on line 1)"},
+      {"[step a]\nthreads = 1\n[step b]\nthreads = 2\nthreads = 3\n",
+       "line 5: option 'threads' appears twice in step 'b' (first on line 4)"},
+      // A byte order mark is dropped; bytes that are not UTF-8 are refused with their line.
+      {"\xef\xbb\xbf" "bogus = 1\n", "unknown option 'bogus'"},
   };
   std::vector<Case> cases;
   int n = 0;
@@ -248,6 +254,15 @@ TEST_F(KvdriveBadInput, ScenarioNamesAndFiles) {
     std::string file = write_file("bad" + std::to_string(n++) + ".scenario", text);
     cases.push_back({run_args({"--scenario", file}), {"scenario " + file, expect}});
   }
+  std::string latin1 = write_file("latin1.scenario", "description = caf\xe9\n");
+  cases.push_back({run_args({"--scenario", latin1}), {"--scenario " + in_quotes(latin1), "line 1 is not UTF-8"}});
+  std::string big = write_file("big.scenario", "#" + std::string(1 << 20, 'x') + "\n");
+  cases.push_back({run_args({"--scenario", big}), {"--scenario " + in_quotes(big), "larger than 1 MiB"}});
+  // Not a regular file: /dev/zero was read without end, a FIFO hung kvdrive.
+  const std::string fifo = dir_.file("fifo.scenario");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  for (const std::string& f : {std::string("/dev/zero"), fifo})
+    cases.push_back({run_args({"--scenario", f}), {"--scenario " + in_quotes(f), "not a regular file"}});
   cases.push_back({run_args({"--scenario", "no-such-scenario"}), {"unknown scenario 'no-such-scenario'", "small-values"}});
   cases.push_back({run_args({"--scenario", dir_.file("missing.scenario")}), {"unknown scenario", "missing.scenario"}});
   cases.push_back({run_args({"--scenario", dir_.file("adir")}), {"--scenario", "adir", "directory"}});
@@ -396,6 +411,29 @@ TEST_F(KvdriveBadInput, ConfigFiles) {
       want.push_back("--config " + in_quotes(file));
     cases.push_back({with(file), want});
   }
+  // A key given twice named neither file nor line ("At Most 1 required but received 2").
+  std::string dup = write_file("dup.toml", "[run]\nkeys = 10\n# a comment\nkeys = 20\n");
+  cases.push_back({with(dup), {"--config " + in_quotes(dup), "key 'keys' in [run] on line 2 and again on line 4"}});
+  std::string dup_dotted = write_file("dup2.toml", "[run]\nthreads = 1\n\n\"threads\" = 2\n");
+  cases.push_back({with(dup_dotted), {"--config " + in_quotes(dup_dotted), "'threads'", "line 2", "line 4"}});
+  // Unknown keys say their line too.
+  std::string unknown = write_file("unknown.toml", "[run]\nkeys = 10\nbogus = 1\n");
+  cases.push_back({with(unknown), {"unknown key 'bogus' in [run] (line 3)"}});
+  // A UTF-8 byte order mark made "[run]" an invisible unknown key: it is dropped now, so what
+  // the file says is what counts (an unknown key, a bad combination).
+  std::string bom = write_file("bom.toml", "\xef\xbb\xbf[run]\nbogus = 1\n");
+  cases.push_back({with(bom), {"unknown key 'bogus' in [run] (line 2)"}});
+  std::string bom_values = write_file("bom2.toml", "\xef\xbb\xbf[run]\nkeys = 3\nthreads = 4\n");
+  cases.push_back({with(bom_values), {"--threads (4) must not exceed --keys (3)"}});
+  std::string latin1 = write_file("latin1.toml", "[run]\nname = \"caf\xe9\"\n");
+  cases.push_back({with(latin1), {"--config " + in_quotes(latin1), "line 2 is not UTF-8"}});
+  // Not a regular file, or too large: /dev/zero grew kvdrive to 900 MB, a FIFO hung it.
+  const std::string fifo = dir_.file("fifo.toml");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  for (const std::string& f : {std::string("/dev/zero"), fifo})
+    cases.push_back({with(f), {"--config " + in_quotes(f), "not a regular file"}});
+  std::string big = write_file("big.toml", "[run]\n" + std::string(1 << 20, '#') + "\n");
+  cases.push_back({with(big), {"--config " + in_quotes(big), "larger than 1 MiB"}});
   // A target from the file only (the command line's --target would override it).
   std::string target_file = write_file("target.toml", "[run]\ntarget = \"bogus://x:1\"\n");
   cases.push_back({{"--config", target_file, "run", "--db", kDb}, {"invalid target 'bogus://x:1'"}});
