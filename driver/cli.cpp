@@ -270,6 +270,7 @@ int kvdrive_main(int argc, char** argv) {
 
   RunOptions opts;
   std::string timeout = "5s", scenario, scale_text, max_errors, processes, process_index;
+  std::string give_up = "30s";
   auto* run = app.add_subcommand("run", "Benchmark one or more stores, one after another");
   run->add_option("--db", opts.db_path, "Results file (SQLite; created if missing)")
       ->required()
@@ -306,6 +307,11 @@ int kvdrive_main(int argc, char** argv) {
   run->add_option("--max-errors", max_errors,
                   "Fail the run once this many requests failed (0: never)")
       ->check(parsed_by(parse_count, "N"));
+  run->add_option("--give-up-after", give_up,
+                  "Fail a phase when requests kept failing and none was answered for this long "
+                  "(a store that died for good; 0: never)")
+      ->capture_default_str()
+      ->check(parsed_by(parse_duration_us, "DURATION"));
   run->add_flag("--json", opts.json, "Print the summary as JSON");
   run->add_option("--monitor", opts.monitors,
                   "kvmon HOST:PORT (kvmon --listen) to pull samples from into the results file, "
@@ -361,6 +367,7 @@ int kvdrive_main(int argc, char** argv) {
         throw std::invalid_argument("--scale applies to a --scenario");
       opts.steps = expand_scenario(sc, WorkloadSpec{}, overrides, scale);
       if (!max_errors.empty()) opts.max_errors = parse_count(max_errors);
+      opts.give_up_us = parse_duration_us(give_up);
       if (!processes.empty())
         opts.process_count = static_cast<int>(parse_whole_number("--processes", processes, 1, 256));
       if (!process_index.empty())

@@ -21,12 +21,10 @@ void OpStats::merge(const OpStats& o) noexcept {
 
 void IntervalStats::merge(const IntervalStats& o) noexcept {
   for (size_t i = 0; i < by_op.size(); ++i) by_op[i].merge(o.by_op[i]);
-  spin_ns += o.spin_ns;
 }
 
 void IntervalStats::reset() noexcept {
   for (auto& s : by_op) s.reset();
-  spin_ns = 0;
 }
 
 void StatsSlot::drain_into(IntervalStats& into) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <mutex>
 
@@ -72,9 +73,6 @@ struct OpStats {
 
 struct IntervalStats {
   std::array<OpStats, kOpTypes> by_op;
-  // Time the worker spent spinning for a send time (rate mode): CPU the client-bound rule
-  // leaves out, since the thread had nothing else to do.
-  uint64_t spin_ns = 0;
   OpStats& operator[](OpType op) { return by_op[static_cast<size_t>(op)]; }
   const OpStats& operator[](OpType op) const { return by_op[static_cast<size_t>(op)]; }
   void merge(const IntervalStats& o) noexcept;
@@ -90,10 +88,10 @@ class StatsSlot {
     std::lock_guard<std::mutex> lock(mu_);
     (*active_)[op].record(r, rate_mode_);
   }
-  void add_spin(uint64_t ns) {
-    std::lock_guard<std::mutex> lock(mu_);
-    active_->spin_ns += ns;
-  }
+  // Time the worker spent spinning for a send time (rate mode): CPU the client-bound rule
+  // leaves out, since the thread had nothing else to do. A running total, read per worker.
+  void add_spin(uint64_t ns) { spin_ns_.fetch_add(ns, std::memory_order_relaxed); }
+  uint64_t spin_ns_total() const { return spin_ns_.load(std::memory_order_relaxed); }
   // Collector only: swaps buffers and merges what the worker recorded since the last call into
   // `into`.
   void drain_into(IntervalStats& into);
@@ -103,6 +101,7 @@ class StatsSlot {
   IntervalStats a_, b_;
   IntervalStats* active_ = &a_;
   bool rate_mode_;
+  std::atomic<uint64_t> spin_ns_{0};
 };
 
 }  // namespace kv::drive

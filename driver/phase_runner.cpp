@@ -6,11 +6,14 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <deque>
+#include <exception>
 #include <mutex>
 #include <span>
 #include <thread>
 
 #include "kvbench/clock.hpp"
+#include "kvbench/time_base.hpp"
 #include "worker.hpp"
 
 namespace kv::drive {
@@ -35,8 +38,10 @@ double thread_cpu_s(std::thread& t) {
 class CpuMeter {
  public:
   explicit CpuMeter(size_t workers) : last_thread_(workers, 0.0) { read(user_, system_); }
-  void sample(std::vector<std::thread>& threads, double interval_s, double* user_s,
-              double* system_s, double* busiest) {
+  // busiest: the busiest worker's CPU less the time it spent spinning for a send time.
+  void sample(std::vector<std::thread>& threads, double interval_s,
+              const std::vector<uint64_t>& spin_ns, double* user_s, double* system_s,
+              double* busiest) {
     double u = 0, s = 0;
     read(u, s);
     *user_s = u - user_;
@@ -46,7 +51,9 @@ class CpuMeter {
     *busiest = 0;
     for (size_t i = 0; i < threads.size() && i < last_thread_.size(); ++i) {
       double now = thread_cpu_s(threads[i]);
-      if (interval_s > 0) *busiest = std::max(*busiest, (now - last_thread_[i]) / interval_s);
+      double spin = i < spin_ns.size() ? static_cast<double>(spin_ns[i]) / 1e9 : 0;
+      if (interval_s > 0)
+        *busiest = std::max(*busiest, std::max(0.0, now - last_thread_[i] - spin) / interval_s);
       last_thread_[i] = now;
     }
   }
@@ -61,12 +68,6 @@ class CpuMeter {
   double user_ = 0, system_ = 0;
   std::vector<double> last_thread_;
 };
-
-uint64_t failures(const IntervalStats& s) {
-  uint64_t n = 0;
-  for (const auto& o : s.by_op) n += o.errors + o.timeouts;
-  return n;
-}
 
 }  // namespace
 
@@ -95,6 +96,70 @@ PhasePlan plan_phase(PhaseKind kind, const WorkloadSpec& w) {
   return p;
 }
 
+namespace {
+
+// Hands rows to the sink on a thread of its own, in order. The queue holds small values (a
+// row's figures, not histograms), so a results file locked for minutes costs kilobytes.
+class SinkThread {
+ public:
+  explicit SinkThread(const std::function<void(const SecondReport&)>& sink)
+      : sink_(sink), thread_([this] { loop(); }) {}
+  ~SinkThread() { close(); }
+  void push(SecondReport r) {
+    std::lock_guard<std::mutex> lock(mu_);
+    queue_.push_back(std::move(r));
+    cv_.notify_one();
+  }
+  bool failed() const { return failed_.load(); }
+  // Waits until every queued row was handed over (or the sink failed), then rethrows its error.
+  void close() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      closing_ = true;
+      cv_.notify_one();
+    }
+    if (thread_.joinable()) thread_.join();
+  }
+  void rethrow() {
+    if (error_) std::rethrow_exception(error_);
+  }
+
+ private:
+  void loop() {
+    std::unique_lock<std::mutex> lock(mu_);
+    for (;;) {
+      cv_.wait(lock, [&] { return closing_ || !queue_.empty(); });
+      if (queue_.empty()) return;
+      SecondReport r = std::move(queue_.front());
+      queue_.pop_front();
+      lock.unlock();
+      try {
+        sink_(r);
+      } catch (...) {
+        error_ = std::current_exception();
+        failed_ = true;
+        return;
+      }
+      lock.lock();
+    }
+  }
+
+  const std::function<void(const SecondReport&)>& sink_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<SecondReport> queue_;
+  bool closing_ = false;
+  std::atomic<bool> failed_{false};
+  std::exception_ptr error_;
+  std::thread thread_;
+};
+
+std::string fmt_seconds(int64_t us) {
+  return std::to_string(us / 1'000'000) + (us % 1'000'000 ? "." + std::to_string(us % 1'000'000 / 100'000) : "") + " s";
+}
+
+}  // namespace
+
 PhaseResult run_phase(const PhasePlan& plan, const WorkloadSpec& w,
                       std::vector<std::unique_ptr<StoreClient>>& clients, const ValueTable& values,
                       const std::atomic<bool>& stop,
@@ -107,13 +172,24 @@ PhaseResult run_phase(const PhasePlan& plan, const WorkloadSpec& w,
   Shared shared;
   shared.running = static_cast<int>(n);
   std::atomic<bool> abort{false};
+  // The ops this phase sends get a row every second, even one in which nothing completed.
+  const bool sends_sets = plan.kind == PhaseKind::load || (plan.kind == PhaseKind::mixed && w.ratio_sets > 0);
+  const bool sends_gets = plan.kind == PhaseKind::read || (plan.kind == PhaseKind::mixed && w.ratio_gets > 0);
 
+  TimeBase clock;
+  const int64_t start_ns = clock.steady_now_ns();
   PhaseResult result;
-  result.started_ts_us = now_ts_us();
+  result.started_ts_us = clock.to_ts_us(start_ns);
   on_start(result.started_ts_us);
-  const int64_t start_ns = steady_ns();
-  const int64_t start_us = start_ns / 1000;
-  const int64_t warmup_seconds = (plan.warmup_us + 999'999) / 1'000'000;
+  // The warm-up ends on the whole second nearest to start + warmup (rows are whole seconds),
+  // and covers at least the first, partial row.
+  const int64_t warmup_end_ts =
+      plan.warmup_us <= 0 ? INT64_MIN
+                          : std::max((result.started_ts_us + plan.warmup_us + 500'000) / 1'000'000 * 1'000'000,
+                                     next_multiple_us(result.started_ts_us, 1'000'000));
+  auto in_warmup = [&](int64_t row_end) { return row_end <= warmup_end_ts; };
+  const int64_t duration_end_ts =
+      plan.duration_us > 0 ? result.started_ts_us + plan.duration_us : INT64_MAX;
 
   std::vector<std::thread> threads;
   for (size_t t = 0; t < n; ++t) {
@@ -131,50 +207,112 @@ PhaseResult run_phase(const PhasePlan& plan, const WorkloadSpec& w,
     });
   }
 
+  SinkThread sink(on_second);
   CpuMeter cpu(n);
+  std::vector<uint64_t> spin_seen(n, 0);
   IntervalStats second;
-  int64_t interval_start_us = start_us;
-  int64_t interval_start_ts = result.started_ts_us;
-  uint64_t failed_requests = 0;
-  for (int64_t k = 1;; ++k) {
-    const int64_t boundary_us = start_us + k * 1'000'000;
-    bool done = false;
-    {
+  int64_t row_start_ts = result.started_ts_us;
+  int64_t last_answer_ts = result.started_ts_us;  // end of the latest row with an answer
+  uint64_t failed_since_answer = 0;
+  enum class Why { none, max_errors, gave_up } why = Why::none;
+  for (bool done = false; !done;) {
+    // The row ends at the next whole second, or when the last worker is done. The phase's
+    // duration ends inside a row: the collector wakes then to stop the workers, and the row
+    // goes on until they are done (with the requests that were in flight).
+    int64_t row_end_ts = next_multiple_us(row_start_ts, 1'000'000);
+    for (;;) {
+      const bool duration_first = !abort && duration_end_ts < row_end_ts;
+      const int64_t wake_ts = duration_first ? duration_end_ts : row_end_ts;
       std::unique_lock<std::mutex> lock(shared.mu);
-      auto deadline = std::chrono::steady_clock::time_point(std::chrono::microseconds(boundary_us));
+      auto deadline = std::chrono::steady_clock::time_point(
+          std::chrono::nanoseconds(clock.to_steady_ns(wake_ts)));
       done = shared.cv.wait_until(lock, deadline, [&] { return shared.running == 0; });
+      if (done || !duration_first) break;
+      abort = true;
     }
-    const int64_t now_us = steady_us();
+    const int64_t now_ns = clock.steady_now_ns();
+    clock.anchor();  // follow a slewed or stepped wall clock, once a second
+    const int64_t now_ts = clock.to_ts_us(now_ns);
     for (auto& s : slots) s->drain_into(second);
-    const int64_t interval_us = now_us - interval_start_us;
-    SecondReport report{interval_start_ts, interval_us, k <= warmup_seconds, second, 0, 0, 0};
-    cpu.sample(threads, static_cast<double>(interval_us) / 1e6, &report.cpu_user_s,
-               &report.cpu_system_s, &report.busiest_thread_cpu);
-    try {
-      on_second(report);
-    } catch (...) {
-      // The sink failed (disk full, database gone): stop the workers before leaving, or their
-      // threads would outlive the phase.
-      abort = true;
-      for (auto& t : threads) t.join();
-      throw;
+    if (done) {
+      // The last row ends when the last worker did (never empty: rows are unique by start).
+      row_end_ts = std::min(row_end_ts, std::max(now_ts, row_start_ts + 1));
+    } else {
+      // Woken late past further boundaries (kvdrive itself stalled): those seconds get their
+      // rows too, empty; what completed goes into the last whole second before now.
+      for (int64_t next = next_multiple_us(row_end_ts, 1'000'000);
+           next <= now_ts; next = next_multiple_us(next, 1'000'000)) {
+        SecondReport empty;
+        empty.ts_us = row_start_ts;
+        empty.interval_us = row_end_ts - row_start_ts;
+        empty.warmup = in_warmup(row_end_ts);
+        empty.by_op[0] = summarize(OpStats(), sends_sets);
+        empty.by_op[1] = summarize(OpStats(), sends_gets);
+        empty.clock_offset_us = clock.offset_us();
+        sink.push(std::move(empty));
+        row_start_ts = row_end_ts;
+        row_end_ts = next;
+      }
     }
+    SecondReport report;
+    report.ts_us = row_start_ts;
+    report.interval_us = row_end_ts - row_start_ts;
+    report.warmup = in_warmup(row_end_ts);
+    report.by_op[0] = summarize(second[OpType::set], sends_sets);
+    report.by_op[1] = summarize(second[OpType::get], sends_gets);
+    report.clock_offset_us = clock.offset_us();
+    std::vector<uint64_t> spin_delta(n, 0);
+    for (size_t i = 0; i < n; ++i) {
+      uint64_t total = slots[i]->spin_ns_total();
+      spin_delta[i] = total - spin_seen[i];
+      spin_seen[i] = total;
+      report.spin_us += static_cast<int64_t>(spin_delta[i] / 1000);
+    }
+    cpu.sample(threads, static_cast<double>(report.interval_us) / 1e6, spin_delta,
+               &report.cpu_user_s, &report.cpu_system_s, &report.busiest_thread_cpu);
     if (!report.warmup) result.totals.merge(second);
-    failed_requests += failures(second);
+    result.ops += report.ops();
+    result.failed += report.failed();
+    if (report.ok() > 0) {
+      last_answer_ts = row_end_ts;
+      failed_since_answer = 0;
+    } else {
+      failed_since_answer += report.failed();
+    }
+    sink.push(std::move(report));
     second.reset();
-    interval_start_ts += interval_us;
-    interval_start_us = now_us;
-    if (plan.max_errors > 0 && failed_requests >= plan.max_errors && !abort) {
-      result.status = PhaseStatus::failed;
-      result.error = std::to_string(failed_requests) + " requests failed (--max-errors " +
-                     std::to_string(plan.max_errors) + ")";
+    row_start_ts = row_end_ts;
+    if (sink.failed() && !abort) abort = true;  // nowhere to write: stop the workers
+    if (why == Why::none && plan.max_errors > 0 && result.failed >= plan.max_errors) {
+      why = Why::max_errors;
       abort = true;
     }
-    if (plan.duration_us > 0 && now_us - start_us >= plan.duration_us) abort = true;
-    if (done) break;
+    if (why == Why::none && plan.give_up_us > 0 && failed_since_answer > 0 &&
+        now_ts - last_answer_ts >= plan.give_up_us) {
+      why = Why::gave_up;
+      abort = true;
+    }
+    if (now_ts >= duration_end_ts) abort = true;  // woken late, past the end
   }
   for (auto& t : threads) t.join();
-  result.ended_ts_us = interval_start_ts;
+  result.ended_ts_us = row_start_ts;
+  sink.close();
+  sink.rethrow();
+  if (why == Why::max_errors) {
+    // The count includes what completed after the limit was passed, so it is the table's figure.
+    result.status = PhaseStatus::failed;
+    result.error = std::to_string(result.failed) + " requests failed (--max-errors " +
+                   std::to_string(plan.max_errors) + ")";
+  } else if (why == Why::gave_up) {
+    result.status = PhaseStatus::failed;
+    result.error = "no request was answered for " + fmt_seconds(plan.give_up_us) + " (" +
+                   std::to_string(failed_since_answer) +
+                   " failed meanwhile): the store looks down; gave up (--give-up-after)";
+  } else if (result.ops > 0 && result.failed == result.ops) {
+    result.status = PhaseStatus::failed;
+    result.error = "every request failed (" + std::to_string(result.failed) + " of " +
+                   std::to_string(result.ops) + ")";
+  }
   if (result.status != PhaseStatus::failed && stop.load()) result.status = PhaseStatus::interrupted;
   return result;
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "interval_stats.hpp"
+#include "second_report.hpp"
 #include "store_client.hpp"
 #include "workload.hpp"
 
@@ -24,22 +25,15 @@ struct PhasePlan {
   double rate = 0;          // requests/s over all workers; 0: closed loop
   int64_t warmup_us = 0;    // rounded up to whole seconds
   uint64_t max_errors = 0;  // errors + timeouts that fail the phase; 0: no limit
+  // Fail the phase when requests kept failing and none was answered for this long (a store
+  // that died for good); 0: never. A store that comes back sooner is reconnected and the phase
+  // goes on.
+  int64_t give_up_us = 0;
 };
 
 // Builds the plan of phase `kind` from the workload (load: every key once; read/mixed:
 // --requests, or --duration, or one request per key).
 PhasePlan plan_phase(PhaseKind kind, const WorkloadSpec& w);
-
-// What the collector hands over once per second (and once for the final partial second).
-struct SecondReport {
-  int64_t ts_us;        // start of the interval
-  int64_t interval_us;
-  bool warmup;          // inside the phase's warm-up: not part of its totals
-  const IntervalStats& stats;
-  double cpu_user_s;    // kvdrive's CPU time in the interval, all threads
-  double cpu_system_s;
-  double busiest_thread_cpu;  // the busiest worker thread's CPU, fraction of one core
-};
 
 struct PhaseResult {
   PhaseStatus status = PhaseStatus::completed;
@@ -47,12 +41,19 @@ struct PhaseResult {
   int64_t started_ts_us = 0;
   int64_t ended_ts_us = 0;
   IntervalStats totals;   // the whole phase after warm-up
+  uint64_t ops = 0;       // every request completed, warm-up included
+  uint64_t failed = 0;    // of which errors + timeouts
 };
 
 // Runs the phase with w.threads workers, each owning w.connections consecutive clients (which
-// must be connected). Returns when every
-// worker is done, the duration is over, `stop` became true (interrupted) or the error limit
-// was passed (failed); every request completed is in exactly one SecondReport.
+// must be connected). Returns when every worker is done, the duration is over, `stop` became
+// true (interrupted), or the phase failed: the error limit was passed, no request was answered
+// for plan.give_up_us, or every request failed. Every request completed is in exactly one
+// SecondReport. Rows are cut on whole seconds of the common time base (wall clock, re-anchored
+// every second), from the phase's start to its end, one per second whatever completed in it;
+// on_second is called on a thread of its own in row order, so a slow sink (a locked results
+// file) delays the writing, never the cutting. If on_second throws, the phase is stopped and
+// the exception rethrown here.
 PhaseResult run_phase(const PhasePlan& plan, const WorkloadSpec& w,
                       std::vector<std::unique_ptr<StoreClient>>& clients, const ValueTable& values,
                       const std::atomic<bool>& stop,

@@ -88,51 +88,60 @@ int64_t ResultsWriter::begin_phase(const PhaseRow& row) {
 void ResultsWriter::write_second(int64_t phase_id, const SecondReport& sec, bool rate_mode) {
   WriteTransaction tx(db_);
   auto ins = db_.prepare(
-      "INSERT INTO driver_seconds(phase_id, ts_us, interval_us, op, ops, bytes_out, bytes_in, "
-      "hits, misses, errors, timeouts, wrong, late, warmup, lat_mean_us, lat_p50_us, lat_p90_us, "
-      "lat_p99_us, lat_p999_us, lat_max_us, uncorrected_p50_us, uncorrected_p99_us, "
-      "uncorrected_max_us) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+      "INSERT INTO driver_seconds(phase_id, ts_us, interval_us, op, ops, ok, bytes_out, "
+      "bytes_in, hits, misses, errors, timeouts, wrong, late, warmup, lat_mean_us, lat_p50_us, "
+      "lat_p90_us, lat_p99_us, lat_p999_us, lat_max_us, uncorrected_p50_us, uncorrected_p99_us, "
+      "uncorrected_max_us, slip_p50_us, slip_p99_us, slip_max_us) "
+      "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   for (OpType op : {OpType::set, OpType::get}) {
-    const OpStats& s = sec.stats[op];
-    if (s.ops == 0) continue;  // an op type the phase does not send (or none completed)
-    const auto& h = s.latency;
-    const auto& u = s.sent_latency;
-    auto us = [](uint64_t ns) { return static_cast<double>(ns) / 1000.0; };
-    auto rate_only = [&](double v) { return rate_mode ? std::optional<double>(v) : std::nullopt; };
+    const OpSecond& s = sec[op];
+    if (!s.sent) continue;  // an op type the phase does not send
+    // Latency figures describe completed requests: NULL in a second where none completed.
+    auto lat = [&](double v) { return s.ops > 0 ? std::optional<double>(v) : std::nullopt; };
+    auto rate_only = [&](double v) {
+      return rate_mode && s.ops > 0 ? std::optional<double>(v) : std::nullopt;
+    };
+    auto count = [](uint64_t v) { return static_cast<int64_t>(v); };
     ins.bind(1, phase_id)
         .bind(2, sec.ts_us)
         .bind(3, sec.interval_us)
         .bind(4, op_name(op))
-        .bind(5, static_cast<int64_t>(s.ops))
-        .bind(6, static_cast<int64_t>(s.bytes_out))
-        .bind(7, static_cast<int64_t>(s.bytes_in))
-        .bind(8, static_cast<int64_t>(s.hits))
-        .bind(9, static_cast<int64_t>(s.misses))
-        .bind(10, static_cast<int64_t>(s.errors))
-        .bind(11, static_cast<int64_t>(s.timeouts))
-        .bind(12, static_cast<int64_t>(s.wrong))
-        .bind(13, rate_mode ? std::optional<int64_t>(static_cast<int64_t>(s.late)) : std::nullopt)
-        .bind(14, sec.warmup ? 1 : 0)
-        .bind(15, h.mean_ns() / 1000.0)
-        .bind(16, us(h.percentile_ns(0.5)))
-        .bind(17, us(h.percentile_ns(0.9)))
-        .bind(18, us(h.percentile_ns(0.99)))
-        .bind(19, us(h.percentile_ns(0.999)))
-        .bind(20, us(h.max_ns()))
-        .bind(21, rate_only(us(u.percentile_ns(0.5))))
-        .bind(22, rate_only(us(u.percentile_ns(0.99))))
-        .bind(23, rate_only(us(u.max_ns())))
+        .bind(5, count(s.ops))
+        .bind(6, count(s.ok))
+        .bind(7, count(s.bytes_out))
+        .bind(8, count(s.bytes_in))
+        .bind(9, count(s.hits))
+        .bind(10, count(s.misses))
+        .bind(11, count(s.errors))
+        .bind(12, count(s.timeouts))
+        .bind(13, count(s.wrong))
+        .bind(14, rate_mode ? std::optional<int64_t>(count(s.late)) : std::nullopt)
+        .bind(15, sec.warmup ? 1 : 0)
+        .bind(16, lat(s.lat_mean_us))
+        .bind(17, lat(s.lat_p50_us))
+        .bind(18, lat(s.lat_p90_us))
+        .bind(19, lat(s.lat_p99_us))
+        .bind(20, lat(s.lat_p999_us))
+        .bind(21, lat(s.lat_max_us))
+        .bind(22, rate_only(s.sent_p50_us))
+        .bind(23, rate_only(s.sent_p99_us))
+        .bind(24, rate_only(s.sent_max_us))
+        .bind(25, rate_only(s.slip_p50_us))
+        .bind(26, rate_only(s.slip_p99_us))
+        .bind(27, rate_only(s.slip_max_us))
         .run();
   }
   db_.prepare(
          "INSERT INTO client_seconds(phase_id, ts_us, interval_us, cpu_user_us, cpu_system_us, "
-         "busiest_thread_cpu_pct) VALUES (?,?,?,?,?,?)")
+         "busiest_thread_cpu_pct, spin_us, clock_offset_us) VALUES (?,?,?,?,?,?,?,?)")
       .bind(1, phase_id)
       .bind(2, sec.ts_us)
       .bind(3, sec.interval_us)
       .bind(4, static_cast<int64_t>(sec.cpu_user_s * 1e6))
       .bind(5, static_cast<int64_t>(sec.cpu_system_s * 1e6))
       .bind(6, sec.busiest_thread_cpu * 100)
+      .bind(7, rate_mode ? std::optional<int64_t>(sec.spin_us) : std::nullopt)
+      .bind(8, sec.clock_offset_us)
       .run();
   tx.commit();
 }
@@ -147,7 +156,19 @@ void ResultsWriter::end_phase(int64_t phase_id, int64_t ended_ts_us, const std::
       .run();
   auto ins = db_.prepare(
       "INSERT INTO latency_buckets(phase_id, op, timing, upper_us, count) VALUES (?, ?, ?, ?, ?)");
+  auto range = db_.prepare(
+      "INSERT INTO latency_range(phase_id, op, timing, count, min_us, max_us, mean_us) "
+      "VALUES (?, ?, ?, ?, ?, ?, ?)");
   auto write = [&](OpType op, const char* timing, const LatencyHistogram& h) {
+    if (h.count() == 0) return;
+    range.bind(1, phase_id)
+        .bind(2, op_name(op))
+        .bind(3, timing)
+        .bind(4, static_cast<int64_t>(h.count()))
+        .bind(5, static_cast<double>(h.min_ns()) / 1000.0)
+        .bind(6, static_cast<double>(h.max_ns()) / 1000.0)
+        .bind(7, h.mean_ns() / 1000.0)
+        .run();
     for (int i = 0; i < LatencyHistogram::kBuckets; ++i) {
       if (h.bucket_count(i) == 0) continue;
       ins.bind(1, phase_id)

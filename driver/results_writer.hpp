@@ -9,6 +9,7 @@
 #include "interval_stats.hpp"
 #include "kvbench/sqlite.hpp"
 #include "phase_runner.hpp"
+#include "second_report.hpp"
 #include "store_stats.hpp"
 #include "target_uri.hpp"
 
@@ -44,7 +45,8 @@ class ResultsWriter {
     std::string parameters_json;
   };
   int64_t begin_phase(const PhaseRow& row);
-  // The second's driver rows (one per op type that was sent) and client CPU row.
+  // The second's driver rows (one per op type the phase sends, also when none completed) and
+  // its client CPU row.
   void write_second(int64_t phase_id, const SecondReport& second, bool rate_mode);
   // Marks the phase ended and stores its full latency histograms as bucket rows.
   void end_phase(int64_t phase_id, int64_t ended_ts_us, const std::string& status,

@@ -31,6 +31,8 @@ struct RunOptions {
   int process_index = 0, process_count = 1;
   bool quiet = false;                  // no summary (a group member: the parent prints it)
   uint64_t max_errors = 0;  // failed requests (errors + timeouts) that fail a phase; 0: no limit
+  // Fail a phase when requests kept failing and none was answered for this long; 0: never.
+  int64_t give_up_us = 30'000'000;
 };
 
 // Exit codes, as documented in --help.

@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "kvbench/clock.hpp"
+#include "kvbench/time_base.hpp"
 #include "kvbench/log.hpp"
 #include "kvbench/units.hpp"
 #include "kvbench/version.hpp"
@@ -32,7 +33,8 @@ size_t queue_capacity(const MonitorConfig& config) {
   return static_cast<size_t>(std::clamp<int64_t>(10'000'000 / config.interval_us, 16, 10'000));
 }
 
-// Owns the samplers, the sink and the timer; ticks at start + k * interval.
+// Owns the samplers, the sink and the timer; ticks on whole multiples of the interval of the
+// wall clock.
 class Loop {
  public:
   Loop(const MonitorConfig& config, asio::io_context& io)
@@ -46,7 +48,6 @@ class Loop {
                 queue_capacity(config), effective_flush_interval_us(config)),
         io_(io),
         timer_(io),
-        interval_(std::chrono::microseconds(config.interval_us)),
         host_every_(std::max<int64_t>(1, effective_host_interval_us(config) / config.interval_us)) {}
 
   void start() {
@@ -54,8 +55,13 @@ class Loop {
                << format_duration_us(config_.interval_us) << " and the host every "
                << format_duration_us(host_every_ * config_.interval_us) << " into "
                << config_.db_path;
-    start_steady_ = Clock::now();
-    start_wall_us_ = now_ts_us();
+    // Ticks fall on whole multiples of the interval on the wall clock (the common time base
+    // kvdrive cuts its per-second rows on), re-anchored every tick, so a tick's scheduled time
+    // lands in the same second of both programs even while the wall clock is slewed. The first
+    // tick is taken at once, late for the grid point it belongs to.
+    clock_.anchor();
+    const int64_t now = clock_.now_ts_us();
+    start_wall_us_ = now - now % config_.interval_us;
     if (!config_.server.address.empty()) start_server();
     on_tick();
   }
@@ -98,15 +104,16 @@ class Loop {
 
   void schedule_next() {
     ++tick_;
-    auto due = start_steady_ + tick_ * interval_;
-    auto now = Clock::now();
-    if (due <= now) {  // overran: skip the ticks already missed, keep the phase
-      int64_t behind = (now - start_steady_) / interval_ + 1;
+    clock_.anchor();
+    const int64_t now_ts = clock_.now_ts_us();
+    if (start_wall_us_ + tick_ * config_.interval_us <= now_ts) {
+      // overran: skip the ticks already missed, keep the grid
+      int64_t behind = (now_ts - start_wall_us_) / config_.interval_us + 1;
       log_warn() << "sampling fell behind: skipped " << (behind - tick_) << " tick(s)";
       tick_ = behind;
-      due = start_steady_ + tick_ * interval_;
     }
-    timer_.expires_at(due);
+    const int64_t due_ns = clock_.to_steady_ns(start_wall_us_ + tick_ * config_.interval_us);
+    timer_.expires_at(Clock::time_point(std::chrono::nanoseconds(due_ns)));
     timer_.async_wait([this](const boost::system::error_code& ec) {
       if (!ec) on_tick();
     });
@@ -121,11 +128,10 @@ class Loop {
   asio::steady_timer timer_;
   std::unique_ptr<MonitorServer> server_;
   std::vector<EventRecord> server_events_;
-  Clock::duration interval_;
   int64_t host_every_;  // ticks
   int64_t last_host_slot_ = -1;
-  Clock::time_point start_steady_;
-  int64_t start_wall_us_ = 0;
+  TimeBase clock_;
+  int64_t start_wall_us_ = 0;  // the grid point of tick 0
   int64_t tick_ = 0;
 };
 

@@ -1,5 +1,6 @@
 -- When did the store start swapping, and what were write throughput and p99 in the minute
--- before and after? (latest run; the store process matched by pid via target_instances)
+-- before and after? (latest run; the store process matched by pid via target_instances; req/s
+-- counts answered requests per wall second, stalled seconds included)
 -- Usage: sqlite3 -header -column results.db < schema/queries/swap_onset.sql
 WITH onset AS (
   SELECT ti.target_id, MIN(s.ts_us) AS ts_us
@@ -11,7 +12,7 @@ SELECT t.uri AS store,
        strftime('%H:%M:%S', o.ts_us / 1e6, 'unixepoch') AS swap_began_utc,
        CASE WHEN d.ts_us < o.ts_us THEN 'before' ELSE 'after' END AS minute,
        d.op,
-       round(SUM(d.ops) * 1e6 / SUM(d.interval_us)) AS req_per_s,
+       round(SUM(COALESCE(d.ok, d.ops - d.errors - d.timeouts)) * 1e6 / SUM(d.interval_us)) AS req_per_s,
        round(MAX(d.lat_p99_us)) AS worst_p99_us,
        SUM(d.errors + d.timeouts) AS failed
 FROM onset o

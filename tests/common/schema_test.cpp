@@ -117,3 +117,35 @@ TEST(Sqlite, OptionalBindsNull) {
 }
 
 }  // namespace
+
+namespace {
+
+// A percentile is the upper bound of its histogram bucket (up to 0.8 % above the true value):
+// phase_percentiles and phase_summary clamp it to the observed maximum (the issue saw p99
+// 71.827 ms above a max of 71.708 ms).
+TEST(Schema, PercentilesNeverExceedTheObservedMaximum) {
+  kv::test::TempDir dir;
+  auto db = kv::open_results_db(dir.file("r.db"));
+  db.exec(
+      "INSERT INTO runs(run_id, started_ts_us, command_line, kvdrive_version, client_host, "
+      "client_pid) VALUES (1, 0, 'x', '0', 'h', 1);"
+      "INSERT INTO targets(target_id, run_id, ordinal, uri, protocol) VALUES (1, 1, 0, 'u', 'redis');"
+      "INSERT INTO phases(phase_id, run_id, target_id, ordinal, name, kind, started_ts_us, threads, "
+      "connections) VALUES (1, 1, 1, 0, 'load', 'load', 0, 1, 1);"
+      "INSERT INTO driver_seconds(phase_id, ts_us, interval_us, op, ops, ok, bytes_out, bytes_in, "
+      "hits, misses, errors, timeouts, lat_max_us) VALUES (1, 0, 1000000, 'set', 100, 100, 0, 0, "
+      "0, 0, 0, 0, 71708);"
+      "INSERT INTO latency_buckets(phase_id, op, timing, upper_us, count) VALUES "
+      "(1, 'set', 'sent', 100, 99), (1, 'set', 'sent', 71827, 1);"
+      "INSERT INTO latency_range(phase_id, op, timing, count, min_us, max_us, mean_us) VALUES "
+      "(1, 'set', 'sent', 100, 90, 71708, 800);");
+  auto pp = db.prepare("SELECT p50_us, p999_us FROM phase_percentiles");
+  ASSERT_TRUE(pp.step());
+  EXPECT_DOUBLE_EQ(pp.column_double(0), 100);
+  EXPECT_DOUBLE_EQ(pp.column_double(1), 71708);  // the bucket's bound 71827, clamped
+  auto ps = db.prepare("SELECT lat_p999_us, lat_max_us FROM phase_summary");
+  ASSERT_TRUE(ps.step());
+  EXPECT_LE(ps.column_double(0), ps.column_double(1));
+}
+
+}  // namespace

@@ -25,6 +25,12 @@ inline double query_double(kv::Database& db, const std::string& sql) {
   return s.step() ? s.column_opt_double(0).value_or(-1) : -1;
 }
 
+// Text of the first column of the first row; "<none>" when there is no row or it is NULL.
+inline std::string query_text(kv::Database& db, const std::string& sql) {
+  auto s = db.prepare(sql);
+  return s.step() && !s.is_null(0) ? s.column_text(0) : "<none>";
+}
+
 // The whole file as a string (empty if it cannot be read).
 inline std::string slurp(const std::string& path) {
   std::ifstream in(path);
