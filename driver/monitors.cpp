@@ -1,9 +1,9 @@
 #include "monitors.hpp"
 
-#include <fstream>
 #include <stdexcept>
 
 #include "kvbench/log.hpp"
+#include "kvbench/token_file.hpp"
 #include "kvbench/units.hpp"
 #include "monitor_link.hpp"
 
@@ -23,18 +23,17 @@ std::string kib_text(const std::optional<int64_t>& kib) {
 
 std::string read_monitor_token(const std::string& path) {
   if (path.empty()) return "";
-  std::ifstream in(path);
-  std::string token;
-  if (!in || !std::getline(in, token))
-    throw std::invalid_argument("cannot read --monitor-token-file '" + path + "'");
-  while (!token.empty() && (token.back() == '\r' || token.back() == ' ')) token.pop_back();
-  if (token.empty()) throw std::invalid_argument("--monitor-token-file '" + path + "' is empty");
-  return token;
+  return read_token_file(path, "--monitor-token-file").token;
 }
 
 Monitors::Monitors(const std::vector<std::string>& host_ports, const std::string& token_file,
                    bool optional) {
-  std::string token = read_monitor_token(token_file);
+  std::string token;
+  if (!token_file.empty()) {  // checked before (check_run_options): warn here, once
+    TokenFile t = read_token_file(token_file, "--monitor-token-file");
+    if (!t.warning.empty()) log_warn() << t.warning;
+    token = std::move(t.token);
+  }
   for (const auto& hp : host_ports) {
     links_.push_back(std::make_unique<MonitorLink>(hp, token, optional));
     links_.back()->start();

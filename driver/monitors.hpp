@@ -13,7 +13,7 @@ namespace kv::drive {
 class MonitorLink;
 
 // The token on the first line of --monitor-token-file; "" for an empty path. Throws
-// std::invalid_argument if the file cannot be read or its first line is empty.
+// std::invalid_argument as kv::read_token_file does (unreadable, empty, under 16 bytes).
 std::string read_monitor_token(const std::string& path);
 
 class Monitors {

@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
     options = kv::mon::parse_options(argc, argv);
     if (!options) return 0;  // --help or --version
     kv::set_log_level(kv::parse_log_level(options->log_level));
+    for (const std::string& w : options->warnings) kv::log_warn() << w;
   } catch (const std::exception& e) {
     std::cerr << "kvmon: " << e.what() << " (see kvmon --help)\n";
     return 2;

@@ -8,6 +8,7 @@
 #include "kvbench/log.hpp"
 #include "kvbench/protocol.hpp"
 #include "kvbench/schema.hpp"
+#include "kvbench/token_file.hpp"
 #include "kvbench/units.hpp"
 #include "kvbench/version.hpp"
 
@@ -56,7 +57,8 @@ struct ListenOptions {
   std::string history, history_max;  // empty: the defaults of HistoryLimits
 };
 
-void apply_listen_options(const ListenOptions& o, ServerConfig& server) {
+void apply_listen_options(const ListenOptions& o, ServerConfig& server,
+                          std::vector<std::string>* warnings) {
   server.client_queue_bytes = static_cast<size_t>(parse_size(o.client_queue));
   server.idle_timeout_us = parse_duration_us(o.idle_timeout);
   if (!o.history.empty()) {
@@ -82,11 +84,9 @@ void apply_listen_options(const ListenOptions& o, ServerConfig& server) {
                                 "(clients must present that token)");
   }
   if (!o.token_file.empty()) {
-    try {
-      server.token = read_token_file(o.token_file);
-    } catch (const std::runtime_error& e) {
-      throw std::invalid_argument(e.what());
-    }
+    TokenFile t = read_token_file(o.token_file, "--token-file");
+    if (!t.warning.empty()) warnings->push_back(t.warning);
+    server.token = std::move(t.token);
   }
 }
 
@@ -207,7 +207,7 @@ std::optional<Options> parse_options(int argc, const char* const* argv) {
   for (const auto& v : pidfiles) opt.config.selectors.push_back(make_selector(Kind::pidfile, v));
   for (const auto& v : names) opt.config.selectors.push_back(make_selector(Kind::name, v));
   for (const auto& v : ports) opt.config.selectors.push_back(make_selector(Kind::port, v));
-  apply_listen_options(lo, opt.config.server);
+  apply_listen_options(lo, opt.config.server, &opt.warnings);
   opt.config.command_line = join_command_line(argc, argv);
   validate(opt.config);
   return opt;

@@ -10,6 +10,7 @@ namespace kv::mon {
 struct Options {
   MonitorConfig config;
   std::string log_level = "info";
+  std::vector<std::string> warnings;  // to log once the whole command line is accepted
 };
 
 // Parses argv. Returns nullopt after printing help or the version (exit 0). Throws

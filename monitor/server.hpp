@@ -45,9 +45,6 @@ struct ServerIdentity {
 
 // Whether `address` (an IP literal) is a loopback address; false if it does not parse.
 bool is_loopback_address(const std::string& address);
-// The first line of the file, without trailing whitespace. Throws std::runtime_error if the
-// file cannot be read or the token is empty or longer than the protocol allows.
-std::string read_token_file(const std::string& path);
 
 class MonitorServer {
  public:

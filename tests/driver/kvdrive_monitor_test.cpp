@@ -5,10 +5,13 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <thread>
@@ -332,6 +335,40 @@ TEST(KvdriveMonitor, SigtermEndsARunPromptlyWhileAPeerFloods) {
     EXPECT_NE(code, -1) << "kvdrive did not end after SIGTERM\n" << slurp(dir.file("kvdrive.log"));
     EXPECT_LT(took_s, 3.0) << slurp(dir.file("kvdrive.log"));
   }
+}
+
+TEST(KvdriveMonitor, AShortTokenIsRefusedAndAReadableTokenFileWarns) {
+  StoreServer redis(StoreServer::Kind::redis);
+  KV_START_OR_SKIP(redis);
+  TempDir dir;
+  int port = free_port();
+  std::ofstream(dir.file("short")) << "x\n";  // a 1-byte token was accepted
+  auto refused = run_kvdrive(dir, {"run", "--db", dir.file("r0.db"), "--target", redis.uri(),
+                                   "--keys", "100", "--monitor", "127.0.0.1:" + std::to_string(port),
+                                   "--monitor-token-file", dir.file("short")});
+  EXPECT_EQ(refused.exit_code, 2) << refused.output;
+  EXPECT_NE(refused.output.find("at least 16"), std::string::npos) << refused.output;
+  EXPECT_EQ(std::count(refused.output.begin(), refused.output.end(), '\n'), 1) << refused.output;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("r0.db")));
+
+  const std::string token = "0123456789abcdef-token";
+  std::ofstream(dir.file("token")) << token << "\n";
+  ::chmod(dir.file("token").c_str(), 0600);
+  std::ofstream(dir.file("shared")) << token << "\n";
+  ::chmod(dir.file("shared").c_str(), 0644);
+  Process kvmon({kKvmon, "--db", dir.file("kvmon.db"), "--pid", std::to_string(redis.pid()),
+                 "--interval", "200ms", "--listen", "127.0.0.1:" + std::to_string(port),
+                 "--token-file", dir.file("token")},
+                dir.file("kvmon.log"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  auto out = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", redis.uri(), "--keys",
+                               "100", "--monitor", "127.0.0.1:" + std::to_string(port),
+                               "--monitor-token-file", dir.file("shared")});
+  kvmon.signal(SIGTERM);
+  EXPECT_EQ(kvmon.wait(10'000), 0);
+  ASSERT_EQ(out.exit_code, 0) << out.output;
+  EXPECT_NE(out.output.find("readable by anyone"), std::string::npos) << out.output;
+  EXPECT_EQ(slurp(dir.file("kvmon.log")).find("readable by"), std::string::npos);  // its is 0600
 }
 
 }  // namespace

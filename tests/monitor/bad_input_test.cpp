@@ -46,7 +46,8 @@ class KvmonBadInput : public ::testing::Test {
     previous_bytes_ = slurp(previous_);
     ASSERT_FALSE(previous_bytes_.empty());
     std::filesystem::create_directory(dir_.file("adir"));
-    std::ofstream(dir_.file("token")) << "secret\n";
+    std::ofstream(dir_.file("token")) << "s3cret-token-0123456789\n";
+    std::ofstream(dir_.file("short.token")) << "123456789012345\n";  // 15 bytes
     std::ofstream(dir_.file("empty.token")) << "\n";
     std::ofstream(dir_.file("garbage.db")) << "not a results file\n";
   }
@@ -154,6 +155,7 @@ TEST_F(KvmonBadInput, EveryOptionWithBadValues) {
            {dir_.file("missing"), "missing"},
            {dir_.file("adir"), "adir"},
            {dir_.file("empty.token"), "empty.token"},
+           {dir_.file("short.token"), "at least 16"},
            {"", "''"}})
     cases.push_back({with({"--listen", "7070", "--token-file", file}), {"--token-file", why}});
   check_all(cases);

@@ -5,6 +5,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -334,14 +335,14 @@ TEST(KvmonServer, NonLoopbackListenWithoutTokenFileExits2) {
 TEST(KvmonServer, WrongTokenIsRefusedRightTokenIsServed) {
   Kvmon kvmon;
   {
-    std::ofstream(kvmon.dir.file("token")) << "s3cret-token\n";
+    std::ofstream(kvmon.dir.file("token")) << "s3cret-token-0123456789\n";
   }
   kvmon.proc = Process({kKvmon, "--db", kvmon.db(), "--listen",
                         "0.0.0.0:" + std::to_string(kvmon.port), "--token-file",
                         kvmon.dir.file("token"), "--max-clients", "1"},
                        kvmon.dir.file("kvmon.log"));
-  for (const std::string& token : {std::string(""), std::string("s3cret-tokeN"),
-                                   std::string("s3cret-token2")}) {
+  for (const std::string& token : {std::string(""), std::string("s3cret-token-012345678N"),
+                                   std::string("s3cret-token-01234567892")}) {
     TestClient c(kvmon.port);
     c.hello(token);
     auto err = c.until("error");
@@ -357,12 +358,100 @@ TEST(KvmonServer, WrongTokenIsRefusedRightTokenIsServed) {
   EXPECT_TRUE(skip_hello.closed_by_peer());
 
   TestClient ok(kvmon.port);
-  ok.hello("s3cret-token");
+  ok.hello("s3cret-token-0123456789");
   ASSERT_TRUE(ok.until("hello")) << kvmon.log();
   TestClient second(kvmon.port);  // --max-clients 1
   auto busy = second.until("error");
   ASSERT_TRUE(busy);
   EXPECT_EQ(busy->get_text("code"), "busy");
+}
+
+// A brute force from one address: after 3 free failures each one shuts the address out (1 s,
+// doubling), so guesses are a handful, not thousands a second; the log has a summary line, not
+// one line per attempt. Before: 8-9k guesses/s and 31 MB of log in 20 s.
+TEST(KvmonServer, FailedTokensAreRateLimitedPerAddressAndLoggedInSummary) {
+  Kvmon kvmon;
+  const std::string token = "s3cret-token-0123456789";
+  {
+    std::ofstream(kvmon.dir.file("token")) << token << "\n";
+  }
+  ::chmod(kvmon.dir.file("token").c_str(), 0600);
+  kvmon.proc = Process({kKvmon, "--db", kvmon.db(), "--listen",
+                        "127.0.0.1:" + std::to_string(kvmon.port), "--token-file",
+                        kvmon.dir.file("token"), "--interval", "100ms"},
+                       kvmon.dir.file("kvmon.log"));
+  int checked = 0, refused = 0, attempts = 0;
+  const auto start = std::chrono::steady_clock::now();
+  const auto end = start + std::chrono::milliseconds(2500);
+  while (std::chrono::steady_clock::now() < end) {
+    TestClient c(kvmon.port);
+    c.hello("wrong-token-" + std::to_string(attempts++) + "-0123456789");
+    auto err = c.until("error");
+    ASSERT_TRUE(err) << kvmon.log();
+    ASSERT_EQ(err->get_text("code"), "auth");
+    if (err->get_text("msg") == "wrong or missing token") {
+      ++checked;
+    } else {
+      EXPECT_NE(err->get_text("msg").find("too many failed attempts"), std::string::npos);
+      ++refused;
+    }
+  }
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::cout << attempts << " attempts in " << secs << " s: " << checked << " tokens checked ("
+            << checked / secs << " guesses/s), " << refused << " refused unchecked\n";
+  // 3 free, the 4th shuts it out for 1 s, the 5th (after 1 s) for 2 s: at most 5 in 2.5 s.
+  EXPECT_LE(checked, 5);
+  EXPECT_GE(checked, 4);
+  EXPECT_GT(refused, 0);
+  // Shut out: even the right token is not looked at now.
+  TestClient right(kvmon.port);
+  right.hello(token);
+  auto err = right.until("error");
+  ASSERT_TRUE(err) << kvmon.log();
+  EXPECT_NE(err->get_text("msg").find("retry in"), std::string::npos);
+  kvmon.proc.signal(SIGTERM);
+  EXPECT_EQ(kvmon.proc.wait(10'000), 0);
+  // One line at the first failure and a summary at the end, not one per attempt.
+  const std::string log = kvmon.log();
+  std::istringstream in(log);
+  std::string line;
+  size_t auth_lines = 0;
+  while (std::getline(in, line)) {
+    if (line.find("token") != std::string::npos || line.find("refused") != std::string::npos) ++auth_lines;
+  }
+  EXPECT_LE(auth_lines, 3u) << log;
+  EXPECT_NE(log.find("wrong or missing tokens and"), std::string::npos) << "no summary line\n" << log;
+}
+
+TEST(KvmonServer, AShortTokenIsRefusedAndAReadableTokenFileWarns) {
+  Kvmon kvmon;
+  std::ofstream(kvmon.dir.file("short")) << "123456789012345\n";  // 15 bytes
+  Process refused({kKvmon, "--db", kvmon.db(), "--listen", "127.0.0.1:" + std::to_string(kvmon.port),
+                   "--token-file", kvmon.dir.file("short")},
+                  kvmon.dir.file("short.log"));
+  EXPECT_EQ(refused.wait(10'000), 2);
+  std::string out = slurp(kvmon.dir.file("short.log"));
+  EXPECT_NE(out.find("at least 16"), std::string::npos) << out;
+  EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
+  for (mode_t mode : {0600, 0640, 0644}) {
+    std::ofstream(kvmon.dir.file("token")) << "s3cret-token-0123456789\n";
+    ::chmod(kvmon.dir.file("token").c_str(), mode);
+    Process p({kKvmon, "--db", kvmon.db(), "--listen", "127.0.0.1:" + std::to_string(kvmon.port),
+               "--token-file", kvmon.dir.file("token")},
+              kvmon.dir.file("mode.log"));
+    TestClient c(kvmon.port);
+    c.hello("s3cret-token-0123456789");
+    ASSERT_TRUE(c.until("hello"));
+    p.signal(SIGTERM);
+    EXPECT_EQ(p.wait(10'000), 0);
+    std::string log = slurp(kvmon.dir.file("mode.log"));
+    const char* want = mode == 0644 ? "readable by anyone" : mode == 0640 ? "readable by its group" : nullptr;
+    if (want) {
+      EXPECT_NE(log.find(want), std::string::npos) << log;
+    } else {
+      EXPECT_EQ(log.find("readable by"), std::string::npos) << log;
+    }
+  }
 }
 
 }  // namespace

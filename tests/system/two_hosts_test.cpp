@@ -88,7 +88,7 @@ TEST(TwoHosts, KvdrivePullsKvmonSamplesAcrossANetworkWithAToken) {
   Process redis(db_host.inside({redis_bin, "--port", "6379", "--bind", addr, "--save", "",
                                 "--dir", dir.path(), "--protected-mode", "no"}),
                 dir.file("redis.log"));
-  std::ofstream(dir.file("token")) << "s3cret-token\n";
+  std::ofstream(dir.file("token")) << "s3cret-token-0123456789\n";
   // A non-loopback listener without a token is refused ...
   Process open_kvmon(db_host.inside({kKvmon, "--db", dir.file("x.db"), "--name", "redis-server",
                                      "--listen", addr + ":7070"}),
@@ -101,8 +101,8 @@ TEST(TwoHosts, KvdrivePullsKvmonSamplesAcrossANetworkWithAToken) {
                 dir.file("kvmon.log"));
   std::this_thread::sleep_for(std::chrono::milliseconds(800));
 
-  // A wrong token is refused: an error, nothing written.
-  std::ofstream(dir.file("wrong")) << "guess\n";
+  // A wrong token is refused: an error, nothing written (long enough to be sent at all).
+  std::ofstream(dir.file("wrong")) << "guess-guess-guess-1\n";
   int wrong = run({kKvdrive, "run", "--db", dir.file("wrong.db"), "--target",
                    "redis://" + addr + ":6379", "--keys", "100", "--monitor", addr + ":7070",
                    "--monitor-token-file", dir.file("wrong")},

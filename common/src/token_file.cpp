@@ -1,0 +1,44 @@
+#include "kvbench/token_file.hpp"
+
+#include <sys/stat.h>
+
+#include <fstream>
+#include <stdexcept>
+
+#include "kvbench/protocol.hpp"
+
+namespace kv {
+
+TokenFile read_token_file(const std::string& path, const std::string& option) {
+  const std::string what = option + " '" + path + "'";
+  std::ifstream in(path);
+  std::string token;
+  if (path.empty() || !in || !std::getline(in, token)) {
+    throw std::invalid_argument(what + ": cannot read it");
+  }
+  while (!token.empty() && (token.back() == '\r' || token.back() == ' ' || token.back() == '\t')) {
+    token.pop_back();
+  }
+  if (token.empty()) throw std::invalid_argument(what + ": the first line is empty");
+  if (token.size() < kMinTokenBytes) {
+    throw std::invalid_argument(what + ": the token is " + std::to_string(token.size()) +
+                                " bytes; at least " + std::to_string(kMinTokenBytes) +
+                                " are needed (e.g. openssl rand -hex 16 > FILE)");
+  }
+  if (token.size() > proto::kMaxTokenBytes) {
+    throw std::invalid_argument(what + ": the token is longer than " +
+                                std::to_string(proto::kMaxTokenBytes) + " bytes");
+  }
+  TokenFile out{std::move(token), {}};
+  struct stat st{};
+  if (stat(path.c_str(), &st) == 0 && (st.st_mode & (S_IRGRP | S_IROTH))) {
+    out.warning = what + " is readable by " +
+                  std::string((st.st_mode & S_IROTH) ? "anyone" : "its group") +
+                  " (mode " + std::to_string((st.st_mode >> 6) & 7) +
+                  std::to_string((st.st_mode >> 3) & 7) + std::to_string(st.st_mode & 7) +
+                  "): chmod 600 it";
+  }
+  return out;
+}
+
+}  // namespace kv
