@@ -1,21 +1,14 @@
 #include "worker.hpp"
 
-#include <time.h>
-
+#include <algorithm>
 #include <vector>
 
 #include "key_chooser.hpp"
 #include "kvbench/clock.hpp"
+#include "pacer.hpp"
 
 namespace kv::drive {
 namespace {
-
-void sleep_until_ns(int64_t steady_deadline_ns) {
-  timespec ts{static_cast<time_t>(steady_deadline_ns / 1'000'000'000),
-              static_cast<long>(steady_deadline_ns % 1'000'000'000)};
-  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR) {
-  }
-}
 
 constexpr int64_t kLateNs = 1'000'000;  // a send more than 1 ms behind schedule is late
 
@@ -54,11 +47,16 @@ class RequestPicker {
 struct Pending {
   uint64_t key;
   uint64_t bytes_out;
+  int64_t queued_ns;    // when it was handed to the client: where its latency starts
+  int64_t intended_ns;  // rate mode: its send time on the schedule; else 0
   bool is_set;
 };
 
+// Latency runs from the moment the request was queued for sending (its intended send time in
+// rate mode) to its reply, in every mode: pipelined requests count the time their batch waited
+// to be flushed and the replies ahead of theirs, so --pipeline 16 compares with --pipeline 1.
 void record_reply(const WorkerContext& ctx, const Pending& p, OpStatus st, std::string_view value,
-                  int64_t sent_ns, int64_t done_ns, int64_t intended_ns) {
+                  int64_t done_ns) {
   if (st == OpStatus::interrupted) return;  // given up at Ctrl-C: not a completed request
   RequestRecord r{};
   r.status = st;
@@ -68,9 +66,15 @@ void record_reply(const WorkerContext& ctx, const Pending& p, OpStatus st, std::
     if (ctx.workload.verify)
       r.wrong = value != ctx.values.value_for(p.key, ctx.workload.values.size_for(p.key));
   }
-  r.sent_latency_ns = static_cast<uint64_t>(done_ns - sent_ns);
-  r.latency_ns = intended_ns ? static_cast<uint64_t>(done_ns - intended_ns) : r.sent_latency_ns;
-  r.late = intended_ns && sent_ns - intended_ns > kLateNs;
+  r.sent_latency_ns = static_cast<uint64_t>(done_ns - p.queued_ns);
+  if (p.intended_ns != 0) {
+    const int64_t slip = std::max<int64_t>(p.queued_ns - p.intended_ns, 0);
+    r.slip_ns = static_cast<uint64_t>(slip);
+    r.latency_ns = static_cast<uint64_t>(done_ns - p.intended_ns);
+    r.late = slip > kLateNs;
+  } else {
+    r.latency_ns = r.sent_latency_ns;
+  }
   ctx.slot.record(p.is_set ? OpType::set : OpType::get, r);
 }
 
@@ -78,96 +82,133 @@ bool should_stop(const WorkerContext& ctx) {
   return ctx.stop.load(std::memory_order_relaxed) || ctx.abort.load(std::memory_order_relaxed);
 }
 
-uint64_t share_of(uint64_t total, const WorkerContext& ctx) {
+// This worker's number of requests. Load phases: exactly its key range. Rate mode: request g of
+// the phase (over every worker of every process) is due at g / rate and worker w sends
+// g = w, w + count, ..., so a phase with fewer requests than workers still keeps the rate.
+uint64_t my_share(const WorkerContext& ctx) {
+  const uint64_t total = ctx.plan.requests;
   if (total == 0) return UINT64_MAX;  // the phase ends by duration
+  if (ctx.plan.rate > 0 && ctx.plan.kind != PhaseKind::load)
+    return ctx.index < total ? (total - ctx.index - 1) / ctx.count + 1 : 0;
   return total * (ctx.index + 1) / ctx.count - total * ctx.index / ctx.count;
+}
+
+int64_t phase_end_ns(const WorkerContext& ctx) {
+  return ctx.plan.duration_us > 0 ? ctx.start_ns + ctx.plan.duration_us * 1000 : INT64_MAX;
+}
+
+// Rate mode: this worker's send times, one period (count / rate) apart, offset by its index
+// within the period so that the workers do not send in lockstep; 0 outside rate mode.
+class Schedule {
+ public:
+  explicit Schedule(const WorkerContext& ctx)
+      : start_ns_(ctx.start_ns),
+        period_ns_(ctx.plan.rate > 0 ? 1e9 * static_cast<double>(ctx.count) / ctx.plan.rate : 0),
+        offset_ns_(period_ns_ * static_cast<double>(ctx.index) / static_cast<double>(ctx.count)) {}
+  bool on() const noexcept { return period_ns_ > 0; }
+  int64_t at(uint64_t i) const noexcept {
+    return on() ? start_ns_ + static_cast<int64_t>(offset_ns_ + static_cast<double>(i) * period_ns_)
+                : 0;
+  }
+
+ private:
+  int64_t start_ns_;
+  double period_ns_, offset_ns_;
+};
+
+// Rate mode: waits for send time intended_ns (sleep, then spin: see Pacer) and books the spin.
+// False when the phase ends (duration, stop, abort) first: the worker then returns at the
+// phase's end, never before it (the phase's seconds are wall time) and never after it.
+bool wait_for_send(const WorkerContext& ctx, Pacer& pacer, int64_t intended_ns, int64_t end_ns) {
+  uint64_t spin_ns = 0;
+  bool reached = pacer.wait_until(intended_ns, end_ns, &spin_ns);
+  if (spin_ns > 0) ctx.slot.add_spin(spin_ns);
+  return reached;
 }
 
 // One connection, one request at a time (optionally on a fixed schedule).
 void run_blocking(const WorkerContext& ctx) {
-  const PhasePlan& plan = ctx.plan;
   const WorkloadSpec& w = ctx.workload;
   StoreClient& client = *ctx.clients.front();
-  const bool rate_mode = plan.rate > 0;
-  const uint64_t my_requests = share_of(plan.requests, ctx);
-  const int64_t end_ns = plan.duration_us > 0 ? ctx.start_ns + plan.duration_us * 1000 : INT64_MAX;
-  const double period_ns = rate_mode ? 1e9 * static_cast<double>(ctx.count) / plan.rate : 0;
-  // Spread the workers' schedules over one period so they do not send in lockstep.
-  const double offset_ns = period_ns * static_cast<double>(ctx.index) / static_cast<double>(ctx.count);
+  const Schedule schedule(ctx);
+  const uint64_t my_requests = my_share(ctx);
+  const int64_t end_ns = phase_end_ns(ctx);
+  Pacer pacer(ctx.stop, ctx.abort);
   RequestPicker picker(ctx);
   KeyFormatter keys(w.key_prefix);
 
   for (uint64_t i = 0; i < my_requests && !should_stop(ctx); ++i) {
-    int64_t intended_ns = 0;
-    if (rate_mode) {
-      intended_ns = ctx.start_ns + static_cast<int64_t>(offset_ns + static_cast<double>(i) * period_ns);
-      if (intended_ns >= end_ns) break;
-      if (steady_ns() < intended_ns) sleep_until_ns(intended_ns);
-    }
     Pending p{};
+    p.intended_ns = schedule.at(i);
+    if (schedule.on() && !wait_for_send(ctx, pacer, p.intended_ns, end_ns)) break;
     if (!picker.pick(i, &p.is_set, &p.key)) break;
     std::string_view key = keys.format(p.key);
     std::string_view value;
     OpStatus st;
-    int64_t t0 = steady_ns();
     if (p.is_set) {
       value = ctx.values.value_for(p.key, w.values.size_for(p.key));
       p.bytes_out = key.size() + value.size();
+      p.queued_ns = steady_ns();
       st = client.set(key, value, w.ttl_s);
     } else {
       p.bytes_out = key.size();
+      p.queued_ns = steady_ns();
       st = client.get(key, &value);
     }
-    int64_t t1 = steady_ns();
-    record_reply(ctx, p, st, value, t0, t1, intended_ns);
-    if (!rate_mode && t1 >= end_ns) break;
+    int64_t done = steady_ns();
+    record_reply(ctx, p, st, value, done);
+    if (!schedule.on() && done >= end_ns) break;
   }
 }
 
-// Several connections and/or pipelining: each round queues `pipeline` requests on every
-// connection, flushes them all, lets each finish sending (memcached: the multi-get after the
-// sets' replies), then reads every reply; a request's latency runs from its connection's flush
-// to its reply.
+// Several connections and/or pipelining: each round queues up to `pipeline` requests on every
+// connection (request k of the round on connection k % connections), flushes them all, lets each
+// finish sending (memcached: the multi-get after the sets' replies), then reads every reply.
+// In rate mode a round starts at its first request's send time and takes every request already
+// due, so the rate holds and a round is small when the store keeps up.
 void run_pipelined(const WorkerContext& ctx) {
   const WorkloadSpec& w = ctx.workload;
   const size_t conns = ctx.clients.size();
   const auto depth = static_cast<size_t>(w.pipeline);
-  const uint64_t my_requests = share_of(ctx.plan.requests, ctx);
-  const int64_t end_ns =
-      ctx.plan.duration_us > 0 ? ctx.start_ns + ctx.plan.duration_us * 1000 : INT64_MAX;
+  const Schedule schedule(ctx);
+  const uint64_t my_requests = my_share(ctx);
+  const int64_t end_ns = phase_end_ns(ctx);
+  Pacer pacer(ctx.stop, ctx.abort);
   RequestPicker picker(ctx);
   KeyFormatter keys(w.key_prefix);
   std::vector<Pending> pending(conns * depth);
   std::vector<size_t> queued(conns);
-  std::vector<int64_t> sent_ns(conns);
 
   uint64_t i = 0;
   bool more = true;
   while (more && i < my_requests && !should_stop(ctx)) {
-    for (size_t c = 0; c < conns; ++c) {
-      queued[c] = 0;
-      for (size_t j = 0; j < depth && more && i < my_requests; ++j, ++i) {
-        Pending& p = pending[c * depth + j];
-        if (!picker.pick(i, &p.is_set, &p.key)) {
-          more = false;
-          break;
-        }
-        std::string_view key = keys.format(p.key);
-        if (p.is_set) {
-          std::string_view value = ctx.values.value_for(p.key, w.values.size_for(p.key));
-          p.bytes_out = key.size() + value.size();
-          ctx.clients[c]->send_set(key, value, w.ttl_s);
-        } else {
-          p.bytes_out = key.size();
-          ctx.clients[c]->send_get(key);
-        }
-        ++queued[c];
+    if (schedule.on() && !wait_for_send(ctx, pacer, schedule.at(i), end_ns)) break;
+    std::fill(queued.begin(), queued.end(), 0);
+    for (size_t k = 0; k < conns * depth && i < my_requests; ++k, ++i) {
+      const int64_t now = steady_ns();
+      const int64_t intended = schedule.at(i);
+      if (k > 0 && intended > now) break;  // rate mode: not due yet
+      const size_t c = k % conns;
+      Pending& p = pending[c * depth + queued[c]];
+      if (!picker.pick(i, &p.is_set, &p.key)) {
+        more = false;
+        break;
       }
+      p.intended_ns = intended;
+      p.queued_ns = now;
+      std::string_view key = keys.format(p.key);
+      if (p.is_set) {
+        std::string_view value = ctx.values.value_for(p.key, w.values.size_for(p.key));
+        p.bytes_out = key.size() + value.size();
+        ctx.clients[c]->send_set(key, value, w.ttl_s);
+      } else {
+        p.bytes_out = key.size();
+        ctx.clients[c]->send_get(key);
+      }
+      ++queued[c];
     }
     for (size_t c = 0; c < conns; ++c) {
-      if (queued[c] == 0) continue;
-      ctx.clients[c]->flush();
-      sent_ns[c] = steady_ns();
+      if (queued[c] != 0) ctx.clients[c]->flush();
     }
     for (size_t c = 0; c < conns; ++c) {
       if (queued[c] != 0) ctx.clients[c]->finish_send();
@@ -178,10 +219,10 @@ void run_pipelined(const WorkerContext& ctx) {
         std::string_view value;
         OpStatus st = ctx.clients[c]->receive(&value);
         now = steady_ns();
-        record_reply(ctx, pending[c * depth + j], st, value, sent_ns[c], now, 0);
+        record_reply(ctx, pending[c * depth + j], st, value, now);
       }
     }
-    if (now >= end_ns) break;
+    if (!schedule.on() && now >= end_ns) break;
   }
 }
 

@@ -1,7 +1,11 @@
 // One worker thread's request loop: picks op, key and value, paces sends in rate mode, times
 // each request and records it into its own StatsSlot. With one connection and no pipelining
-// each request is a blocking round trip; otherwise each round sends `pipeline` requests on every
-// connection, then reads every reply. Nothing is allocated per request.
+// each request is a blocking round trip; otherwise each round sends up to `pipeline` requests on
+// every connection, then reads every reply. Nothing is allocated per request.
+// Timing, in every mode: a request's latency starts when it is queued for sending (rate mode:
+// at its intended send time); rate mode also records its slip (queued - intended) and the time
+// spent spinning for send times (StatsSlot::add_spin). With a duration the worker returns at
+// the phase's end, not before (rate mode: even when its next send time lies beyond the end).
 #pragma once
 
 #include <atomic>
