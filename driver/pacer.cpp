@@ -58,12 +58,12 @@ bool Pacer::sleep_until(int64_t deadline_ns) {
 }
 
 bool Pacer::wait_until(int64_t intended_ns, int64_t end_ns, uint64_t* spin_ns) {
-  int64_t now = steady_ns();
-  if (now >= intended_ns) return true;  // late already: send at once
   if (end_ns <= intended_ns) {
     sleep_until(end_ns);
     return false;
   }
+  int64_t now = steady_ns();
+  if (now >= intended_ns) return true;  // late already: send at once
   const int64_t wake_ns = intended_ns - margin_.margin_ns();
   if (now < wake_ns) {
     if (!sleep_until(wake_ns)) return false;

@@ -43,9 +43,10 @@ class Pacer {
   Pacer(const std::atomic<bool>& stop, const std::atomic<bool>& abort);
 
   // Waits until steady_ns() >= intended_ns: sleeps until the margin before it, then spins. When
-  // intended_ns is already past it returns at once (never spins when late). When end_ns <=
-  // intended_ns it sleeps until end_ns instead (the phase's wall time ends there) and returns
-  // false; also false when stop or abort turned true. Returns true when the send time is reached.
+  // end_ns <= intended_ns it sleeps until end_ns instead (the phase's wall time ends there; at
+  // once if that is past) and returns false; also false when stop or abort turned true. When
+  // intended_ns is already past it returns true at once (never spins when late). Returns true
+  // when the send time is reached.
   // Spinning time is added to *spin_ns.
   bool wait_until(int64_t intended_ns, int64_t end_ns, uint64_t* spin_ns);
 

@@ -187,7 +187,7 @@ void run_pipelined(const WorkerContext& ctx) {
     for (size_t k = 0; k < conns * depth && i < my_requests; ++k, ++i) {
       const int64_t now = steady_ns();
       const int64_t intended = schedule.at(i);
-      if (k > 0 && intended > now) break;  // rate mode: not due yet
+      if (k > 0 && (intended > now || intended >= end_ns)) break;  // rate mode: not due yet
       const size_t c = k % conns;
       Pending& p = pending[c * depth + queued[c]];
       if (!picker.pick(i, &p.is_set, &p.key)) {

@@ -156,9 +156,6 @@ void check_workload(const WorkloadSpec& w) {
   if (static_cast<uint64_t>(w.threads) > w.keys)
     throw std::invalid_argument("--threads (" + std::to_string(w.threads) +
                                 ") must not exceed --keys (" + std::to_string(w.keys) + ")");
-  if (w.rate > 0 && (w.connections > 1 || w.pipeline > 1))
-    throw std::invalid_argument("--rate works with --connections 1 and --pipeline 1 (one "
-                                "scheduled request at a time per thread); use more --threads");
   if (w.duration_us > 0 && w.warmup_us >= w.duration_us)
     throw std::invalid_argument("--warmup must be shorter than --duration");
 }
