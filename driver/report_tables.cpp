@@ -125,36 +125,60 @@ void add_server_side(Database& db, int64_t run_id, std::vector<ReportTable>& out
 std::vector<ReportTable> run_tables(Database& db, int64_t run_id) {
   std::vector<ReportTable> out;
   add_steps(db, run_id, out);
+  // write: the sets of load phases, read: the gets of read phases, mixed: every answered
+  // request of mixed phases; each per wall second of those phases (the mixed column only when
+  // the run had a mixed phase).
+  bool any_mixed = false;
+  {
+    auto m = db.prepare("SELECT COUNT(*) FROM store_summary WHERE run_id = ? AND "
+                        "mixed_req_per_s IS NOT NULL");
+    m.bind(1, run_id);
+    any_mixed = m.step() && m.column_int(0) > 0;
+  }
   ReportTable stores{"stores", "per store",
                      {"store", "write req/s", "read req/s", "write p99 ms", "read p99 ms", "errors"},
                      {"store", "write_req_per_s", "read_req_per_s", "write_p99_us", "read_p99_us", "errors"},
                      {}, {}, {}};
+  if (any_mixed) {
+    stores.header.insert(stores.header.begin() + 3, "mixed req/s");
+    stores.keys.insert(stores.keys.begin() + 3, "mixed_req_per_s");
+    stores.header.insert(stores.header.begin() + 6, "mixed p99 ms");
+    stores.keys.insert(stores.keys.begin() + 6, "mixed_p99_us");
+  }
   auto s = db.prepare(
-      "SELECT store, write_req_per_s, read_req_per_s, write_p99_us, read_p99_us, errors "
-      "FROM store_summary WHERE run_id = ? ORDER BY target_id");
+      "SELECT store, write_req_per_s, read_req_per_s, write_p99_us, read_p99_us, errors, "
+      "mixed_req_per_s, mixed_p99_us FROM store_summary WHERE run_id = ? ORDER BY target_id");
   s.bind(1, run_id);
-  while (s.step())
-    stores.rows.push_back({text(s.column_text(0)), count(opt(s, 1)), count(opt(s, 2)), ms(opt(s, 3)),
-                           ms(opt(s, 4)), count(opt(s, 5))});
+  while (s.step()) {
+    std::vector<ReportCell> row{text(s.column_text(0)), count(opt(s, 1)), count(opt(s, 2)), ms(opt(s, 3)),
+                          ms(opt(s, 4)), count(opt(s, 5))};
+    if (any_mixed) {
+      row.insert(row.begin() + 3, count(opt(s, 6)));
+      row.insert(row.begin() + 6, ms(opt(s, 7)));
+    }
+    stores.rows.push_back(std::move(row));
+  }
   if (stores.rows.empty()) return out;
   out.push_back(std::move(stores));
   ReportTable phases{"phases", "per phase and op",
-                     {"store", "phase", "op", "requests", "seconds", "req/s", "MiB/s", "mean ms", "p50 ms",
-                      "p99 ms", "max ms", "hits", "misses", "errors", "timeouts", "wrong", "status"},
-                     {"store", "phase", "op", "ops", "seconds", "req_per_s", "mib_per_s", "lat_mean_us",
-                      "lat_p50_us", "lat_p99_us", "lat_max_us", "hits", "misses", "errors", "timeouts",
+                     {"store", "phase", "op", "requests", "seconds", "req/s", "failed/s", "MiB/s",
+                      "mean ms", "p50 ms", "p99 ms", "max ms", "hits", "misses", "errors", "timeouts",
                       "wrong", "status"},
+                     {"store", "phase", "op", "ops", "seconds", "req_per_s", "failed_per_s", "mib_per_s",
+                      "lat_mean_us", "lat_p50_us", "lat_p99_us", "lat_max_us", "hits", "misses",
+                      "errors", "timeouts", "wrong", "status"},
                      {}, {}, {}};
   auto p = db.prepare(
       "SELECT store, phase, op, ops, seconds, req_per_s, mib_per_s, lat_mean_us, lat_p50_us, "
-      "lat_p99_us, lat_max_us, hits, misses, errors, timeouts, wrong, status FROM phase_summary "
-      "WHERE run_id = ? ORDER BY phase_id, op DESC");
+      "lat_p99_us, lat_max_us, hits, misses, errors, timeouts, wrong, status, failed_per_s "
+      "FROM phase_summary WHERE run_id = ? ORDER BY phase_id, op DESC");
   p.bind(1, run_id);
   while (p.step()) {
     bool get = p.column_text(2) == "get";
     auto get_only = [&](int col) { return get ? count(opt(p, col)) : text("-"); };
     phases.rows.push_back({text(p.column_text(0)), text(p.column_text(1)), text(p.column_text(2)),
-                           count(opt(p, 3)), fixed(opt(p, 4), 1), count(opt(p, 5)), fixed(opt(p, 6), 2),
+                           count(opt(p, 3)), fixed(opt(p, 4), 1), count(opt(p, 5)), count(opt(p, 17)),
+                           fixed(opt(p, 6), 2),
                            ms(opt(p, 7)), ms(opt(p, 8)), ms(opt(p, 9)), ms(opt(p, 10)), get_only(11),
                            get_only(12), count(opt(p, 13)), count(opt(p, 14)), get_only(15),
                            text(p.column_text(16))});

@@ -147,6 +147,11 @@ std::string Statement::column_text(int col) const {
   const unsigned char* t = sqlite3_column_text(stmt_.get(), col);
   return t ? std::string(reinterpret_cast<const char*>(t)) : std::string();
 }
+int Statement::column_count() const { return sqlite3_column_count(stmt_.get()); }
+std::string Statement::column_name(int col) const {
+  const char* n = sqlite3_column_name(stmt_.get(), col);
+  return n ? n : "";
+}
 std::optional<int64_t> Statement::column_opt_int(int col) const {
   if (is_null(col)) return std::nullopt;
   return column_int(col);

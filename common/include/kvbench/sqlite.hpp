@@ -85,6 +85,8 @@ class Statement {
   int64_t column_int(int col) const;
   double column_double(int col) const;
   std::string column_text(int col) const;
+  int column_count() const;
+  std::string column_name(int col) const;
   std::optional<int64_t> column_opt_int(int col) const;
   std::optional<double> column_opt_double(int col) const;
 
