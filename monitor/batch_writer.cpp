@@ -67,17 +67,100 @@ int64_t BatchWriter::dropped_ticks() const {
   return dropped_total_;
 }
 
-void BatchWriter::close(const std::string& status) {
+void BatchWriter::close(const std::string& wanted) {
   {
     std::lock_guard lock(mutex_);
     closing_ = true;
   }
   ready_.notify_one();
   thread_.join();
+  std::string status = wanted;
+  if (lost_.ticks > 0) {  // the last writes failed: one more try to say so
+    std::vector<Batch> last(1);
+    last[0].scheduled_ts_us = lost_.last_due_ts_us;
+    write_or_count(last);
+  }
+  if (lost_total_ticks_ > 0 && status == "completed") {
+    status = "incomplete";
+    log_warn() << lost_total_ticks_ << " tick(s) of samples were lost to failed writes: the "
+               << "session is marked incomplete (see its samples_lost events)";
+  }
   try {
     sink_->finish(status, now_ts_us());
   } catch (const std::exception& e) {
     log_error() << "could not mark the session " << status << ": " << e.what();
+  }
+}
+
+void BatchWriter::check_file(std::vector<Batch>& batches) {
+  std::optional<std::string> gone = sink_->file_gone();
+  if (!gone && !reopen_failed_logged_) return;
+  const int64_t now = now_ts_us();
+  if (gone && !reopen_failed_logged_) {
+    log_warn() << "the results file " << sink_->path() << " was " << *gone
+               << " while kvmon was writing it: creating a new one at that path (a new "
+               << "session); what was written before is not in it";
+  }
+  try {
+    sink_->reopen(now);
+  } catch (const std::exception& e) {
+    if (!reopen_failed_logged_) {
+      log_error() << "cannot create the results file " << sink_->path() << " again: "
+                  << e.what() << "; samples are lost until it can be (tried once per flush)";
+      reopen_failed_logged_ = true;
+    }
+    return;
+  }
+  reopen_failed_logged_ = false;
+  if (batches.empty()) batches.emplace_back().scheduled_ts_us = now;
+  batches.front().events.push_back(EventRecord{
+      now, "results_file_replaced",
+      "the results file " + sink_->path() + " was " + gone.value_or("deleted") +
+          " under kvmon and created anew at " + format_ts_us(now) +
+          ": this session's samples before then went to the old file and are not here",
+      std::nullopt});
+}
+
+// Writes the batches in one transaction, first saying what earlier failures lost; on failure
+// counts them as lost. Writer thread only (and close(), after the join).
+void BatchWriter::write_or_count(std::vector<Batch>& batches) {
+  if (lost_.ticks > 0) {
+    batches.front().events.push_back(EventRecord{
+        now_ts_us(), "samples_lost",
+        std::to_string(lost_.ticks) + " tick(s) of samples lost, due from " +
+            format_ts_us(lost_.first_due_ts_us) + " to " + format_ts_us(lost_.last_due_ts_us) +
+            " (" + std::to_string(lost_.rows) + " rows): the results file could not be " +
+            "written: " + lost_.error,
+        std::nullopt});
+  }
+  try {
+    sink_->write(std::span<const Batch>(batches));
+    if (lost_.ticks > 0) {
+      log_info() << "the results file is written again; " << lost_.ticks
+                 << " tick(s) were lost (a samples_lost event says which)";
+      lost_ = Lost{};
+    }
+  } catch (const std::exception& e) {
+    if (lost_.ticks > 0) batches.front().events.pop_back();  // it goes in the next try
+    int64_t ticks = 0, rows = 0;
+    for (const Batch& b : batches) {
+      if (b.processes.empty() && !b.host && b.events.empty() && b.new_instances.empty()) continue;
+      ++ticks;
+      rows += static_cast<int64_t>(b.processes.size() + b.events.size()) + (b.host ? 1 : 0) +
+              (b.host ? static_cast<int64_t>(b.host->disks.size()) : 0);
+    }
+    if (ticks == 0) return;
+    if (lost_.ticks == 0) {
+      log_error() << "could not store " << ticks << " tick(s) due from "
+                  << format_ts_us(batches.front().scheduled_ts_us) << ": " << e.what()
+                  << " (later failures are counted and reported when writing works again)";
+      lost_.first_due_ts_us = batches.front().scheduled_ts_us;
+    }
+    lost_.ticks += ticks;
+    lost_.rows += rows;
+    lost_.last_due_ts_us = batches.back().scheduled_ts_us;
+    lost_.error = e.what();
+    lost_total_ticks_ += ticks;
   }
 }
 
@@ -106,13 +189,9 @@ void BatchWriter::run() {
     next_flush += flush_period_;
     auto now = std::chrono::steady_clock::now();
     if (next_flush < now) next_flush = now + flush_period_;
+    check_file(batches);  // at most once per flush: one stat(2)
     if (batches.empty()) continue;
-    try {
-      sink_->write(std::span<const Batch>(batches));
-    } catch (const std::exception& e) {
-      log_error() << "could not store " << batches.size() << " tick(s) due from "
-                  << format_ts_us(batches.front().scheduled_ts_us) << ": " << e.what();
-    }
+    write_or_count(batches);
   }
 }
 

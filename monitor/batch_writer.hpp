@@ -8,6 +8,14 @@
 // the period is the one asked for, but at most half the queue's worth of ticks. A batch due more
 // than one interval after the previous one (the timer overran and skipped ticks) gets a
 // 'ticks_skipped' event whose message starts with the number of ticks skipped.
+//
+// A write that fails (a full disk, an I/O error) loses its ticks: they are counted, and the
+// first write that works again carries a 'samples_lost' event (message: the number of ticks,
+// the span they were due in, the rows, the error); the session then ends 'incomplete' instead
+// of 'completed'. Once per flush the writer checks that the results file's path still names
+// the file it has open: a file deleted or replaced under kvmon is said in one log line and the
+// file at the path is (re)created with a new session row, whose first rows include a
+// 'results_file_replaced' event saying from when data is missing there.
 #pragma once
 
 #include <chrono>
@@ -42,6 +50,14 @@ class BatchWriter {
 
  private:
   void run();
+  // What was lost to failed writes since the last write that worked.
+  struct Lost {
+    int64_t ticks = 0, rows = 0;
+    int64_t first_due_ts_us = 0, last_due_ts_us = 0;
+    std::string error;
+  };
+  void check_file(std::vector<Batch>& batches);
+  void write_or_count(std::vector<Batch>& batches);
 
   std::unique_ptr<SqliteSink> sink_;
   size_t max_queued_;
@@ -53,6 +69,10 @@ class BatchWriter {
   int64_t dropped_unreported_ = 0;
   int64_t dropped_total_ = 0;
   bool closing_ = false;
+  // The writer thread's own state (read by close() after the join).
+  Lost lost_;
+  int64_t lost_total_ticks_ = 0;  // reported or not, over the session
+  bool reopen_failed_logged_ = false;
   std::thread thread_;
 };
 

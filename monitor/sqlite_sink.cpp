@@ -1,6 +1,10 @@
 #include "sqlite_sink.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <stdexcept>
 
 #include "kvbench/log.hpp"
 #include "kvbench/schema.hpp"
@@ -9,24 +13,58 @@
 namespace kv::mon {
 
 SqliteSink::SqliteSink(const std::string& db_path, const SessionInfo& session)
-    : db_(open_results_db(db_path)), host_(session.host), interval_us_(session.interval_us) {
-  WriteTransaction tx(db_);
-  db_.prepare(
+    : path_(db_path), session_(session), host_(session.host), interval_us_(session.interval_us) {
+  open_and_begin_session(session.started_ts_us);
+}
+
+void SqliteSink::open_and_begin_session(int64_t started_ts_us) {
+  db_.emplace(open_results_db(path_));
+  struct stat st{};
+  if (::stat(path_.c_str(), &st) == 0) file_id_ = {st.st_dev, st.st_ino};
+  WriteTransaction tx(*db_);
+  db_->prepare(
          "INSERT INTO monitor_sessions (host, started_ts_us, status, kvmon_version, kvmon_pid, "
          "interval_us, command_line) VALUES (?, ?, 'running', ?, ?, ?, ?)")
-      .bind(1, session.host)
-      .bind(2, session.started_ts_us)
+      .bind(1, session_.host)
+      .bind(2, started_ts_us)
       .bind(3, version())
-      .bind(4, session.kvmon_pid)
-      .bind(5, session.interval_us)
-      .bind(6, session.command_line)
+      .bind(4, session_.kvmon_pid)
+      .bind(5, session_.interval_us)
+      .bind(6, session_.command_line)
       .run();
-  session_id_ = db_.last_insert_rowid();
+  session_id_ = db_->last_insert_rowid();
   tx.commit();
 }
 
+std::optional<std::string> SqliteSink::file_gone() const {
+  struct stat st{};
+  if (::stat(path_.c_str(), &st) != 0) {
+    if (errno == ENOENT) return "deleted";
+    return std::nullopt;  // unreadable for a moment (e.g. a directory's permission): not gone
+  }
+  if (file_id_ && (st.st_dev != file_id_->first || st.st_ino != file_id_->second)) {
+    return "replaced by another file";
+  }
+  return std::nullopt;
+}
+
+void SqliteSink::reopen(int64_t now_ts_us) {
+  // The old connection closes first: it checkpoints into the deleted file and removes the -wal
+  // beside it, which would otherwise be taken for the new file's.
+  insert_instance_.reset();
+  insert_process_sample_.reset();
+  touch_instance_.reset();
+  insert_host_sample_.reset();
+  insert_disk_sample_.reset();
+  insert_event_.reset();
+  db_.reset();
+  file_id_.reset();
+  instance_ids_.clear();  // instances are inserted again, on demand, in the new file
+  open_and_begin_session(now_ts_us);
+}
+
 Statement& SqliteSink::cached(std::optional<Statement>& slot, const char* sql) {
-  if (!slot) slot.emplace(db_.prepare(sql));
+  if (!slot) slot.emplace(db_->prepare(sql));
   return *slot;
 }
 
@@ -49,7 +87,7 @@ int64_t SqliteSink::insert_instance(const InstanceRecord& r) {
       .bind(10, r.first_seen_ts_us)
       .bind(11, r.first_seen_ts_us)
       .run();
-  int64_t id = db_.last_insert_rowid();
+  int64_t id = db_->last_insert_rowid();
   instance_ids_[r.key] = id;
   inserted_.push_back(r.key);
   return id;
@@ -138,10 +176,11 @@ void SqliteSink::write(std::span<const Batch> batches) {
   for (const Batch& batch : batches) {
     for (const InstanceRecord& r : batch.new_instances) instances_.emplace(r.key, r);
   }
+  if (!db_) throw std::runtime_error("the results file " + path_ + " is not open");
   inserted_.clear();
   last_seen_.clear();
   try {
-    WriteTransaction tx(db_);
+    WriteTransaction tx(*db_);
     for (const Batch& batch : batches) write_rows(batch);
     touch_instances();
     tx.commit();
@@ -173,8 +212,9 @@ void SqliteSink::write_rows(const Batch& batch) {
 }
 
 void SqliteSink::finish(const std::string& status, int64_t ended_ts_us) {
-  WriteTransaction tx(db_);
-  db_.prepare("UPDATE monitor_sessions SET status = ?, ended_ts_us = ? WHERE session_id = ?")
+  if (!db_) throw std::runtime_error("the results file " + path_ + " is not open");
+  WriteTransaction tx(*db_);
+  db_->prepare("UPDATE monitor_sessions SET status = ?, ended_ts_us = ? WHERE session_id = ?")
       .bind(1, status)
       .bind(2, ended_ts_us)
       .bind(3, session_id_)

@@ -3,6 +3,8 @@
 // another writer (kvdrive) is waited out by WriteTransaction; other failures throw SqliteError.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -36,10 +38,20 @@ class SqliteSink {
   // once); on failure nothing of them is stored.
   void write(std::span<const Batch> batches);
   int64_t interval_us() const { return interval_us_; }
-  // Sets the session's status ('completed', 'interrupted', 'failed') and ended_ts_us.
+  // Sets the session's status ('completed', 'interrupted', 'failed', 'incomplete') and
+  // ended_ts_us.
   void finish(const std::string& status, int64_t ended_ts_us);
+  // Whether the results file's path no longer names the file opened ("deleted", "replaced by
+  // another file"); nullopt while it does. One stat(2): call it once per flush, not per row.
+  std::optional<std::string> file_gone() const;
+  // Closes the file and opens (creating and migrating) the one now at the path, with a new
+  // session row started at now_ts_us. Throws on failure; then write() and finish() throw until
+  // a reopen succeeds.
+  void reopen(int64_t now_ts_us);
+  const std::string& path() const { return path_; }
 
  private:
+  void open_and_begin_session(int64_t started_ts_us);
   void write_rows(const Batch& batch);
   void touch_instances();
   // The row id of instance `key`, inserting its row first if needed; nullopt if never announced.
@@ -52,7 +64,10 @@ class SqliteSink {
   // insert (see bench/kvmon_cost.sh).
   Statement& cached(std::optional<Statement>& slot, const char* sql);
 
-  Database db_;
+  std::string path_;
+  SessionInfo session_;
+  std::optional<Database> db_;  // empty after a reopen that failed
+  std::optional<std::pair<dev_t, ino_t>> file_id_;  // of the file opened at path_
   std::string host_;
   int64_t session_id_ = 0;
   int64_t interval_us_ = 0;
