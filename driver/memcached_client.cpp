@@ -2,12 +2,21 @@
 
 #include <dirent.h>
 #include <libmemcached/memcached.h>
+#include <netdb.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <time.h>
 
 #include <cstdlib>
+#include <regex>
+
+#include "kvbench/clock.hpp"
+#include "kvbench/protocol.hpp"
+#include "store_stats.hpp"
+#include "workload.hpp"
 
 #include <string>
 #include <vector>
@@ -37,6 +46,77 @@ OpStatus classify(memcached_return_t rc) {
     default:
       return OpStatus::error;
   }
+}
+
+}  // namespace
+
+std::string clean_memcached_error(std::string_view text) {
+  // "(0x55eb...) A TIMEOUT OCCURRED, time out,  host: h:p -> ./src/libmemcached/io.cc:220"
+  static const std::regex pointer(R"(\(0x[0-9a-fA-F]+\)\s*)");
+  static const std::regex source(R"(\s*(->\s*)?\S*\.(cc|c|cpp|h|hpp):\d+)");
+  static const std::regex spaces(R"(\s{2,})");
+  std::string out = std::regex_replace(std::string(text), pointer, "");
+  out = std::regex_replace(out, source, "");
+  out = std::regex_replace(out, spaces, " ");
+  while (!out.empty() && (out.back() == ' ' || out.back() == ',')) out.pop_back();
+  while (!out.empty() && out.front() == ' ') out.erase(0, 1);
+  return out;
+}
+
+namespace {
+
+// Sends `request` over a new text-protocol connection and returns the reply once `done` says
+// it is whole (given all that arrived so far); empty if the server did not answer within
+// timeout_us, could not be reached, or sent more than 1 MiB.
+template <typename Done>
+std::string text_request(const HostPort& server, std::string_view request, int64_t timeout_us,
+                         Done done) {
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (getaddrinfo(server.host.c_str(), std::to_string(server.port).c_str(), &hints, &found) != 0)
+    return "";
+  std::unique_ptr<addrinfo, void (*)(addrinfo*)> guard(found, freeaddrinfo);
+  int fd = ::socket(found->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0) return "";
+  std::unique_ptr<int, void (*)(int*)> closer(&fd, [](int* f) { ::close(*f); });
+  const int64_t deadline = steady_us() + timeout_us;
+  auto wait = [&](short events) {
+    int64_t left = deadline - steady_us();
+    if (left <= 0) return false;
+    pollfd p{fd, events, 0};
+    return ::poll(&p, 1, static_cast<int>((left + 999) / 1000)) == 1;
+  };
+  if (::connect(fd, found->ai_addr, found->ai_addrlen) != 0 && errno != EINPROGRESS) return "";
+  size_t sent = 0;
+  while (sent < request.size()) {
+    if (!wait(POLLOUT)) return "";
+    ssize_t n = ::send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
+    if (n <= 0) return "";
+    sent += static_cast<size_t>(n);
+  }
+  std::string reply;
+  for (;;) {
+    if (done(std::string_view(reply))) return reply;
+    if (reply.size() > (1u << 20) || !wait(POLLIN)) return "";
+    char buf[4096];
+    ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) return "";
+    reply.append(buf, static_cast<size_t>(n));
+  }
+}
+
+// The first line a memcached-protocol server sends back to a text "version" request, as it
+// sent it ("VERSION 1.6.18", only printable bytes kept); empty if it answered nothing within
+// timeout_us (a server that speaks only the binary protocol) or could not be reached.
+std::string text_version_reply(const HostPort& server, int64_t timeout_us) {
+  std::string reply = text_request(server, "version\r\n", timeout_us, [](std::string_view r) {
+    return r.find('\n') != std::string_view::npos;
+  });
+  reply.resize(std::min(reply.find_first_of("\r\n"), reply.size()));
+  std::string shown;
+  for (char c : reply) shown += (c >= ' ' && c < 0x7f) ? c : '?';
+  return shown;
 }
 
 // The sockets of mc's open connections. libmemcached does not hand out its descriptors, so they
@@ -130,13 +210,17 @@ class MemcachedClient final : public StoreClient {
       memcached_return_t rc = memcached_server_add(mc.get(), s.host.c_str(), port);
       if (rc != MEMCACHED_SUCCESS)
         return Error{"cannot add memcached server " + s.host + ":" + std::to_string(s.port) +
-                     ": " + memcached_strerror(mc.get(), rc)};
+                     ": " + clean_memcached_error(memcached_strerror(mc.get(), rc))};
     }
     // libmemcached connects lazily: ask every server for its version to know they are there.
     memcached_return_t rc = memcached_version(mc.get());
     if (rc != MEMCACHED_SUCCESS) {
-      return Error{"cannot connect to memcached " + spec_.display + ": " +
-                   memcached_last_error_message(mc.get())};
+      std::string why = clean_memcached_error(memcached_last_error_message(mc.get()));
+      if (spec_.binary_protocol &&
+          (rc == MEMCACHED_TIMEOUT || memcached_last_error(mc.get()) == MEMCACHED_TIMEOUT))
+        why += " (no answer to a binary-protocol request: the server may not speak the binary "
+               "protocol; try the target without ?protocol=binary)";
+      return Error{"cannot connect to memcached " + spec_.display + ": " + why};
     }
     // The result lives inside this object (not allocated by libmemcached): at the end of a
     // fetch libmemcached frees an allocated result but only resets an embedded one, so it can
@@ -181,11 +265,16 @@ class MemcachedClient final : public StoreClient {
     return succeeded(status);
   }
 
+  // What the server itself says to "version" (any memcached-protocol server answers it, and
+  // not every one is memcached: "memcached protocol: VERSION 1.6.18"); for a server that answers
+  // only the binary protocol, the numbers libmemcached parsed from its binary reply.
   std::string server_version() override {
+    std::string said = text_version_reply(spec_.servers.front(), std::min<int64_t>(opts_.timeout_us, 1'000'000));
+    if (!said.empty()) return "memcached protocol: " + said;
     const memcached_instance_st* s = memcached_server_instance_by_position(mc_.get(), 0);
-    if (!s) return "";
-    return "memcached " + std::to_string(memcached_server_major_version(s)) + "." +
-           std::to_string(memcached_server_minor_version(s)) + "." +
+    if (!s || memcached_server_major_version(s) == UINT8_MAX) return "";
+    return "memcached protocol (binary), version " + std::to_string(memcached_server_major_version(s)) +
+           "." + std::to_string(memcached_server_minor_version(s)) + "." +
            std::to_string(memcached_server_micro_version(s));
   }
 
@@ -438,6 +527,59 @@ class MemcachedClient final : public StoreClient {
 std::unique_ptr<StoreClient> make_memcached_client(const TargetSpec& spec,
                                                    const ClientOptions& opts) {
   return std::make_unique<MemcachedClient>(spec, opts);
+}
+
+std::optional<MemcachedSetCounters> read_set_counters(const TargetSpec& spec, int64_t timeout_us) {
+  std::string reply = text_request(spec.servers.front(), "stats\r\n", timeout_us, [](std::string_view r) {
+    return r.ends_with("END\r\n") || r.ends_with("ERROR\r\n");
+  });
+  if (reply.empty()) return std::nullopt;
+  MemcachedSetCounters c;
+  bool any = false;
+  for (const StatValue& v : parse_memcached_stats(reply)) {
+    auto n = static_cast<int64_t>(v.value);
+    if (v.name == "cmd_set") c.cmd_set = n, any = true;
+    if (v.name == "store_too_large") c.too_large = n, any = true;
+    if (v.name == "store_no_memory") c.no_memory = n, any = true;
+  }
+  if (!any) return std::nullopt;
+  return c;
+}
+
+std::optional<SampleCheck> sample_keys_present(const TargetSpec& spec, std::string_view prefix,
+                                               uint64_t keys, uint64_t samples, int64_t timeout_us) {
+  if (keys == 0) return std::nullopt;
+  samples = std::min(samples, keys);
+  std::string request = "get";
+  KeyFormatter f(prefix);
+  for (uint64_t i = 0; i < samples; ++i) {
+    request += ' ';
+    request += f.format(i * keys / samples);  // spread over the whole key range
+  }
+  request += "\r\n";
+  // "VALUE <key> <flags> <bytes>\r\n<data>\r\n" per hit, then "END\r\n": whole once END is
+  // reached walking the values by their lengths (a value may hold any bytes).
+  uint64_t present = 0;
+  bool ok = false;
+  auto walk = [&](std::string_view r) {
+    present = 0;
+    size_t pos = 0;
+    for (;;) {
+      size_t nl = r.find("\r\n", pos);
+      if (nl == std::string_view::npos) return false;
+      std::string_view line = r.substr(pos, nl - pos);
+      if (line == "END") return ok = true;
+      if (!line.starts_with("VALUE ")) return true;  // an error line: whole, not ok
+      size_t sp = line.rfind(' ');
+      uint64_t bytes = std::strtoull(std::string(line.substr(sp + 1)).c_str(), nullptr, 10);
+      pos = nl + 2 + bytes + 2;
+      if (pos > r.size()) return false;
+      ++present;
+    }
+  };
+  std::string reply = text_request(spec.servers.front(), request, timeout_us, walk);
+  if (reply.empty() || !ok) return std::nullopt;
+  return SampleCheck{samples, present};
 }
 
 }  // namespace kv::drive

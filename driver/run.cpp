@@ -20,6 +20,7 @@
 #include "progress.hpp"
 #include "report.hpp"
 #include "kvbench/units.hpp"
+#include "memcached_client.hpp"
 #include "monitors.hpp"
 #include "results_writer.hpp"
 #include "store_stats.hpp"
@@ -147,6 +148,90 @@ struct PhaseSlot {
   Monitors* monitors;       // kvmon links (--monitor)
   Database* db;
   RunWatcher* watcher;      // interrupts the phase's clients at Ctrl-C
+  const TargetSpec* spec;
+};
+
+// A pipelined memcached text-protocol phase does not see each set's verdict: libmemcached reads
+// a batch's set replies but keeps only the last, so a set the server refused (out of memory,
+// too large, read-only, masked command) counts as ok. Until the request engine reads every
+// reply, such a phase is checked from outside: the server's own counters (cmd_set,
+// store_no_memory, store_too_large) before and after, exact when kvdrive was its only writer;
+// for a server without them, a load phase's keys are read back in a sample. What is found is a
+// warning and a `set_verdicts_unseen` event.
+class UnseenSetCheck {
+ public:
+  UnseenSetCheck(const TargetSpec& spec, const WorkloadSpec& w, PhaseKind kind, int64_t timeout_us)
+      : spec_(spec), w_(w), kind_(kind), timeout_us_(std::min<int64_t>(timeout_us, 2'000'000)) {
+    const bool sends_sets = kind == PhaseKind::load || (kind == PhaseKind::mixed && w.ratio_sets > 0);
+    const bool buffered = w.pipeline > 1 || w.connections > 1;  // worker.cpp's pipelined path
+    active_ = spec.protocol == Protocol::memcached && !spec.binary_protocol && sends_sets &&
+              buffered && spec.servers.size() == 1;
+    if (active_) {
+      if (auto c = read_set_counters(spec_, timeout_us_)) {
+        before_ = *c;
+        have_before_ = true;
+      }
+    }
+  }
+
+  // What to say once the phase has sent `sent` sets (empty: nothing found, or not checked).
+  std::string after(const std::string& label, uint64_t sent, uint64_t abandoned) {
+    if (!active_ || sent == 0) return "";
+    const std::string unseen =
+        ": set verdicts are not seen over the text protocol with --pipeline or --connections > 1 "
+        "(libmemcached reads only each batch's last reply); ?protocol=binary counts each refused "
+        "set as an error";
+    MemcachedSetCounters after;
+    bool have_after = false;
+    if (have_before_) {
+      if (auto c = read_set_counters(spec_, timeout_us_)) {
+        after = *c;
+        have_after = true;
+      }
+    }
+    if (have_before_ && have_after && before_.cmd_set >= 0 && after.cmd_set >= 0 &&
+        (before_.no_memory >= 0 || before_.too_large >= 0)) {
+      auto delta = [](int64_t a, int64_t b) -> uint64_t {
+        return a >= 0 && b >= a ? static_cast<uint64_t>(b - a) : 0;
+      };
+      const uint64_t no_memory = delta(before_.no_memory, after.no_memory);
+      const uint64_t too_large = delta(before_.too_large, after.too_large);
+      const uint64_t refused = no_memory + too_large;
+      const uint64_t counted = delta(before_.cmd_set, after.cmd_set);
+      if (refused == 0) return "";
+      std::string figures = "store_no_memory +" + std::to_string(no_memory) +
+                            ", store_too_large +" + std::to_string(too_large);
+      // memcached 1.6 leaves sets refused for memory out of cmd_set; others may count them.
+      if ((counted == sent || counted + refused == sent) && abandoned == 0) {
+        return label + ": the server refused " + std::to_string(refused) + " of the " +
+               std::to_string(sent) + " sets kvdrive counted as ok (" + figures + ")" + unseen;
+      }
+      return label + ": the server refused " + std::to_string(refused) + " sets while this phase ran (" +
+             figures + "; it counted " + std::to_string(counted) + " sets, kvdrive sent " +
+             std::to_string(sent) + ": other clients wrote too), and kvdrive counted its sets as ok" +
+             unseen;
+    }
+    if (kind_ == PhaseKind::load && w_.ttl_s == 0 && w_.process_count == 1) {
+      auto sample = sample_keys_present(spec_, w_.key_prefix, w_.keys, 100, timeout_us_);
+      if (!sample) return "";
+      if (sample->present == sample->sampled) return "";
+      return label + ": " + std::to_string(sample->sampled - sample->present) + " of " +
+             std::to_string(sample->sampled) +
+             " keys read back after the load are not on the server: it refused (or dropped) sets "
+             "that kvdrive counted as ok" + unseen;
+    }
+    return label + ": this server has no set counters to check against: sets it refused are "
+                   "counted as ok" + unseen;
+  }
+
+ private:
+  const TargetSpec& spec_;
+  const WorkloadSpec& w_;
+  PhaseKind kind_;
+  int64_t timeout_us_;
+  bool active_ = false;
+  MemcachedSetCounters before_;
+  bool have_before_ = false;
 };
 
 // The store's own memory figure for the progress line: used_memory (Redis), bytes (memcached).
@@ -212,6 +297,7 @@ PhaseStatus run_one_phase(const RunOptions& opts, const PhaseSlot& at, const Wor
                                   static_cast<double>(plan.duration_us) / 1e6) +
                     store_memory_text(*at.stats) + monitored);
   };
+  UnseenSetCheck set_check(*at.spec, w, kind, opts.client.timeout_us);
   at.watcher->watch(&clients);
   PhaseResult result;
   try {
@@ -230,6 +316,16 @@ PhaseStatus run_one_phase(const RunOptions& opts, const PhaseSlot& at, const Wor
                       "store may have executed them";
     log_warn() << msg;
     writer.event(at.run_id, "requests_abandoned", msg);
+  }
+  if (result.status != PhaseStatus::interrupted) {
+    auto q = at.db->prepare("SELECT COALESCE(SUM(ops), 0) FROM driver_seconds WHERE phase_id = ? "
+                            "AND op = 'set'");
+    q.bind(1, phase_id);
+    const uint64_t sent = q.step() ? static_cast<uint64_t>(q.column_int(0)) : 0;
+    if (std::string msg = set_check.after(label, sent, abandoned); !msg.empty()) {
+      log_warn() << msg;
+      writer.event(at.run_id, "set_verdicts_unseen", msg);
+    }
   }
   writer.end_phase(phase_id, result.ended_ts_us, phase_status_name(result.status), result.totals,
                    rate_mode);
@@ -260,7 +356,7 @@ PhaseStatus run_target(const RunOptions& opts, const TargetSpec& spec, int64_t r
     }
     PhaseSlot at{run_id, target_id, 0, step.name,
                  spec.display + (step.name.empty() ? "" : " [" + step.name + "]"), &stats,
-                 &monitors, &db, &watcher};
+                 &monitors, &db, &watcher, &spec};
     for (PhaseKind kind : w.phases) {
       at.ordinal = phase_ordinal++;
       PhaseStatus st = run_one_phase(opts, at, w, kind, clients, writer, values, stop, error);
