@@ -253,6 +253,28 @@ TEST(KvdriveWorkload, PipelinedConnectionsCountAndVerifyExactly) {
   EXPECT_EQ(query_int(db, "SELECT connections FROM phases LIMIT 1"), 6);
 }
 
+// A run in which every request failed (a user the store lets in but not write: every SET is
+// refused with NOPERM) used to be "completed" with exit 0 and a req/s table. It is failed,
+// exits 1, and the summary says so before its table.
+TEST(KvdriveWorkload, ARunWhoseRequestsAllFailedIsFailed) {
+  StoreServer redis(StoreServer::Kind::redis,
+                    {"--user", "reader", "on", ">readerpw", "~*", "&*", "+@all", "-set"});
+  KV_START_OR_SKIP(redis);
+  TempDir dir;
+  auto out = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target",
+                               "redis://reader:readerpw@127.0.0.1:" + std::to_string(redis.port()),
+                               "--keys", "300", "--phases", "load"});
+  EXPECT_EQ(out.exit_code, 1) << out.output;
+  auto said = out.output.find("run 1 FAILED");
+  EXPECT_NE(said, std::string::npos) << out.output;
+  EXPECT_LT(said, out.output.find("req/s")) << out.output;
+  auto db = kv::open_results_db(dir.file("r.db"));
+  EXPECT_EQ(query_int(db, "SELECT count(*) FROM runs WHERE status = 'failed'"), 1);
+  EXPECT_EQ(query_int(db, "SELECT count(*) FROM phases WHERE status = 'failed'"), 1);
+  EXPECT_EQ(driver_sum(db, "errors", "redis", "set"), 300);
+  EXPECT_EQ(redis_command_calls(redis.port(), "set"), 0);  // refused before it ran
+}
+
 TEST(KvdriveWorkload, RedisAuthAclUserAndSelect) {
   StoreServer redis(StoreServer::Kind::redis,
                     {"--requirepass", "topsecret", "--user", "alice", "on", ">alicepw", "~*", "&*",
