@@ -435,6 +435,21 @@ int run_benchmark(const RunOptions& opts, const std::atomic<bool>& stop, std::os
   } catch (const std::exception& e) {
     log_error() << "could not write the last monitor samples: " << e.what();
   }
+  if (status != "completed") {
+    // A phase cut short by an exception (the disk filled, the file went away) was never ended:
+    // mark it with the run, as far as the file still takes writes (an update needs little room;
+    // if even that fails, the next open of the file marks it, see mark_abandoned).
+    try {
+      db.prepare("UPDATE phases SET status = ?, ended_ts_us = COALESCE(ended_ts_us, ?) "
+                 "WHERE run_id = ? AND status = 'running'")
+          .bind(1, status)
+          .bind(2, now_ts_us())
+          .bind(3, run_id)
+          .run();
+    } catch (const std::exception& e) {
+      log_error() << "could not mark the phase left running in run " << run_id << ": " << e.what();
+    }
+  }
   try {
     writer.end_run(run_id, status, error);
   } catch (const std::exception& e) {

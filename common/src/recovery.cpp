@@ -60,6 +60,29 @@ int mark_abandoned(Database& db) {
                << ", which is gone: marked incomplete";
     ++marked;
   }
+  // A phase left running under a run that ended (kvdrive recorded the run's end but could not
+  // end the phase, e.g. the disk was full): it ended with its run, as the run did. Needs no
+  // liveness check: a live kvdrive ends its phases before its run.
+  {
+    auto orphans = db.prepare(
+        "SELECT p.phase_id, r.run_id, r.status FROM phases p JOIN runs r USING (run_id) "
+        "WHERE p.status = 'running' AND r.status <> 'running'");
+    std::vector<std::pair<int64_t, std::string>> ended;
+    while (orphans.step()) ended.emplace_back(orphans.column_int(0), orphans.column_text(2));
+    for (const auto& [phase_id, run_status] : ended) {
+      const std::string status = run_status == "completed" ? "incomplete" : run_status;
+      db.prepare(
+            "UPDATE phases SET status = ?, ended_ts_us = COALESCE(ended_ts_us, (SELECT "
+            "MAX(d.ts_us + d.interval_us) FROM driver_seconds d WHERE d.phase_id = phases.phase_id), "
+            "started_ts_us) WHERE phase_id = ? AND status = 'running'")
+          .bind(1, status)
+          .bind(2, phase_id)
+          .run();
+      log_warn() << db.path() << ": phase " << phase_id << " was left running in a run that ended "
+                 << run_status << ": marked " << status;
+      ++marked;
+    }
+  }
   for (const auto& s : sessions) {
     if (writer_alive(s.pid, "kvmon")) continue;
     db.prepare(

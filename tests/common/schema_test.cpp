@@ -51,6 +51,36 @@ TEST(Schema, OlderFileIsUpgradedKeepingItsRows) {
   EXPECT_EQ(count_rows(db, "SELECT count(*) FROM phase_summary"), 0);  // the view now exists
 }
 
+// A phase left running in a run that ended (the disk filled between the two updates) is marked
+// with its run's status on the next open, ended at its last row.
+TEST(Schema, OpenMarksAPhaseLeftRunningUnderAnEndedRun) {
+  kv::test::TempDir dir;
+  {
+    auto db = kv::open_results_db(dir.file("r.db"));
+    db.exec("INSERT INTO runs(run_id, started_ts_us, status, command_line, kvdrive_version, "
+            "client_host, client_pid) VALUES "
+            "(1, 100, 'failed', 'kvdrive', 'x', 'elsewhere', 1), "
+            "(2, 100, 'completed', 'kvdrive', 'x', 'elsewhere', 1), "
+            "(3, 100, 'running', 'kvdrive', 'x', 'elsewhere', 1);"
+            "INSERT INTO targets(target_id, run_id, ordinal, uri, protocol) VALUES "
+            "(1, 1, 0, 'redis://h:1', 'redis'), (2, 2, 0, 'redis://h:1', 'redis'), "
+            "(3, 3, 0, 'redis://h:1', 'redis');"
+            "INSERT INTO phases(phase_id, run_id, target_id, ordinal, name, kind, started_ts_us, "
+            "threads, connections, status) VALUES "
+            "(1, 1, 1, 0, 'load', 'load', 100, 1, 1, 'running'), "
+            "(2, 2, 2, 0, 'load', 'load', 100, 1, 1, 'running'), "
+            "(3, 3, 3, 0, 'load', 'load', 100, 1, 1, 'running'), "
+            "(4, 1, 1, 1, 'read', 'read', 100, 1, 1, 'completed');");
+  }
+  auto db = kv::open_results_db(dir.file("r.db"));
+  EXPECT_EQ(count_rows(db, "SELECT count(*) FROM phases WHERE phase_id = 1 AND status = 'failed' "
+                           "AND ended_ts_us IS NOT NULL"), 1);
+  EXPECT_EQ(count_rows(db, "SELECT count(*) FROM phases WHERE phase_id = 2 AND status = 'incomplete'"), 1);
+  // A run still running (another host's, or live) keeps its phase running.
+  EXPECT_EQ(count_rows(db, "SELECT count(*) FROM phases WHERE phase_id = 3 AND status = 'running'"), 1);
+  EXPECT_EQ(count_rows(db, "SELECT count(*) FROM phases WHERE phase_id = 4 AND status = 'completed'"), 1);
+}
+
 TEST(Schema, NewerFileIsRefusedWithClearError) {
   kv::test::TempDir dir;
   {

@@ -82,6 +82,15 @@ TEST(DiskFull, ClearErrorNonZeroExitAndCommittedRowsIntact) {
   auto n = db.prepare("SELECT count(*) FROM driver_seconds");
   ASSERT_TRUE(n.step());
   EXPECT_GT(n.column_int(0), 0);
+  // Nothing is left `running`: the phase the disk filled in is failed, and so is the run (marked
+  // by kvdrive when it still could, else by this open of the file).
+  auto count = [&](const std::string& sql) {
+    auto q = db.prepare(sql);
+    return q.step() ? q.column_int(0) : -1;
+  };
+  EXPECT_EQ(count("SELECT count(*) FROM phases WHERE status = 'running'"), 0);
+  EXPECT_EQ(count("SELECT count(*) FROM runs WHERE status = 'running'"), 0);
+  EXPECT_EQ(count("SELECT count(*) FROM phases WHERE status IN ('failed', 'incomplete')"), 1);
 }
 
 }  // namespace
