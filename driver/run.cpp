@@ -175,7 +175,10 @@ class UnseenSetCheck {
   }
 
   // What to say once the phase has sent `sent` sets (empty: nothing found, or not checked).
-  std::string after(const std::string& label, uint64_t sent, uint64_t abandoned) {
+  // *refused_exactly: how many of them the server refused, when its counters say so exactly.
+  std::string after(const std::string& label, uint64_t sent, uint64_t abandoned,
+                    uint64_t* refused_exactly) {
+    *refused_exactly = 0;
     if (!active_ || sent == 0) return "";
     const std::string unseen =
         ": set verdicts are not seen over the text protocol with --pipeline or --connections > 1 "
@@ -203,6 +206,7 @@ class UnseenSetCheck {
                             ", store_too_large +" + std::to_string(too_large);
       // memcached 1.6 leaves sets refused for memory out of cmd_set; others may count them.
       if ((counted == sent || counted + refused == sent) && abandoned == 0) {
+        *refused_exactly = refused;
         return label + ": the server refused " + std::to_string(refused) + " of the " +
                std::to_string(sent) + " sets kvdrive counted as ok (" + figures + ")" + unseen;
       }
@@ -318,13 +322,32 @@ PhaseStatus run_one_phase(const RunOptions& opts, const PhaseSlot& at, const Wor
     writer.event(at.run_id, "requests_abandoned", msg);
   }
   if (result.status != PhaseStatus::interrupted) {
-    auto q = at.db->prepare("SELECT COALESCE(SUM(ops), 0) FROM driver_seconds WHERE phase_id = ? "
-                            "AND op = 'set'");
+    auto q = at.db->prepare("SELECT COALESCE(SUM(ops), 0), COALESCE(SUM(ok), 0) FROM "
+                            "driver_seconds WHERE phase_id = ? AND op = 'set'");
     q.bind(1, phase_id);
-    const uint64_t sent = q.step() ? static_cast<uint64_t>(q.column_int(0)) : 0;
-    if (std::string msg = set_check.after(label, sent, abandoned); !msg.empty()) {
+    const bool have = q.step();
+    const uint64_t sent = have ? static_cast<uint64_t>(q.column_int(0)) : 0;
+    const uint64_t sets_ok = have ? static_cast<uint64_t>(q.column_int(1)) : 0;
+    uint64_t refused = 0;
+    if (std::string msg = set_check.after(label, sent, abandoned, &refused); !msg.empty()) {
       log_warn() << msg;
       writer.event(at.run_id, "set_verdicts_unseen", msg);
+    }
+    // Every set counted ok was refused: then each second's sets are known to be errors, exactly
+    // (a partial refusal cannot be placed in its seconds, and is left to the event).
+    if (refused > 0 && refused == sets_ok) {
+      WriteTransaction tx(*at.db);
+      at.db->prepare("UPDATE driver_seconds SET errors = errors + ok, ok = 0 "
+                     "WHERE phase_id = ? AND op = 'set'")
+          .bind(1, phase_id)
+          .run();
+      tx.commit();
+      auto left = at.db->prepare("SELECT COALESCE(SUM(ok), 0) FROM driver_seconds WHERE phase_id = ?");
+      left.bind(1, phase_id);
+      if (left.step() && left.column_int(0) == 0 && result.status == PhaseStatus::completed) {
+        result.status = PhaseStatus::failed;  // errors only, as the collector would have said
+        result.error = "the server refused every set (" + std::to_string(refused) + ")";
+      }
     }
   }
   writer.end_phase(phase_id, result.ended_ts_us, phase_status_name(result.status), result.totals,

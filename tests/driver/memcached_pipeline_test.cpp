@@ -324,4 +324,29 @@ TEST(MemcachedErrors, RefusedPipelinedTextSetsAreCountedFromTheServersCounters) 
   EXPECT_NE(out.output.find("set verdicts are not seen"), std::string::npos) << out.output;
 }
 
+// memcached full (-M) refuses every set of a second load: its counters say all of them were
+// refused, so every set of the phase is an error in its own second, and the phase (errors
+// only) and the run fail.
+TEST(MemcachedErrors, EverySetRefusedOnPipelinedTextIsCountedAsErrors) {
+  StoreServer memcached(StoreServer::Kind::memcached, {"-M", "-m", "2", "-I", "512k"});
+  KV_START_OR_SKIP(memcached);
+  TempDir dir;
+  auto fill = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", memcached.uri(),
+                                "--keys", "30000", "--phases", "load", "--value-size", "100"});
+  ASSERT_GT(mc_stat(memcached.port(), "store_no_memory"), 0) << "memcached is not full";
+  const long long refused_before = mc_stat(memcached.port(), "store_no_memory");
+  auto out = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", memcached.uri(),
+                               "--keys", "3000", "--phases", "load", "--pipeline", "16",
+                               "--value-size", "100", "--key-prefix", "more:"});
+  ASSERT_EQ(mc_stat(memcached.port(), "store_no_memory") - refused_before, 3000)
+      << "memcached stored some of the second load";
+  EXPECT_EQ(out.exit_code, 1) << out.output;
+  EXPECT_NE(out.output.find("run 2 FAILED"), std::string::npos) << out.output;
+  auto db = kv::open_results_db(dir.file("r.db"));
+  const std::string run2 = " FROM driver_seconds d JOIN phases p USING (phase_id) WHERE p.run_id = 2";
+  EXPECT_EQ(query_int(db, "SELECT SUM(errors)" + run2), 3000);
+  EXPECT_EQ(query_int(db, "SELECT SUM(ok)" + run2), 0);
+  EXPECT_EQ(query_int(db, "SELECT count(*) FROM phases WHERE run_id = 2 AND status = 'failed'"), 1);
+}
+
 }  // namespace
