@@ -37,9 +37,12 @@ int64_t phase_ops(kv::Database& db, int64_t id, const std::string& op) {
 }
 
 // A plain clock_nanosleep wakes 80-110 µs late on the dev VM (50 µs of it the default timer
-// slack), which went into every rate-mode latency: intended-time p50 was ~110 µs above the
-// from-send p50. Sleeping to a margin before the send time and spinning the rest keeps it at a
-// few µs; 40 µs leaves room for a loaded or instrumented machine and still fails the old way.
+// slack: at least that on any Linux), which went into every rate-mode latency: intended-time p50
+// was ~110 µs above the from-send p50, and the slip was not stored at all. Sleeping to a margin
+// before the send time and spinning the rest keeps the slip p50 under 1 µs here (~2.4 µs under
+// ThreadSanitizer at load average 9); 40 µs leaves room and still fails a plain sleep. The
+// difference of the two latency p50s is not asserted: under load it also reflects the spread of
+// the round trips behind the few sends that were preempted, not the slip.
 TEST(KvdriveTiming, RateModeSendsWithinMicrosecondsOfTheSchedule) {
   StoreServer redis(StoreServer::Kind::redis);
   KV_START_OR_SKIP(redis);
@@ -50,19 +53,20 @@ TEST(KvdriveTiming, RateModeSendsWithinMicrosecondsOfTheSchedule) {
   ASSERT_EQ(out.exit_code, 0) << out.output;
   auto db = kv::open_results_db(dir.file("r.db"));
   const int64_t read = phase_id(db, 1, "read");
-  const double intended = bucket_p50_us(db, read, "get", "intended");
-  const double sent = bucket_p50_us(db, read, "get", "sent");
-  EXPECT_LT(intended - sent, 40.0) << "intended p50 " << intended << " µs, from-send p50 " << sent;
-  // The slip itself, per second: the median second's p50.
   const std::string rows = "FROM driver_seconds WHERE phase_id = " + std::to_string(read) +
                            " AND op = 'get' AND ops > 0";
   const int64_t seconds = query_int(db, "SELECT count(*) " + rows);
   ASSERT_GE(seconds, 3);
+  // Measured: every second has it, and a send never leaves at the very instant it is due.
   EXPECT_EQ(query_int(db, "SELECT count(slip_p50_us) " + rows), seconds);
+  EXPECT_GT(query_double(db, "SELECT MAX(slip_max_us) " + rows), 0.0);
+  // Small: the median second's p50.
   const double slip = query_double(db, "SELECT slip_p50_us " + rows + " ORDER BY slip_p50_us "
                                        "LIMIT 1 OFFSET " + std::to_string(seconds / 2));
-  EXPECT_LT(slip, 40.0) << "median second's slip p50 (µs)";
-  // Spinning is reported (rate mode) and is only a part of the thread's time.
+  EXPECT_LT(slip, 40.0) << "median second's slip p50 (µs); latency p50 from the intended time "
+                        << bucket_p50_us(db, read, "get", "intended") << " µs, from the send "
+                        << bucket_p50_us(db, read, "get", "sent") << " µs";
+  // Spinning is reported for every second of a rate-mode phase.
   EXPECT_EQ(query_int(db, "SELECT count(*) FROM client_seconds WHERE phase_id = " +
                               std::to_string(read) + " AND spin_us IS NULL"), 0);
   EXPECT_GT(query_int(db, "SELECT SUM(spin_us) FROM client_seconds WHERE phase_id = " +
