@@ -283,7 +283,7 @@ class MemcachedClient final : public StoreClient {
 
   void send_set(std::string_view key, std::string_view value, uint32_t ttl_s) override {
     Entry& e = add_entry(true);
-    if (failed_) return;
+    if (failed_ || e.done) return;
     if (!buffering_) set_buffering(true);
     memcached_return_t rc =
         memcached_set(mc_.get(), key.data(), key.size(), value.data(), value.size(), ttl_s, 0);
@@ -326,7 +326,7 @@ class MemcachedClient final : public StoreClient {
     Entry& e = entries_[next_++];
     OpStatus st = e.done ? e.status : (e.is_set ? OpStatus::error : match_get(e, value));
     if (next_ == entries_.size()) end_batch();
-    if (st == OpStatus::interrupted) ++abandoned_;
+    if (st == OpStatus::interrupted && !e.unsent) ++abandoned_;
     return st;
   }
 
@@ -334,6 +334,7 @@ class MemcachedClient final : public StoreClient {
   struct Entry {
     bool is_set = false;
     bool done = false;  // status is final (set replies, refusals, failed batches)
+    bool unsent = false;  // queued after an interrupt: never sent
     OpStatus status = OpStatus::error;
     uint32_t key_offset = 0, key_length = 0;  // a get's key in keys_
   };
@@ -342,7 +343,11 @@ class MemcachedClient final : public StoreClient {
     if (next_ == entries_.size() && next_ > 0) reset_batch();
     Entry& e = entries_.emplace_back();
     e.is_set = is_set;
-    if (!failed_ && interrupted()) fail_batch(MEMCACHED_CONNECTION_FAILURE);  // send nothing new
+    if (!failed_ && interrupted()) {  // send nothing new: this request never leaves
+      e.status = OpStatus::interrupted;
+      e.done = e.unsent = true;
+      return e;
+    }
     if (failed_) {
       e.status = failed_status_;
       e.done = true;

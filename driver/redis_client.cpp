@@ -123,7 +123,7 @@ class RedisClient final : public StoreClient {
       }
       fail_batch();
     }
-    if (batch_status_ == OpStatus::interrupted) ++abandoned_;
+    if (batch_status_ == OpStatus::interrupted && !batch_unsent_) ++abandoned_;
     return batch_status_;  // every request of a failed batch shares its fate
   }
 
@@ -157,6 +157,7 @@ class RedisClient final : public StoreClient {
     if (pending_ == 0) {
       batch_failed_ = !ready();
       batch_status_ = interrupted() ? OpStatus::interrupted : OpStatus::error;
+      batch_unsent_ = batch_failed_;  // nothing of it reaches the server
     }
     ++pending_;
     if (batch_failed_) return;
@@ -262,6 +263,7 @@ class RedisClient final : public StoreClient {
   ReplyPtr last_get_;
   int pending_ = 0;              // requests queued and not yet received
   bool batch_failed_ = false;    // the current batch lost its connection
+  bool batch_unsent_ = false;    // ... before any of it was sent
   OpStatus batch_status_ = OpStatus::error;  // what the failed batch's requests report
   std::string cmd_;
   int64_t backoff_us_ = 0;
