@@ -258,6 +258,7 @@ struct FakeStore::Impl {
   std::unordered_map<std::string, Item> items;
   uint64_t next_cas = 1;
   int64_t hits = 0, misses = 0;
+  int64_t refused_no_memory = 0;  // memcached's store_no_memory
   // ---- the server thread's ----
   std::vector<std::unique_ptr<Conn>> conns;
   int listen_fd = -1;
@@ -382,6 +383,8 @@ struct FakeStore::Impl {
             {"cmd_set", sum("set", "setq")},
             {"get_hits", std::to_string(hits)},
             {"get_misses", std::to_string(misses)},
+            {"store_too_large", "0"},
+            {"store_no_memory", std::to_string(refused_no_memory)},
             {"curr_items", std::to_string(items.size())},
             {"bytes", std::to_string(bytes)}};
   }
@@ -437,8 +440,10 @@ struct FakeStore::Impl {
         return "CLIENT_ERROR bad command line format\r\n";
       }
       // Errors are sent even with noreply (memcached's out_errstring does the same).
-      if (c.b.refuse_sets == Refusal::out_of_memory)
+      if (c.b.refuse_sets == Refusal::out_of_memory) {
+        ++refused_no_memory;
         return "SERVER_ERROR out of memory storing object\r\n";
+      }
       if (c.b.refuse_sets == Refusal::read_only) return "NOT_STORED\r\n";
       store(a[1], r.data, static_cast<uint32_t>(flags), ttl_us_of(exptime));
       return a.size() > 5 && a[5] == "noreply" ? "" : "STORED\r\n";
@@ -462,7 +467,10 @@ struct FakeStore::Impl {
       }
       case 0x01: case 0x11: {  // set, setq
         if (r.extras.size() != 8) return bin_reply(r.header, 0x0004);  // invalid arguments
-        if (c.b.refuse_sets == Refusal::out_of_memory) return bin_reply(r.header, 0x0082);
+        if (c.b.refuse_sets == Refusal::out_of_memory) {
+          ++refused_no_memory;
+          return bin_reply(r.header, 0x0082);
+        }
         if (c.b.refuse_sets == Refusal::read_only) return bin_reply(r.header, 0x0005);
         store(r.key, r.value, be32(r.extras.data()), ttl_us_of(be32(r.extras.data() + 4)));
         return op == 0x11 ? "" : bin_reply(r.header, 0, {}, {}, {}, next_cas - 1);

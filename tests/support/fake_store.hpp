@@ -11,7 +11,8 @@
 //   keyspace, commandstats: enough for kvdrive's version check and store-stats poller),
 //   SET key value [EX s | PX ms], GET, DEL, CONFIG GET (an empty list); anything else: -ERR.
 //   memcached text: version, set (noreply honoured; refusals are sent anyway, as memcached's
-//   errors are), get/gets (several keys), delete, stats, quit; anything else: ERROR.
+//   errors are), get/gets (several keys), delete, stats (cmd_get, cmd_set, get_hits,
+//   store_no_memory = out-of-memory refusals, ...), quit; anything else: ERROR.
 //   memcached binary: GET/GETQ/GETK/GETKQ, SET/SETQ, DELETE, NOOP, VERSION, STAT, QUIT/QUITQ
 //   (the opcodes libmemcached 1.1 uses); anything else: status 0x0081 (unknown command).
 //   One key space for all protocols; expiry times are honoured.
