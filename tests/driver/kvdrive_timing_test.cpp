@@ -3,7 +3,9 @@
 // request is queued in every mode. Bounds leave room for slow machines (ThreadSanitizer): each
 // compares kvdrive with itself or with a schedule, never with a speed.
 #include <gtest/gtest.h>
+#include <signal.h>
 
+#include <chrono>
 #include <string>
 
 #include "kvdrive_test_util.hpp"
@@ -95,6 +97,28 @@ TEST(KvdriveTiming, LowRatePhaseLastsItsDuration) {
   EXPECT_LT(phase_seconds(db, slow), 4.9) << "ran on towards the next send time (5 s)";
   EXPECT_EQ(phase_ops(db, spread, "get"), 2);
   EXPECT_GE(phase_seconds(db, spread), 1.95);
+}
+
+// Ctrl-C while a worker sleeps towards a send time 10 s away ends the run at once: the sleep is
+// cut into slices that look at the stop flag.
+TEST(KvdriveTiming, CtrlCDuringALongWaitForASendTimeEndsTheRun) {
+  StoreServer redis(StoreServer::Kind::redis);
+  KV_START_OR_SKIP(redis);
+  TempDir dir;
+  const std::string db_path = dir.file("r.db"), log = dir.file("kvdrive.log");
+  Process p({kKvdrive, "run", "--db", db_path, "--target", redis.uri(), "--keys", "100",
+             "--phases", "read", "--rate", "0.1", "--threads", "1", "--duration", "120s"},
+            log);
+  ASSERT_TRUE(wait_for_value(db_path, phase_rows_at_least("read", 1))) << slurp(log);
+  const auto t0 = std::chrono::steady_clock::now();
+  p.signal(SIGINT);
+  const int code = p.wait(30'000);
+  const auto took = std::chrono::steady_clock::now() - t0;
+  EXPECT_EQ(code, 130) << slurp(log);
+  EXPECT_LT(took, std::chrono::seconds(5)) << "slept on towards the next send time";
+  auto db = kv::open_results_db(db_path);
+  EXPECT_EQ(query_int(db, "SELECT count(*) FROM phases WHERE status = 'interrupted'"), 1);
+  EXPECT_EQ(phase_ops(db, phase_id(db, 1, "read"), "get"), 1);
 }
 
 // Fewer requests than threads: the phase's requests are due at 0 and 0.5 s (2/s); handing them
