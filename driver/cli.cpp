@@ -429,7 +429,14 @@ int kvdrive_main(int argc, char** argv) {
       list_scenarios(std::cout);
       return kExitOk;
     }
-    Database db = open_results_db(report_db);  // also marks runs whose kvdrive died
+    // A file that can be written is opened as usual (which also marks runs whose kvdrive
+    // died); one on a read-only filesystem or in a read-only directory is only read.
+    Database db = results_file_writable(report_db) ? open_results_db(report_db)
+                                                   : open_results_read_only(report_db);
+    if (db.user_version() < schema::latest_version())
+      throw std::invalid_argument("--db '" + report_db + "': schema version " +
+                                  std::to_string(db.user_version()) + " cannot be upgraded to " +
+                                  std::to_string(schema::latest_version()) + " read-only");
     report_runs(db, report_run_ids);  // every listed run exists, before any file is written
     if (!report_html.empty()) {
       write_file_atomically(

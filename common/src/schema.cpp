@@ -119,11 +119,6 @@ void check_results_path(std::string_view option, const std::string& path, bool m
   }
   if (in.gcount() != sizeof magic || std::memcmp(magic, "SQLite format 3", sizeof magic) != 0)
     bad("not a SQLite file");
-  if (!must_exist) return;
-  try {
-    if (Database::open_read_only(path).user_version() < 1) bad("not a kvbench results file");
-  } catch (const SqliteError& e) {
-    bad(e.what());
-  }
+  check_results_file(option, path, must_exist);
 }
 }  // namespace kv

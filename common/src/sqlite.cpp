@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 
 #include <chrono>
+#include <cstdio>
 #include <thread>
 
 #include "kvbench/log.hpp"
@@ -66,6 +67,26 @@ Database Database::open_read_only(const std::string& path, int busy_timeout_ms) 
   if (rc != SQLITE_OK) raise(raw, rc, "cannot open database '" + path + "'");
   sqlite3_extended_result_codes(raw, 1);
   sqlite3_busy_timeout(raw, busy_timeout_ms);
+  return Database(std::move(db), path);
+}
+
+Database Database::open_immutable(const std::string& path) {
+  std::string uri = "file:";
+  for (char c : path) {
+    if (c == '%' || c == '?' || c == '#') {
+      char buf[4];
+      std::snprintf(buf, sizeof buf, "%%%02X", static_cast<unsigned>(static_cast<unsigned char>(c)));
+      uri += buf;
+    } else {
+      uri += c;
+    }
+  }
+  uri += "?immutable=1";
+  sqlite3* raw = nullptr;
+  int rc = sqlite3_open_v2(uri.c_str(), &raw, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr);
+  std::unique_ptr<sqlite3, Closer> db(raw);
+  if (rc != SQLITE_OK) raise(raw, rc, "cannot open database '" + path + "'");
+  sqlite3_extended_result_codes(raw, 1);
   return Database(std::move(db), path);
 }
 

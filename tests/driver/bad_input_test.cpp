@@ -494,6 +494,115 @@ TEST_F(KvdriveBadInput, ReportOptions) {
   EXPECT_FALSE(std::filesystem::exists(dir_.file("missing.db")));
 }
 
+// A results file that is not whole: refused before any connection, for run and report alike,
+// and left exactly as it was (a dropped table got traffic sent and a run written; a foreign
+// -wal was replayed into the file, which then failed integrity_check; a truncated file exited 1).
+TEST_F(KvdriveBadInput, DamagedResultsFiles) {
+  auto copy_of_previous = [&](const std::string& name, const std::string& sql) {
+    std::string path = dir_.file(name);
+    std::filesystem::copy_file(previous_, path);
+    if (!sql.empty()) Database::open(path).exec(sql);
+    return path;
+  };
+  std::vector<std::pair<std::string, std::vector<std::string>>> files = {
+      {copy_of_previous("no_table.db", "DROP TABLE store_stats"), {"table 'store_stats' is missing"}},
+      {copy_of_previous("no_view.db", "DROP VIEW phase_summary"), {"view 'phase_summary' is missing"}},
+      {copy_of_previous("no_column.db", "ALTER TABLE runs DROP COLUMN name"), {"table 'runs'", "'name"}},
+      {copy_of_previous("bad_view.db", "DROP VIEW phase_report; CREATE VIEW phase_report AS SELECT 1 AS x"),
+       {"view 'phase_report'"}},
+      {copy_of_previous("newer.db", "PRAGMA user_version = 999"), {"schema version 999", "newer"}},
+      {copy_of_previous("foreign_sqlite.db", "PRAGMA user_version = 0"), {"not a kvbench results file"}},
+  };
+  // Cut short: the header says more pages than the file holds.
+  std::string cut = copy_of_previous("truncated.db", "");
+  std::filesystem::resize_file(cut, 8192);
+  files.push_back({cut, {"truncated"}});
+  // A -wal from another results file with another history (this one's own -wal, left by a
+  // writer that died, is taken: KvdriveFaults.KilledMidRunLeavesAnIntactFileAndAnIncompleteRun).
+  std::string victim = copy_of_previous("victim.db", "");
+  {
+    std::string donor = dir_.file("donor.db");
+    // A file used for a while: each session that grew it moved page 1's change counter on
+    // (SQLite cannot tell a -wal's file; with the same counter only quick_check could).
+    for (int i = 0; i < 10; ++i) {
+      Database db = open_results_db(donor);
+      ResultsWriter writer(db);
+      writer.end_run(writer.begin_run(RunInfo{std::string(5000, 'd'), "kvdrive run ...", "{}", 2, "", 1.0, "", 0, 1}),
+                     "completed", "");
+    }
+    Database db = open_results_db(donor);
+    db.exec("PRAGMA wal_autocheckpoint = 0");
+    ResultsWriter writer(db);
+    for (int i = 0; i < 20; ++i)
+      writer.end_run(writer.begin_run(RunInfo{std::string(2000, 'd'), "kvdrive run ...", "{}", 3, "", 1.0, "", 0, 1}),
+                     "completed", "");
+    std::filesystem::copy_file(donor + "-wal", victim + "-wal");  // while it is still open
+  }
+  files.push_back({victim, {"-wal", "belongs to another file"}});
+
+  for (const auto& [file, expect] : files) {
+    const std::string bytes = slurp(file);
+    const std::string wal = std::filesystem::exists(file + "-wal") ? slurp(file + "-wal") : "";
+    std::vector<std::string> want = expect;
+    want.push_back("--db " + in_quotes(file));
+    expect_refused({"run", "--db", file, "--target", target_}, want);
+    expect_refused({"report", "--db", file}, want);
+    EXPECT_TRUE(slurp(file) == bytes) << file << " changed";
+    if (!wal.empty()) {
+      EXPECT_TRUE(slurp(file + "-wal") == wal) << file << "-wal changed";
+    } else {
+      EXPECT_FALSE(std::filesystem::exists(file + "-wal")) << file;
+    }
+    EXPECT_FALSE(std::filesystem::exists(file + "-shm")) << file;
+  }
+  // What the foreign -wal would have done: opened, the file is damaged or lost its own run.
+  bool kept = false;
+  try {
+    Database replayed = open_results_db(victim);
+    auto check = replayed.prepare("PRAGMA quick_check(1)");
+    auto runs = replayed.prepare("SELECT count(*) FROM runs WHERE name = 'earlier'");
+    kept = check.step() && check.column_text(0) == "ok" && runs.step() && runs.column_int(0) == 1;
+  } catch (const SqliteError&) {
+    // database disk image is malformed
+  }
+  EXPECT_FALSE(kept) << "the -wal was harmless after all: the test shows nothing";
+}
+
+// kvdrive report on a file it cannot write (a read-only filesystem, or a read-only file in a
+// read-only directory): read as immutable, nothing created beside it.
+TEST_F(KvdriveBadInput, ReportReadsAResultsFileOnAReadOnlyFilesystem) {
+  const std::string src = dir_.file("src"), ro = dir_.file("ro");
+  std::filesystem::create_directory(src);
+  std::filesystem::create_directory(ro);
+  std::filesystem::copy_file(previous_, src + "/r.db");
+  const std::string log = dir_.file("report.log");
+  int code = 0;
+  std::string db;
+  if (geteuid() == 0) {  // root writes through permissions: a read-only bind mount instead
+    db = ro + "/r.db";
+    const std::string script = "mount --bind '" + src + "' '" + ro + "' && mount -o remount,bind,ro '" + ro +
+                               "' || exit 77; touch '" + ro + "/probe' 2>/dev/null && exit 78; exec '" +
+                               kv::test::kKvdrive + "' report --db '" + db + "'";
+    kv::test::Process p({"/usr/bin/unshare", "-m", "/bin/sh", "-c", script}, log);
+    code = p.wait(30'000);
+    if (code == 77) GTEST_SKIP() << "cannot make a read-only bind mount here: " << slurp(log);
+    ASSERT_NE(code, 78) << "the mount is not read-only";
+  } else {
+    db = src + "/r.db";
+    chmod(db.c_str(), 0444);
+    chmod(src.c_str(), 0555);
+    kv::test::Process p({kv::test::kKvdrive, "report", "--db", db}, log);
+    code = p.wait(30'000);
+    chmod(src.c_str(), 0755);
+  }
+  const std::string out = slurp(log);
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_NE(out.find("\"earlier\""), std::string::npos) << out;
+  EXPECT_TRUE(slurp(src + "/r.db") == previous_bytes_);
+  EXPECT_FALSE(std::filesystem::exists(src + "/r.db-wal"));
+  EXPECT_FALSE(std::filesystem::exists(src + "/r.db-shm"));
+}
+
 TEST_F(KvdriveBadInput, Subcommands) {
   std::vector<Case> cases = {
       {{}, {"missing subcommand", "run, report or scenarios"}},

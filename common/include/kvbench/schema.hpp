@@ -37,6 +37,25 @@ Database open_results_db(const std::string& path);
 // directory, in a directory that exists. Throws std::invalid_argument naming both.
 void check_output_path(std::string_view option, const std::string& path);
 
+// Opens an existing results file without writing anything: read-only, or as immutable when
+// SQLite cannot open it read-only (a WAL-mode file in a directory that cannot be written, where
+// no -shm can be created; a -wal's frames are then not seen, with a warning). Throws SqliteError.
+Database open_results_read_only(const std::string& path);
+// True if the file and its directory can be written (so the file can be opened for writing).
+bool results_file_writable(const std::string& path);
+// Checks that the schema of `db`, at user_version `version`, has every table, view, index and
+// trigger that the migrations up to `version` make, tables and views with the same columns in
+// the same order (compared with a freshly migrated in-memory database; views must compile).
+// Objects the migrations do not make are allowed. Throws std::invalid_argument saying what
+// differs.
+void check_results_schema(Database& db, int version);
+// The checks of an existing, non-empty SQLite file at `path` that check_results_path makes:
+// not truncated (its header's page count against its size), a kvbench schema that is complete
+// (check_results_schema) and not newer than this build, a -wal beside it that nobody is writing
+// read through (quick_check) before anything replays it. Throws std::invalid_argument naming
+// `option` and `path`. Writes nothing (a -shm SQLite creates to read a -wal is removed).
+void check_results_file(std::string_view option, const std::string& path, bool must_exist);
+
 // Checks that writing `path` (given as `option`) cannot destroy the results file at
 // `results_path`: refuses a path that is that file or its -wal, -shm or -journal file, by
 // device and inode (so symlinks and hard links are seen through) and, for a companion file that
@@ -46,8 +65,8 @@ void check_not_results_file(std::string_view option, const std::string& path,
 
 // Checks, before anything is written, that `path` (given as `option`, e.g. "--db") can be used
 // as a results file: not empty, not a directory, in a directory that exists, and if the file
-// exists, a SQLite file. With `must_exist`, the file must also exist and hold a kvbench schema
-// (opened read-only: the check writes nothing). Throws std::invalid_argument naming the option
-// and the path.
+// exists and is not empty, a SQLite file that passes check_results_file. With `must_exist`,
+// the file must also exist and hold a kvbench schema. The check writes nothing. Throws
+// std::invalid_argument naming the option and the path.
 void check_results_path(std::string_view option, const std::string& path, bool must_exist);
 }  // namespace kv

@@ -33,6 +33,10 @@ class Database {
   static Database open(const std::string& path, int busy_timeout_ms = 10'000);
   // Opens an existing file read-only, leaving it exactly as it was (no WAL switch, no schema).
   static Database open_read_only(const std::string& path, int busy_timeout_ms = 10'000);
+  // Opens an existing file as immutable (URI immutable=1): no locks, no -shm, and a -wal is
+  // not read. For files on a read-only filesystem, where SQLite cannot open a WAL-mode file
+  // otherwise.
+  static Database open_immutable(const std::string& path);
 
   Database(Database&&) noexcept = default;
   Database& operator=(Database&&) noexcept = default;
