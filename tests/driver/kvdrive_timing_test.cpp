@@ -154,7 +154,8 @@ TEST(KvdriveTiming, RateModePacesPipelinedConnections) {
     const int64_t read = phase_id(db, 1, "read");
     const int64_t gets = phase_ops(db, read, "get");
     EXPECT_LE(gets, 1000) << server.uri();
-    EXPECT_GE(gets, 500) << server.uri();  // behind schedule at the end on a loaded machine
+    // Loose: at load average 16 on 2 cores a run fell more than 1 s behind (under 500 sent).
+    EXPECT_GE(gets, 100) << server.uri();
     EXPECT_EQ(query_int(db, "SELECT SUM(hits) FROM driver_seconds WHERE phase_id = " +
                                 std::to_string(read)),
               gets);
