@@ -39,7 +39,7 @@ void expect_rows_tile_the_phase(kv::Database& db, int64_t phase_id, const std::s
             0);
 }
 
-// A store stopped for 2.5 s in a 6 s closed-loop phase: the stalled seconds keep their rows
+// A store stopped for 3 s in a 6 s closed-loop phase: the stalled seconds keep their rows
 // (ops 0, latency NULL), the phase lasts 6 s of wall time, and req/s is requests / 6 s.
 TEST(TimeAccounting, StalledSecondsCountInClosedLoop) {
   StoreServer redis(StoreServer::Kind::redis);
@@ -49,9 +49,11 @@ TEST(TimeAccounting, StalledSecondsCountInClosedLoop) {
   Process p({kKvdrive, "run", "--db", dir.file("r.db"), "--target", redis.uri(), "--keys", "1000",
              "--phases", "mixed", "--ratio", "1:1", "--duration", "6s", "--threads", "2"},
             log);
-  std::this_thread::sleep_for(1500ms);
+  // Stall once the phase runs (a loaded machine or a sanitizer stretches the start), for 3 s:
+  // at least two whole seconds in which nothing completes.
+  ASSERT_TRUE(wait_for_value(dir.file("r.db"), phase_rows_at_least("mixed", 1))) << slurp(log);
   redis.process().signal(SIGSTOP);
-  std::this_thread::sleep_for(2500ms);
+  std::this_thread::sleep_for(3000ms);
   redis.process().signal(SIGCONT);
   ASSERT_EQ(p.wait(60'000), 0) << slurp(log);
   auto db = kv::Database::open(dir.file("r.db"));
@@ -95,7 +97,7 @@ TEST(TimeAccounting, StalledSecondsCountInRateMode) {
   Process p({kKvdrive, "run", "--db", dir.file("r.db"), "--target", redis.uri(), "--keys", "1000",
              "--phases", "read", "--rate", "2000", "--duration", "6s", "--threads", "2"},
             log);
-  std::this_thread::sleep_for(1500ms);
+  ASSERT_TRUE(wait_for_value(dir.file("r.db"), phase_rows_at_least("read", 1))) << slurp(log);
   redis.process().signal(SIGSTOP);
   std::this_thread::sleep_for(2000ms);
   redis.process().signal(SIGCONT);
@@ -120,7 +122,7 @@ TEST(TimeAccounting, LockedResultsFileDelaysRowsButDoesNotMergeThem) {
   Process p({kKvdrive, "run", "--db", dir.file("r.db"), "--target", redis.uri(), "--keys", "1000",
              "--phases", "read", "--duration", "8s", "--threads", "1"},
             log);
-  std::this_thread::sleep_for(1500ms);
+  ASSERT_TRUE(wait_for_value(dir.file("r.db"), phase_rows_at_least("read", 1))) << slurp(log);
   {
     auto locker = kv::Database::open(dir.file("r.db"));
     locker.exec("BEGIN EXCLUSIVE");
@@ -180,7 +182,7 @@ TEST(TimeAccounting, DeadStoreEndsThePhase) {
   Process p({kKvdrive, "run", "--db", dir.file("r.db"), "--target", redis.uri(), "--keys", "50M",
              "--phases", "load", "--threads", "2", "--timeout", "300ms", "--give-up-after", "3s"},
             log);
-  std::this_thread::sleep_for(1500ms);
+  ASSERT_TRUE(wait_for_value(dir.file("r.db"), phase_rows_at_least("load", 1))) << slurp(log);
   redis.process().signal(SIGKILL);
   const auto killed = std::chrono::steady_clock::now();
   EXPECT_EQ(p.wait(60'000), 1) << slurp(log);
