@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 #include <atomic>
+#include <cctype>
 #include <charconv>
 #include <cstdint>
 #include <filesystem>
@@ -77,6 +78,7 @@ double parse_scale(std::string_view text) {
 
 // The --config file as kvdrive read it: bounded, checked, BOM dropped, each key's line.
 struct ConfigFile {
+  std::string path;
   std::string text;
   std::map<std::string, int> key_lines;  // "run.keys" -> line number
   std::string problem;                   // set when the file is refused
@@ -131,6 +133,28 @@ std::map<std::string, int> config_key_lines(std::string_view text, const std::st
                                   std::to_string(line_no));
   }
   return lines;
+}
+
+// A message about an option ("invalid --keys 'x': ...") whose value came from the config
+// file, not the command line, also names the file and the line.
+std::string with_config_origin(const std::string& what, int argc, char** argv, const ConfigFile& file) {
+  if (file.path.empty()) return what;
+  auto at = what.find("--");
+  if (at == std::string::npos) return what;
+  size_t end = at + 2;
+  while (end < what.size() && (std::isalnum(static_cast<unsigned char>(what[end])) || what[end] == '-')) ++end;
+  const std::string option = what.substr(at, end - at);
+  if (option.size() <= 2 || option == "--config") return what;
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    if (arg == option || arg.rfind(option + "=", 0) == 0) return what;  // typed on the command line
+  }
+  for (const auto& [key, line] : file.key_lines) {
+    auto dot = key.rfind('.');
+    if (key.substr(dot == std::string::npos ? 0 : dot + 1) == option.substr(2))
+      return what + " (from --config '" + file.path + "', line " + std::to_string(line) + ")";
+  }
+  return what;
 }
 
 // CLI11's TOML reader, fed the text kvdrive read and checked instead of reading the file again.
@@ -255,6 +279,7 @@ int kvdrive_main(int argc, char** argv) {
       [config_file](std::string& path) -> std::string {
         if (path.empty()) return {};
         try {
+          config_file->path = path;
           config_file->text = read_text_file("--config", path);
           config_file->key_lines = config_key_lines(config_file->text, path);
           return {};
@@ -383,6 +408,10 @@ int kvdrive_main(int argc, char** argv) {
       opts.client.timeout_us = parse_duration_us(timeout);
       if (opts.client.timeout_us < 1000)
         throw std::invalid_argument("invalid --timeout '" + timeout + "': must be at least 1ms");
+      // libmemcached keeps it as an int32 of milliseconds (24.8 days); a day is already far
+      // beyond any request worth waiting for.
+      if (opts.client.timeout_us > 86'400'000'000)
+        throw std::invalid_argument("invalid --timeout '" + timeout + "': at most 24h");
       opts.command_line = redacted_command_line(argc, argv);
       opts.progress = !opts.json;
       check_memcached_ttl(check_run_options(opts), opts.steps);
@@ -409,9 +438,9 @@ int kvdrive_main(int argc, char** argv) {
                                        : "unknown subcommand '" + rest.front() + "'") +
                          " (expected run, report or scenarios; see kvdrive --help)");
     }
-    return usage_error(e.what());
+    return usage_error(with_config_origin(e.what(), argc, argv, *config_file));
   } catch (const std::invalid_argument& e) {
-    return usage_error(e.what());
+    return usage_error(with_config_origin(e.what(), argc, argv, *config_file));
   }
 
   try {

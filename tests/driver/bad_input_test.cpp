@@ -333,7 +333,8 @@ TEST_F(KvdriveBadInput, RunOptions) {
   cases.push_back({{"run", "--db", garbage, "--target", target_}, {"--db", "garbage.db", "not a SQLite file"}});
   cases.push_back({{"run", "--target", target_}, {"--db is required"}});
   // --timeout, --max-errors, --processes
-  for (const char* v : {"abc", "-1", "0", "500us", "99999999999999999999", "1e400", ""})
+  // 25h: libmemcached keeps the timeout as an int32 of milliseconds; above a day is refused.
+  for (const char* v : {"abc", "-1", "0", "500us", "99999999999999999999", "1e400", "", "25h", "2562048h"})
     cases.push_back({run_args({"--timeout", v}), names("timeout", v)});
   for (const char* v : {"abc", "-1", "99999999999999999999", "1e400", "64Ti", "", "1.5"})
     cases.push_back({run_args({"--max-errors", v}), names("max-errors", v)});
@@ -415,6 +416,9 @@ TEST_F(KvdriveBadInput, ConfigFiles) {
   cases.push_back({with(dup), {"--config " + in_quotes(dup), "key 'keys' in [run] on line 2 and again on line 4"}});
   std::string dup_dotted = write_file("dup2.toml", "[run]\nthreads = 1\n\n\"threads\" = 2\n");
   cases.push_back({with(dup_dotted), {"--config " + in_quotes(dup_dotted), "'threads'", "line 2", "line 4"}});
+  // A bad value from the file names the file and its line, not only the option.
+  std::string bad_value = write_file("value.toml", "[run]\nthreads = 2\nkeys = \"ten\"\n");
+  cases.push_back({with(bad_value), {"--keys", "'ten'", "from --config " + in_quotes(bad_value) + ", line 3"}});
   // Unknown keys say their line too.
   std::string unknown = write_file("unknown.toml", "[run]\nkeys = 10\nbogus = 1\n");
   cases.push_back({with(unknown), {"unknown key 'bogus' in [run] (line 3)"}});
