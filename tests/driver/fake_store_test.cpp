@@ -318,6 +318,39 @@ TEST(FakeStoreKvdrive, AStallLongerThanTheTimeoutGivesTimeouts) {
   }
 }
 
+// The store closes every connection after 40 requests: the request that found it closed is an
+// error, kvdrive reconnects and goes on, and every get it counts as answered is one the fake
+// answered. (Binary multi-gets are a GETKQ and a NOOP: a close between them leaves the fake one
+// get ahead of kvdrive per close, hence bounds there.)
+TEST(FakeStoreKvdrive, ClosedConnectionsAreErrorsAndTheRunGoesOn) {
+  for (const Target& t : kTargets) {
+    SCOPED_TRACE(t.name);
+    FakeStore store;
+    FakeStore::Behavior b;
+    b.close_after_requests = 40;
+    store.set_behavior_all(b);
+    TempDir dir;
+    auto out = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", uri(store, t),
+                                 "--keys", "100", "--phases", "read", "--duration", "2s",
+                                 "--threads", "1", "--timeout", "1s"});
+    EXPECT_EQ(out.exit_code, 0) << out.output;
+    auto db = kv::open_results_db(dir.file("r.db"));
+    const char* p = protocol(t);
+    int64_t answered = driver_sum(db, "hits", p, "get") + driver_sum(db, "misses", p, "get");
+    int64_t errors = driver_sum(db, "errors", p, "get");
+    EXPECT_GT(answered, 40);
+    EXPECT_GT(errors, 0) << out.output;
+    EXPECT_EQ(driver_sum(db, "timeouts", p, "get"), 0);
+    EXPECT_GT(store.connections_accepted(), 3);
+    if (t.binary) {
+      EXPECT_GE(fake_gets(store, t), answered) << describe(store);
+      EXPECT_LE(fake_gets(store, t), answered + errors) << describe(store);
+    } else {
+      EXPECT_EQ(fake_gets(store, t), answered) << describe(store);
+    }
+  }
+}
+
 TEST(FakeStoreKvdrive, AReplyDelayShowsInTheMedianLatency) {
   for (const Target& t : kTargets) {
     SCOPED_TRACE(t.name);
