@@ -282,25 +282,36 @@ void expect_bounded_and_dropped(FakeKvmon::Mode mode, const char* what) {
   StoreServer redis(StoreServer::Kind::redis);
   KV_START_OR_SKIP(redis);
   TempDir dir;
+  auto run_args = [&](const std::string& db) {
+    return std::vector<std::string>{kKvdrive, "run", "--db", dir.file(db), "--target", redis.uri(),
+                                    "--keys", "1000", "--phases", "mixed", "--duration", "3s",
+                                    "--threads", "1"};
+  };
+  // The same run without a link: what kvdrive itself takes in this build (a sanitizer's shadow
+  // memory and quarantine make that several times the ~12 MiB of a plain build).
+  Process alone(run_args("alone.db"), dir.file("alone.log"));
+  int code = 0;
+  const int64_t alone_kib = peak_rss_kib_until_exit(alone, 60'000, &code);
+  ASSERT_EQ(code, 0) << slurp(dir.file("alone.log"));
+
   FakeKvmon fake(mode);
   const auto started = std::chrono::steady_clock::now();
-  Process kvdrive({kKvdrive, "run", "--db", dir.file("r.db"), "--target", redis.uri(), "--keys",
-                   "1000", "--phases", "mixed", "--duration", "4s", "--threads", "1",
-                   "--monitor", "127.0.0.1:" + std::to_string(fake.port())},
-                  dir.file("kvdrive.log"));
-  int code = 0;
+  std::vector<std::string> args = run_args("r.db");
+  args.insert(args.end(), {"--monitor", "127.0.0.1:" + std::to_string(fake.port())});
+  Process kvdrive(args, dir.file("kvdrive.log"));
   int64_t peak_kib = peak_rss_kib_until_exit(kvdrive, 60'000, &code);
   const double took_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   const std::string out = slurp(dir.file("kvdrive.log"));
-  std::cout << what << ": kvdrive peak VmRSS " << peak_kib << " KiB, run took " << took_s << " s\n";
+  std::cout << what << ": kvdrive peak VmRSS " << peak_kib << " KiB (" << alone_kib
+            << " KiB without the link), run took " << took_s << " s\n";
   ASSERT_EQ(code, 0) << what << "\n" << out;
-  // kvdrive alone is ~12 MiB; before the bounds it grew by hundreds of MiB in seconds.
-  EXPECT_LT(peak_kib, 128 * 1024) << what;
-  // The 4 s phase is not stretched, and the run ends without waiting on the peer (before the
+  // Before the bounds it grew by hundreds of MiB in seconds (686 MiB in 4 s).
+  EXPECT_LT(peak_kib, alone_kib + 96 * 1024) << what;
+  // The 3 s phase is not stretched, and the run ends without waiting on the peer (before the
   // bounds, 1,000 instances a tick kept the run going past 60 s). Margins for a loaded machine.
-  EXPECT_LT(took_s, 4.0 + 8.0) << what;
+  EXPECT_LT(took_s, 3.0 + 9.0) << what;
   auto db = kv::open_results_db(dir.file("r.db"));
-  EXPECT_LT(query_int(db, "SELECT MAX(ended_ts_us - started_ts_us) FROM phases"), 8'000'000) << what;
+  EXPECT_LT(query_int(db, "SELECT MAX(ended_ts_us - started_ts_us) FROM phases"), 7'000'000) << what;
   EXPECT_EQ(query_int(db, "SELECT count(*) FROM events WHERE kind = 'monitor_dropped' AND "
                           "source = 'kvdrive'"), 1) << what << "\n" << out;
   EXPECT_EQ(query_int(db, "SELECT count(*) FROM monitor_sessions WHERE status = 'failed'"), 1);
@@ -333,7 +344,7 @@ TEST(KvdriveMonitor, SigtermEndsARunPromptlyWhileAPeerFloods) {
     const double took_s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - signalled).count();
     EXPECT_NE(code, -1) << "kvdrive did not end after SIGTERM\n" << slurp(dir.file("kvdrive.log"));
-    EXPECT_LT(took_s, 3.0) << slurp(dir.file("kvdrive.log"));
+    EXPECT_LT(took_s, 5.0) << slurp(dir.file("kvdrive.log"));  // before: still running at 30 s
   }
 }
 
