@@ -353,10 +353,12 @@ TEST(Kvmon, KillAndRestartGivesEventsAndANewInstance) {
   EXPECT_GE(*started_ts_us, restart_ts_us - 20'000);  // 10 ms ticks, 10 ms uptime resolution
   EXPECT_LE(*started_ts_us, *query_int(db, "SELECT first_seen_ts_us FROM process_instances "
                                            "WHERE pid = " + std::to_string(redis.pid())) + 20'000);
-  // The host was sampled all along, once a second by default (every 20th 50 ms tick).
+  // The host was sampled all along, once a second by default (every 20th 50 ms tick). On a
+  // loaded machine a skipped tick moves a host sample to the next tick of its second (a gap of
+  // 1.05 s, then 0.95 s), and a stall can skip one whole second: not more.
   EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM (SELECT scheduled_ts_us - LAG(scheduled_ts_us) "
                           "OVER (ORDER BY ts_us) AS gap FROM host_samples) "
-                          "WHERE gap IS NOT NULL AND gap NOT BETWEEN 1000000 AND 1500000"), 0);
+                          "WHERE gap IS NOT NULL AND gap NOT BETWEEN 500000 AND 2500000"), 0);
   EXPECT_GE(query_int(db, "SELECT COUNT(*) FROM host_samples").value_or(0), 2);
 }
 
