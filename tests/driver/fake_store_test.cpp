@@ -13,6 +13,8 @@
 #include <chrono>
 #include <cstring>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "kvdrive_test_util.hpp"
 
@@ -349,6 +351,103 @@ TEST(FakeStoreKvdrive, ClosedConnectionsAreErrorsAndTheRunGoesOn) {
       EXPECT_EQ(fake_gets(store, t), answered) << describe(store);
     }
   }
+}
+
+// The connections (by index) that have carried gets: kvdrive's workers, not its pollers.
+std::vector<int> get_connections(const FakeStore& store) {
+  std::vector<int> out;
+  auto conns = store.connections();
+  for (size_t i = 0; i < conns.size(); ++i)
+    if (conns[i].open && conns[i].requests.count("get")) out.push_back(static_cast<int>(i));
+  return out;
+}
+
+// Issue #14's stalled seconds with the fake instead of SIGSTOP: every connection stops
+// answering for at least 2.5 s of a 5 s phase. The seconds of the stall keep their rows (ops 0,
+// latency unknown), the rows add up to the phase's wall time, and nothing is lost: kvdrive's
+// gets equal the fake's.
+TEST(FakeStoreKvdrive, StalledSecondsKeepTheirRows) {
+  FakeStore store;
+  TempDir dir;
+  const std::string log = dir.file("kvdrive.log");
+  Process p({kKvdrive, "run", "--db", dir.file("r.db"), "--target", store.redis_uri(), "--keys",
+             "1000", "--phases", "read", "--duration", "5s", "--threads", "2", "--timeout", "30s"},
+            log);
+  ASSERT_TRUE(wait_for_value(dir.file("r.db"), phase_rows_at_least("read", 1))) << slurp(log);
+  FakeStore::Behavior stall;
+  stall.stall_after_requests = 0;  // from each connection's next request, until released
+  store.set_behavior_all(stall);
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  store.set_behavior_all({});
+  store.release_stalls();
+  ASSERT_EQ(p.wait(60'000), 0) << slurp(log);
+  auto db = kv::open_results_db(dir.file("r.db"));
+  EXPECT_GE(query_int(db, "SELECT COUNT(*) FROM driver_seconds WHERE op = 'get' AND ops = 0 AND "
+                          "lat_p50_us IS NULL AND lat_max_us IS NULL"),
+            1);
+  EXPECT_EQ(query_int(db, "SELECT SUM(interval_us) FROM driver_seconds WHERE op = 'get'"),
+            query_int(db, "SELECT ended_ts_us - started_ts_us FROM phases"));
+  EXPECT_GE(query_double(db, "SELECT MAX(lat_max_us) FROM driver_seconds"), 2'500'000);
+  EXPECT_EQ(driver_sum(db, "timeouts", "redis", "get"), 0);
+  EXPECT_EQ(driver_sum(db, "ops", "redis", "get"), store.requests("get")) << describe(store);
+}
+
+// What no real server can be told to do: stall one connection of two. The other worker goes
+// on (no second without answers), the stalled one's request is late by the whole stall, and
+// the counts still agree.
+TEST(FakeStoreKvdrive, OneStalledConnectionDoesNotStopTheOther) {
+  FakeStore store;
+  TempDir dir;
+  const std::string log = dir.file("kvdrive.log");
+  Process p({kKvdrive, "run", "--db", dir.file("r.db"), "--target", store.redis_uri(), "--keys",
+             "1000", "--phases", "read", "--duration", "5s", "--threads", "2", "--timeout", "30s"},
+            log);
+  ASSERT_TRUE(wait_for_value(dir.file("r.db"), phase_rows_at_least("read", 1))) << slurp(log);
+  std::vector<int> workers = get_connections(store);
+  ASSERT_EQ(workers.size(), 2u) << describe(store);
+  FakeStore::Behavior stall;
+  stall.stall_after_requests = 0;
+  store.set_behavior(workers[0], stall);
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  const int64_t stalled_gets = store.requests(workers[0], "get");
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  EXPECT_EQ(store.requests(workers[0], "get"), stalled_gets);  // it waits for its reply
+  store.release_stalls();
+  ASSERT_EQ(p.wait(60'000), 0) << slurp(log);
+  auto db = kv::open_results_db(dir.file("r.db"));
+  // (A last partial row can be too short for an answer on a slow machine: rows of 100 ms or more.)
+  EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM driver_seconds WHERE op = 'get' AND ok = 0 "
+                          "AND interval_us >= 100000"),
+            0);
+  EXPECT_GE(query_double(db, "SELECT MAX(lat_max_us) FROM driver_seconds"), 2'500'000);
+  EXPECT_GT(store.requests(workers[1], "get"), store.requests(workers[0], "get"));
+  EXPECT_EQ(driver_sum(db, "ops", "redis", "get"), store.requests("get")) << describe(store);
+  EXPECT_EQ(store.connections_accepted(), static_cast<int>(store.connections().size()));
+}
+
+// Rate mode at 1,000/s with the store stalled for 2 s: the backlog is sent late, nothing is
+// dropped (the fake saw every request of the schedule), and slip shows the stall.
+TEST(FakeStoreKvdrive, RateModeSendsTheBacklogOfAStall) {
+  FakeStore store;
+  TempDir dir;
+  const std::string log = dir.file("kvdrive.log");
+  Process p({kKvdrive, "run", "--db", dir.file("r.db"), "--target", store.redis_uri(), "--keys",
+             "1000", "--phases", "read", "--rate", "1000", "--duration", "5s", "--threads", "2",
+             "--timeout", "30s"},
+            log);
+  ASSERT_TRUE(wait_for_value(dir.file("r.db"), phase_rows_at_least("read", 1))) << slurp(log);
+  FakeStore::Behavior stall;
+  stall.stall_after_requests = 0;
+  store.set_behavior_all(stall);
+  std::this_thread::sleep_for(std::chrono::milliseconds(2000));
+  store.set_behavior_all({});
+  store.release_stalls();
+  ASSERT_EQ(p.wait(60'000), 0) << slurp(log);
+  auto db = kv::open_results_db(dir.file("r.db"));
+  EXPECT_EQ(driver_sum(db, "ops", "redis", "get"), 5000);
+  EXPECT_EQ(store.requests("get"), 5000) << describe(store);
+  EXPECT_GT(query_int(db, "SELECT SUM(late) FROM driver_seconds"), 500);
+  EXPECT_GT(query_double(db, "SELECT MAX(slip_max_us) FROM driver_seconds"), 1'000'000);
 }
 
 TEST(FakeStoreKvdrive, AReplyDelayShowsInTheMedianLatency) {
