@@ -238,6 +238,24 @@ void check_arguments_utf8(int argc, char** argv) {
   }
 }
 
+// Every connection may hold --pipeline values of the largest size in its buffers at once: more
+// than the machine's memory can only end in the OOM killer (64M x --pipeline 4096 is 256 GiB
+// per connection), so it is refused before anything starts.
+void check_bytes_in_flight(const WorkloadSpec& w, int processes) {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page <= 0) return;
+  const double memory = static_cast<double>(pages) * static_cast<double>(page);
+  const double in_flight = static_cast<double>(w.values.largest()) * w.pipeline * w.connections *
+                           w.threads * processes;
+  if (in_flight > memory)
+    throw std::invalid_argument(
+        "--value-size " + format_size(w.values.largest()) + " x --pipeline " + std::to_string(w.pipeline) +
+        " x --connections " + std::to_string(w.connections) + " x --threads " + std::to_string(w.threads) +
+        (processes > 1 ? " x --processes " + std::to_string(processes) : std::string()) + " = " +
+        format_size(static_cast<uint64_t>(in_flight)) + " in flight, more than this machine's memory (" +
+        format_size(static_cast<uint64_t>(memory)) + ")");
+}
+
 // memcached reads an expiry above 30 days as a Unix time, which would be long past: every value
 // would expire at once while the run looks fine.
 void check_memcached_ttl(const std::vector<TargetSpec>& specs, const std::vector<RunStep>& steps) {
@@ -402,6 +420,7 @@ int kvdrive_main(int argc, char** argv) {
       for (auto& step : opts.steps) {
         step.workload.process_index = opts.process_index;
         step.workload.process_count = opts.process_count;
+        check_bytes_in_flight(step.workload, opts.process_count);
       }
       opts.scenario = scenario;
       opts.scale = scale;

@@ -186,6 +186,8 @@ TEST_F(KvdriveBadInput, WorkloadOptionsOnTheCommandLine) {
   // memcached reads an expiry above 30 days as a Unix time: every value would expire at once.
   cases.push_back({{"run", "--db", kDb, "--target", "memcached://127.0.0.1:1", "--ttl", "721h"},
                    {"--ttl", "memcached", "30 days"}});
+  // 64 MiB x 4096 in flight per connection x 4 threads = 1 TiB: more than any machine's memory.
+  cases.push_back({run_args({"--value-size", "64M", "--pipeline", "4096"}), {"--value-size", "--pipeline", "memory"}});
   // --scale must not carry a value past the limits each option has on its own.
   cases.push_back({run_args({"--scenario", "small-values", "--keys", "4000000000", "--scale", "2"}),
                    {"--keys", "--scale"}});
