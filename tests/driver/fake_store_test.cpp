@@ -3,8 +3,8 @@
 // sets, stalls past --timeout, a reply delay in the latency rows. No real server needed.
 #include "fake_store.hpp"
 
-#include <gtest/gtest.h>
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -34,7 +34,9 @@ class Client {
     if (::connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) ADD_FAILURE() << "connect";
   }
   ~Client() { ::close(fd_); }
-  void send(const std::string& s) { ASSERT_EQ(::send(fd_, s.data(), s.size(), MSG_NOSIGNAL), static_cast<ssize_t>(s.size())); }
+  void send(const std::string& s) {
+    ASSERT_EQ(::send(fd_, s.data(), s.size(), MSG_NOSIGNAL), static_cast<ssize_t>(s.size()));
+  }
   // Reads until `n` bytes arrived, the peer closed, or timeout_ms passed without data.
   std::string read(size_t n, int timeout_ms = 5000) {
     std::string out;
@@ -162,7 +164,7 @@ TEST(FakeStore, ScriptsApplyPerConnection) {
   const std::string pong = "+PONG\r\n";
   EXPECT_EQ(c1.ask(resp({"PING"}), pong), pong);
   c1.send(resp({"PING"}));
-  EXPECT_EQ(c1.read(pong.size(), 300), "");  // stalled ...
+  EXPECT_EQ(c1.read(pong.size(), 300), "");       // stalled ...
   EXPECT_EQ(c0.ask(resp({"PING"}), pong), pong);  // ... while connection 0 answers
   store.release_stalls();
   EXPECT_EQ(c1.read(pong.size()), pong);
@@ -207,9 +209,8 @@ struct Target {
   bool redis;
   bool binary;
 };
-constexpr Target kTargets[] = {{"redis", true, false},
-                               {"memcached text", false, false},
-                               {"memcached binary", false, true}};
+constexpr Target kTargets[] = {
+    {"redis", true, false}, {"memcached text", false, false}, {"memcached binary", false, true}};
 
 std::string uri(const FakeStore& s, const Target& t) {
   if (t.redis) return s.redis_uri();
@@ -240,9 +241,9 @@ TEST(FakeStoreKvdrive, CountsEqualTheFakesCounters) {
       FakeStore store;
       TempDir dir;
       const int kKeys = 500;
-      auto out = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", uri(store, t),
-                                   "--keys", std::to_string(kKeys), "--threads", "2",
-                                   "--pipeline", pipeline});
+      auto out =
+          run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", uri(store, t), "--keys",
+                            std::to_string(kKeys), "--threads", "2", "--pipeline", pipeline});
       ASSERT_EQ(out.exit_code, 0) << out.output;
       auto db = kv::open_results_db(dir.file("r.db"));
       const char* p = protocol(t);
@@ -307,9 +308,9 @@ TEST(FakeStoreKvdrive, AStallLongerThanTheTimeoutGivesTimeouts) {
     b.stall_us = 1'000'000;       // ... for 1 s, beyond --timeout
     store.set_behavior_all(b);
     TempDir dir;
-    auto out = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", uri(store, t),
-                                 "--keys", "100", "--phases", "read", "--duration", "2s",
-                                 "--timeout", "200ms", "--threads", "1"});
+    auto out = run_kvdrive(
+        dir, {"run", "--db", dir.file("r.db"), "--target", uri(store, t), "--keys", "100",
+              "--phases", "read", "--duration", "2s", "--timeout", "200ms", "--threads", "1"});
     auto db = kv::open_results_db(dir.file("r.db"));
     const char* p = protocol(t);
     EXPECT_GT(driver_sum(db, "timeouts", p, "get"), 0) << out.output;
@@ -332,9 +333,9 @@ TEST(FakeStoreKvdrive, ClosedConnectionsAreErrorsAndTheRunGoesOn) {
     b.close_after_requests = 40;
     store.set_behavior_all(b);
     TempDir dir;
-    auto out = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", uri(store, t),
-                                 "--keys", "100", "--phases", "read", "--duration", "2s",
-                                 "--threads", "1", "--timeout", "1s"});
+    auto out = run_kvdrive(
+        dir, {"run", "--db", dir.file("r.db"), "--target", uri(store, t), "--keys", "100",
+              "--phases", "read", "--duration", "2s", "--threads", "1", "--timeout", "1s"});
     EXPECT_EQ(out.exit_code, 0) << out.output;
     auto db = kv::open_results_db(dir.file("r.db"));
     const char* p = protocol(t);
@@ -382,8 +383,9 @@ TEST(FakeStoreKvdrive, StalledSecondsKeepTheirRows) {
   store.release_stalls();
   ASSERT_EQ(p.wait(60'000), 0) << slurp(log);
   auto db = kv::open_results_db(dir.file("r.db"));
-  EXPECT_GE(query_int(db, "SELECT COUNT(*) FROM driver_seconds WHERE op = 'get' AND ops = 0 AND "
-                          "lat_p50_us IS NULL AND lat_max_us IS NULL"),
+  EXPECT_GE(query_int(db,
+                      "SELECT COUNT(*) FROM driver_seconds WHERE op = 'get' AND ops = 0 AND "
+                      "lat_p50_us IS NULL AND lat_max_us IS NULL"),
             1);
   EXPECT_EQ(query_int(db, "SELECT SUM(interval_us) FROM driver_seconds WHERE op = 'get'"),
             query_int(db, "SELECT ended_ts_us - started_ts_us FROM phases"));
@@ -416,8 +418,9 @@ TEST(FakeStoreKvdrive, OneStalledConnectionDoesNotStopTheOther) {
   ASSERT_EQ(p.wait(60'000), 0) << slurp(log);
   auto db = kv::open_results_db(dir.file("r.db"));
   // (A last partial row can be too short for an answer on a slow machine: rows of 100 ms or more.)
-  EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM driver_seconds WHERE op = 'get' AND ok = 0 "
-                          "AND interval_us >= 100000"),
+  EXPECT_EQ(query_int(db,
+                      "SELECT COUNT(*) FROM driver_seconds WHERE op = 'get' AND ok = 0 "
+                      "AND interval_us >= 100000"),
             0);
   EXPECT_GE(query_double(db, "SELECT MAX(lat_max_us) FROM driver_seconds"), 2'500'000);
   EXPECT_GT(store.requests(workers[1], "get"), store.requests(workers[0], "get"));
@@ -468,7 +471,8 @@ TEST(FakeStoreKvdrive, AReplyDelayShowsInTheMedianLatency) {
                 2000)
           << op;
       EXPECT_GE(query_double(db, std::string("SELECT MIN(lat_mean_us) FROM driver_seconds "
-                                             "WHERE ops > 0 AND op = '") + op + "'"),
+                                             "WHERE ops > 0 AND op = '") +
+                                     op + "'"),
                 2000)
           << op;
     }

@@ -139,8 +139,8 @@ Cut cut_resp(std::string_view in, size_t* used, Request* r) {
 }
 
 bool is_storage(std::string_view cmd) {
-  return cmd == "set" || cmd == "add" || cmd == "replace" || cmd == "append" ||
-         cmd == "prepend" || cmd == "cas";
+  return cmd == "set" || cmd == "add" || cmd == "replace" || cmd == "append" || cmd == "prepend" ||
+         cmd == "cas";
 }
 
 // memcached text: a command line, and for storage commands the data block after it.
@@ -190,20 +190,34 @@ Cut cut_request(std::string_view in, size_t* used, Request* r) {
 
 const char* binary_name(uint8_t op) {
   switch (op) {
-    case 0x00: return "get";
-    case 0x01: return "set";
-    case 0x04: return "delete";
-    case 0x07: return "quit";
-    case 0x09: return "getq";
-    case 0x0a: return "noop";
-    case 0x0b: return "version";
-    case 0x0c: return "getk";
-    case 0x0d: return "getkq";
-    case 0x10: return "stat";
-    case 0x11: return "setq";
-    case 0x14: return "deleteq";
-    case 0x17: return "quitq";
-    default: return "unknown";
+    case 0x00:
+      return "get";
+    case 0x01:
+      return "set";
+    case 0x04:
+      return "delete";
+    case 0x07:
+      return "quit";
+    case 0x09:
+      return "getq";
+    case 0x0a:
+      return "noop";
+    case 0x0b:
+      return "version";
+    case 0x0c:
+      return "getk";
+    case 0x0d:
+      return "getkq";
+    case 0x10:
+      return "stat";
+    case 0x11:
+      return "setq";
+    case 0x14:
+      return "deleteq";
+    case 0x17:
+      return "quitq";
+    default:
+      return "unknown";
   }
 }
 
@@ -237,7 +251,7 @@ struct Conn {
   std::deque<Reply> pending;  // not yet due (or held by a stall)
   std::string out;            // due, not yet written
   int64_t requests = 0;
-  Behavior b;                 // as of the last request
+  Behavior b;  // as of the last request
   bool stalled = false;
   int64_t stall_until_us = 0;
   uint64_t stalled_in_gen = 0;  // the behavior generation of this connection's stall
@@ -277,7 +291,9 @@ struct FakeStore::Impl {
     return it == per_conn.end() ? all : it->second;
   }
 
-  void count(Conn& c, const std::string& cmd) { ++counters[static_cast<size_t>(c.index)].requests[cmd]; }
+  void count(Conn& c, const std::string& cmd) {
+    ++counters[static_cast<size_t>(c.index)].requests[cmd];
+  }
 
   const Item* find(const std::string& key) {
     auto it = items.find(key);
@@ -308,11 +324,12 @@ struct FakeStore::Impl {
       for (const auto& [cmd, n] : c.requests) calls[cmd] += n;
     int64_t used = 0;
     for (const auto& [k, v] : items) used += static_cast<int64_t>(k.size() + v.value.size());
-    std::string t = "# Server\r\nredis_version:7.0.0\r\nredis_mode:standalone\r\n"
-                    "# Clients\r\nconnected_clients:" + std::to_string(conns.size()) +
-                    "\r\n# Memory\r\nused_memory:" + std::to_string(used) +
-                    "\r\n# Stats\r\nkeyspace_hits:" + std::to_string(hits) +
-                    "\r\nkeyspace_misses:" + std::to_string(misses) + "\r\n# Commandstats\r\n";
+    std::string t =
+        "# Server\r\nredis_version:7.0.0\r\nredis_mode:standalone\r\n"
+        "# Clients\r\nconnected_clients:" +
+        std::to_string(conns.size()) + "\r\n# Memory\r\nused_memory:" + std::to_string(used) +
+        "\r\n# Stats\r\nkeyspace_hits:" + std::to_string(hits) +
+        "\r\nkeyspace_misses:" + std::to_string(misses) + "\r\n# Commandstats\r\n";
     for (const auto& [cmd, n] : calls)
       t += "cmdstat_" + cmd + ":calls=" + std::to_string(n) + ",usec=0,usec_per_call=0.00\r\n";
     t += "# Keyspace\r\ndb0:keys=" + std::to_string(items.size()) + ",expires=0,avg_ttl=0\r\n";
@@ -457,15 +474,20 @@ struct FakeStore::Impl {
     count(c, binary_name(op));
     const std::string key(r.key);
     switch (op) {
-      case 0x00: case 0x09: case 0x0c: case 0x0d: {  // get, getq, getk, getkq
+      case 0x00:
+      case 0x09:
+      case 0x0c:
+      case 0x0d: {  // get, getq, getk, getkq
         bool quiet = op == 0x09 || op == 0x0d, with_key = op == 0x0c || op == 0x0d;
         const Item* i = lookup(key);
-        if (!i) return quiet ? "" : bin_reply(r.header, 0x0001, {}, with_key ? r.key : "", "Not found");
+        if (!i)
+          return quiet ? "" : bin_reply(r.header, 0x0001, {}, with_key ? r.key : "", "Not found");
         std::string flags;
         put32(flags, i->flags);
         return bin_reply(r.header, 0, flags, with_key ? r.key : "", i->value, i->cas);
       }
-      case 0x01: case 0x11: {  // set, setq
+      case 0x01:
+      case 0x11: {                                                     // set, setq
         if (r.extras.size() != 8) return bin_reply(r.header, 0x0004);  // invalid arguments
         if (c.b.refuse_sets == Refusal::out_of_memory) {
           ++refused_no_memory;
@@ -475,22 +497,27 @@ struct FakeStore::Impl {
         store(r.key, r.value, be32(r.extras.data()), ttl_us_of(be32(r.extras.data() + 4)));
         return op == 0x11 ? "" : bin_reply(r.header, 0, {}, {}, {}, next_cas - 1);
       }
-      case 0x04: case 0x14: {  // delete, deleteq
+      case 0x04:
+      case 0x14: {  // delete, deleteq
         bool gone = items.erase(key) > 0;
         if (gone && op == 0x14) return "";
         return bin_reply(r.header, gone ? 0 : 0x0001);
       }
-      case 0x0a: return bin_reply(r.header, 0);
-      case 0x0b: return bin_reply(r.header, 0, {}, {}, kMemcachedVersion);
+      case 0x0a:
+        return bin_reply(r.header, 0);
+      case 0x0b:
+        return bin_reply(r.header, 0, {}, {}, kMemcachedVersion);
       case 0x10: {
         std::string out;
         for (const auto& [k, v] : stats()) out += bin_reply(r.header, 0, {}, k, v);
         return out + bin_reply(r.header, 0);
       }
-      case 0x07: case 0x17:
+      case 0x07:
+      case 0x17:
         c.closing = true;
         return op == 0x07 ? bin_reply(r.header, 0) : "";
-      default: return bin_reply(r.header, 0x0081);
+      default:
+        return bin_reply(r.header, 0x0081);
     }
   }
 
@@ -584,7 +611,8 @@ void FakeStore::Impl::serve() {
       std::lock_guard lock(s.mu);
       for (auto& cp : s.conns) {
         Conn& c = *cp;
-        if (c.stalled && (now >= c.stall_until_us || s.releases != c.stall_release)) c.stalled = false;
+        if (c.stalled && (now >= c.stall_until_us || s.releases != c.stall_release))
+          c.stalled = false;
         while (!c.stalled && !c.pending.empty() && c.pending.front().due_us <= now) {
           c.out += c.pending.front().bytes;
           c.pending.pop_front();
@@ -595,7 +623,9 @@ void FakeStore::Impl::serve() {
           size_t n = c.out.size();
           bool cut = c.b.close_after_reply_bytes >= 0 &&
                      ctr.bytes_out + static_cast<int64_t>(n) >= c.b.close_after_reply_bytes;
-          if (cut) n = static_cast<size_t>(std::max<int64_t>(0, c.b.close_after_reply_bytes - ctr.bytes_out));
+          if (cut)
+            n = static_cast<size_t>(
+                std::max<int64_t>(0, c.b.close_after_reply_bytes - ctr.bytes_out));
           ssize_t w = n == 0 ? 0 : ::send(c.fd, c.out.data(), n, MSG_NOSIGNAL);
           if (w < 0 && (errno == EAGAIN || errno == EINTR)) break;
           if (w < 0) {
@@ -612,8 +642,10 @@ void FakeStore::Impl::serve() {
             c.out.clear();
           }
         }
-        if (c.stalled) next_us = std::min(next_us, c.stall_until_us);
-        else if (!c.pending.empty()) next_us = std::min(next_us, c.pending.front().due_us);
+        if (c.stalled)
+          next_us = std::min(next_us, c.stall_until_us);
+        else if (!c.pending.empty())
+          next_us = std::min(next_us, c.pending.front().due_us);
       }
       // Close what is finished.
       std::erase_if(s.conns, [&](const std::unique_ptr<Conn>& c) {

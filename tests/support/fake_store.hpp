@@ -58,7 +58,7 @@ class FakeStore {
                                            // it went out) when request N+1 arrives, unanswered
     int64_t close_after_reply_bytes = -1;  // closed once this many reply bytes went out in all:
                                            // a reply cut in the middle
-    bool text_only = false;  // memcached binary requests are read and never answered
+    bool text_only = false;                // memcached binary requests are read and never answered
   };
 
   struct ConnectionCounters {
