@@ -78,6 +78,31 @@ nlohmann::ordered_json json_figure(const Statement& s, int col) {
 
 }  // namespace
 
+void print_group_json(Database& db, const std::string& group, int processes,
+                      const std::vector<std::string>& problems, std::ostream& out) {
+  nlohmann::ordered_json j;
+  j["run_group"] = group;
+  j["processes"] = processes;
+  j["problems"] = problems;
+  auto& runs = j["runs"] = nlohmann::ordered_json::array();
+  auto r = db.prepare("SELECT run_id FROM runs WHERE run_group = ? ORDER BY process_index, run_id");
+  r.bind(1, group);
+  while (r.step()) runs.push_back(r.column_int(0));
+  auto& phases = j["phases"] = nlohmann::ordered_json::array();
+  auto s = db.prepare(
+      "SELECT store, kind, op, processes, ops, wall_seconds, req_per_s, failed FROM group_summary "
+      "WHERE run_group = ? ORDER BY store, kind = 'load' DESC, op DESC");
+  s.bind(1, group);
+  const char* names[] = {"store", "phase", "op", "processes", "ops", "wall_seconds", "req_per_s", "failed"};
+  while (s.step()) {
+    nlohmann::ordered_json row;
+    for (int c = 0; c < 8; ++c)
+      row[names[c]] = c < 3 ? nlohmann::ordered_json(s.column_text(c)) : json_figure(s, c);
+    phases.push_back(std::move(row));
+  }
+  out << j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
+}
+
 void print_run_json(Database& db, int64_t run_id, std::ostream& out) {
   auto r = db.prepare("SELECT status, started_ts_us, ended_ts_us, name FROM runs WHERE run_id = ?");
   r.bind(1, run_id);

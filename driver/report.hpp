@@ -20,6 +20,11 @@ void print_run_json(Database& db, int64_t run_id, std::ostream& out);
 // A --processes group: per store, phase kind and op, the requests of all its processes over
 // the group's wall-clock time.
 void print_group_summary(Database& db, const std::string& group, std::ostream& out);
+// The same as one JSON object on one line (kvdrive run --json --processes N): run_group,
+// processes, problems (a line per process that did not complete), runs (their run ids) and
+// phases (store, phase, op, processes, ops, wall_seconds, req_per_s, failed).
+void print_group_json(Database& db, const std::string& group, int processes,
+                      const std::vector<std::string>& problems, std::ostream& out);
 // Every run in the file (or only `run_id`), oldest first. Throws std::invalid_argument if
 // `run_id` is not in the file.
 void print_report(Database& db, std::optional<int64_t> run_id, std::ostream& out);

@@ -561,6 +561,11 @@ int run_process_group(const RunOptions& opts, int argc, char** argv, std::ostrea
     if (code != kExitOk && (worst == kExitOk || code == kExitFailed)) worst = code;
   }
   Database db = open_results_db(opts.db_path);  // marks the runs of killed processes
+  if (opts.json) {  // --json: the group's summary as JSON too, not the table
+    for (const auto& f : failures) log_error() << f;
+    print_group_json(db, opts.run_group, static_cast<int>(children.size()), failures, out);
+    return worst;
+  }
   out << "\n";
   if (!failures.empty()) {
     out << std::to_string(children.size() - failures.size()) << " of " << children.size()

@@ -75,4 +75,26 @@ TEST(KvdriveJson, SummaryReportAndParametersAreStrictJsonWithoutRepeatedKeys) {
   EXPECT_EQ(json::parse(report.output)["name"], name);
 }
 
+// --json with --processes printed the group's text table: JSON too now.
+TEST(KvdriveJson, AProcessGroupsSummaryIsJsonToo) {
+  StoreServer redis(StoreServer::Kind::redis);
+  KV_START_OR_SKIP(redis);
+  TempDir dir;
+  auto out = run_kvdrive(dir, {"--log-level", "off", "run", "--db", dir.file("r.db"), "--target", redis.uri(),
+                               "--keys", "400", "--threads", "2", "--processes", "2", "--json"});
+  ASSERT_EQ(out.exit_code, 0) << out.output;
+  std::vector<std::string> repeated;
+  ASSERT_NO_THROW(repeated = repeated_keys(out.output)) << out.output;
+  EXPECT_TRUE(repeated.empty());
+  json group = json::parse(out.output);
+  EXPECT_EQ(group["processes"], 2);
+  EXPECT_EQ(group["runs"].size(), 2u);
+  EXPECT_TRUE(group["problems"].empty());
+  int64_t sets = 0;
+  for (const auto& p : group["phases"])
+    if (p["op"] == "set") sets += p["ops"].get<int64_t>();
+  EXPECT_EQ(sets, 400);
+  EXPECT_EQ(sets, redis_command_calls(redis.port(), "set"));
+}
+
 }  // namespace
