@@ -453,6 +453,40 @@ TEST(FakeStoreKvdrive, RateModeSendsTheBacklogOfAStall) {
   EXPECT_GT(query_double(db, "SELECT MAX(slip_max_us) FROM driver_seconds"), 1'000'000);
 }
 
+// Garbage after each connection's first reply, or a reply cut mid-way (the connection closed
+// after 2,000 reply bytes): failed requests, never a crash or a wrong answer, and kvdrive
+// reconnects. Every get kvdrive saw answered was answered by the fake, and none it did not send
+// reached the fake (gets failed by libmemcached while it rests a failed server are never sent).
+TEST(FakeStoreKvdrive, GarbageAndCutRepliesAreFailures) {
+  for (const char* fault : {"garbage", "cut"}) {
+    for (const Target& t : kTargets) {
+      SCOPED_TRACE(std::string(t.name) + ", " + fault);
+      FakeStore store;
+      FakeStore::Behavior b;
+      if (fault == std::string("garbage"))
+        b.garbage_after_requests = 1;
+      else
+        b.close_after_reply_bytes = 2000;
+      store.set_behavior_all(b);
+      TempDir dir;
+      auto out = run_kvdrive(
+          dir, {"run", "--db", dir.file("r.db"), "--target", uri(store, t), "--keys", "100",
+                "--phases", "read", "--duration", "1s", "--threads", "1", "--timeout", "300ms"});
+      EXPECT_TRUE(out.exit_code == 0 || out.exit_code == 1) << out.output;
+      auto db = kv::open_results_db(dir.file("r.db"));
+      const char* p = protocol(t);
+      int64_t answered = driver_sum(db, "hits", p, "get") + driver_sum(db, "misses", p, "get");
+      int64_t failed = driver_sum(db, "errors", p, "get") + driver_sum(db, "timeouts", p, "get");
+      EXPECT_GT(failed, 0) << out.output;
+      EXPECT_EQ(driver_sum(db, "hits", p, "get"), 0);  // nothing was loaded
+      EXPECT_EQ(query_int(db, "SELECT COALESCE(SUM(wrong), 0) FROM driver_seconds"), 0);
+      EXPECT_GT(store.connections_accepted(), 2);
+      EXPECT_LE(answered, fake_gets(store, t)) << describe(store);
+      EXPECT_LE(fake_gets(store, t), driver_sum(db, "ops", p, "get")) << describe(store);
+    }
+  }
+}
+
 TEST(FakeStoreKvdrive, AReplyDelayShowsInTheMedianLatency) {
   for (const Target& t : kTargets) {
     SCOPED_TRACE(t.name);
