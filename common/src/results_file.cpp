@@ -192,8 +192,11 @@ void check_results_schema(Database& db, int version) {
   schema::migrate(expected_db, version);
   const std::string where = " (schema version " + std::to_string(version) + ")";
   const Schema expected = schema_objects(expected_db, true);
+  // Kept for the loop: find() points into it (into a temporary it dangled: ASan/TSan
+  // heap-use-after-free at every start of kvmon and kvdrive).
+  const Schema actual_names = schema_objects(db, false);
   for (const auto& [name, want] : expected) {  // first what is missing, by name alone
-    const SchemaObject* got = find(schema_objects(db, false), name);
+    const SchemaObject* got = find(actual_names, name);
     if (got == nullptr) throw std::invalid_argument(want.type + " '" + name + "' is missing" + where);
     if (got->type != want.type)
       throw std::invalid_argument("'" + name + "' is a " + got->type + ", not a " + want.type + where);
