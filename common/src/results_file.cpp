@@ -10,7 +10,9 @@
 #include <cstring>
 #include <map>
 #include <stdexcept>
+#include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kvbench/log.hpp"
@@ -35,11 +37,20 @@ bool read_exactly(const std::string& path, unsigned char* buf, size_t n) {
 // cumulative checksums hold, up to the last commit frame (the WAL format of sqlite.org/fileformat2).
 // A complete, consistent -wal of another file passes all of that and is replayed, which is
 // what destroys a file; what can tell it apart is page 1's change counter (below).
-struct WalInfo {
-  bool has_frames = false;                // at least one committed frame
-  uint32_t page_size = 0;
-  std::vector<uint32_t> page1_counters;  // offset 24 of each committed image of page 1
+struct WalFrame {
+  uint32_t page;
+  size_t hash;  // of the page image
+  uint32_t change_counter, schema_cookie;  // page 1 only: offsets 24 and 40
 };
+struct WalInfo {
+  bool has_frames = false;        // at least one committed frame
+  uint32_t page_size = 0;
+  std::vector<WalFrame> frames;   // the committed ones, in order
+};
+
+size_t page_hash(const unsigned char* page, size_t size) {
+  return std::hash<std::string_view>{}(std::string_view(reinterpret_cast<const char*>(page), size));
+}
 
 WalInfo wal_info(const std::string& wal_path) {
   WalInfo w;
@@ -69,37 +80,89 @@ WalInfo wal_info(const std::string& wal_path) {
   if (page_size < 512 || page_size > 65536 || (page_size & (page_size - 1)) != 0) return w;
   w.page_size = page_size;
   std::vector<unsigned char> frame(24 + page_size);
-  std::vector<uint32_t> counters;  // of frames not yet committed
+  std::vector<WalFrame> pending;  // frames of a transaction not yet committed
   for (off_t at = 32;; at += static_cast<off_t>(frame.size())) {
     if (::pread(fd, frame.data(), frame.size(), at) != static_cast<ssize_t>(frame.size())) break;
     if (be32(frame.data() + 8) != be32(h + 16) || be32(frame.data() + 12) != be32(h + 20)) break;
     sum(frame.data(), 8);
     sum(frame.data() + 24, page_size);
     if (s0 != be32(frame.data() + 16) || s1 != be32(frame.data() + 20)) break;
-    if (be32(frame.data()) == 1) counters.push_back(be32(frame.data() + 24 + 24));
+    const unsigned char* page = frame.data() + 24;
+    const uint32_t pgno = be32(frame.data());
+    pending.push_back({pgno, page_hash(page, page_size), pgno == 1 ? be32(page + 24) : 0,
+                       pgno == 1 ? be32(page + 40) : 0});
     if (be32(frame.data() + 4) != 0) {  // a commit frame: what came before it counts
       w.has_frames = true;
-      w.page1_counters.insert(w.page1_counters.end(), counters.begin(), counters.end());
-      counters.clear();
+      w.frames.insert(w.frames.end(), pending.begin(), pending.end());
+      pending.clear();
     }
   }
   return w;
 }
 
-// Whether a -wal fits the file's page 1. A connection writing page 1 to a -wal stores in it the
-// change counter of the page 1 it last read, plus one (SQLite's pager_write_changecounter), and
-// keeps that number while it keeps page 1 cached. So the first image of page 1 in this file's
-// -wal holds the file's counter + 1, or the file's counter (its writer's earlier page 1 was
-// checkpointed before the -wal restarted), or the file's counter appears among them (page 1
-// checkpointed from this -wal). A -wal of another file with a different history fails this; one
-// that passes is still read through (quick_check) before anything replays it.
-bool wal_fits(const WalInfo& wal, uint32_t file_counter) {
-  if (wal.page1_counters.empty()) return true;
-  const uint32_t first = wal.page1_counters.front();
-  if (first == file_counter || first == file_counter + 1) return true;
-  for (uint32_t c : wal.page1_counters)
-    if (c == file_counter) return true;
-  return false;
+// Whether the file was checkpointed from this -wal up to frame `k` (an image of page 1 equal
+// to the file's): then every page with a frame at or before `k` holds, in the file, one of its
+// images from its last frame at or before `k` up to the next image of page 1 (where the
+// checkpoint must have stopped). Two kvbench files made by the same migrations share their
+// page 1 byte for byte; their other pages tell them apart.
+bool checkpointed_from(const WalInfo& wal, size_t k, int fd) {
+  size_t next1 = wal.frames.size();
+  for (size_t i = k + 1; i < wal.frames.size(); ++i)
+    if (wal.frames[i].page == 1) {
+      next1 = i;
+      break;
+    }
+  std::map<uint32_t, size_t> last;  // page -> its last frame at or before k
+  for (size_t i = 0; i <= k; ++i) last[wal.frames[i].page] = i;
+  std::vector<unsigned char> page(wal.page_size);
+  for (const auto& [pgno, from] : last) {
+    const off_t at = static_cast<off_t>(pgno - 1) * wal.page_size;
+    if (::pread(fd, page.data(), page.size(), at) != static_cast<ssize_t>(page.size())) return false;
+    const size_t hash = page_hash(page.data(), page.size());
+    bool found = false;
+    for (size_t i = from; i < next1 && !found; ++i)
+      found = wal.frames[i].page == pgno && wal.frames[i].hash == hash;
+    if (!found) return false;
+  }
+  return true;
+}
+
+// Whether a -wal fits the file whose page 1 is `page1`, as far as it can be told:
+//  - checkpointed from this -wal: see checkpointed_from;
+//  - otherwise the -wal continues the file: a connection writing page 1 stores in it the change
+//    counter of the page 1 it last read plus one (SQLite's pager_write_changecounter), and keeps
+//    that number while page 1 stays cached, so the first image holds the file's counter + 1 or
+//    the file's counter; and the schema cookie (offset 40) only grows, so no image holds less
+//    than the file's (a -wal from another file's creation does).
+// A -wal that never wrote page 1 cannot be told apart; one that passes is still read through
+// (quick_check) before anything replays it.
+bool wal_fits(const WalInfo& wal, const std::vector<unsigned char>& page1, const std::string& path) {
+  std::vector<size_t> images;  // indexes of the frames of page 1
+  for (size_t i = 0; i < wal.frames.size(); ++i)
+    if (wal.frames[i].page == 1) images.push_back(i);
+  if (images.empty()) return true;
+  const size_t hash = page_hash(page1.data(), page1.size());
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    bool checkpointed = false;
+    for (size_t k : images)
+      if (!checkpointed && wal.frames[k].hash == hash) checkpointed = checkpointed_from(wal, k, fd);
+    ::close(fd);
+    if (checkpointed) return true;
+  }
+  const uint32_t counter = be32(page1.data() + 24), cookie = be32(page1.data() + 40);
+  const uint32_t first = wal.frames[images.front()].change_counter;
+  if (first != counter && first != counter + 1) return false;
+  for (size_t k : images)
+    if (wal.frames[k].schema_cookie < cookie) return false;
+  return true;
+}
+
+// The first image of page 1 in the -wal, for messages.
+const WalFrame* first_page1(const WalInfo& wal) {
+  for (const auto& f : wal.frames)
+    if (f.page == 1) return &f;
+  return nullptr;
 }
 
 // True if another process has the file open through SQLite: each connection of a WAL-mode file
@@ -265,12 +328,18 @@ void check_results_file(std::string_view option, const std::string& path, bool m
           std::to_string(pages) + " pages of " + std::to_string(page_size) + " (" +
           std::to_string(want) + " bytes)");
   }
-  if (wal.has_frames && !live && (wal.page_size != page_size || !wal_fits(wal, be32(h + 24))))
+  std::vector<unsigned char> page1(page_size >= 512 ? page_size : 512);
+  const bool page1_read = read_exactly(path, page1.data(), page1.size());
+  if (wal.has_frames && !live &&
+      (wal.page_size != page_size || (page1_read && !wal_fits(wal, page1, path))))
     bad("its -wal '" + wal_path + "' belongs to another file (" +
         (wal.page_size != page_size
              ? "pages of " + std::to_string(wal.page_size) + " bytes, the file's " + std::to_string(page_size)
-             : "its page 1 has change counter " + std::to_string(wal.page1_counters.front()) +
-                   ", the file's is " + std::to_string(be32(h + 24))) +
+             : "its page 1 does not follow the file's: change counter " +
+                   std::to_string(first_page1(wal)->change_counter) + " after " +
+                   std::to_string(be32(h + 24)) + ", schema cookie " +
+                   std::to_string(first_page1(wal)->schema_cookie) + " after " +
+                   std::to_string(be32(h + 40))) +
         "); SQLite would replay it into this one: move it away to use the file as last checkpointed");
   CompanionCleanup cleanup(path);  // declared before the connection: runs after it closed
   try {
