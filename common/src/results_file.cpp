@@ -306,6 +306,13 @@ Database open_results_read_only(const std::string& path) {
   }
 }
 
+void check_no_orphan_wal(std::string_view option, const std::string& path) {
+  if (wal_info(path + "-wal").has_frames && !open_elsewhere(path))
+    throw std::invalid_argument(std::string(option) + " '" + path + "': a -wal '" + path +
+                                "-wal' lies beside an empty or missing file: SQLite would replay "
+                                "it into the new file; move it away");
+}
+
 void check_results_file(std::string_view option, const std::string& path, bool must_exist) {
   auto bad = [&](const std::string& why) {
     throw std::invalid_argument(std::string(option) + " '" + path + "': " + why);

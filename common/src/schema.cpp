@@ -106,6 +106,7 @@ void check_results_path(std::string_view option, const std::string& path, bool m
   if (!fs::exists(st)) {
     if (must_exist) bad("no such file");
     check_output_path(option, path);
+    check_no_orphan_wal(option, path);
     return;
   }
   if (!fs::is_regular_file(st)) bad("not a regular file");
@@ -115,6 +116,7 @@ void check_results_path(std::string_view option, const std::string& path, bool m
   in.read(magic, sizeof magic);
   if (in.gcount() == 0) {
     if (must_exist) bad("is empty, not a results file");
+    check_no_orphan_wal(option, path);
     return;  // an empty file is an empty SQLite database
   }
   if (in.gcount() != sizeof magic || std::memcmp(magic, "SQLite format 3", sizeof magic) != 0)

@@ -559,6 +559,16 @@ TEST_F(KvdriveBadInput, DamagedResultsFiles) {
   }
   files.push_back({victim2, {"-wal", "belongs to another file"}});
 
+  // The same -wal beside a file that does not exist yet, or is empty: SQLite would make the
+  // new file out of it.
+  std::filesystem::copy_file(victim + "-wal", dir_.file("orphan.db-wal"));
+  expect_refused({"run", "--db", dir_.file("orphan.db"), "--target", target_}, {"--db", "orphan.db-wal", "move it away"});
+  EXPECT_FALSE(std::filesystem::exists(dir_.file("orphan.db")));
+  std::ofstream(dir_.file("empty.db")).flush();
+  std::filesystem::copy_file(victim + "-wal", dir_.file("empty.db-wal"));
+  expect_refused({"run", "--db", dir_.file("empty.db"), "--target", target_}, {"--db", "empty.db-wal", "move it away"});
+  EXPECT_TRUE(slurp(dir_.file("empty.db")).empty());
+
   for (const auto& [file, expect] : files) {
     const std::string bytes = slurp(file);
     const std::string wal = std::filesystem::exists(file + "-wal") ? slurp(file + "-wal") : "";

@@ -55,6 +55,9 @@ void check_results_schema(Database& db, int version);
 // read through (quick_check) before anything replays it. Throws std::invalid_argument naming
 // `option` and `path`. Writes nothing (a -shm SQLite creates to read a -wal is removed).
 void check_results_file(std::string_view option, const std::string& path, bool must_exist);
+// Refuses a -wal holding frames beside a results file that is missing or empty (SQLite would
+// make the new file out of it). Throws std::invalid_argument naming `option` and `path`.
+void check_no_orphan_wal(std::string_view option, const std::string& path);
 
 // Checks that writing `path` (given as `option`) cannot destroy the results file at
 // `results_path`: refuses a path that is that file or its -wal, -shm or -journal file, by
