@@ -258,6 +258,24 @@ TEST(FakeStoreKvdrive, CountsEqualTheFakesCounters) {
   }
 }
 
+// redis://user:password@host:port/db: every connection kvdrive opens (workers and the stats
+// poller) authenticates and selects the database once, before anything else.
+TEST(FakeStoreKvdrive, RedisConnectionsAuthenticateAndSelect) {
+  FakeStore store;
+  TempDir dir;
+  auto out = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target",
+                               "redis://u:secret@127.0.0.1:" + std::to_string(store.port()) + "/3",
+                               "--keys", "100", "--threads", "2"});
+  ASSERT_EQ(out.exit_code, 0) << out.output;
+  auto conns = store.connections();
+  ASSERT_GE(conns.size(), 3u) << describe(store);  // two workers and the poller
+  for (const auto& c : conns) {
+    EXPECT_EQ(c.requests.at("auth"), 1) << describe(store);
+    EXPECT_EQ(c.requests.at("select"), 1) << describe(store);
+  }
+  EXPECT_EQ(store.requests("set"), 100);
+}
+
 TEST(FakeStoreKvdrive, RefusedSetsAreErrors) {
   for (const Target& t : kTargets) {
     for (auto refusal : {FakeStore::Refusal::out_of_memory, FakeStore::Refusal::read_only}) {
