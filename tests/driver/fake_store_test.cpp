@@ -115,6 +115,13 @@ TEST(FakeStore, SpeaksRespMemcachedTextAndBinaryOnOnePort) {
   ASSERT_EQ(reply.size(), 56u);
   EXPECT_EQ(reply.substr(28, 4), "bxyz");
   EXPECT_EQ(static_cast<uint8_t>(reply[33]), 0x0a);
+  // Binary STAT: one response per counter, then an empty one.
+  c.send(bin(0x10, ""));
+  reply = c.read(100'000, 300);
+  ASSERT_GE(reply.size(), 48u);
+  EXPECT_NE(reply.find("cmd_get"), std::string::npos);
+  EXPECT_EQ(reply.substr(reply.size() - 24, 2), "\x81\x10");
+  EXPECT_EQ(reply.substr(reply.size() - 16, 4), std::string(4, '\0'));  // no body
 
   EXPECT_EQ(store.value("quiet"), "q");
   EXPECT_EQ(store.requests("get"), 5);  // two RESP gets, three keys of one text get
