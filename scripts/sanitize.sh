@@ -84,6 +84,7 @@ run_tsan() {
   local dir=$base-tsan reports
   configure "$dir" -DCMAKE_CXX_FLAGS="-O1 -g1" -DKV_SANITIZE_THREAD=ON
   local targets=(kvdrive kvmon driver_integration_tests driver_link_tests driver_time_tests
+                 driver_fake_store_tests
                  monitor_integration_tests common_concurrency_tests system_tests)
   cmake --build "$dir" --parallel "$(nproc)" --target "${targets[@]}"
   reports=$dir/sanitizer-reports

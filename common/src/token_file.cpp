@@ -11,10 +11,22 @@ namespace kv {
 
 TokenFile read_token_file(const std::string& path, const std::string& option) {
   const std::string what = option + " '" + path + "'";
-  std::ifstream in(path);
-  std::string token;
-  if (path.empty() || !in || !std::getline(in, token)) {
+  // A regular file, read no further than a token can reach: /dev/zero or a FIFO would otherwise
+  // be read without end.
+  struct stat file{};
+  if (path.empty() || ::stat(path.c_str(), &file) != 0)
     throw std::invalid_argument(what + ": cannot read it");
+  if (!S_ISREG(file.st_mode)) throw std::invalid_argument(what + ": not a regular file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::invalid_argument(what + ": cannot read it");
+  std::string token(proto::kMaxTokenBytes + 2, '\0');
+  in.read(token.data(), static_cast<std::streamsize>(token.size()));
+  token.resize(static_cast<size_t>(in.gcount()));
+  if (size_t nl = token.find('\n'); nl != std::string::npos) {
+    token.resize(nl);
+  } else if (token.size() > proto::kMaxTokenBytes) {
+    throw std::invalid_argument(what + ": the token is longer than " +
+                                std::to_string(proto::kMaxTokenBytes) + " bytes");
   }
   while (!token.empty() && (token.back() == '\r' || token.back() == ' ' || token.back() == '\t')) {
     token.pop_back();

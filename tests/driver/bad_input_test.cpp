@@ -351,6 +351,8 @@ TEST_F(KvdriveBadInput, RunOptions) {
                    {"--monitor-token-file", "missing"}});
   cases.push_back({run_args({"--monitor", "127.0.0.1:1", "--monitor-token-file", dir_.file("adir")}),
                    {"--monitor-token-file", "adir"}});
+  cases.push_back({run_args({"--monitor", "127.0.0.1:1", "--monitor-token-file", "/dev/zero"}),
+                   {"--monitor-token-file", "not a regular file"}});
   cases.push_back({run_args({"--monitor", "127.0.0.1:1", "--monitor-token-file", empty_token}),
                    {"--monitor-token-file", "empty.token", "is empty"}});
   cases.push_back({run_args({"--monitor", "127.0.0.1:1", "--monitor-token-file", ""}), {"--monitor-token-file"}});

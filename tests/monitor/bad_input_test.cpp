@@ -156,6 +156,7 @@ TEST_F(KvmonBadInput, EveryOptionWithBadValues) {
            {dir_.file("adir"), "adir"},
            {dir_.file("empty.token"), "empty.token"},
            {dir_.file("short.token"), "at least 16"},
+           {"/dev/zero", "not a regular file"},
            {"", "''"}})
     cases.push_back({with({"--listen", "7070", "--token-file", file}), {"--token-file", why}});
   check_all(cases);
