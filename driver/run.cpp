@@ -110,9 +110,11 @@ class RunWatcher {
   std::thread thread_;
 };
 
-std::string progress_text(const std::string& label, double elapsed_s, const SecondReport& sec,
-                          uint64_t done, uint64_t planned, double planned_s) {
+std::vector<ProgressField> progress_fields(const std::string& label, double elapsed_s,
+                                           const SecondReport& sec, uint64_t done,
+                                           uint64_t planned, double planned_s) {
   // req/s: answered requests per wall second; p99: the worse of the ops' p99 in that second.
+  namespace pp = progress_priority;
   const uint64_t errors = sec.failed();
   double p99_us = 0;
   for (const auto& s : sec.by_op) if (s.ops > 0) p99_us = std::max(p99_us, s.lat_p99_us);
@@ -120,10 +122,12 @@ std::string progress_text(const std::string& label, double elapsed_s, const Seco
   std::string total = planned_s > 0 ? "/" + fmt_fixed(planned_s, 0) + " s" : " s";
   std::string count = fmt_int(static_cast<double>(done)) +
                       (planned > 0 ? "/" + fmt_int(static_cast<double>(planned)) : "");
-  return label + (sec.warmup ? " (warm-up)" : "") + "  " + fmt_fixed(elapsed_s, 0) + total + "  " +
-         count + "  " + fmt_int(rate) + " req/s  p99 " +
-         fmt_fixed(p99_us / 1e3, 3) + " ms  errors " +
-         fmt_int(static_cast<double>(errors));
+  return {{label + (sec.warmup ? " (warm-up)" : ""), pp::kLabel},
+          {fmt_fixed(elapsed_s, 0) + total, pp::kElapsed},
+          {count, pp::kCount},
+          {fmt_int(rate) + " req/s", pp::kRate},
+          {"p99 " + fmt_fixed(p99_us / 1e3, 3) + " ms", pp::kP99},
+          {"errors " + fmt_int(static_cast<double>(errors)), errors > 0 ? pp::kErrors : pp::kNoErrors}};
 }
 
 // Connects `n` clients to the target; throws std::runtime_error naming it if any cannot.
@@ -296,10 +300,11 @@ PhaseStatus run_one_phase(const RunOptions& opts, const PhaseSlot& at, const Wor
       log_warn() << label << ": " << msg;
       writer.event(at.run_id, "client_bound", label + ": " + msg);
     }
-    progress.update(progress_text(label, static_cast<double>(sec.ts_us + sec.interval_us - started) / 1e6,
-                                  sec, done, plan.requests,
-                                  static_cast<double>(plan.duration_us) / 1e6) +
-                    store_memory_text(*at.stats) + monitored);
+    auto fields = progress_fields(label, static_cast<double>(sec.ts_us + sec.interval_us - started) / 1e6,
+                                  sec, done, plan.requests, static_cast<double>(plan.duration_us) / 1e6);
+    add_progress_fields(fields, store_memory_text(*at.stats), progress_priority::kStoreMemory);
+    add_progress_fields(fields, monitored, progress_priority::kMonitored);
+    progress.update(fields);
   };
   UnseenSetCheck set_check(*at.spec, w, kind, opts.client.timeout_us);
   at.watcher->watch(&clients);
