@@ -2,35 +2,12 @@
 
 #include "kvbench/clock.hpp"
 #include "kvbench/log.hpp"
+#include "kvbench/samples.hpp"
 
 namespace kv::drive {
 namespace {
 
 using proto::Message;
-
-constexpr const char* kProcColumns[] = {
-    "rss_kib",      "rss_anon_kib",   "rss_file_kib", "rss_shmem_kib", "swap_kib",
-    "vsize_kib",    "cpu_user_us",    "cpu_system_us", "threads",      "fds",
-    "io_read_bytes", "io_write_bytes", "minor_faults", "major_faults", "ctx_voluntary",
-    "ctx_involuntary", "pss_kib"};
-constexpr const char* kHostRealColumns[] = {"load1", "load5", "load15"};
-constexpr const char* kHostIntColumns[] = {
-    "mem_total_kib",  "mem_available_kib", "swap_total_kib",   "swap_free_kib",
-    "pswpin",         "pswpout",           "pgmajfault",       "cpu_user_ticks",
-    "cpu_system_ticks", "cpu_iowait_ticks", "cpu_steal_ticks", "cpu_idle_ticks"};
-constexpr const char* kHostPsiColumns[] = {"psi_memory_some_avg10", "psi_memory_full_avg10",
-                                           "psi_io_some_avg10", "psi_io_full_avg10",
-                                           "psi_cpu_some_avg10"};
-constexpr const char* kDiskColumns[] = {"reads", "writes", "sectors_read", "sectors_written",
-                                        "io_ms"};
-
-// "a, b, c" and "?, ?, ?" for an INSERT of `names`.
-template <size_t N>
-std::string join(const char* const (&names)[N], bool placeholders) {
-  std::string out;
-  for (size_t i = 0; i < N; ++i) out += std::string(i ? ", " : "") + (placeholders ? "?" : names[i]);
-  return out;
-}
 
 std::optional<int64_t> shifted(const Message& m, const char* key, int64_t offset) {
   auto v = m.get_int(key);
@@ -170,14 +147,13 @@ void LinkWriter::insert_proc(Database& db, const Message& m, int64_t offset) {
     }
     return;
   }
-  static const std::string sql = "INSERT OR REPLACE INTO process_samples (instance_id, ts_us, "
-                                 "scheduled_ts_us, remote_ts_us, " + join(kProcColumns, false) +
-                                 ") VALUES (?, ?, ?, ?, " + join(kProcColumns, true) + ")";
+  // The measured values are decoded and bound by the field table (kvbench/samples.hpp).
+  static const std::string sql =
+      insert_sql(kProcessTable, {"instance_id", "ts_us", "scheduled_ts_us", "remote_ts_us"});
   Statement st = db.prepare(sql);
   st.bind(1, *id).bind(2, *ts + offset).bind(3, m.get_int("scheduled_ts_us").value_or(*ts) + offset);
   st.bind(4, *ts);
-  int i = 5;
-  for (const char* col : kProcColumns) st.bind(i++, m.get_int(col));
+  bind_fields(st, 5, kProcessTable, m);
   st.run();
   db.prepare("UPDATE process_instances SET last_seen_ts_us = ? WHERE instance_id = ?")
       .bind(1, *ts + offset)
@@ -194,17 +170,11 @@ void LinkWriter::insert_host(Database& db, const Message& m, int64_t offset) {
   auto ts = m.get_int("ts_us");
   if (!ts) return;
   static const std::string sql =
-      "INSERT OR REPLACE INTO host_samples (session_id, ts_us, scheduled_ts_us, remote_ts_us, " +
-      join(kHostRealColumns, false) + ", " + join(kHostIntColumns, false) + ", " +
-      join(kHostPsiColumns, false) + ") VALUES (?, ?, ?, ?, " + join(kHostRealColumns, true) +
-      ", " + join(kHostIntColumns, true) + ", " + join(kHostPsiColumns, true) + ")";
+      insert_sql(kHostTable, {"session_id", "ts_us", "scheduled_ts_us", "remote_ts_us"});
   Statement st = db.prepare(sql);
   st.bind(1, *session_id_).bind(2, *ts + offset);
   st.bind(3, m.get_int("scheduled_ts_us").value_or(*ts) + offset).bind(4, *ts);
-  int i = 5;
-  for (const char* col : kHostRealColumns) st.bind(i++, m.get_real(col));
-  for (const char* col : kHostIntColumns) st.bind(i++, m.get_int(col));
-  for (const char* col : kHostPsiColumns) st.bind(i++, m.get_real(col));
+  bind_fields(st, 5, kHostTable, m);
   st.run();
   last_ts_us_ = std::max(last_ts_us_, *ts + offset);
 }
@@ -212,13 +182,10 @@ void LinkWriter::insert_host(Database& db, const Message& m, int64_t offset) {
 void LinkWriter::insert_disk(Database& db, const Message& m, int64_t offset) {
   auto ts = m.get_int("ts_us");
   if (!ts) return;
-  static const std::string sql = "INSERT OR REPLACE INTO disk_samples (session_id, ts_us, "
-                                 "remote_ts_us, device, " + join(kDiskColumns, false) +
-                                 ") VALUES (?, ?, ?, ?, " + join(kDiskColumns, true) + ")";
+  static const std::string sql = insert_sql(kDiskTable, {"session_id", "ts_us", "remote_ts_us"});
   Statement st = db.prepare(sql);
-  st.bind(1, *session_id_).bind(2, *ts + offset).bind(3, *ts).bind(4, m.get_text("device"));
-  int i = 5;
-  for (const char* col : kDiskColumns) st.bind(i++, m.get_int(col));
+  st.bind(1, *session_id_).bind(2, *ts + offset).bind(3, *ts);
+  bind_fields(st, 4, kDiskTable, m);
   st.run();
 }
 

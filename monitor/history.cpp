@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "kvbench/samples.hpp"
+
 namespace kv::mon {
 
 using proto::Message;
@@ -18,44 +20,27 @@ Message instance_message(const InstanceRecord& r) {
   return m;
 }
 
+// The fields after the identity and times come from the sample's field table
+// (kvbench/samples.hpp), in its order.
 Message process_message(const ProcessSample& s) {
-  Message m("proc");
+  Message m(kProcessTable.verb);
   m.add("pid", static_cast<int64_t>(s.key.pid)).add("start_ticks", s.key.start_ticks);
   m.add("ts_us", s.ts_us).add("scheduled_ts_us", s.scheduled_ts_us);
-  m.add("rss_kib", s.rss_kib).add("rss_anon_kib", s.rss_anon_kib);
-  m.add("rss_file_kib", s.rss_file_kib).add("rss_shmem_kib", s.rss_shmem_kib);
-  m.add("swap_kib", s.swap_kib).add("vsize_kib", s.vsize_kib);
-  m.add("cpu_user_us", s.cpu_user_us).add("cpu_system_us", s.cpu_system_us);
-  m.add("threads", s.threads).add("fds", s.fds);
-  m.add("io_read_bytes", s.io_read_bytes).add("io_write_bytes", s.io_write_bytes);
-  m.add("minor_faults", s.minor_faults).add("major_faults", s.major_faults);
-  m.add("ctx_voluntary", s.ctx_voluntary).add("ctx_involuntary", s.ctx_involuntary);
-  m.add("pss_kib", s.pss_kib);
+  add_fields(m, kProcessTable, s);
   return m;
 }
 
 Message host_message(const HostSample& h) {
-  Message m("host");
+  Message m(kHostTable.verb);
   m.add("ts_us", h.ts_us).add("scheduled_ts_us", h.scheduled_ts_us);
-  m.add("load1", h.load1).add("load5", h.load5).add("load15", h.load15);
-  m.add("mem_total_kib", h.mem_total_kib).add("mem_available_kib", h.mem_available_kib);
-  m.add("swap_total_kib", h.swap_total_kib).add("swap_free_kib", h.swap_free_kib);
-  m.add("pswpin", h.pswpin).add("pswpout", h.pswpout).add("pgmajfault", h.pgmajfault);
-  m.add("cpu_user_ticks", h.cpu_user_ticks).add("cpu_system_ticks", h.cpu_system_ticks);
-  m.add("cpu_iowait_ticks", h.cpu_iowait_ticks).add("cpu_steal_ticks", h.cpu_steal_ticks);
-  m.add("cpu_idle_ticks", h.cpu_idle_ticks);
-  m.add("psi_memory_some_avg10", h.psi_memory_some_avg10);
-  m.add("psi_memory_full_avg10", h.psi_memory_full_avg10);
-  m.add("psi_io_some_avg10", h.psi_io_some_avg10).add("psi_io_full_avg10", h.psi_io_full_avg10);
-  m.add("psi_cpu_some_avg10", h.psi_cpu_some_avg10);
+  add_fields(m, kHostTable, h);
   return m;
 }
 
 Message disk_message(int64_t ts_us, const DiskStat& d) {
-  Message m("disk");
-  m.add("ts_us", ts_us).add("device", d.device).add("reads", d.reads).add("writes", d.writes);
-  m.add("sectors_read", d.sectors_read).add("sectors_written", d.sectors_written);
-  m.add("io_ms", d.io_ms);
+  Message m(kDiskTable.verb);
+  m.add("ts_us", ts_us);
+  add_fields(m, kDiskTable, d);
   return m;
 }
 

@@ -10,11 +10,9 @@
 #include <vector>
 
 #include "kvbench/result.hpp"
+#include "kvbench/samples.hpp"  // OptInt, OptReal, DiskStat
 
 namespace kv::mon {
-
-using OptInt = std::optional<int64_t>;
-using OptReal = std::optional<double>;
 
 // /proc/PID/stat. comm may hold spaces and parentheses, so fields are counted from the last ')'.
 struct PidStat {
@@ -106,15 +104,7 @@ struct Pressure {
 };
 Pressure parse_pressure(std::string_view text);
 
-// One line of /proc/diskstats (the first 11 counters after the name).
-struct DiskStat {
-  std::string device;
-  int64_t reads = 0;
-  int64_t sectors_read = 0;
-  int64_t writes = 0;
-  int64_t sectors_written = 0;
-  int64_t io_ms = 0;
-};
+// /proc/diskstats: one DiskStat (kvbench/samples.hpp) per line.
 // Malformed lines are skipped.
 std::vector<DiskStat> parse_diskstats(std::string_view text);
 // /sys/block/<dev>/stat: the same counters as a /proc/diskstats line without major, minor and

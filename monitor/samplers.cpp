@@ -17,10 +17,6 @@ bool is_idle_virtual_disk(const DiskStat& d) {
 
 }  // namespace
 
-std::string to_string(const ProcessKey& key) {
-  return std::to_string(key.pid) + "@" + std::to_string(key.start_ticks);
-}
-
 Result<ProcessInfo> read_process_info(const ProcFs& fs, pid_t pid) {
   int err = 0;
   auto dir = fs.open_pid(pid, &err);

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "kvbench/result.hpp"
+#include "proc_parsers.hpp"
 #include "procfs.hpp"
 #include "records.hpp"
 

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "kvbench/log.hpp"
+#include "kvbench/samples.hpp"
 #include "kvbench/schema.hpp"
 #include "kvbench/version.hpp"
 
@@ -94,21 +95,11 @@ int64_t SqliteSink::insert_instance(const InstanceRecord& r) {
 }
 
 void SqliteSink::insert_process_sample(int64_t instance_id, const ProcessSample& s) {
-  Statement& st = cached(insert_process_sample_,
-      "INSERT OR REPLACE INTO process_samples (instance_id, ts_us, scheduled_ts_us, rss_kib, "
-      "rss_anon_kib, rss_file_kib, rss_shmem_kib, swap_kib, vsize_kib, cpu_user_us, "
-      "cpu_system_us, threads, fds, io_read_bytes, io_write_bytes, minor_faults, major_faults, "
-      "ctx_voluntary, ctx_involuntary, pss_kib) "
-      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  static const std::string sql =
+      insert_sql(kProcessTable, {"instance_id", "ts_us", "scheduled_ts_us"});
+  Statement& st = cached(insert_process_sample_, sql.c_str());
   st.bind(1, instance_id).bind(2, s.ts_us).bind(3, s.scheduled_ts_us);
-  const OptInt* values[] = {&s.rss_kib,       &s.rss_anon_kib,   &s.rss_file_kib,
-                            &s.rss_shmem_kib, &s.swap_kib,       &s.vsize_kib,
-                            &s.cpu_user_us,   &s.cpu_system_us,  &s.threads,
-                            &s.fds,           &s.io_read_bytes,  &s.io_write_bytes,
-                            &s.minor_faults,  &s.major_faults,   &s.ctx_voluntary,
-                            &s.ctx_involuntary, &s.pss_kib};
-  int index = 4;
-  for (const OptInt* v : values) st.bind(index++, *v);
+  bind_fields(st, 4, kProcessTable, s);
   st.run();
   int64_t& last = last_seen_[instance_id];
   last = std::max(last, s.ts_us);
@@ -126,32 +117,17 @@ void SqliteSink::touch_instances() {
 }
 
 void SqliteSink::insert_host_sample(const HostSample& h) {
-  Statement& st = cached(insert_host_sample_,
-      "INSERT OR REPLACE INTO host_samples (session_id, ts_us, scheduled_ts_us, load1, load5, "
-      "load15, mem_total_kib, mem_available_kib, swap_total_kib, swap_free_kib, pswpin, pswpout, "
-      "pgmajfault, cpu_user_ticks, cpu_system_ticks, cpu_iowait_ticks, cpu_steal_ticks, "
-      "cpu_idle_ticks, psi_memory_some_avg10, psi_memory_full_avg10, psi_io_some_avg10, "
-      "psi_io_full_avg10, psi_cpu_some_avg10) "
-      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  static const std::string sql = insert_sql(kHostTable, {"session_id", "ts_us", "scheduled_ts_us"});
+  Statement& st = cached(insert_host_sample_, sql.c_str());
   st.bind(1, session_id_).bind(2, h.ts_us).bind(3, h.scheduled_ts_us);
-  st.bind(4, h.load1).bind(5, h.load5).bind(6, h.load15);
-  const OptInt* ints[] = {&h.mem_total_kib,   &h.mem_available_kib, &h.swap_total_kib,
-                          &h.swap_free_kib,   &h.pswpin,            &h.pswpout,
-                          &h.pgmajfault,      &h.cpu_user_ticks,    &h.cpu_system_ticks,
-                          &h.cpu_iowait_ticks, &h.cpu_steal_ticks,  &h.cpu_idle_ticks};
-  int index = 7;
-  for (const OptInt* v : ints) st.bind(index++, *v);
-  const OptReal* reals[] = {&h.psi_memory_some_avg10, &h.psi_memory_full_avg10,
-                            &h.psi_io_some_avg10, &h.psi_io_full_avg10, &h.psi_cpu_some_avg10};
-  for (const OptReal* v : reals) st.bind(index++, *v);
+  bind_fields(st, 4, kHostTable, h);
   st.run();
 
-  Statement& disk = cached(insert_disk_sample_,
-      "INSERT OR REPLACE INTO disk_samples (session_id, ts_us, device, reads, writes, "
-      "sectors_read, sectors_written, io_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+  static const std::string disk_sql = insert_sql(kDiskTable, {"session_id", "ts_us"});
+  Statement& disk = cached(insert_disk_sample_, disk_sql.c_str());
   for (const DiskStat& d : h.disks) {
-    disk.bind(1, session_id_).bind(2, h.ts_us).bind(3, d.device).bind(4, d.reads);
-    disk.bind(5, d.writes).bind(6, d.sectors_read).bind(7, d.sectors_written).bind(8, d.io_ms);
+    disk.bind(1, session_id_).bind(2, h.ts_us);
+    bind_fields(disk, 3, kDiskTable, d);
     disk.run();
   }
 }

@@ -38,6 +38,47 @@ TEST(History, EncodesATickEndingWithItsTickLine) {
   EXPECT_EQ(e.instances[0].pid, 42);
 }
 
+// The link lines byte for byte with every value known: the field order is the wire format
+// (docs/protocol.md), now generated from kvbench/samples.hpp's field tables.
+TEST(History, EncodesEveryFieldInTheDocumentedOrder) {
+  ProcessSample s;
+  s.key = {7, 99};
+  s.ts_us = 11;
+  s.scheduled_ts_us = 10;
+  OptInt* ints[] = {&s.rss_kib, &s.rss_anon_kib, &s.rss_file_kib, &s.rss_shmem_kib, &s.swap_kib,
+                    &s.vsize_kib, &s.cpu_user_us, &s.cpu_system_us, &s.threads, &s.fds,
+                    &s.io_read_bytes, &s.io_write_bytes, &s.minor_faults, &s.major_faults,
+                    &s.ctx_voluntary, &s.ctx_involuntary, &s.pss_kib};
+  int64_t v = 1;
+  for (OptInt* i : ints) *i = v++;
+  EXPECT_EQ(proto::encode(process_message(s)),
+            "proc pid=7 start_ticks=99 ts_us=11 scheduled_ts_us=10 rss_kib=1 rss_anon_kib=2 "
+            "rss_file_kib=3 rss_shmem_kib=4 swap_kib=5 vsize_kib=6 cpu_user_us=7 cpu_system_us=8 "
+            "threads=9 fds=10 io_read_bytes=11 io_write_bytes=12 minor_faults=13 major_faults=14 "
+            "ctx_voluntary=15 ctx_involuntary=16 pss_kib=17\n");
+
+  HostSample h;
+  h.ts_us = 21;
+  h.scheduled_ts_us = 20;
+  h.load1 = 0.5; h.load5 = 1.5; h.load15 = 2.5;
+  h.mem_total_kib = 1; h.mem_available_kib = 2; h.swap_total_kib = 3; h.swap_free_kib = 4;
+  h.pswpin = 5; h.pswpout = 6; h.pgmajfault = 7;
+  h.cpu_user_ticks = 8; h.cpu_system_ticks = 9; h.cpu_iowait_ticks = 10;
+  h.cpu_steal_ticks = 11; h.cpu_idle_ticks = 12;
+  h.psi_memory_some_avg10 = 0.25; h.psi_memory_full_avg10 = 0.75; h.psi_io_some_avg10 = 1.25;
+  h.psi_io_full_avg10 = 1.75; h.psi_cpu_some_avg10 = 2.25;
+  EXPECT_EQ(proto::encode(host_message(h)),
+            "host ts_us=21 scheduled_ts_us=20 load1=0.5 load5=1.5 load15=2.5 mem_total_kib=1 "
+            "mem_available_kib=2 swap_total_kib=3 swap_free_kib=4 pswpin=5 pswpout=6 "
+            "pgmajfault=7 cpu_user_ticks=8 cpu_system_ticks=9 cpu_iowait_ticks=10 "
+            "cpu_steal_ticks=11 cpu_idle_ticks=12 psi_memory_some_avg10=0.25 "
+            "psi_memory_full_avg10=0.75 psi_io_some_avg10=1.25 psi_io_full_avg10=1.75 "
+            "psi_cpu_some_avg10=2.25\n");
+
+  EXPECT_EQ(proto::encode(disk_message(31, {"sda", 1, 2, 3, 4, 5})),
+            "disk ts_us=31 device=sda reads=1 writes=3 sectors_read=2 sectors_written=4 io_ms=5\n");
+}
+
 TEST(History, AnEncodedTickKeepsNoAppendSlack) {
   // The ring holds an hour of ticks: a line string built by appending may have up to twice its
   // size allocated (the 30-minute soak measured 1.77 KiB held per 0.96 KiB tick before).

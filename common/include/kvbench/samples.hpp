@@ -1,0 +1,184 @@
+// A kvmon sample, defined once: the structs kvmon's samplers fill, and one field table per
+// struct naming each stored value's column (the same name is its key on the kvmon link,
+// docs/protocol.md). kvmon's INSERTs, the wire encoding and kvdrive's decoding and INSERTs
+// (`--monitor`) are all generated from these tables, so a new column is: a migration, a member,
+// a table row (tests/common/samples_test.cpp checks the tables against the migrated schema).
+// Thread-safety: plain data and reentrant functions.
+#pragma once
+
+#include <sys/types.h>
+
+#include <compare>
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace kv {
+
+class Statement;
+namespace proto {
+struct Message;
+}
+
+// Unknown is empty, stored as NULL (never 0) and left out of a link line.
+using OptInt = std::optional<int64_t>;
+using OptReal = std::optional<double>;
+
+// A process's identity: pids are reused, (pid, start_ticks) are not.
+struct ProcessKey {
+  pid_t pid = 0;
+  int64_t start_ticks = 0;
+  auto operator<=>(const ProcessKey&) const = default;
+};
+
+std::string to_string(const ProcessKey& key);
+
+struct ProcessSample {
+  ProcessKey key;
+  int64_t ts_us = 0;
+  int64_t scheduled_ts_us = 0;
+  int64_t ppid = 0;  // not stored: used to find fork children
+  std::string comm;  // not stored per sample
+  OptInt rss_kib, rss_anon_kib, rss_file_kib, rss_shmem_kib, swap_kib, vsize_kib;
+  OptInt cpu_user_us, cpu_system_us;
+  OptInt threads, fds;
+  OptInt io_read_bytes, io_write_bytes;
+  OptInt minor_faults, major_faults;
+  OptInt ctx_voluntary, ctx_involuntary;
+  OptInt pss_kib;
+};
+
+// One line of /proc/diskstats (the first 11 counters after the name): one disk_samples row.
+struct DiskStat {
+  std::string device;
+  int64_t reads = 0;
+  int64_t sectors_read = 0;
+  int64_t writes = 0;
+  int64_t sectors_written = 0;
+  int64_t io_ms = 0;
+};
+
+struct HostSample {
+  int64_t ts_us = 0;
+  int64_t scheduled_ts_us = 0;
+  OptReal load1, load5, load15;
+  OptInt mem_total_kib, mem_available_kib, swap_total_kib, swap_free_kib;
+  OptInt pswpin, pswpout, pgmajfault;
+  OptInt cpu_user_ticks, cpu_system_ticks, cpu_iowait_ticks, cpu_steal_ticks, cpu_idle_ticks;
+  OptReal psi_memory_some_avg10, psi_memory_full_avg10;
+  OptReal psi_io_some_avg10, psi_io_full_avg10;
+  OptReal psi_cpu_some_avg10;
+  std::vector<DiskStat> disks;  // whole disks only
+};
+
+// One stored value of a sample struct S.
+template <typename S>
+struct SampleField {
+  const char* column;  // SQL column, and the key of the link line
+  const char* unit;    // as in schema/README.md; "" for counts and names
+  bool nullable;       // the column takes NULL (a link line without the key gives NULL)
+  std::variant<OptInt S::*, OptReal S::*, int64_t S::*, std::string S::*> member;
+};
+
+// A sample table: its SQL table, its link verb, its fields in link-line order.
+template <typename S>
+struct SampleTable {
+  const char* table;
+  const char* verb;
+  std::span<const SampleField<S>> fields;
+};
+
+inline constexpr SampleField<ProcessSample> kProcessFields[] = {
+    {"rss_kib", "KiB", true, &ProcessSample::rss_kib},
+    {"rss_anon_kib", "KiB", true, &ProcessSample::rss_anon_kib},
+    {"rss_file_kib", "KiB", true, &ProcessSample::rss_file_kib},
+    {"rss_shmem_kib", "KiB", true, &ProcessSample::rss_shmem_kib},
+    {"swap_kib", "KiB", true, &ProcessSample::swap_kib},
+    {"vsize_kib", "KiB", true, &ProcessSample::vsize_kib},
+    {"cpu_user_us", "us", true, &ProcessSample::cpu_user_us},
+    {"cpu_system_us", "us", true, &ProcessSample::cpu_system_us},
+    {"threads", "", true, &ProcessSample::threads},
+    {"fds", "", true, &ProcessSample::fds},
+    {"io_read_bytes", "bytes", true, &ProcessSample::io_read_bytes},
+    {"io_write_bytes", "bytes", true, &ProcessSample::io_write_bytes},
+    {"minor_faults", "", true, &ProcessSample::minor_faults},
+    {"major_faults", "", true, &ProcessSample::major_faults},
+    {"ctx_voluntary", "", true, &ProcessSample::ctx_voluntary},
+    {"ctx_involuntary", "", true, &ProcessSample::ctx_involuntary},
+    {"pss_kib", "KiB", true, &ProcessSample::pss_kib},
+};
+// process_samples columns each writer sets itself: instance_id (each file's own
+// process_instances row, from key), ts_us and scheduled_ts_us (kvdrive moves them into its time
+// base), remote_ts_us (kvdrive only: kvmon's ts_us). On the link: pid, start_ticks, ts_us,
+// scheduled_ts_us, before the fields.
+inline constexpr const char* kProcessOwnColumns[] = {"instance_id", "ts_us", "scheduled_ts_us",
+                                                     "remote_ts_us"};
+inline constexpr SampleTable<ProcessSample> kProcessTable = {"process_samples", "proc",
+                                                             kProcessFields};
+
+inline constexpr SampleField<HostSample> kHostFields[] = {
+    {"load1", "", true, &HostSample::load1},
+    {"load5", "", true, &HostSample::load5},
+    {"load15", "", true, &HostSample::load15},
+    {"mem_total_kib", "KiB", true, &HostSample::mem_total_kib},
+    {"mem_available_kib", "KiB", true, &HostSample::mem_available_kib},
+    {"swap_total_kib", "KiB", true, &HostSample::swap_total_kib},
+    {"swap_free_kib", "KiB", true, &HostSample::swap_free_kib},
+    {"pswpin", "pages", true, &HostSample::pswpin},
+    {"pswpout", "pages", true, &HostSample::pswpout},
+    {"pgmajfault", "", true, &HostSample::pgmajfault},
+    {"cpu_user_ticks", "ticks", true, &HostSample::cpu_user_ticks},
+    {"cpu_system_ticks", "ticks", true, &HostSample::cpu_system_ticks},
+    {"cpu_iowait_ticks", "ticks", true, &HostSample::cpu_iowait_ticks},
+    {"cpu_steal_ticks", "ticks", true, &HostSample::cpu_steal_ticks},
+    {"cpu_idle_ticks", "ticks", true, &HostSample::cpu_idle_ticks},
+    {"psi_memory_some_avg10", "%", true, &HostSample::psi_memory_some_avg10},
+    {"psi_memory_full_avg10", "%", true, &HostSample::psi_memory_full_avg10},
+    {"psi_io_some_avg10", "%", true, &HostSample::psi_io_some_avg10},
+    {"psi_io_full_avg10", "%", true, &HostSample::psi_io_full_avg10},
+    {"psi_cpu_some_avg10", "%", true, &HostSample::psi_cpu_some_avg10},
+};
+// host_samples columns each writer sets itself: session_id (each file's own monitor_sessions
+// row), ts_us, scheduled_ts_us and remote_ts_us as for process samples. On the link: ts_us,
+// scheduled_ts_us, before the fields.
+inline constexpr const char* kHostOwnColumns[] = {"session_id", "ts_us", "scheduled_ts_us",
+                                                  "remote_ts_us"};
+inline constexpr SampleTable<HostSample> kHostTable = {"host_samples", "host", kHostFields};
+
+// The counters are always read (a disk line without them is skipped), but a link line without
+// one gives NULL.
+inline constexpr SampleField<DiskStat> kDiskFields[] = {
+    {"device", "", false, &DiskStat::device},
+    {"reads", "", true, &DiskStat::reads},
+    {"writes", "", true, &DiskStat::writes},
+    {"sectors_read", "sectors", true, &DiskStat::sectors_read},
+    {"sectors_written", "sectors", true, &DiskStat::sectors_written},
+    {"io_ms", "ms", true, &DiskStat::io_ms},
+};
+// disk_samples columns each writer sets itself: session_id, ts_us (the host sample's) and
+// remote_ts_us. On the link: ts_us, before the fields.
+inline constexpr const char* kDiskOwnColumns[] = {"session_id", "ts_us", "remote_ts_us"};
+inline constexpr SampleTable<DiskStat> kDiskTable = {"disk_samples", "disk", kDiskFields};
+
+// "INSERT OR REPLACE INTO <table> (<own...>, <fields...>) VALUES (?, ...)": the writer binds
+// its own columns at 1..own.size() and bind_fields() the rest after them.
+template <typename S>
+std::string insert_sql(const SampleTable<S>& t, std::initializer_list<const char*> own);
+
+// Binds each field of `s` from index `first` on (empty optionals as NULL); returns the next index.
+template <typename S>
+int bind_fields(Statement& st, int first, const SampleTable<S>& t, const S& s);
+// The same from a received link line: a field that is absent or not a number of its kind
+// binds NULL (a text field binds "").
+template <typename S>
+int bind_fields(Statement& st, int first, const SampleTable<S>& t, const proto::Message& m);
+// Appends each known field of `s` to the link line `m` (empty optionals are left out).
+template <typename S>
+void add_fields(proto::Message& m, const SampleTable<S>& t, const S& s);
+
+}  // namespace kv
