@@ -34,7 +34,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     case 7: {
       // The fields feed ticks_to_us, which must not overflow whatever they hold.
       HostStat h = parse_host_stat(text);
-      for (OptInt v : {h.cpu_user_ticks, h.cpu_system_ticks, h.cpu_idle_ticks, h.boot_time_s})
+      for (kv::OptInt v : {h.cpu_user_ticks, h.cpu_system_ticks, h.cpu_idle_ticks, h.boot_time_s})
         if (v) (void)ticks_to_us(*v, 100);
       break;
     }
