@@ -156,8 +156,8 @@ inline constexpr SampleField<DiskStat> kDiskFields[] = {
     {"device", "", false, &DiskStat::device},
     {"reads", "", true, &DiskStat::reads},
     {"writes", "", true, &DiskStat::writes},
-    {"sectors_read", "sectors", true, &DiskStat::sectors_read},
-    {"sectors_written", "sectors", true, &DiskStat::sectors_written},
+    {"sectors_read", "512-byte sectors", true, &DiskStat::sectors_read},
+    {"sectors_written", "512-byte sectors", true, &DiskStat::sectors_written},
     {"io_ms", "ms", true, &DiskStat::io_ms},
 };
 // disk_samples columns each writer sets itself: session_id, ts_us (the host sample's) and
