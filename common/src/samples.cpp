@@ -59,7 +59,7 @@ void add_fields(proto::Message& m, const SampleTable<S>& t, const S& s) {
   }
 }
 
-#define KV_SAMPLE_FUNCTIONS(S)                                                               \
+#define KV_SAMPLE_FUNCTIONS(S)                                                                \
   template std::string insert_sql(const SampleTable<S>&, std::initializer_list<const char*>); \
   template int bind_fields(Statement&, int, const SampleTable<S>&, const S&);                 \
   template int bind_fields(Statement&, int, const SampleTable<S>&, const proto::Message&);    \

@@ -1,6 +1,8 @@
 // The sample field tables (kvbench/samples.hpp) against the migrated schema, and the two ways a
 // sample reaches a results file (kvmon's own INSERT; the link line kvdrive decodes) giving the
 // same row.
+#include "kvbench/samples.hpp"
+
 #include <gtest/gtest.h>
 
 #include <map>
@@ -8,7 +10,6 @@
 #include <string>
 
 #include "kvbench/protocol.hpp"
-#include "kvbench/samples.hpp"
 #include "kvbench/schema.hpp"
 #include "kvbench/sqlite.hpp"
 #include "servers.hpp"
@@ -120,9 +121,20 @@ std::pair<std::string, std::string> both_paths(const SampleTable<S>& t, const S&
 
 TEST(SampleFields, KvmonAndTheLinkStoreTheSameProcessRow) {
   ProcessSample s;
-  s.rss_kib = 1; s.rss_anon_kib = 2; s.rss_file_kib = 3; s.swap_kib = 0; s.vsize_kib = -5;
-  s.cpu_user_us = 6; s.cpu_system_us = 7; s.threads = 8; s.fds = 9; s.io_read_bytes = 10;
-  s.io_write_bytes = 11; s.minor_faults = 12; s.major_faults = 13; s.ctx_voluntary = 14;
+  s.rss_kib = 1;
+  s.rss_anon_kib = 2;
+  s.rss_file_kib = 3;
+  s.swap_kib = 0;
+  s.vsize_kib = -5;
+  s.cpu_user_us = 6;
+  s.cpu_system_us = 7;
+  s.threads = 8;
+  s.fds = 9;
+  s.io_read_bytes = 10;
+  s.io_write_bytes = 11;
+  s.minor_faults = 12;
+  s.major_faults = 13;
+  s.ctx_voluntary = 14;
   s.ctx_involuntary = 15;  // rss_shmem_kib and pss_kib unknown
   auto [kvmon, link] = both_paths(kProcessTable, s);
   EXPECT_EQ(kvmon, "1 2 3 NULL 0 -5 6 7 8 9 10 11 12 13 14 15 NULL");
@@ -131,10 +143,22 @@ TEST(SampleFields, KvmonAndTheLinkStoreTheSameProcessRow) {
 
 TEST(SampleFields, KvmonAndTheLinkStoreTheSameHostRow) {
   HostSample h;
-  h.load1 = 0.5; h.load5 = 1.25; h.mem_total_kib = 100; h.mem_available_kib = 50;
-  h.swap_total_kib = 0; h.swap_free_kib = 0; h.pswpin = 1; h.pswpout = 2; h.pgmajfault = 3;
-  h.cpu_user_ticks = 4; h.cpu_system_ticks = 5; h.cpu_iowait_ticks = 6; h.cpu_steal_ticks = 7;
-  h.cpu_idle_ticks = 8; h.psi_memory_some_avg10 = 0.25; h.psi_io_full_avg10 = 12.5;
+  h.load1 = 0.5;
+  h.load5 = 1.25;
+  h.mem_total_kib = 100;
+  h.mem_available_kib = 50;
+  h.swap_total_kib = 0;
+  h.swap_free_kib = 0;
+  h.pswpin = 1;
+  h.pswpout = 2;
+  h.pgmajfault = 3;
+  h.cpu_user_ticks = 4;
+  h.cpu_system_ticks = 5;
+  h.cpu_iowait_ticks = 6;
+  h.cpu_steal_ticks = 7;
+  h.cpu_idle_ticks = 8;
+  h.psi_memory_some_avg10 = 0.25;
+  h.psi_io_full_avg10 = 12.5;
   auto [kvmon, link] = both_paths(kHostTable, h);
   EXPECT_EQ(kvmon, "0.5 1.25 NULL 100 50 0 0 1 2 3 4 5 6 7 8 0.25 NULL NULL 12.5 NULL");
   EXPECT_EQ(link, kvmon);
