@@ -29,6 +29,7 @@ trap cleanup EXIT
 
 KV_PKG_BUILD_DIR="$work/build" "$root/packaging/build-debs.sh" "$work/debs" >"$work/build.log" 2>&1 ||
   { cat "$work/build.log"; echo "0 passed, 1 failed"; exit 1; }
+grep -E 'warning:' "$work/build.log" | sed 's/^/build warning: /' | head -10
 check "packages built" test -f "$work/debs/kvmon_0.1.0_amd64.deb" -a -f "$work/debs/kvdrive_0.1.0_amd64.deb"
 check "no build paths inside" bash -c "! dpkg-deb --fsys-tarfile $work/debs/kvmon_0.1.0_amd64.deb | strings | grep -q -e '$root' -e '$work'"
 check "dpkg -i" dpkg -i "$work/debs/kvmon_0.1.0_amd64.deb" "$work/debs/kvdrive_0.1.0_amd64.deb"
@@ -36,6 +37,28 @@ dpkg -L kvmon kvdrive | sort -u >"$work/files"
 check "kvmon --version" bash -c "/usr/bin/kvmon --version | grep -q 0.1.0"
 check "kvdrive --version" bash -c "/usr/bin/kvdrive --version | grep -q 0.1.0"
 check "man pages installed" test -s /usr/share/man/man1/kvmon.1.gz -a -s /usr/share/man/man1/kvdrive.1.gz
+check "man kvdrive is a manual (subcommands, URIs, exit codes)" bash -c \
+  "MANWIDTH=200 man -l /usr/share/man/man1/kvdrive.1.gz | grep -q 'Options of kvdrive run' &&
+   MANWIDTH=200 man -l /usr/share/man/man1/kvdrive.1.gz | grep -q -e '--hit-rate' &&
+   MANWIDTH=200 man -l /usr/share/man/man1/kvdrive.1.gz | grep -q 'URI SYNTAX' &&
+   MANWIDTH=200 man -l /usr/share/man/man1/kvdrive.1.gz | grep -q 'EXIT STATUS'"
+check "man kvmon names its config file" bash -c \
+  "MANWIDTH=200 man -l /usr/share/man/man1/kvmon.1.gz | grep -q /etc/kvmon/kvmon.conf"
+check "bash completion installed for both" test -s /usr/share/bash-completion/completions/kvdrive \
+  -a -s /usr/share/bash-completion/completions/kvmon
+check "kvmon's completion completes its options" bash -c \
+  "source /usr/share/bash-completion/completions/kvmon && _init_completion() { cur=\${COMP_WORDS[COMP_CWORD]}; prev=\${COMP_WORDS[COMP_CWORD-1]}; } &&
+   COMP_WORDS=(kvmon --inter) COMP_CWORD=1 && _kvmon && [[ \"\${COMPREPLY[*]}\" == --interval ]]"
+check "both packages recommend bash-completion" bash -c \
+  "dpkg-deb -f $work/debs/kvmon_0.1.0_amd64.deb Recommends | grep -q bash-completion &&
+   dpkg-deb -f $work/debs/kvdrive_0.1.0_amd64.deb Recommends | grep -q bash-completion"
+check "the install did not start the service" bash -c "! pgrep -f -- '--db /var/lib/kvmon/' >/dev/null"
+if [[ -d /run/systemd/system ]]; then
+  check "the service is installed disabled" bash -c "[ \"\$(systemctl is-enabled kvmon.service)\" = disabled ]"
+  check "the service is not running" bash -c "! systemctl is-active -q kvmon.service"
+fi
+check "the postinst enables and starts nothing" bash -c \
+  "! dpkg-deb --ctrl-tarfile $work/debs/kvmon_0.1.0_amd64.deb | tar -xO ./postinst | grep -E 'systemctl (enable|start|restart)'"
 check "kvmon system user" getent passwd kvmon
 check "config file is a conffile" bash -c "dpkg-query -W -f='\${Conffiles}' kvmon | grep -q /etc/kvmon/kvmon.conf"
 check "systemd-analyze verify" bash -c "systemd-analyze verify /usr/lib/systemd/system/kvmon.service 2>&1 | grep -v 'man kvmon' | (! grep .)"
