@@ -10,7 +10,7 @@ packages=(
   libboost-dev libhiredis-dev libmemcached-dev libproc2-dev libsqlite3-dev libcli11-dev nlohmann-json3-dev
   libgtest-dev
   redis-server memcached sqlite3
-  help2man dpkg-dev fakeroot
+  help2man man-db dpkg-dev fakeroot  # man-db: the man page tests render the pages
   # Large (~100 MB with its libraries), but CI needs it: the HTML report's test renders the
   # page in headless Chromium (tests/driver/html_report_integration_test.cpp).
   chromium
