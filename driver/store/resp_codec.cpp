@@ -1,0 +1,214 @@
+// RESP codec: hiredis's reader with allocation-free reply-object functions, and the writers.
+#include "store/resp_codec.hpp"
+
+#include <hiredis/read.h>
+
+#include <charconv>
+#include <new>
+
+namespace kv::drive::store {
+
+const char* verdict_name(Verdict v) {
+  switch (v) {
+    case Verdict::ok: return "ok";
+    case Verdict::hit: return "hit";
+    case Verdict::miss: return "miss";
+    case Verdict::not_stored: return "not_stored";
+    case Verdict::error: return "error";
+    case Verdict::mismatch: return "mismatch";
+  }
+  return "?";
+}
+
+const char* resp_kind_name(RespKind k) {
+  switch (k) {
+    case RespKind::status: return "status";
+    case RespKind::bulk: return "bulk";
+    case RespKind::nil: return "nil";
+    case RespKind::error: return "error";
+    case RespKind::integer: return "integer";
+    case RespKind::array: return "array";
+  }
+  return "?";
+}
+
+Verdict resp_verdict(Op op, const RespReply& reply) {
+  if (reply.kind == RespKind::error) return Verdict::error;
+  switch (op) {
+    case Op::get:
+      if (reply.kind == RespKind::bulk) return Verdict::hit;
+      if (reply.kind == RespKind::nil) return Verdict::miss;
+      return Verdict::mismatch;
+    case Op::set:
+      if (reply.kind == RespKind::status) return Verdict::ok;
+      if (reply.kind == RespKind::nil) return Verdict::not_stored;
+      return Verdict::mismatch;
+    case Op::other: return Verdict::ok;
+  }
+  return Verdict::mismatch;
+}
+
+// The reader and what its object functions record of the top-level reply. hiredis only needs a
+// non-NULL object per reply (NULL means out of memory), so every function returns the State
+// itself and freeObject does nothing: no reply is ever allocated. Elements of an array
+// (task->parent set) are parsed by hiredis and ignored here.
+struct RespDecoder::State {
+  redisReader* reader = nullptr;
+  std::string text;  // the top-level reply's text: hiredis's buffer moves after each reply
+  RespKind kind = RespKind::nil;
+  long long integer = 0;
+
+  ~State() {
+    if (reader != nullptr) redisReaderFree(reader);
+  }
+};
+
+namespace {
+
+using State = RespDecoder::State;
+
+State* top_level(const redisReadTask* task) {
+  return task->parent == nullptr ? static_cast<State*>(task->privdata) : nullptr;
+}
+
+void* create_string(const redisReadTask* task, char* str, size_t len) {
+  if (State* s = top_level(task)) {
+    s->kind = task->type == REDIS_REPLY_STATUS  ? RespKind::status
+              : task->type == REDIS_REPLY_ERROR ? RespKind::error
+                                                : RespKind::bulk;
+    s->integer = 0;
+    try {
+      s->text.assign(str, len);
+    } catch (const std::bad_alloc&) {
+      return nullptr;  // hiredis reports "Out of memory"
+    }
+  }
+  return task->privdata;
+}
+
+void* create_array(const redisReadTask* task, int elements) {
+  if (State* s = top_level(task)) {
+    s->kind = RespKind::array;
+    s->integer = elements;
+    s->text.clear();
+  }
+  return task->privdata;
+}
+
+void* create_integer(const redisReadTask* task, long long value) {
+  if (State* s = top_level(task)) {
+    s->kind = RespKind::integer;
+    s->integer = value;
+    s->text.clear();
+  }
+  return task->privdata;
+}
+
+void* create_nil(const redisReadTask* task) {
+  if (State* s = top_level(task)) {
+    s->kind = RespKind::nil;
+    s->integer = 0;
+    s->text.clear();
+  }
+  return task->privdata;
+}
+
+void free_object(void* /*obj*/) {}
+
+// hiredis keeps the pointer, so the table must outlive every reader: static storage.
+redisReplyObjectFunctions g_functions = {create_string, create_array, create_integer, create_nil,
+                                         free_object};
+
+}  // namespace
+
+RespDecoder::RespDecoder(size_t max_idle_buffer_bytes) : state_(std::make_unique<State>()) {
+  state_->reader = redisReaderCreateWithFunctions(&g_functions);
+  if (state_->reader == nullptr) throw std::bad_alloc();
+  state_->reader->privdata = state_.get();
+  state_->reader->maxbuf = max_idle_buffer_bytes;
+}
+
+RespDecoder::~RespDecoder() = default;
+RespDecoder::RespDecoder(RespDecoder&&) noexcept = default;
+RespDecoder& RespDecoder::operator=(RespDecoder&&) noexcept = default;
+
+bool RespDecoder::feed(std::string_view bytes) {
+  if (!state_ || bytes.empty()) return state_ && state_->reader->err == 0;
+  return redisReaderFeed(state_->reader, bytes.data(), bytes.size()) == REDIS_OK;
+}
+
+ReadStatus RespDecoder::next(RespReply* out) {
+  if (!state_) return ReadStatus::protocol_error;
+  void* reply = nullptr;
+  if (redisReaderGetReply(state_->reader, &reply) != REDIS_OK) return ReadStatus::protocol_error;
+  if (reply == nullptr) return ReadStatus::need_more;
+  out->kind = state_->kind;
+  out->integer = state_->integer;
+  out->text = state_->text;
+  return ReadStatus::reply;
+}
+
+std::string_view RespDecoder::error() const {
+  if (!state_ || state_->reader->err == 0) return {};
+  return state_->reader->errstr;
+}
+
+namespace resp {
+
+void append_array_header(std::string& out, size_t n) {
+  out.push_back('*');
+  append_decimal(out, n);
+  out.append("\r\n", 2);
+}
+
+void append_bulk(std::string& out, std::string_view bytes) {
+  out.push_back('$');
+  append_decimal(out, bytes.size());
+  out.append("\r\n", 2);
+  out.append(bytes.data(), bytes.size());
+  out.append("\r\n", 2);
+}
+
+void append_set(std::string& out, std::string_view key, std::string_view value, uint64_t px_ms) {
+  out.append(px_ms > 0 ? "*5\r\n$3\r\nSET\r\n" : "*3\r\n$3\r\nSET\r\n");
+  append_bulk(out, key);
+  append_bulk(out, value);
+  if (px_ms > 0) {
+    out.append("$2\r\nPX\r\n");
+    char digits[20];
+    auto r = std::to_chars(digits, digits + sizeof digits, px_ms);
+    append_bulk(out, std::string_view(digits, static_cast<size_t>(r.ptr - digits)));
+  }
+}
+
+void append_get(std::string& out, std::string_view key) {
+  out.append("*2\r\n$3\r\nGET\r\n");
+  append_bulk(out, key);
+}
+
+void append_auth(std::string& out, std::string_view user, std::string_view password) {
+  out.append(user.empty() ? "*2\r\n$4\r\nAUTH\r\n" : "*3\r\n$4\r\nAUTH\r\n");
+  if (!user.empty()) append_bulk(out, user);
+  append_bulk(out, password);
+}
+
+void append_select(std::string& out, uint32_t db) {
+  out.append("*2\r\n$6\r\nSELECT\r\n");
+  char digits[10];
+  auto r = std::to_chars(digits, digits + sizeof digits, db);
+  append_bulk(out, std::string_view(digits, static_cast<size_t>(r.ptr - digits)));
+}
+
+void append_ping(std::string& out) { out.append("*1\r\n$4\r\nPING\r\n"); }
+
+void append_info(std::string& out, std::string_view section) {
+  if (section.empty()) {
+    out.append("*1\r\n$4\r\nINFO\r\n");
+    return;
+  }
+  out.append("*2\r\n$4\r\nINFO\r\n");
+  append_bulk(out, section);
+}
+
+}  // namespace resp
+}  // namespace kv::drive::store
