@@ -211,21 +211,22 @@ uint32_t get_be(std::string_view s, size_t at, size_t n) {
   return v;
 }
 
-void put_be(std::string& out, uint64_t v, size_t n) {
-  for (size_t i = n; i-- > 0;) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+void put_be(char* at, uint64_t v, size_t n) {
+  for (size_t i = n; i-- > 0; v >>= 8) at[i] = static_cast<char>(v & 0xff);
 }
 
+// The 24-byte request header, built on the stack and appended in one piece.
 void put_header(std::string& out, BinaryOpcode opcode, size_t key_len, size_t extras_len,
                 size_t body_len, uint32_t opaque, uint64_t cas) {
-  out.push_back(static_cast<char>(0x80));
-  out.push_back(static_cast<char>(opcode));
-  put_be(out, key_len, 2);
-  out.push_back(static_cast<char>(extras_len));
-  out.push_back(0);     // data type
-  put_be(out, 0, 2);    // vbucket
-  put_be(out, body_len, 4);
-  put_be(out, opaque, 4);
-  put_be(out, cas, 8);
+  char h[kBinaryHeaderBytes] = {};
+  h[0] = static_cast<char>(0x80);
+  h[1] = static_cast<char>(opcode);
+  put_be(h + 2, key_len, 2);
+  h[4] = static_cast<char>(extras_len);  // h[5] data type, h[6..7] vbucket: 0
+  put_be(h + 8, body_len, 4);
+  put_be(h + 12, opaque, 4);
+  put_be(h + 16, cas, 8);
+  out.append(h, sizeof h);
 }
 
 bool valid_binary_key(std::string_view key) { return !key.empty() && key.size() <= kMaxKeyBytes; }
@@ -286,8 +287,10 @@ bool append_binary_set(std::string& out, std::string_view key, std::string_view 
                        uint32_t opaque, uint32_t flags, uint32_t exptime_s, uint64_t cas) {
   if (!valid_binary_key(key) || value.size() > 0xffffffffULL - 8 - key.size()) return false;
   put_header(out, BinaryOpcode::set, key.size(), 8, 8 + key.size() + value.size(), opaque, cas);
-  put_be(out, flags, 4);
-  put_be(out, exptime_s, 4);
+  char extras[8];
+  put_be(extras, flags, 4);
+  put_be(extras + 4, exptime_s, 4);
+  out.append(extras, sizeof extras);
   out.append(key.data(), key.size());
   out.append(value.data(), value.size());
   return true;
