@@ -101,7 +101,8 @@ BENCHMARK(BM_RespParseStatus);
 
 // The same with hiredis's default reply objects (allocated per reply, freed after use).
 void BM_HiredisDefaultParseHit(benchmark::State& state) {
-  std::string batch = state.range(0) == 0 ? std::string() : resp_hits(static_cast<size_t>(state.range(0)));
+  std::string batch =
+      state.range(0) == 0 ? std::string() : resp_hits(static_cast<size_t>(state.range(0)));
   if (batch.empty())
     for (int i = 0; i < kBatch; ++i) batch += "+OK\r\n";
   redisReader* reader = redisReaderCreate();
@@ -155,7 +156,8 @@ BENCHMARK(BM_McTextWriteGet);
 void BM_McTextParseHit(benchmark::State& state) {
   std::string value(static_cast<size_t>(state.range(0)), 'v'), batch;
   for (int i = 0; i < kBatch; ++i)
-    batch += "VALUE " + kKey + " 0 " + std::to_string(value.size()) + "\r\n" + value + "\r\nEND\r\n";
+    batch +=
+        "VALUE " + kKey + " 0 " + std::to_string(value.size()) + "\r\n" + value + "\r\nEND\r\n";
   mc::TextDecoder d;
   mc::TextReply r;
   for (auto _ : state) {

@@ -59,16 +59,26 @@ constexpr std::string_view kEnd = "END\r\n";
 
 const char* text_kind_name(TextKind k) {
   switch (k) {
-    case TextKind::stored: return "stored";
-    case TextKind::not_stored: return "not_stored";
-    case TextKind::exists: return "exists";
-    case TextKind::not_found: return "not_found";
-    case TextKind::value: return "value";
-    case TextKind::end: return "end";
-    case TextKind::version: return "version";
-    case TextKind::error: return "error";
-    case TextKind::client_error: return "client_error";
-    case TextKind::server_error: return "server_error";
+    case TextKind::stored:
+      return "stored";
+    case TextKind::not_stored:
+      return "not_stored";
+    case TextKind::exists:
+      return "exists";
+    case TextKind::not_found:
+      return "not_found";
+    case TextKind::value:
+      return "value";
+    case TextKind::end:
+      return "end";
+    case TextKind::version:
+      return "version";
+    case TextKind::error:
+      return "error";
+    case TextKind::client_error:
+      return "client_error";
+    case TextKind::server_error:
+      return "server_error";
   }
   return "?";
 }
@@ -77,8 +87,10 @@ Verdict text_verdict(TextOp op, const TextReply& reply) {
   switch (reply.kind) {
     case TextKind::error:
     case TextKind::client_error:
-    case TextKind::server_error: return Verdict::error;
-    default: break;
+    case TextKind::server_error:
+      return Verdict::error;
+    default:
+      break;
   }
   switch (op) {
     case TextOp::storage:
@@ -92,7 +104,8 @@ Verdict text_verdict(TextOp op, const TextReply& reply) {
       if (reply.kind == TextKind::value) return Verdict::hit;
       if (reply.kind == TextKind::end) return Verdict::miss;
       return Verdict::mismatch;
-    case TextOp::version: return reply.kind == TextKind::version ? Verdict::ok : Verdict::mismatch;
+    case TextOp::version:
+      return reply.kind == TextKind::version ? Verdict::ok : Verdict::mismatch;
   }
   return Verdict::mismatch;
 }
@@ -124,11 +137,16 @@ ReadStatus TextDecoder::next(TextOp op, TextReply* out) {
     out->kind = TextKind::server_error;
     out->text = message;
   } else if (op == TextOp::storage) {
-    if (line == "STORED") out->kind = TextKind::stored;
-    else if (line == "NOT_STORED") out->kind = TextKind::not_stored;
-    else if (line == "EXISTS") out->kind = TextKind::exists;
-    else if (line == "NOT_FOUND") out->kind = TextKind::not_found;
-    else return fail("unexpected reply to a storage command");
+    if (line == "STORED")
+      out->kind = TextKind::stored;
+    else if (line == "NOT_STORED")
+      out->kind = TextKind::not_stored;
+    else if (line == "EXISTS")
+      out->kind = TextKind::exists;
+    else if (line == "NOT_FOUND")
+      out->kind = TextKind::not_found;
+    else
+      return fail("unexpected reply to a storage command");
   } else if (op == TextOp::version) {
     if (!word_with_message(line, "VERSION", &message)) return fail("unexpected reply to version");
     out->kind = TextKind::version;
@@ -166,8 +184,8 @@ ReadStatus TextDecoder::next(TextOp op, TextReply* out) {
   return ReadStatus::reply;
 }
 
-bool append_text_set(std::string& out, std::string_view key, std::string_view value,
-                     uint32_t flags, uint32_t exptime_s) {
+bool append_text_set(std::string& out, std::string_view key, std::string_view value, uint32_t flags,
+                     uint32_t exptime_s) {
   if (!valid_text_key(key)) return false;
   out.append("set ", 4);
   out.append(key.data(), key.size());
@@ -247,7 +265,8 @@ Verdict binary_verdict(Op op, const BinaryReply& reply) {
       if (reply.status == status::kKeyExists || reply.status == status::kNotStored)
         return Verdict::not_stored;
       return Verdict::error;
-    case Op::other: return reply.status == status::kOk ? Verdict::ok : Verdict::error;
+    case Op::other:
+      return reply.status == status::kOk ? Verdict::ok : Verdict::error;
   }
   return Verdict::mismatch;
 }

@@ -40,13 +40,16 @@ class InputBuffer {
 enum class TextOp : uint8_t { storage, get, gets, version };
 
 enum class TextKind : uint8_t {
-  stored, not_stored, exists, not_found,  // storage replies
-  value,                                  // a get's hit (VALUE ... END)
-  end,                                    // a get's miss (END alone)
-  version,                                // VERSION x (text = x)
-  error,                                  // ERROR (unknown command)
-  client_error,                           // CLIENT_ERROR text
-  server_error,                           // SERVER_ERROR text (too large, out of memory, ...)
+  stored,  // the storage replies: stored ... not_found
+  not_stored,
+  exists,
+  not_found,
+  value,         // a get's hit (VALUE ... END)
+  end,           // a get's miss (END alone)
+  version,       // VERSION x (text = x)
+  error,         // ERROR (unknown command)
+  client_error,  // CLIENT_ERROR text
+  server_error,  // SERVER_ERROR text (too large, out of memory, ...)
 };
 
 const char* text_kind_name(TextKind k);

@@ -13,24 +13,36 @@ namespace kv::drive::store {
 
 const char* verdict_name(Verdict v) {
   switch (v) {
-    case Verdict::ok: return "ok";
-    case Verdict::hit: return "hit";
-    case Verdict::miss: return "miss";
-    case Verdict::not_stored: return "not_stored";
-    case Verdict::error: return "error";
-    case Verdict::mismatch: return "mismatch";
+    case Verdict::ok:
+      return "ok";
+    case Verdict::hit:
+      return "hit";
+    case Verdict::miss:
+      return "miss";
+    case Verdict::not_stored:
+      return "not_stored";
+    case Verdict::error:
+      return "error";
+    case Verdict::mismatch:
+      return "mismatch";
   }
   return "?";
 }
 
 const char* resp_kind_name(RespKind k) {
   switch (k) {
-    case RespKind::status: return "status";
-    case RespKind::bulk: return "bulk";
-    case RespKind::nil: return "nil";
-    case RespKind::error: return "error";
-    case RespKind::integer: return "integer";
-    case RespKind::array: return "array";
+    case RespKind::status:
+      return "status";
+    case RespKind::bulk:
+      return "bulk";
+    case RespKind::nil:
+      return "nil";
+    case RespKind::error:
+      return "error";
+    case RespKind::integer:
+      return "integer";
+    case RespKind::array:
+      return "array";
   }
   return "?";
 }
@@ -46,7 +58,8 @@ Verdict resp_verdict(Op op, const RespReply& reply) {
       if (reply.kind == RespKind::status) return Verdict::ok;
       if (reply.kind == RespKind::nil) return Verdict::not_stored;
       return Verdict::mismatch;
-    case Op::other: return Verdict::ok;
+    case Op::other:
+      return Verdict::ok;
   }
   return Verdict::mismatch;
 }

@@ -75,8 +75,7 @@ class RespDecoder {
 namespace resp {
 
 // SET key value, or SET key value PX px_ms when px_ms > 0.
-void append_set(std::string& out, std::string_view key, std::string_view value,
-                uint64_t px_ms = 0);
+void append_set(std::string& out, std::string_view key, std::string_view value, uint64_t px_ms = 0);
 void append_get(std::string& out, std::string_view key);
 // AUTH password (user empty) or AUTH user password (Redis 6 ACL).
 void append_auth(std::string& out, std::string_view user, std::string_view password);

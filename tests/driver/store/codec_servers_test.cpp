@@ -15,9 +15,9 @@
 #include <map>
 #include <stdexcept>
 
+#include "servers.hpp"
 #include "store/memcached_codec.hpp"
 #include "store/resp_codec.hpp"
-#include "servers.hpp"
 
 namespace {
 
@@ -174,7 +174,8 @@ TEST(CodecServers, MemcachedTextPipelinedBatchReadsEveryReply) {
     expect.push(mc::TextOp::storage);
   }
   for (int i = 0; i < 100; ++i) {
-    ASSERT_TRUE(i % 2 ? mc::append_text_get(out, key("k", i)) : mc::append_text_gets(out, key("k", i)));
+    ASSERT_TRUE(i % 2 ? mc::append_text_get(out, key("k", i))
+                      : mc::append_text_gets(out, key("k", i)));
     expect.push(i % 2 ? mc::TextOp::get : mc::TextOp::gets);
   }
   mc::TextDecoder decoder;

@@ -70,26 +70,24 @@ const std::string kTextBatch = bytes_of(
     "VALUE k 0 0 77\r\n\r\nEND\r\n"
     "SERVER_ERROR busy\r\n"
     "VERSION 1.6.18\r\n");
-const std::vector<mc::TextOp> kTextOps = {T::storage, T::storage, T::storage, T::storage,
-                                          T::storage, T::storage, T::storage, T::storage,
-                                          T::get,     T::get,     T::gets,    T::get,
-                                          T::version};
+const std::vector<mc::TextOp> kTextOps = {
+    T::storage, T::storage, T::storage, T::storage, T::storage, T::storage, T::storage,
+    T::storage, T::get,     T::get,     T::gets,    T::get,     T::version};
 
 TEST(MemcachedText, EveryReplyKind) {
-  std::vector<std::string> want = {
-      "stored(|||0)",
-      "not_stored(|||0)",
-      "exists(|||0)",
-      "not_found(|||0)",
-      "server_error(object too large for cache|||0)",
-      "server_error(out of memory storing object|||0)",
-      "client_error(bad data chunk|||0)",
-      "error(|||0)",
-      bytes_of("value(|key:1|ab\r\nEND\r\n\0xyz|42)"),
-      "end(|||0)",
-      "value(|k||0|cas=77)",
-      "server_error(busy|||0)",
-      "version(1.6.18|||0)"};
+  std::vector<std::string> want = {"stored(|||0)",
+                                   "not_stored(|||0)",
+                                   "exists(|||0)",
+                                   "not_found(|||0)",
+                                   "server_error(object too large for cache|||0)",
+                                   "server_error(out of memory storing object|||0)",
+                                   "client_error(bad data chunk|||0)",
+                                   "error(|||0)",
+                                   bytes_of("value(|key:1|ab\r\nEND\r\n\0xyz|42)"),
+                                   "end(|||0)",
+                                   "value(|k||0|cas=77)",
+                                   "server_error(busy|||0)",
+                                   "version(1.6.18|||0)"};
   EXPECT_EQ(decode_text(kTextBatch, kTextOps), want);
   std::vector<Verdict> verdicts;
   mc::TextDecoder d;
@@ -99,11 +97,11 @@ TEST(MemcachedText, EveryReplyKind) {
     ASSERT_EQ(d.next(op, &r), ReadStatus::reply);
     verdicts.push_back(mc::text_verdict(op, r));
   }
-  EXPECT_EQ(verdicts, (std::vector<Verdict>{Verdict::ok, Verdict::not_stored, Verdict::not_stored,
-                                            Verdict::not_stored, Verdict::error, Verdict::error,
-                                            Verdict::error, Verdict::error, Verdict::hit,
-                                            Verdict::miss, Verdict::hit, Verdict::error,
-                                            Verdict::ok}));
+  EXPECT_EQ(verdicts,
+            (std::vector<Verdict>{Verdict::ok, Verdict::not_stored, Verdict::not_stored,
+                                  Verdict::not_stored, Verdict::error, Verdict::error,
+                                  Verdict::error, Verdict::error, Verdict::hit, Verdict::miss,
+                                  Verdict::hit, Verdict::error, Verdict::ok}));
   EXPECT_EQ(d.buffered(), 0u);
 }
 
@@ -137,17 +135,17 @@ TEST(MemcachedText, GarbageIsAStickyProtocolError) {
     mc::TextOp op;
   };
   std::vector<Case> cases = {
-      {std::string(3000, 'x'), T::storage},          // no line end within the limit
-      {"END\r\n", T::storage},                       // a get's reply to a set
-      {"STORED\r\n", T::get},                        // a set's reply to a get
-      {"VALUE k x 3\r\nabc\r\nEND\r\n", T::get},     // flags not a number
-      {"VALUE k 0 -3\r\nabc\r\nEND\r\n", T::get},    // negative length
-      {"VALUE k 0 3 1 2\r\nabc\r\nEND\r\n", T::get}, // extra token
-      {"VALUE  0 3\r\nabc\r\nEND\r\n", T::get},      // empty key
-      {"VALUE k 0 3\r\nabcd\r\nEND\r\n", T::get},    // value longer than declared
+      {std::string(3000, 'x'), T::storage},           // no line end within the limit
+      {"END\r\n", T::storage},                        // a get's reply to a set
+      {"STORED\r\n", T::get},                         // a set's reply to a get
+      {"VALUE k x 3\r\nabc\r\nEND\r\n", T::get},      // flags not a number
+      {"VALUE k 0 -3\r\nabc\r\nEND\r\n", T::get},     // negative length
+      {"VALUE k 0 3 1 2\r\nabc\r\nEND\r\n", T::get},  // extra token
+      {"VALUE  0 3\r\nabc\r\nEND\r\n", T::get},       // empty key
+      {"VALUE k 0 3\r\nabcd\r\nEND\r\n", T::get},     // value longer than declared
       {"VALUE k 0 3\r\nabc\r\nVALUE k 0 3\r\nabc\r\nEND\r\n", T::get},  // two values, one key
       {"VALUE k 0 99999999999999999999\r\n", T::get},                   // length overflows
-      {"VALUE k 0 2000000000\r\n", T::get},                            // over the limit
+      {"VALUE k 0 2000000000\r\n", T::get},                             // over the limit
       {"STOREDX\r\n", T::storage},
       {"VERSION\r\n", T::storage},
       {"SERVER_ERRORX\r\n", T::storage},
@@ -166,8 +164,8 @@ TEST(MemcachedText, GarbageIsAStickyProtocolError) {
 
 TEST(MemcachedText, RandomBytesNeverCrashOrLoop) {
   std::mt19937 rng(11);
-  const std::vector<std::string> words = {"VALUE ", "END", "\r\n", "STORED", " ", "0", "5",
-                                          "k",      "ERROR", "SERVER_ERROR ", "\n", "x"};
+  const std::vector<std::string> words = {"VALUE ", "END", "\r\n",  "STORED",        " ",  "0",
+                                          "5",      "k",   "ERROR", "SERVER_ERROR ", "\n", "x"};
   for (int round = 0; round < 3000; ++round) {
     std::string bytes;
     for (int w = static_cast<int>(rng() % 12); w > 0; --w) bytes += words[rng() % words.size()];
@@ -175,8 +173,7 @@ TEST(MemcachedText, RandomBytesNeverCrashOrLoop) {
     d.feed(bytes);
     mc::TextReply r;
     int steps = 0;
-    while (d.next(static_cast<T>(rng() % 4), &r) == ReadStatus::reply)
-      ASSERT_LT(++steps, 64);
+    while (d.next(static_cast<T>(rng() % 4), &r) == ReadStatus::reply) ASSERT_LT(++steps, 64);
   }
 }
 

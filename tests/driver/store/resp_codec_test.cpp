@@ -121,8 +121,8 @@ TEST(RespDecoder, PipelinedBatchMatchedInOrder) {
       "+OK\r\n-OOM command not allowed when used memory > 'maxmemory'.\r\n+OK\r\n"
       "$3\r\none\r\n$-1\r\n$5\r\nthree\r\n"
       "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n+PONG\r\n";
-  std::vector<Verdict> want = {Verdict::ok,  Verdict::error, Verdict::ok,    Verdict::hit,
-                               Verdict::miss, Verdict::hit,  Verdict::error, Verdict::ok};
+  std::vector<Verdict> want = {Verdict::ok,   Verdict::error, Verdict::ok,    Verdict::hit,
+                               Verdict::miss, Verdict::hit,   Verdict::error, Verdict::ok};
   for (size_t cut = 0; cut <= bytes.size(); cut += 7) {
     RespDecoder d;
     ExpectFifo<Op> q = fifo;
@@ -189,14 +189,16 @@ TEST(RespWriters, ExactBytes) {
   EXPECT_EQ(out, "*3\r\n$3\r\nSET\r\n$2\r\nk1\r\n$5\r\nvalue\r\n");
   out.clear();
   resp::append_set(out, "k", std::string_view("a\0b", 3), 1500);
-  EXPECT_EQ(out, bytes_of("*5\r\n$3\r\nSET\r\n$1\r\nk\r\n$3\r\na\0b\r\n$2\r\nPX\r\n$4\r\n1500\r\n"));
+  EXPECT_EQ(out,
+            bytes_of("*5\r\n$3\r\nSET\r\n$1\r\nk\r\n$3\r\na\0b\r\n$2\r\nPX\r\n$4\r\n1500\r\n"));
   out.clear();
   resp::append_get(out, "key:000123");
   EXPECT_EQ(out, "*2\r\n$3\r\nGET\r\n$10\r\nkey:000123\r\n");
   out.clear();
   resp::append_auth(out, "", "secret");
   resp::append_auth(out, "alice", "pw");
-  EXPECT_EQ(out, "*2\r\n$4\r\nAUTH\r\n$6\r\nsecret\r\n*3\r\n$4\r\nAUTH\r\n$5\r\nalice\r\n$2\r\npw\r\n");
+  EXPECT_EQ(out,
+            "*2\r\n$4\r\nAUTH\r\n$6\r\nsecret\r\n*3\r\n$4\r\nAUTH\r\n$5\r\nalice\r\n$2\r\npw\r\n");
   out.clear();
   resp::append_select(out, 4294967295u);
   resp::append_ping(out);
