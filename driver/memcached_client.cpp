@@ -175,7 +175,9 @@ bool is_end(memcached_return_t rc) {
 //    replies must be taken first); its replies hold only the hits, in request order, so each get
 //    is matched against the next returned key: a match is a hit, anything else a miss.
 // A batch that loses its connection fails every request not yet answered (error, or timeout),
-// pauses once, and the connection is rebuilt by libmemcached on the next request.
+// pauses once, and the connection is rebuilt before the next multi-get (reopen_connection).
+// A get is a miss only when the server answered the multi-get to its end with nothing for it:
+// never when libmemcached recorded an error since the multi-get began (error_during_mget).
 class MemcachedClient final : public StoreClient {
  public:
   MemcachedClient(TargetSpec spec, ClientOptions opts) : spec_(std::move(spec)), opts_(opts) {}
@@ -252,6 +254,11 @@ class MemcachedClient final : public StoreClient {
     size_t lens[] = {key.size()};
     memcached_return_t rc = memcached_mget(mc_.get(), keys, lens, 1);
     if (rc != MEMCACHED_SUCCESS) return failed(rc);
+    if (memcached_return_t err = error_during_mget(); err != MEMCACHED_SUCCESS) {
+      lost_connection();
+      memcached_quit(mc_.get());  // whatever did go out is not read: a new connection next time
+      return failed_as(classify(err));
+    }
     OpStatus status = OpStatus::miss;
     // Drain to the end marker, as the protocol requires before the next request.
     while (memcached_fetch_result(mc_.get(), result_, &rc) != nullptr) {
@@ -401,10 +408,31 @@ class MemcachedClient final : public StoreClient {
       key_lens_.push_back(e.key_length);
     }
     if (key_ptrs_.empty()) return;
+    if (memcached_return_t rc = reopen_connection(); rc != MEMCACHED_SUCCESS) return fail_batch(rc);
     memcached_return_t rc = memcached_mget(mc_.get(), key_ptrs_.data(), key_lens_.data(),
                                            key_ptrs_.size());
     if (rc != MEMCACHED_SUCCESS) return fail_batch(rc);
+    // libmemcached 1.1's multi-get (get.cc) connects key by key: a key whose connect fails (the
+    // server still in its retry pause, which ends on a whole second) is skipped, the keys after
+    // it go out once a connect succeeds, and the multi-get says SUCCESS. The error it recorded
+    // is the only sign: the batch then fails whole (some gets left, some did not; which ones
+    // is not known), never "the server had none of them".
+    if (memcached_return_t err = error_during_mget(); err != MEMCACHED_SUCCESS) return fail_batch(err);
     fetching_ = true;
+  }
+
+  // After a lost connection, opens a new one with a request of its own ("version") rather than
+  // letting the multi-get connect (which would skip keys, above): either the connection is up
+  // before any get leaves, or the batch fails with nothing sent. One round trip per reconnect.
+  memcached_return_t reopen_connection() {
+    if (!sockets_stale_) return MEMCACHED_SUCCESS;
+    memcached_return_t rc = memcached_version(mc_.get());
+    if (rc != MEMCACHED_SUCCESS) {
+      memcached_return_t last = memcached_last_error(mc_.get());
+      return last != MEMCACHED_SUCCESS ? last : rc;
+    }
+    succeeded(OpStatus::ok);  // connected: its socket is one interrupt() may shut down again
+    return MEMCACHED_SUCCESS;
   }
 
   // The next get of the batch: a hit if the next returned value is its key, else a miss.
@@ -432,14 +460,13 @@ class MemcachedClient final : public StoreClient {
     if (memcached_return_t err = error_during_mget(); err != MEMCACHED_SUCCESS) fail_batch(err);
   }
 
-  // libmemcached 1.1's fetch turns a read error (the server gone mid-batch, a timeout) into
-  // NOTFOUND when the multi-get had no hit yet (fetch.cc), which would count gets the server
-  // never answered as misses. The error it recorded since the last memcached_mget (which clears
-  // older ones) tells the two apart: that error, or MEMCACHED_SUCCESS.
-  memcached_return_t error_during_mget() const {
-    memcached_return_t last = memcached_last_error(mc_.get());
-    return memcached_fatal(last) ? last : MEMCACHED_SUCCESS;
-  }
+  // libmemcached 1.1's fetch turns a read error (the server gone mid-batch, a timeout, an
+  // error line) into NOTFOUND when the multi-get had no hit yet (fetch.cc), and its multi-get
+  // skips keys it could not connect for (send_gets): either would count gets the server never
+  // answered as misses. Any error recorded since the last memcached_mget (which clears older
+  // ones; libmemcached records only failures and CLIENT_ERROR) tells them apart from a real
+  // miss: that error, or MEMCACHED_SUCCESS.
+  memcached_return_t error_during_mget() const { return memcached_last_error(mc_.get()); }
 
   // Every request not yet answered fails with the connection's status; libmemcached forgets
   // the connection's outstanding replies and reconnects on the next request.
@@ -512,7 +539,8 @@ class MemcachedClient final : public StoreClient {
   memcached_result_st result_storage_{};
   memcached_result_st* result_ = nullptr;  // &result_storage_ once created
   bool buffering_ = false;                 // MEMCACHED_BEHAVIOR_BUFFER_REQUESTS is on
-  bool sockets_stale_ = true;              // the published sockets may not be the open ones
+  bool sockets_stale_ = true;  // the published sockets may not be the open ones (the connection
+                               // may be closed: reopen_connection)
 
   // The current pipelined batch (capacity kept between batches: no allocation per request).
   std::vector<Entry> entries_;
