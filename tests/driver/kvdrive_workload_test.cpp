@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <chrono>
 #include <thread>
 
 #include "kvdrive_test_util.hpp"
@@ -173,6 +174,8 @@ TEST(KvdriveWorkload, ServerKilledAndRestartedMidRunIsCountedAndSurvived) {
   redis.process().signal(SIGKILL);
   redis.process().wait(5000);
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  const long long restarted_us = std::chrono::duration_cast<std::chrono::microseconds>(
+      std::chrono::system_clock::now().time_since_epoch()).count();
   redis.restart();
   ASSERT_EQ(p.wait(60'000), 0) << slurp(log);
   auto db = kv::open_results_db(dir.file("r.db"));
@@ -181,9 +184,21 @@ TEST(KvdriveWorkload, ServerKilledAndRestartedMidRunIsCountedAndSurvived) {
   // Every second of the read phase has its row, before, during and after the outage.
   EXPECT_GE(query_int(db, "SELECT count(*) FROM driver_seconds d JOIN phases p USING (phase_id) "
                           "WHERE p.kind = 'read' AND d.op = 'get'"), 6);
-  // Requests succeeded again after the restart (the data is gone: misses).
-  EXPECT_GT(driver_sum(db, "misses", "redis", "get"), 0);
-  EXPECT_EQ(redis_command_calls(redis.port(), "get"), driver_sum(db, "misses", "redis", "get"));
+  // Requests succeeded again after the restart (the data is gone: misses). The new server's
+  // gets are kvdrive's misses after the restart, plus at most the gets kvdrive gave up on
+  // (a 500 ms timeout, on a loaded machine, that the server still executed); exact when none
+  // timed out.
+  const std::string after = " FROM driver_seconds WHERE op = 'get' AND ts_us + interval_us >= " +
+                            std::to_string(restarted_us);
+  const long long misses = query_int(db, "SELECT COALESCE(SUM(misses), 0)" + after);
+  const long long failed_after = query_int(db, "SELECT COALESCE(SUM(errors + timeouts), 0)" + after);
+  const long long server_gets = redis_command_calls(redis.port(), "get");
+  EXPECT_GT(misses, 0);
+  EXPECT_LE(misses, server_gets) << "kvdrive counted misses the server did not";
+  EXPECT_LE(server_gets, misses + failed_after) << failed_after << " gets failed after the restart";
+  if (query_int(db, "SELECT COALESCE(SUM(timeouts), 0)" + after) == 0) {
+    EXPECT_EQ(server_gets, misses);
+  }
 }
 
 TEST(KvdriveWorkload, MaxErrorsFailsTheRunWithTheReason) {
