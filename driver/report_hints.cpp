@@ -40,7 +40,10 @@ int64_t run_start(Database& db, int64_t run_id) {
 }
 
 std::string at(int64_t ts_us, int64_t start_us) {
-  return "+" + fmt_fixed(static_cast<double>(ts_us - start_us) / 1e6, 1) + " s";
+  std::string text = "+";  // appended: "+" + std::string made GCC 12 -O3 warn -Wrestrict
+  text += fmt_fixed(static_cast<double>(ts_us - start_us) / 1e6, 1);
+  text += " s";
+  return text;
 }
 
 std::string rate(double v) { return std::isnan(v) ? "no requests" : fmt_int(v) + " req/s"; }

@@ -45,8 +45,12 @@ void add_steps(Database& db, int64_t run_id, std::vector<ReportTable>& out) {
   // The published sweeps' shape: one row per step, per store its rates side by side.
   ReportTable pivot{"steps_pivot", "per step", {"step"}, {"step"}, {}, {}, {}};
   for (size_t i = 0; i < stores.size(); ++i) {
-    pivot.notes_before.push_back("[" + std::to_string(i + 1) + "] " + stores[i]);
-    std::string n = "[" + std::to_string(i + 1) + "] ", k = "s" + std::to_string(i + 1) + "_";
+    // Appended, not "[" + std::string: GCC 12 -O3 warned -Wrestrict (false positive).
+    const std::string num = std::to_string(i + 1);
+    std::string n = "[", k = "s";
+    n.append(num).append("] ");
+    k.append(num).append("_");
+    pivot.notes_before.push_back(n + stores[i]);
     pivot.header.insert(pivot.header.end(),
                         {n + "write/s", n + "read/s", n + "w p99 ms", n + "r p99 ms", n + "errors"});
     pivot.keys.insert(pivot.keys.end(), {k + "write_req_per_s", k + "read_req_per_s", k + "write_p99_us",

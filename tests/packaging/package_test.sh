@@ -29,7 +29,7 @@ trap cleanup EXIT
 
 KV_PKG_BUILD_DIR="$work/build" "$root/packaging/build-debs.sh" "$work/debs" >"$work/build.log" 2>&1 ||
   { cat "$work/build.log"; echo "0 passed, 1 failed"; exit 1; }
-grep -E 'warning:' "$work/build.log" | sed 's/^/build warning: /' | head -10
+check "the Release build prints no warnings" bash -c "! grep -E 'warning:' '$work/build.log'"
 check "packages built" test -f "$work/debs/kvmon_0.1.0_amd64.deb" -a -f "$work/debs/kvdrive_0.1.0_amd64.deb"
 check "no build paths inside" bash -c "! dpkg-deb --fsys-tarfile $work/debs/kvmon_0.1.0_amd64.deb | strings | grep -q -e '$root' -e '$work'"
 check "dpkg -i" dpkg -i "$work/debs/kvmon_0.1.0_amd64.deb" "$work/debs/kvdrive_0.1.0_amd64.deb"
@@ -52,13 +52,13 @@ check "kvmon's completion completes its options" bash -c \
 check "both packages recommend bash-completion" bash -c \
   "dpkg-deb -f $work/debs/kvmon_0.1.0_amd64.deb Recommends | grep -q bash-completion &&
    dpkg-deb -f $work/debs/kvdrive_0.1.0_amd64.deb Recommends | grep -q bash-completion"
-check "the install did not start the service" bash -c "! pgrep -f -- '--db /var/lib/kvmon/' >/dev/null"
+check "the install did not start the service" bash -c "! pgrep -f -- '[-]-db /var/lib/kvmon/' >/dev/null"
 if [[ -d /run/systemd/system ]]; then
   check "the service is installed disabled" bash -c "[ \"\$(systemctl is-enabled kvmon.service)\" = disabled ]"
   check "the service is not running" bash -c "! systemctl is-active -q kvmon.service"
 fi
 check "the postinst enables and starts nothing" bash -c \
-  "! dpkg-deb --ctrl-tarfile $work/debs/kvmon_0.1.0_amd64.deb | tar -xO ./postinst | grep -E 'systemctl (enable|start|restart)'"
+  "! dpkg-deb --ctrl-tarfile $work/debs/kvmon_0.1.0_amd64.deb | tar -xO ./postinst | grep -v '^ *#' | grep -E 'systemctl (enable|start|restart)'"
 check "kvmon system user" getent passwd kvmon
 check "config file is a conffile" bash -c "dpkg-query -W -f='\${Conffiles}' kvmon | grep -q /etc/kvmon/kvmon.conf"
 check "systemd-analyze verify" bash -c "systemd-analyze verify /usr/lib/systemd/system/kvmon.service 2>&1 | grep -v 'man kvmon' | (! grep .)"
