@@ -9,7 +9,7 @@
 #include <thread>
 #include <vector>
 
-#include "interval_stats.hpp"
+#include "stats/interval_stats.hpp"
 #include "kvbench/histogram.hpp"
 
 namespace {

@@ -1,4 +1,4 @@
-// libFuzzer target for scenario files (driver/scenario.hpp parse_scenario): only
+// libFuzzer target for scenario files (driver/workload/scenario.hpp parse_scenario): only
 // std::invalid_argument may escape (whose message names the scenario), and a parsed scenario has
 // at least one step, with named steps when there are several. docs/fuzzing.md.
 #include <cstddef>
@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "scenario.hpp"
+#include "workload/scenario.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);

@@ -1,4 +1,4 @@
-// libFuzzer target for the store statistics parsers (driver/store_stats.hpp): Redis INFO and
+// libFuzzer target for the store statistics parsers (driver/store/store_stats.hpp): Redis INFO and
 // memcached "stats" replies, which come from the network. Never a crash; every value kept is
 // finite and has a non-empty name without whitespace (names become JSON keys and column
 // labels); parsing is deterministic. docs/fuzzing.md.
@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "store_stats.hpp"
+#include "store/store_stats.hpp"
 
 namespace {
 

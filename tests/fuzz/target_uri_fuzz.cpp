@@ -1,4 +1,4 @@
-// libFuzzer target for store target URIs (driver/target_uri.hpp). Only std::invalid_argument may
+// libFuzzer target for store target URIs (driver/store/target_uri.hpp). Only std::invalid_argument may
 // escape. A parsed URI has 1..N servers (exactly one for redis) with non-empty hosts and ports
 // 1..65535, a db in 0..1000000, and its display form and its redact_uri_passwords form (the
 // stored command line) parse back to the same target with password ***. docs/fuzzing.md.
@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "target_uri.hpp"
+#include "store/target_uri.hpp"
 
 using kv::drive::Protocol;
 using kv::drive::TargetSpec;

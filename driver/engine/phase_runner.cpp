@@ -1,0 +1,328 @@
+#include "engine/phase_runner.hpp"
+
+#include <pthread.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <span>
+#include <thread>
+
+#include "kvbench/clock.hpp"
+#include "kvbench/time_base.hpp"
+#include "engine/worker.hpp"
+
+namespace kv::drive {
+namespace {
+
+struct Shared {
+  std::mutex mu;
+  std::condition_variable cv;
+  int running = 0;
+};
+
+double to_s(const timeval& tv) { return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) / 1e6; }
+
+double thread_cpu_s(std::thread& t) {
+  clockid_t id{};
+  timespec ts{};
+  if (pthread_getcpuclockid(t.native_handle(), &id) != 0 || clock_gettime(id, &ts) != 0) return 0;
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+
+// Client CPU bookkeeping between two collections.
+class CpuMeter {
+ public:
+  explicit CpuMeter(size_t workers) : last_thread_(workers, 0.0) { read(user_, system_); }
+  // busiest: the busiest worker's CPU less the time it spent spinning for a send time.
+  void sample(std::vector<std::thread>& threads, double interval_s,
+              const std::vector<uint64_t>& spin_ns, double* user_s, double* system_s,
+              double* busiest) {
+    double u = 0, s = 0;
+    read(u, s);
+    *user_s = u - user_;
+    *system_s = s - system_;
+    user_ = u;
+    system_ = s;
+    *busiest = 0;
+    for (size_t i = 0; i < threads.size() && i < last_thread_.size(); ++i) {
+      double now = thread_cpu_s(threads[i]);
+      double spin = i < spin_ns.size() ? static_cast<double>(spin_ns[i]) / 1e9 : 0;
+      if (interval_s > 0)
+        *busiest = std::max(*busiest, std::max(0.0, now - last_thread_[i] - spin) / interval_s);
+      last_thread_[i] = now;
+    }
+  }
+
+ private:
+  static void read(double& u, double& s) {
+    rusage ru{};
+    getrusage(RUSAGE_SELF, &ru);
+    u = to_s(ru.ru_utime);
+    s = to_s(ru.ru_stime);
+  }
+  double user_ = 0, system_ = 0;
+  std::vector<double> last_thread_;
+};
+
+}  // namespace
+
+const char* phase_status_name(PhaseStatus s) {
+  switch (s) {
+    case PhaseStatus::completed: return "completed";
+    case PhaseStatus::interrupted: return "interrupted";
+    case PhaseStatus::failed: return "failed";
+  }
+  return "?";
+}
+
+PhasePlan plan_phase(PhaseKind kind, const WorkloadSpec& w) {
+  PhasePlan p;
+  p.kind = kind;
+  p.rate = w.rate;
+  p.warmup_us = w.warmup_us;
+  if (kind == PhaseKind::load) {
+    p.requests = w.keys;
+  } else if (w.duration_us > 0) {
+    p.duration_us = w.duration_us;
+    p.requests = w.requests;  // 0: until the duration ends
+  } else {
+    p.requests = w.requests > 0 ? w.requests : w.keys;
+  }
+  return p;
+}
+
+namespace {
+
+// Hands rows to the sink on a thread of its own, in order. The queue holds small values (a
+// row's figures, not histograms), so a results file locked for minutes costs kilobytes.
+class SinkThread {
+ public:
+  explicit SinkThread(const std::function<void(const SecondReport&)>& sink)
+      : sink_(sink), thread_([this] { loop(); }) {}
+  ~SinkThread() { close(); }
+  void push(SecondReport r) {
+    std::lock_guard<std::mutex> lock(mu_);
+    queue_.push_back(std::move(r));
+    cv_.notify_one();
+  }
+  bool failed() const { return failed_.load(); }
+  // Waits until every queued row was handed over (or the sink failed), then rethrows its error.
+  void close() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      closing_ = true;
+      cv_.notify_one();
+    }
+    if (thread_.joinable()) thread_.join();
+  }
+  void rethrow() {
+    if (error_) std::rethrow_exception(error_);
+  }
+
+ private:
+  void loop() {
+    std::unique_lock<std::mutex> lock(mu_);
+    for (;;) {
+      cv_.wait(lock, [&] { return closing_ || !queue_.empty(); });
+      if (queue_.empty()) return;
+      SecondReport r = std::move(queue_.front());
+      queue_.pop_front();
+      lock.unlock();
+      try {
+        sink_(r);
+      } catch (...) {
+        error_ = std::current_exception();
+        failed_ = true;
+        return;
+      }
+      lock.lock();
+    }
+  }
+
+  const std::function<void(const SecondReport&)>& sink_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<SecondReport> queue_;
+  bool closing_ = false;
+  std::atomic<bool> failed_{false};
+  std::exception_ptr error_;
+  std::thread thread_;
+};
+
+std::string fmt_seconds(int64_t us) {
+  // Appended piece by piece: `"." + std::to_string(...)` made GCC 12 -O3 warn -Wrestrict (a
+  // false positive) in build-debs.sh's Release build.
+  std::string text = std::to_string(us / 1'000'000);
+  if (us % 1'000'000) {
+    text += '.';
+    text += std::to_string(us % 1'000'000 / 100'000);
+  }
+  text += " s";
+  return text;
+}
+
+}  // namespace
+
+PhaseResult run_phase(const PhasePlan& plan, const WorkloadSpec& w,
+                      std::vector<std::unique_ptr<StoreClient>>& clients, const ValueTable& values,
+                      const std::atomic<bool>& stop,
+                      const std::function<void(int64_t)>& on_start,
+                      const std::function<void(const SecondReport&)>& on_second) {
+  const size_t conns = static_cast<size_t>(w.connections);
+  const size_t n = clients.size() / conns;  // workers
+  std::vector<std::unique_ptr<StatsSlot>> slots;
+  for (size_t i = 0; i < n; ++i) slots.push_back(std::make_unique<StatsSlot>(plan.rate > 0));
+  Shared shared;
+  shared.running = static_cast<int>(n);
+  std::atomic<bool> abort{false};
+  // The ops this phase sends get a row every second, even one in which nothing completed.
+  const bool sends_sets = plan.kind == PhaseKind::load || (plan.kind == PhaseKind::mixed && w.ratio_sets > 0);
+  const bool sends_gets = plan.kind == PhaseKind::read || (plan.kind == PhaseKind::mixed && w.ratio_gets > 0);
+
+  TimeBase clock;
+  const int64_t start_ns = clock.steady_now_ns();
+  PhaseResult result;
+  result.started_ts_us = clock.to_ts_us(start_ns);
+  on_start(result.started_ts_us);
+  // The warm-up ends on the whole second nearest to start + warmup (rows are whole seconds),
+  // and covers at least the first, partial row.
+  const int64_t warmup_end_ts =
+      plan.warmup_us <= 0 ? INT64_MIN
+                          : std::max((result.started_ts_us + plan.warmup_us + 500'000) / 1'000'000 * 1'000'000,
+                                     next_multiple_us(result.started_ts_us, 1'000'000));
+  auto in_warmup = [&](int64_t row_end) { return row_end <= warmup_end_ts; };
+  const int64_t duration_end_ts =
+      plan.duration_us > 0 ? result.started_ts_us + plan.duration_us : INT64_MAX;
+
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < n; ++t) {
+    threads.emplace_back([&, t] {
+      std::span<const std::unique_ptr<StoreClient>> mine(clients.data() + t * conns, conns);
+      // Workers are numbered across every process of a --processes group, so their key and
+      // request shares (and rate schedules) add up to the whole workload.
+      const auto procs = static_cast<size_t>(w.process_count);
+      const auto first = static_cast<size_t>(w.process_index) * n;
+      run_worker(WorkerContext{plan, w, values, mine, *slots[t], first + t, procs * n, start_ns,
+                               stop, abort});
+      std::lock_guard<std::mutex> lock(shared.mu);
+      --shared.running;
+      shared.cv.notify_all();
+    });
+  }
+
+  SinkThread sink(on_second);
+  CpuMeter cpu(n);
+  std::vector<uint64_t> spin_seen(n, 0);
+  IntervalStats second;
+  int64_t row_start_ts = result.started_ts_us;
+  int64_t last_answer_ts = result.started_ts_us;  // end of the latest row with an answer
+  uint64_t failed_since_answer = 0;
+  enum class Why { none, max_errors, gave_up } why = Why::none;
+  for (bool done = false; !done;) {
+    // The row ends at the next whole second, or when the last worker is done. The phase's
+    // duration ends inside a row: the collector wakes then to stop the workers, and the row
+    // goes on until they are done (with the requests that were in flight).
+    int64_t row_end_ts = next_multiple_us(row_start_ts, 1'000'000);
+    for (;;) {
+      const bool duration_first = !abort && duration_end_ts < row_end_ts;
+      const int64_t wake_ts = duration_first ? duration_end_ts : row_end_ts;
+      std::unique_lock<std::mutex> lock(shared.mu);
+      auto deadline = std::chrono::steady_clock::time_point(
+          std::chrono::nanoseconds(clock.to_steady_ns(wake_ts)));
+      done = shared.cv.wait_until(lock, deadline, [&] { return shared.running == 0; });
+      if (done || !duration_first) break;
+      abort = true;
+    }
+    const int64_t now_ns = clock.steady_now_ns();
+    clock.anchor();  // follow a slewed or stepped wall clock, once a second
+    const int64_t now_ts = clock.to_ts_us(now_ns);
+    for (auto& s : slots) s->drain_into(second);
+    if (done) {
+      // The last row ends when the last worker did (never empty: rows are unique by start).
+      row_end_ts = std::min(row_end_ts, std::max(now_ts, row_start_ts + 1));
+    } else {
+      // Woken late past further boundaries (kvdrive itself stalled): those seconds get their
+      // rows too, empty; what completed goes into the last whole second before now.
+      for (int64_t next = next_multiple_us(row_end_ts, 1'000'000);
+           next <= now_ts; next = next_multiple_us(next, 1'000'000)) {
+        SecondReport empty;
+        empty.ts_us = row_start_ts;
+        empty.interval_us = row_end_ts - row_start_ts;
+        empty.warmup = in_warmup(row_end_ts);
+        empty.by_op[0] = summarize(OpStats(), sends_sets);
+        empty.by_op[1] = summarize(OpStats(), sends_gets);
+        empty.clock_offset_us = clock.offset_us();
+        sink.push(std::move(empty));
+        row_start_ts = row_end_ts;
+        row_end_ts = next;
+      }
+    }
+    SecondReport report;
+    report.ts_us = row_start_ts;
+    report.interval_us = row_end_ts - row_start_ts;
+    report.warmup = in_warmup(row_end_ts);
+    report.by_op[0] = summarize(second[OpType::set], sends_sets);
+    report.by_op[1] = summarize(second[OpType::get], sends_gets);
+    report.clock_offset_us = clock.offset_us();
+    std::vector<uint64_t> spin_delta(n, 0);
+    for (size_t i = 0; i < n; ++i) {
+      uint64_t total = slots[i]->spin_ns_total();
+      spin_delta[i] = total - spin_seen[i];
+      spin_seen[i] = total;
+      report.spin_us += static_cast<int64_t>(spin_delta[i] / 1000);
+    }
+    cpu.sample(threads, static_cast<double>(report.interval_us) / 1e6, spin_delta,
+               &report.cpu_user_s, &report.cpu_system_s, &report.busiest_thread_cpu);
+    if (!report.warmup) result.totals.merge(second);
+    result.ops += report.ops();
+    result.failed += report.failed();
+    if (report.ok() > 0) {
+      last_answer_ts = row_end_ts;
+      failed_since_answer = 0;
+    } else {
+      failed_since_answer += report.failed();
+    }
+    sink.push(std::move(report));
+    second.reset();
+    row_start_ts = row_end_ts;
+    if (sink.failed() && !abort) abort = true;  // nowhere to write: stop the workers
+    if (why == Why::none && plan.max_errors > 0 && result.failed >= plan.max_errors) {
+      why = Why::max_errors;
+      abort = true;
+    }
+    if (why == Why::none && plan.give_up_us > 0 && failed_since_answer > 0 &&
+        now_ts - last_answer_ts >= plan.give_up_us) {
+      why = Why::gave_up;
+      abort = true;
+    }
+    if (now_ts >= duration_end_ts) abort = true;  // woken late, past the end
+  }
+  for (auto& t : threads) t.join();
+  result.ended_ts_us = row_start_ts;
+  sink.close();
+  sink.rethrow();
+  if (why == Why::max_errors) {
+    // The count includes what completed after the limit was passed, so it is the table's figure.
+    result.status = PhaseStatus::failed;
+    result.error = std::to_string(result.failed) + " requests failed (--max-errors " +
+                   std::to_string(plan.max_errors) + ")";
+  } else if (why == Why::gave_up) {
+    result.status = PhaseStatus::failed;
+    result.error = "no request was answered for " + fmt_seconds(plan.give_up_us) + " (" +
+                   std::to_string(failed_since_answer) +
+                   " failed meanwhile): the store looks down; gave up (--give-up-after)";
+  } else if (result.ops > 0 && result.failed == result.ops) {
+    result.status = PhaseStatus::failed;
+    result.error = "every request failed (" + std::to_string(result.failed) + " of " +
+                   std::to_string(result.ops) + ")";
+  }
+  if (result.status != PhaseStatus::failed && stop.load()) result.status = PhaseStatus::interrupted;
+  return result;
+}
+
+}  // namespace kv::drive

@@ -1,0 +1,63 @@
+// Runs one phase of a workload against one target: starts one worker thread per client, and on
+// the calling thread collects every worker's stats once per second and hands them to a sink.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "stats/interval_stats.hpp"
+#include "stats/second_report.hpp"
+#include "store/store_client.hpp"
+#include "workload/workload.hpp"
+
+namespace kv::drive {
+
+enum class PhaseStatus { completed, interrupted, failed };
+const char* phase_status_name(PhaseStatus s);
+
+struct PhasePlan {
+  PhaseKind kind = PhaseKind::load;
+  uint64_t requests = 0;    // in all; 0 with a duration means "until the duration ends"
+  int64_t duration_us = 0;  // 0: end by requests
+  double rate = 0;          // requests/s over all workers; 0: closed loop
+  int64_t warmup_us = 0;    // rounded up to whole seconds
+  uint64_t max_errors = 0;  // errors + timeouts that fail the phase; 0: no limit
+  // Fail the phase when requests kept failing and none was answered for this long (a store
+  // that died for good); 0: never. A store that comes back sooner is reconnected and the phase
+  // goes on.
+  int64_t give_up_us = 0;
+};
+
+// Builds the plan of phase `kind` from the workload (load: every key once; read/mixed:
+// --requests, or --duration, or one request per key).
+PhasePlan plan_phase(PhaseKind kind, const WorkloadSpec& w);
+
+struct PhaseResult {
+  PhaseStatus status = PhaseStatus::completed;
+  std::string error;      // why it failed
+  int64_t started_ts_us = 0;
+  int64_t ended_ts_us = 0;
+  IntervalStats totals;   // the whole phase after warm-up
+  uint64_t ops = 0;       // every request completed, warm-up included
+  uint64_t failed = 0;    // of which errors + timeouts
+};
+
+// Runs the phase with w.threads workers, each owning w.connections consecutive clients (which
+// must be connected). Returns when every worker is done, the duration is over, `stop` became
+// true (interrupted), or the phase failed: the error limit was passed, no request was answered
+// for plan.give_up_us, or every request failed. Every request completed is in exactly one
+// SecondReport. Rows are cut on whole seconds of the common time base (wall clock, re-anchored
+// every second), from the phase's start to its end, one per second whatever completed in it;
+// on_second is called on a thread of its own in row order, so a slow sink (a locked results
+// file) delays the writing, never the cutting. If on_second throws, the phase is stopped and
+// the exception rethrown here.
+PhaseResult run_phase(const PhasePlan& plan, const WorkloadSpec& w,
+                      std::vector<std::unique_ptr<StoreClient>>& clients, const ValueTable& values,
+                      const std::atomic<bool>& stop,
+                      const std::function<void(int64_t started_ts_us)>& on_start,
+                      const std::function<void(const SecondReport&)>& on_second);
+
+}  // namespace kv::drive

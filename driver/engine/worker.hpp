@@ -1,0 +1,38 @@
+// One worker thread's request loop: picks op, key and value, paces sends in rate mode, times
+// each request and records it into its own StatsSlot. With one connection and no pipelining
+// each request is a blocking round trip; otherwise each round sends up to `pipeline` requests on
+// every connection, then reads every reply. Nothing is allocated per request.
+// Timing, in every mode: a request's latency starts when it is queued for sending (rate mode:
+// at its intended send time); rate mode also records its slip (queued - intended) and the time
+// spent spinning for send times (StatsSlot::add_spin). With a duration the worker returns at
+// the phase's end, not before (rate mode: even when its next send time lies beyond the end).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include "stats/interval_stats.hpp"
+#include "engine/phase_runner.hpp"
+#include "store/store_client.hpp"
+#include "workload/workload.hpp"
+
+namespace kv::drive {
+
+struct WorkerContext {
+  const PhasePlan& plan;
+  const WorkloadSpec& workload;
+  const ValueTable& values;
+  std::span<const std::unique_ptr<StoreClient>> clients;  // this worker's connections
+  StatsSlot& slot;
+  uint64_t index;            // this worker, 0..count-1
+  uint64_t count;            // workers in the phase
+  int64_t start_ns;          // steady_ns() when the phase started
+  const std::atomic<bool>& stop;   // Ctrl-C
+  const std::atomic<bool>& abort;  // the phase is over (duration, error limit)
+};
+
+void run_worker(const WorkerContext& ctx);
+
+}  // namespace kv::drive

@@ -1,0 +1,390 @@
+// The HTML report: page layout and the queries behind its charts. See html_report.hpp.
+#include "report/html_report.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <string>
+
+#include "kvbench/clock.hpp"
+#include "kvbench/version.hpp"
+#include "report/report.hpp"
+#include "report/report_hints.hpp"
+#include "report/report_tables.hpp"
+#include "report/svg_chart.hpp"
+#include "report/text_table.hpp"
+
+namespace kv::drive {
+namespace {
+
+using svg::escape_xml;
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+const char* kStyle = R"(
+body { font-family: system-ui, -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; color: #222;
+       max-width: 1160px; margin: 16px auto; padding: 0 12px; }
+h1 { font-size: 22px; margin: 4px 0; } h2 { font-size: 19px; border-top: 2px solid #ccd; padding-top: 10px; }
+h3 { font-size: 15px; margin: 18px 0 4px; color: #334; }
+.meta { color: #555; font-size: 13px; } .meta code { font-size: 12px; }
+.hints { background: #fff8e6; border-left: 4px solid #e6a700; padding: 6px 12px; font-size: 14px; }
+.hints li { margin: 3px 0; } .rule { color: #777; font-size: 12px; }
+.ok { color: #555; font-size: 13px; }
+table { border-collapse: collapse; font-size: 12.5px; margin: 6px 0 12px; }
+th, td { padding: 3px 8px; border-bottom: 1px solid #e3e5ea; white-space: nowrap; }
+th { background: #f0f2f6; text-align: left; } td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; }
+tr:nth-child(even) td { background: #fafbfc; }
+.note { color: #666; font-size: 12px; margin: 2px 0; }
+svg.chart { display: block; margin: 2px 0; max-width: 100%; height: auto; }
+)";
+
+struct Window {
+  int64_t t0, t1;
+  double x(int64_t ts) const { return static_cast<double>(ts - t0) / 1e6; }
+  double seconds() const { return std::max(1.0, x(t1)); }
+};
+
+Window run_window(Database& db, int64_t run_id) {
+  auto s = db.prepare(
+      "SELECT r.started_ts_us, MAX(COALESCE(r.ended_ts_us, 0), "
+      "COALESCE((SELECT MAX(d.ts_us + d.interval_us) FROM driver_seconds d JOIN phases p "
+      "USING (phase_id) WHERE p.run_id = r.run_id), 0)) FROM runs r WHERE r.run_id = ?");
+  s.bind(1, run_id);
+  s.step();
+  return {s.column_int(0), std::max(s.column_int(0), s.column_int(1))};
+}
+
+struct TargetInfo {
+  int64_t id;
+  int ordinal;
+  std::string uri, protocol;
+};
+
+std::vector<TargetInfo> targets_of(Database& db, int64_t run_id) {
+  std::vector<TargetInfo> out;
+  auto s = db.prepare("SELECT target_id, ordinal, uri, protocol FROM targets WHERE run_id = ? ORDER BY ordinal");
+  s.bind(1, run_id);
+  while (s.step()) out.push_back({s.column_int(0), static_cast<int>(s.column_int(1)), s.column_text(2), s.column_text(3)});
+  return out;
+}
+
+svg::Series line(std::string name, int color, bool dashed, bool markers = false) {
+  svg::Series s;
+  s.name = std::move(name);
+  s.color = color;
+  s.dashed = dashed;
+  s.markers = markers;
+  return s;
+}
+
+// Adds (x, y) to a series, first a gap (NaN) if x is more than `gap` after the last point.
+void add_point(svg::Series& s, double x, double y, double gap) {
+  if (!s.points.empty() && x - s.points.back().first > gap) s.points.emplace_back(x, kNaN);
+  s.points.emplace_back(x, y);
+}
+
+void timeline(Database& db, int64_t run_id, const std::vector<Hint>& hints, std::ostream& out) {
+  Window w = run_window(db, run_id);
+  auto targets = targets_of(db, run_id);
+  svg::Axis time{"time since the run started (s)", svg::Scale::linear, 0.0, w.seconds(), true, {}, {}};
+  auto panel = [&](std::string title, std::string ylabel, svg::Scale scale) {
+    svg::Chart c;
+    c.title = std::move(title);
+    c.height = 210;
+    c.x = time;
+    c.y.label = std::move(ylabel);
+    c.y.scale = scale;
+    return c;
+  };
+  svg::Chart rate = panel("Throughput per second", "req/s", svg::Scale::linear);
+  svg::Chart p99 = panel("p99 latency per second (log scale)", "latency (ms)", svg::Scale::log);
+  svg::Chart rss = panel("Store process memory: RSS", "RSS (MiB)", svg::Scale::linear);
+  svg::Chart swap = panel("Store process swap", "swapped out (MiB)", svg::Scale::linear);
+  svg::Chart load = panel("Host load average (1 min)", "load1 (runnable tasks)", svg::Scale::linear);
+  // Shaded bands: which store (and phase, outside scenarios) ran when.
+  bool steps = false;
+  {
+    auto s = db.prepare(
+        "SELECT t.protocol, p.name, p.started_ts_us, COALESCE(p.ended_ts_us, p.started_ts_us), p.step, "
+        "t.ordinal FROM phases p JOIN targets t USING (target_id) WHERE p.run_id = ? ORDER BY p.phase_id");
+    s.bind(1, run_id);
+    std::vector<svg::Band> bands;
+    std::map<int64_t, svg::Band> per_target;
+    while (s.step()) {
+      steps = steps || !s.is_null(4);
+      bands.push_back({w.x(s.column_int(2)), w.x(s.column_int(3)), s.column_text(0) + " " + s.column_text(1)});
+      auto [it, fresh] = per_target.try_emplace(s.column_int(5), svg::Band{bands.back().x0, bands.back().x1, s.column_text(0)});
+      if (!fresh) it->second.x1 = bands.back().x1;
+    }
+    if (steps) {
+      bands.clear();
+      for (auto& [ord, b] : per_target) bands.push_back(b);
+    }
+    for (auto* c : {&rate, &p99, &rss, &swap, &load}) c->bands = bands;
+  }
+  for (const auto& h : hints)
+    if (h.ts_us && (h.kind == "swap_onset" || h.kind == "store_failed"))
+      for (auto* c : {&rate, &p99, &rss, &swap, &load})
+        c->markers.push_back({w.x(*h.ts_us), h.kind == "swap_onset" ? "swap onset" : "failures"});
+
+  std::map<std::pair<int64_t, std::string>, size_t> index;
+  auto d = db.prepare(
+      "SELECT t.target_id, t.ordinal, t.uri, d.op, d.ts_us, d.interval_us, d.ops, d.lat_p99_us, "
+      "(SELECT MAX(x.interval_us) FROM driver_seconds x WHERE x.phase_id = d.phase_id) "
+      "FROM driver_seconds d JOIN phases p USING (phase_id) JOIN targets t USING (target_id) "
+      "WHERE p.run_id = ? ORDER BY t.ordinal, d.op DESC, d.ts_us");
+  d.bind(1, run_id);
+  while (d.step()) {
+    auto key = std::pair{d.column_int(0), d.column_text(3)};
+    auto [it, fresh] = index.try_emplace(key, rate.series.size());
+    if (fresh) {
+      svg::Series s = line(d.column_text(2) + " " + key.second, static_cast<int>(d.column_int(1)), key.second == "get");
+      rate.series.push_back(s);
+      p99.series.push_back(s);
+    }
+    double iv = static_cast<double>(d.column_int(5));
+    // A phase's last, partial second (under 0.5 s, beside full ones) is noise as a rate: left out.
+    if (iv < 5e5 && d.column_int(8) >= 1'000'000) continue;
+    double x = w.x(d.column_int(4)) + iv / 2e6;
+    add_point(rate.series[it->second], x, static_cast<double>(d.column_int(6)) * 1e6 / iv, 1.6);
+    add_point(p99.series[it->second], x, d.is_null(7) ? kNaN : d.column_double(7) / 1000, 1.6);
+  }
+  std::set<int64_t> seen;
+  for (const auto& t : targets) {
+    auto inst = store_instance(db, t.id);
+    if (!inst || !seen.insert(*inst).second) continue;
+    auto s = db.prepare(
+        "SELECT s.ts_us, s.rss_kib, s.swap_kib, i.pid FROM process_samples s JOIN process_instances i "
+        "USING (instance_id) WHERE s.instance_id = ? AND s.ts_us BETWEEN ? AND ? ORDER BY s.ts_us");
+    s.bind(1, *inst).bind(2, w.t0).bind(3, w.t1);  // this run's time only
+    svg::Series r = line(t.uri, t.ordinal, false), sw = r;
+    while (s.step()) {
+      r.name = sw.name = t.uri + " (" + (t.protocol == "redis" ? "redis-server" : "memcached") +
+                         " pid " + std::to_string(s.column_int(3)) + ")";
+      double x = w.x(s.column_int(0));
+      add_point(r, x, s.is_null(1) ? kNaN : static_cast<double>(s.column_int(1)) / 1024, 5);
+      add_point(sw, x, s.is_null(2) ? kNaN : static_cast<double>(s.column_int(2)) / 1024, 5);
+    }
+    rss.series.push_back(std::move(r));
+    swap.series.push_back(std::move(sw));
+  }
+  auto h = db.prepare(
+      "SELECT h.session_id, m.host, h.ts_us, h.load1 FROM host_samples h JOIN monitor_sessions m "
+      "USING (session_id) WHERE h.ts_us BETWEEN ? AND ? ORDER BY h.session_id, h.ts_us");
+  h.bind(1, w.t0).bind(2, w.t1);
+  int64_t session = -1;
+  while (h.step()) {
+    if (h.column_int(0) != session) {
+      session = h.column_int(0);
+      load.series.push_back(line("load1 on " + h.column_text(1), 8, false));
+    }
+    add_point(load.series.back(), w.x(h.column_int(2)), h.is_null(3) ? kNaN : h.column_double(3), 5);
+  }
+  out << "<h3>Timeline</h3>\n<p class=\"note\">One time axis for all panels; shaded bands show which "
+         "store" << (steps ? "" : " and phase") << " ran when. Writes (set) solid, reads (get) dashed; "
+         "memory and swap from kvmon's samples of the store's process; a phase's last "
+         "partial second (under 0.5 s) is not drawn"
+      << (rss.series.empty() ? " (none here: kvmon did not watch the stores)" : "") << ".</p>\n";
+  for (auto* c : {&rate, &p99, &rss, &swap, &load}) out << svg::render(*c);
+}
+
+void step_chart(Database& db, int64_t run_id, const std::string& scenario, std::ostream& out) {
+  svg::Chart c;
+  c.title = "Throughput per step" + (scenario.empty() ? "" : " (" + scenario + ")");
+  c.height = 300;
+  c.x.label = "scenario step";
+  c.y.label = "req/s";
+  std::map<std::pair<int64_t, int>, size_t> index;
+  auto s = db.prepare(
+      "SELECT s.step, s.target_id, s.store, s.write_req_per_s, s.read_req_per_s, t.ordinal "
+      "FROM step_summary s JOIN targets t USING (target_id) WHERE s.run_id = ? AND s.step IS NOT NULL "
+      "ORDER BY s.first_phase_id");
+  s.bind(1, run_id);
+  double lo = INFINITY, hi = 0;
+  while (s.step()) {
+    std::string step = s.column_text(0);
+    auto& cats = c.x.categories;
+    auto pos = std::find(cats.begin(), cats.end(), step);
+    if (pos == cats.end()) pos = cats.insert(cats.end(), step);
+    double x = static_cast<double>(pos - cats.begin());
+    for (int op = 0; op < 2; ++op) {
+      if (s.is_null(3 + op)) continue;
+      auto [it, fresh] = index.try_emplace(std::pair{s.column_int(1), op}, c.series.size());
+      if (fresh)
+        c.series.push_back(line(s.column_text(2) + (op ? " reads" : " writes"),
+                                static_cast<int>(s.column_int(5)), op == 1, true));
+      double v = s.column_double(3 + op);
+      c.series[it->second].points.emplace_back(x, v);
+      if (v > 0) lo = std::min(lo, v);
+      hi = std::max(hi, v);
+    }
+  }
+  if (c.x.categories.empty()) return;
+  bool log = lo > 0 && hi / lo > 30;
+  if (log) {
+    c.y.scale = svg::Scale::log;
+    c.y.label = "req/s (log scale)";
+  }
+  out << "<h3>Throughput per step</h3>\n<p class=\"note\">Per store: writes solid, reads dashed"
+      << (log ? "; log scale because the rates span more than 30x" : "") << ".</p>\n"
+      << svg::render(c);
+}
+
+// Percentile curves: x is the number of nines of the percentile (0 → p0, 1 → p90, 2 → p99 ...).
+void latency_charts(Database& db, int64_t run_id, bool steps, std::ostream& out) {
+  struct Curve {
+    std::string chart, name;
+    int color;
+    bool dashed;
+    std::map<double, int64_t> buckets;
+  };
+  std::vector<Curve> curves;
+  std::map<std::string, size_t> index;
+  auto s = db.prepare(
+      "SELECT t.uri, t.ordinal, b.op, COALESCE(p.step, ''), b.upper_us, SUM(b.count), MIN(p.phase_id) "
+      "FROM latency_buckets b JOIN phases p USING (phase_id) JOIN targets t USING (target_id) "
+      "WHERE p.run_id = ? AND b.timing = CASE WHEN p.rate IS NULL THEN 'sent' ELSE 'intended' END "
+      "GROUP BY t.target_id, b.op, p.step, b.upper_us ORDER BY t.ordinal, b.op DESC, MIN(p.phase_id)");
+  s.bind(1, run_id);
+  std::map<std::string, int> step_color;
+  while (s.step()) {
+    std::string uri = s.column_text(0), op = s.column_text(2), step = s.column_text(3);
+    std::string chart = steps ? uri + " " + op : op, name = steps ? step : uri;
+    auto [it, fresh] = index.try_emplace(chart + "\n" + name, curves.size());
+    if (fresh) {
+      int color = steps ? step_color.try_emplace(step, static_cast<int>(step_color.size())).first->second
+                        : static_cast<int>(s.column_int(1));
+      curves.push_back({chart, name, color, false, {}});
+    }
+    curves[it->second].buckets[s.column_double(4)] += s.column_int(5);
+  }
+  std::vector<std::string> order;
+  std::map<std::string, svg::Chart> charts;
+  for (const auto& c : curves) {
+    auto [it, fresh] = charts.try_emplace(c.chart);
+    svg::Chart& ch = it->second;
+    if (fresh) {
+      order.push_back(c.chart);
+      std::string op = c.chart.substr(c.chart.rfind(' ') + 1);
+      ch.title = "Latency percentiles: " + (op == "set" ? std::string("writes") : std::string("reads")) + " (" +
+                 op + ")" + (steps ? " on " + c.chart.substr(0, c.chart.rfind(' ')) : "");
+      ch.height = 280;
+      ch.x.label = "percentile (%), nines scale";
+      ch.x.ticks = {{0, "0"}, {1, "90"}, {2, "99"}, {3, "99.9"}, {4, "99.99"}, {5, "99.999"}};
+      ch.y.label = "latency (ms, log scale)";
+      ch.y.scale = svg::Scale::log;
+    }
+    int64_t total = 0, cum = 0;
+    for (auto& [u, n] : c.buckets) total += n;
+    svg::Series se = line(c.name, c.color, c.dashed);
+    if (steps && step_color.size() > 1)  // ordered steps: a sequential scale, small → large
+      se.css_color = svg::sequential(0.9 * c.color / static_cast<double>(step_color.size() - 1));
+    double cap = std::log10(static_cast<double>(std::max<int64_t>(total, 1)));
+    if (!c.buckets.empty()) se.points.emplace_back(0.0, c.buckets.begin()->first / 1000);
+    for (auto& [u, n] : c.buckets) {
+      cum += n;
+      double f = static_cast<double>(cum) / static_cast<double>(total);
+      double x = f >= 1 ? cap : std::min(cap, -std::log10(1 - f));
+      se.points.emplace_back(x, u / 1000);
+    }
+    ch.series.push_back(std::move(se));
+  }
+  out << "<h3>Latency percentiles</h3>\n<p class=\"note\">Whole phases"
+      << (steps ? ", one curve per step" : ", all phases of an op combined") << " (warm-up left out); x: "
+         "0 → p0, 90 → p90, 99 → p99 … each step one more nine; a curve ends at the slowest request. "
+         "Latency from the actual send (rate mode: from the intended send time).</p>\n";
+  if (order.empty()) out << "<p class=\"note\">no latency histograms in this run</p>\n";
+  for (auto& name : order) {
+    svg::Chart& ch = charts[name];
+    double maxx = 2;
+    for (auto& se : ch.series)
+      for (auto& p : se.points) maxx = std::max(maxx, p.first);
+    ch.x.max = std::min(5.0, std::ceil(maxx - 1e-9));
+    ch.x.min = 0.0;
+    while (!ch.x.ticks.empty() && ch.x.ticks.back().first > *ch.x.max) ch.x.ticks.pop_back();
+    out << svg::render(ch);
+  }
+}
+
+void html_table(const ReportTable& t, std::ostream& out) {
+  for (const auto& n : t.notes_before) out << "<p class=\"note\">" << escape_xml(n) << "</p>\n";
+  out << "<table>\n<tr>";
+  std::vector<bool> numeric(t.header.size(), true);
+  for (const auto& row : t.rows)
+    for (size_t c = 0; c < row.size() && c < numeric.size(); ++c)
+      if (!row[c].value && row[c].text != "-") numeric[c] = false;
+  for (size_t c = 0; c < t.header.size(); ++c)
+    out << "<th" << (numeric[c] && !t.rows.empty() ? " class=\"n\"" : "") << ">" << escape_xml(t.header[c]) << "</th>";
+  out << "</tr>\n";
+  for (const auto& row : t.rows) {
+    out << "<tr>";
+    for (size_t c = 0; c < row.size(); ++c)
+      out << "<td" << (c < numeric.size() && numeric[c] ? " class=\"n\"" : "") << ">" << escape_xml(row[c].text) << "</td>";
+    out << "</tr>\n";
+  }
+  out << "</table>\n";
+  for (const auto& n : t.notes_after) out << "<p class=\"note\">" << escape_xml(n) << "</p>\n";
+}
+
+void run_section(Database& db, int64_t run_id, std::ostream& out) {
+  auto r = db.prepare(
+      "SELECT name, status, started_ts_us, ended_ts_us, client_host, command_line, scenario, scale, error "
+      "FROM runs WHERE run_id = ?");
+  r.bind(1, run_id);
+  r.step();
+  std::string scenario = r.is_null(6) ? "" : r.column_text(6);
+  out << "<h2>Run " << run_id << (r.is_null(0) ? "" : " “" + escape_xml(r.column_text(0)) + "”") << "</h2>\n"
+      << "<p class=\"meta\">" << escape_xml(r.column_text(1)) << ", started " << escape_xml(format_ts_us(r.column_int(2)));
+  if (!r.is_null(3))
+    out << ", " << fmt_fixed(static_cast<double>(r.column_int(3) - r.column_int(2)) / 1e6, 1) << " s";
+  out << " on " << escape_xml(r.column_text(4));
+  if (!scenario.empty()) out << "; scenario " << escape_xml(scenario) << " at scale " << r.column_double(7);
+  out << "<br><code>" << escape_xml(r.column_text(5)) << "</code></p>\n";
+  if (!r.is_null(8)) out << "<p class=\"meta\">error: " << escape_xml(r.column_text(8)) << "</p>\n";
+
+  auto hints = compute_hints(db, run_id);
+  if (hints.empty()) {
+    out << "<p class=\"ok\">No hints: no throughput cliff between steps (&gt; 5x), no swap onset, no "
+           "client-bound seconds (&gt; 90 % of a core), no failures after clean seconds.</p>\n";
+  } else {
+    out << "<div class=\"hints\"><b>Hints</b><ul>\n";
+    for (const auto& h : hints)
+      out << "<li><b>" << escape_xml(h.kind) << "</b>" << (h.store.empty() ? "" : " " + escape_xml(h.store))
+          << ": " << escape_xml(h.message) << " <span class=\"rule\">(rule: " << escape_xml(h.rule) << ")</span></li>\n";
+    out << "</ul></div>\n";
+  }
+  auto tables = run_tables(db, run_id);
+  bool steps = !tables.empty() && tables.front().name == "steps_pivot";
+  timeline(db, run_id, hints, out);
+  if (steps) step_chart(db, run_id, scenario, out);
+  latency_charts(db, run_id, steps, out);
+  out << "<h3>Summary</h3>\n";
+  if (tables.empty()) out << "<p class=\"note\">no measurements</p>\n";
+  for (const auto& t : tables)
+    if (t.name != "steps") {
+      bool fold = t.rows.size() > 16;  // long per-phase tables: folded, the charts come first
+      out << (fold ? "<details><summary class=\"note\"><b>" : "<p class=\"note\"><b>") << escape_xml(t.title)
+          << (fold ? " (" + std::to_string(t.rows.size()) + " rows)</b></summary>\n" : "</b></p>\n");
+      html_table(t, out);
+      if (fold) out << "</details>\n";
+    }
+}
+
+}  // namespace
+
+void write_html_report(Database& db, const std::vector<int64_t>& run_ids, std::ostream& out) {
+  auto runs = report_runs(db, run_ids);
+  out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>kvbench report: "
+      << escape_xml(db.path()) << "</title>\n<style>" << kStyle << "</style></head><body>\n"
+      << "<h1>kvbench report</h1>\n<p class=\"meta\">" << escape_xml(db.path()) << " · " << runs.size()
+      << (runs.size() == 1 ? " run" : " runs") << " · kvdrive " << escape_xml(version()) << "</p>\n";
+  if (runs.empty()) out << "<p>This file holds no runs yet.</p>\n";
+  for (int64_t id : runs) run_section(db, id, out);
+  if (run_ids.size() >= 2) {
+    out << "<h2>Comparison</h2>\n";
+    for (const auto& t : comparison_tables(db, run_ids)) html_table(t, out);
+  }
+  out << "</body></html>\n";
+}
+
+}  // namespace kv::drive

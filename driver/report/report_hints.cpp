@@ -1,0 +1,226 @@
+// The report's hints, each from one stated rule: see report_hints.hpp.
+#include "report/report_hints.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+#include "report/text_table.hpp"
+
+namespace kv::drive {
+namespace {
+
+constexpr double kCliffFactor = 5.0;
+constexpr double kClientBoundPct = 90.0;
+
+struct Target {
+  int64_t id;
+  std::string uri, protocol;
+  int64_t lo, hi;  // when its phases ran
+};
+
+std::vector<Target> run_targets(Database& db, int64_t run_id) {
+  std::vector<Target> out;
+  auto s = db.prepare(
+      "SELECT t.target_id, t.uri, t.protocol, MIN(p.started_ts_us), "
+      "       MAX(COALESCE(p.ended_ts_us, (SELECT MAX(d.ts_us + d.interval_us) FROM driver_seconds d "
+      "                                    WHERE d.phase_id = p.phase_id), p.started_ts_us)) "
+      "FROM targets t JOIN phases p USING (target_id) WHERE t.run_id = ? "
+      "GROUP BY t.target_id ORDER BY t.ordinal");
+  s.bind(1, run_id);
+  while (s.step())
+    out.push_back({s.column_int(0), s.column_text(1), s.column_text(2), s.column_int(3), s.column_int(4)});
+  return out;
+}
+
+int64_t run_start(Database& db, int64_t run_id) {
+  auto s = db.prepare("SELECT started_ts_us FROM runs WHERE run_id = ?");
+  s.bind(1, run_id);
+  return s.step() ? s.column_int(0) : 0;
+}
+
+std::string at(int64_t ts_us, int64_t start_us) {
+  std::string text = "+";  // appended: "+" + std::string made GCC 12 -O3 warn -Wrestrict
+  text += fmt_fixed(static_cast<double>(ts_us - start_us) / 1e6, 1);
+  text += " s";
+  return text;
+}
+
+std::string rate(double v) { return std::isnan(v) ? "no requests" : fmt_int(v) + " req/s"; }
+
+// req/s of a target's requests (all ops) in seconds that ended by `until` / began at `from`.
+double target_rate(Database& db, int64_t target_id, std::optional<int64_t> until,
+                   std::optional<int64_t> from) {
+  auto s = db.prepare(
+      "SELECT SUM(d.ops) * 1e6 / NULLIF(SUM(d.interval_us), 0) FROM driver_seconds d "
+      "JOIN phases p USING (phase_id) WHERE p.target_id = ?1 AND d.warmup = 0 "
+      "AND (?2 IS NULL OR d.ts_us + d.interval_us <= ?2) AND (?3 IS NULL OR d.ts_us >= ?3)");
+  s.bind(1, target_id).bind(2, until).bind(3, from);
+  return s.step() && !s.is_null(0) ? s.column_double(0) : std::nan("");
+}
+
+void cliff_hints(Database& db, int64_t run_id, std::vector<Hint>& out) {
+  auto s = db.prepare(
+      "SELECT target_id, store, step, write_req_per_s, read_req_per_s FROM step_summary "
+      "WHERE run_id = ? AND step IS NOT NULL ORDER BY target_id, first_phase_id");
+  s.bind(1, run_id);
+  struct Prev {
+    std::string step;
+    double rate[2];
+  };
+  std::map<int64_t, Prev> prev;
+  while (s.step()) {
+    int64_t target = s.column_int(0);
+    Prev cur{s.column_text(2), {s.is_null(3) ? std::nan("") : s.column_double(3),
+                                s.is_null(4) ? std::nan("") : s.column_double(4)}};
+    auto it = prev.find(target);
+    if (it != prev.end()) {
+      for (int op = 0; op < 2; ++op) {
+        double a = it->second.rate[op], b = cur.rate[op];
+        if (!(a > 0) || std::isnan(b) || !(a > kCliffFactor * b)) continue;
+        std::string factor = b > 0 ? fmt_fixed(a / b, 1) + "x lower" : "none completed";
+        out.push_back({"cliff", s.column_text(1),
+                       std::string(op ? "reads" : "writes") + " fell from " + rate(a) + " at " +
+                           it->second.step + " to " + rate(b) + " at " + cur.step + " (" + factor + ")",
+                       "req/s drops more than 5x between adjacent steps", std::nullopt});
+      }
+    }
+    prev[target] = cur;
+  }
+}
+
+void swap_hints(Database& db, int64_t run_id, const std::vector<Target>& targets,
+                std::vector<Hint>& out) {
+  int64_t start = run_start(db, run_id);
+  for (const auto& t : targets) {
+    auto inst = store_instance(db, t.id);
+    if (!inst) continue;
+    // Each sample with the swap of the sample before it (NULL for the instance's first).
+    auto s = db.prepare(
+        "SELECT ts_us, swap_kib, prev FROM (SELECT ts_us, swap_kib, "
+        "LAG(swap_kib, 1, 0) OVER (ORDER BY ts_us) AS prev FROM process_samples "
+        "WHERE instance_id = ?1) WHERE ts_us BETWEEN ?2 AND ?3 AND swap_kib > 0 AND prev = 0 "
+        "ORDER BY ts_us LIMIT 1");
+    s.bind(1, *inst).bind(2, t.lo).bind(3, t.hi);
+    if (!s.step()) continue;
+    int64_t ts = s.column_int(0);
+    double before = target_rate(db, t.id, ts, std::nullopt), after = target_rate(db, t.id, std::nullopt, ts);
+    out.push_back({"swap_onset", t.uri,
+                   "the store's swap rose above 0 at " + at(ts, start) + " (" +
+                       fmt_int(static_cast<double>(s.column_int(1))) + " KiB); " + rate(before) +
+                       " before, " + rate(after) + " after",
+                   "first kvmon sample of the store with swap_kib > 0 after one with 0", ts});
+  }
+}
+
+void client_hints(Database& db, int64_t run_id, const std::vector<Target>& targets,
+                  std::vector<Hint>& out) {
+  bool any = false;
+  for (const auto& t : targets) {
+    auto s = db.prepare(
+        "SELECT COUNT(*), SUM(c.busiest_thread_cpu_pct > ?2), MAX(c.busiest_thread_cpu_pct), "
+        "MIN(CASE WHEN c.busiest_thread_cpu_pct > ?2 THEN c.ts_us END) "
+        "FROM client_seconds c JOIN phases p USING (phase_id) WHERE p.target_id = ?1");
+    s.bind(1, t.id).bind(2, kClientBoundPct);
+    if (!s.step() || s.is_null(1) || s.column_int(1) == 0) continue;
+    any = true;
+    out.push_back({"client_bound", t.uri,
+                   fmt_int(static_cast<double>(s.column_int(1))) + " of " +
+                       fmt_int(static_cast<double>(s.column_int(0))) +
+                       " seconds had a kvdrive thread above 90 % of a core (max " +
+                       fmt_fixed(s.column_double(2), 0) +
+                       " %): the client, not the store, may have set the pace",
+                   "client_seconds.busiest_thread_cpu_pct > 90", s.column_int(3)});
+  }
+  if (any) return;
+  auto e = db.prepare(
+      "SELECT COUNT(*), MIN(ts_us), (SELECT message FROM events WHERE run_id = ?1 AND "
+      "kind = 'client_bound' ORDER BY ts_us LIMIT 1) FROM events WHERE run_id = ?1 AND kind = 'client_bound'");
+  e.bind(1, run_id);
+  if (e.step() && e.column_int(0) > 0)
+    out.push_back({"client_bound", "", e.column_text(2), "a client_bound event of the run", e.column_int(1)});
+}
+
+void failure_hints(Database& db, int64_t run_id, const std::vector<Target>& targets,
+                   std::vector<Hint>& out) {
+  int64_t start = run_start(db, run_id);
+  for (const auto& t : targets) {
+    auto s = db.prepare(
+        "SELECT d.ts_us, SUM(d.ops), SUM(d.errors), SUM(d.timeouts) FROM driver_seconds d "
+        "JOIN phases p USING (phase_id) WHERE p.target_id = ? GROUP BY d.ts_us ORDER BY d.ts_us");
+    s.bind(1, t.id);
+    int64_t clean = 0, errors = 0, timeouts = 0;
+    std::optional<int64_t> first_bad;
+    while (s.step()) {
+      int64_t bad = s.column_int(2) + s.column_int(3);
+      if (!first_bad && bad == 0 && s.column_int(1) > 0) ++clean;
+      if (!first_bad && bad > 0 && clean > 0) first_bad = s.column_int(0);
+      if (first_bad) {
+        errors += s.column_int(2);
+        timeouts += s.column_int(3);
+      }
+    }
+    if (first_bad) {
+      out.push_back({"store_failed", t.uri,
+                     "requests began to fail at " + at(*first_bad, start) + " after " +
+                         fmt_int(static_cast<double>(clean)) + " clean seconds: " +
+                         fmt_int(static_cast<double>(errors)) + " errors, " +
+                         fmt_int(static_cast<double>(timeouts)) + " timeouts from then on",
+                     "a second with errors + timeouts > 0 after seconds without", first_bad});
+      continue;
+    }
+    auto p = db.prepare("SELECT name, ended_ts_us FROM phases WHERE target_id = ? AND status = 'failed' "
+                        "ORDER BY ordinal LIMIT 1");
+    p.bind(1, t.id);
+    if (p.step())
+      out.push_back({"store_failed", t.uri, "phase " + p.column_text(0) + " failed",
+                     "a phase with status failed",
+                     p.is_null(1) ? std::nullopt : std::optional<int64_t>(p.column_int(1))});
+  }
+  auto r = db.prepare("SELECT error, ended_ts_us FROM runs WHERE run_id = ? AND status = 'failed'");
+  r.bind(1, run_id);
+  if (r.step())
+    out.push_back({"store_failed", "", "the run failed" + (r.is_null(0) ? "" : ": " + r.column_text(0)),
+                   "run status failed", r.is_null(1) ? std::nullopt : std::optional<int64_t>(r.column_int(1))});
+}
+
+}  // namespace
+
+std::optional<int64_t> store_instance(Database& db, int64_t target_id) {
+  auto t = db.prepare(
+      "SELECT t.protocol, r.started_ts_us, COALESCE(r.ended_ts_us, 9223372036854775807), "
+      "(SELECT CAST(value AS INTEGER) FROM store_stats s WHERE s.target_id = t.target_id AND "
+      " s.name IN ('process_id', 'pid') ORDER BY s.ts_us LIMIT 1) "
+      "FROM targets t JOIN runs r USING (run_id) WHERE t.target_id = ?");
+  t.bind(1, target_id);
+  if (!t.step()) return std::nullopt;
+  std::string name = t.column_text(0) == "redis" ? "redis-server" : "memcached";
+  std::optional<int64_t> pid = t.column_opt_int(3);
+  auto pick = [&](bool by_pid) -> std::optional<int64_t> {
+    auto s = db.prepare(
+        "SELECT i.instance_id, (SELECT COUNT(*) FROM process_samples s WHERE s.instance_id = "
+        "i.instance_id AND s.ts_us BETWEEN ?3 AND ?4) AS n FROM process_instances i "
+        "WHERE i.parent_instance_id IS NULL AND (CASE WHEN ?5 THEN i.pid = ?1 ELSE i.name = ?2 END) "
+        "ORDER BY n DESC, i.instance_id DESC LIMIT 1");
+    s.bind(1, pid.value_or(-1)).bind(2, name).bind(3, t.column_int(1)).bind(4, t.column_int(2));
+    s.bind(5, by_pid ? 1 : 0);
+    if (s.step() && s.column_int(1) > 0) return s.column_int(0);
+    return std::nullopt;
+  };
+  if (pid) {
+    if (auto i = pick(true)) return i;
+  }
+  return pick(false);
+}
+
+std::vector<Hint> compute_hints(Database& db, int64_t run_id) {
+  std::vector<Hint> out;
+  auto targets = run_targets(db, run_id);
+  cliff_hints(db, run_id, out);
+  swap_hints(db, run_id, targets, out);
+  client_hints(db, run_id, targets, out);
+  failure_hints(db, run_id, targets, out);
+  return out;
+}
+
+}  // namespace kv::drive

@@ -1,0 +1,269 @@
+// The report's tables from the summary views: see report_tables.hpp.
+#include "report/report_tables.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+#include "report/text_table.hpp"
+
+namespace kv::drive {
+namespace {
+
+double opt(const Statement& s, int col) { return s.is_null(col) ? std::nan("") : s.column_double(col); }
+
+std::optional<double> raw(double v) { return std::isnan(v) ? std::nullopt : std::optional<double>(v); }
+ReportCell text(std::string s) { return {std::move(s), std::nullopt}; }
+ReportCell count(double v) { return {fmt_int(v), raw(v)}; }
+// A value stored in µs, shown in ms.
+ReportCell ms(double us) { return {fmt_fixed(us / 1000, 3), raw(us)}; }
+ReportCell fixed(double v, int decimals) { return {fmt_fixed(v, decimals), raw(v)}; }
+
+void add_steps(Database& db, int64_t run_id, std::vector<ReportTable>& out) {
+  ReportTable machine{"steps", "per step and store", {}, {"step", "store", "protocol", "write_req_per_s",
+      "read_req_per_s", "write_mib_per_s", "read_mib_per_s", "write_p99_us", "read_p99_us", "errors"}, {}, {}, {}};
+  machine.header = machine.keys;
+  std::vector<std::string> stores, steps;
+  std::map<std::pair<std::string, std::string>, std::array<double, 5>> cells;
+  auto s = db.prepare(
+      "SELECT step, store, protocol, write_req_per_s, read_req_per_s, write_mib_per_s, read_mib_per_s, "
+      "write_p99_us, read_p99_us, errors FROM step_summary WHERE run_id = ? AND step IS NOT NULL "
+      "ORDER BY first_phase_id");
+  s.bind(1, run_id);
+  while (s.step()) {
+    std::string step = s.column_text(0), store = s.column_text(1);
+    if (std::find(steps.begin(), steps.end(), step) == steps.end()) steps.push_back(step);
+    if (std::find(stores.begin(), stores.end(), store) == stores.end()) stores.push_back(store);
+    cells[{step, store}] = {opt(s, 3), opt(s, 4), opt(s, 7), opt(s, 8), opt(s, 9)};
+    machine.rows.push_back({text(step), text(store), text(s.column_text(2)), count(opt(s, 3)),
+                            count(opt(s, 4)), fixed(opt(s, 5), 3), fixed(opt(s, 6), 3),
+                            count(opt(s, 7)), count(opt(s, 8)), count(opt(s, 9))});
+  }
+  if (steps.empty()) return;
+  // The published sweeps' shape: one row per step, per store its rates side by side.
+  ReportTable pivot{"steps_pivot", "per step", {"step"}, {"step"}, {}, {}, {}};
+  for (size_t i = 0; i < stores.size(); ++i) {
+    // Appended, not "[" + std::string: GCC 12 -O3 warned -Wrestrict (false positive).
+    const std::string num = std::to_string(i + 1);
+    std::string n = "[", k = "s";
+    n.append(num).append("] ");
+    k.append(num).append("_");
+    pivot.notes_before.push_back(n + stores[i]);
+    pivot.header.insert(pivot.header.end(),
+                        {n + "write/s", n + "read/s", n + "w p99 ms", n + "r p99 ms", n + "errors"});
+    pivot.keys.insert(pivot.keys.end(), {k + "write_req_per_s", k + "read_req_per_s", k + "write_p99_us",
+                                         k + "read_p99_us", k + "errors"});
+  }
+  for (const auto& step : steps) {
+    std::vector<ReportCell> row{text(step)};
+    for (const auto& store : stores) {
+      auto it = cells.find({step, store});
+      std::array<double, 5> c;
+      c.fill(std::nan(""));
+      if (it != cells.end()) c = it->second;
+      row.insert(row.end(), {count(c[0]), count(c[1]), ms(c[2]), ms(c[3]), count(c[4])});
+    }
+    pivot.rows.push_back(std::move(row));
+  }
+  pivot.notes_after.push_back("(req/s count every request, failed ones too: see errors)");
+  out.push_back(std::move(pivot));
+  out.push_back(std::move(machine));
+}
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+struct StoreRow {
+  std::string store, protocol;
+  double v[4];  // write req/s, read req/s, write p99 us, read p99 us
+};
+
+std::vector<StoreRow> store_rows(Database& db, int64_t run_id) {
+  std::vector<StoreRow> out;
+  auto s = db.prepare("SELECT store, protocol, write_req_per_s, read_req_per_s, write_p99_us, "
+                      "read_p99_us FROM store_summary WHERE run_id = ? ORDER BY target_id");
+  s.bind(1, run_id);
+  while (s.step())
+    out.push_back({s.column_text(0), s.column_text(1), {opt(s, 2), opt(s, 3), opt(s, 4), opt(s, 5)}});
+  return out;
+}
+
+}  // namespace
+
+// What kvmon saw of each phase (phase_report): load average at its end, the store process's
+// peak RSS, swap and CPU seconds, beside kvdrive's own CPU (the parallel-writers study's
+// client-vs-server CPU). Left out when kvmon did not watch the run.
+void add_server_side(Database& db, int64_t run_id, std::vector<ReportTable>& out) {
+  ReportTable t{"server", "server side, per phase (kvmon)",
+                {"store", "phase", "load1", "load5", "load15", "peak RSS MiB", "peak swap MiB",
+                 "store CPU s", "client user s", "client sys s"},
+                {"store", "phase", "load1", "load5", "load15", "peak_rss_kib", "peak_swap_kib",
+                 "store_cpu_s", "client_cpu_user_s", "client_cpu_system_s"},
+                {}, {}, {}};
+  auto s = db.prepare(
+      "SELECT store, phase, MAX(load1), MAX(load5), MAX(load15), MAX(peak_rss_kib), "
+      "MAX(peak_swap_kib), MAX(store_cpu_s), MAX(client_cpu_user_s), MAX(client_cpu_system_s) "
+      "FROM phase_report WHERE run_id = ? GROUP BY phase_id ORDER BY phase_id");
+  s.bind(1, run_id);
+  bool any = false;
+  while (s.step()) {
+    for (int c = 2; c <= 6; ++c) any = any || !s.is_null(c);
+    auto mib = [&](int col) {
+      auto v = opt(s, col);
+      return ReportCell{std::isnan(v) ? "-" : fmt_fixed(v / 1024, 1),
+                        std::isnan(v) ? std::nullopt : std::optional<double>(v)};
+    };
+    t.rows.push_back({text(s.column_text(0)), text(s.column_text(1)), fixed(opt(s, 2), 2),
+                      fixed(opt(s, 3), 2), fixed(opt(s, 4), 2), mib(5), mib(6),
+                      fixed(opt(s, 7), 2), fixed(opt(s, 8), 2), fixed(opt(s, 9), 2)});
+  }
+  if (any) out.push_back(std::move(t));
+}
+
+std::vector<ReportTable> run_tables(Database& db, int64_t run_id) {
+  std::vector<ReportTable> out;
+  add_steps(db, run_id, out);
+  // write: the sets of load phases, read: the gets of read phases, mixed: every answered
+  // request of mixed phases; each per wall second of those phases (the mixed column only when
+  // the run had a mixed phase).
+  bool any_mixed = false;
+  {
+    auto m = db.prepare("SELECT COUNT(*) FROM store_summary WHERE run_id = ? AND "
+                        "mixed_req_per_s IS NOT NULL");
+    m.bind(1, run_id);
+    any_mixed = m.step() && m.column_int(0) > 0;
+  }
+  ReportTable stores{"stores", "per store",
+                     {"store", "write req/s", "read req/s", "write p99 ms", "read p99 ms", "errors"},
+                     {"store", "write_req_per_s", "read_req_per_s", "write_p99_us", "read_p99_us", "errors"},
+                     {}, {}, {}};
+  if (any_mixed) {
+    stores.header.insert(stores.header.begin() + 3, "mixed req/s");
+    stores.keys.insert(stores.keys.begin() + 3, "mixed_req_per_s");
+    stores.header.insert(stores.header.begin() + 6, "mixed p99 ms");
+    stores.keys.insert(stores.keys.begin() + 6, "mixed_p99_us");
+  }
+  auto s = db.prepare(
+      "SELECT store, write_req_per_s, read_req_per_s, write_p99_us, read_p99_us, errors, "
+      "mixed_req_per_s, mixed_p99_us FROM store_summary WHERE run_id = ? ORDER BY target_id");
+  s.bind(1, run_id);
+  while (s.step()) {
+    std::vector<ReportCell> row{text(s.column_text(0)), count(opt(s, 1)), count(opt(s, 2)), ms(opt(s, 3)),
+                          ms(opt(s, 4)), count(opt(s, 5))};
+    if (any_mixed) {
+      row.insert(row.begin() + 3, count(opt(s, 6)));
+      row.insert(row.begin() + 6, ms(opt(s, 7)));
+    }
+    stores.rows.push_back(std::move(row));
+  }
+  if (stores.rows.empty()) return out;
+  out.push_back(std::move(stores));
+  ReportTable phases{"phases", "per phase and op",
+                     {"store", "phase", "op", "requests", "seconds", "req/s", "failed/s", "MiB/s",
+                      "mean ms", "p50 ms", "p99 ms", "max ms", "hits", "misses", "errors", "timeouts",
+                      "wrong", "status"},
+                     {"store", "phase", "op", "ops", "seconds", "req_per_s", "failed_per_s", "mib_per_s",
+                      "lat_mean_us", "lat_p50_us", "lat_p99_us", "lat_max_us", "hits", "misses",
+                      "errors", "timeouts", "wrong", "status"},
+                     {}, {}, {}};
+  auto p = db.prepare(
+      "SELECT store, phase, op, ops, seconds, req_per_s, mib_per_s, lat_mean_us, lat_p50_us, "
+      "lat_p99_us, lat_max_us, hits, misses, errors, timeouts, wrong, status, failed_per_s "
+      "FROM phase_summary WHERE run_id = ? ORDER BY phase_id, op DESC");
+  p.bind(1, run_id);
+  while (p.step()) {
+    bool get = p.column_text(2) == "get";
+    auto get_only = [&](int col) { return get ? count(opt(p, col)) : text("-"); };
+    phases.rows.push_back({text(p.column_text(0)), text(p.column_text(1)), text(p.column_text(2)),
+                           count(opt(p, 3)), fixed(opt(p, 4), 1), count(opt(p, 5)), count(opt(p, 17)),
+                           fixed(opt(p, 6), 2),
+                           ms(opt(p, 7)), ms(opt(p, 8)), ms(opt(p, 9)), ms(opt(p, 10)), get_only(11),
+                           get_only(12), count(opt(p, 13)), count(opt(p, 14)), get_only(15),
+                           text(p.column_text(16))});
+  }
+  out.push_back(std::move(phases));
+  add_server_side(db, run_id, out);
+  return out;
+}
+
+std::vector<ReportTable> comparison_tables(Database& db, const std::vector<int64_t>& run_ids) {
+  std::vector<ReportTable> out;
+  if (run_ids.size() < 2) return out;
+  const std::string a = std::to_string(run_ids[0]);
+  auto base = store_rows(db, run_ids[0]);
+  const char* ops[] = {"write", "read"};
+  for (size_t r = 1; r < run_ids.size(); ++r) {
+    const std::string b = std::to_string(run_ids[r]);
+    ReportTable t{"comparison", "run " + b + " against run " + a,
+                  {"store", "op", "run " + a + " req/s", "run " + b + " req/s", "ratio",
+                   "run " + a + " p99 ms", "run " + b + " p99 ms", "p99 ratio"},
+                  {"store", "op", "base_req_per_s", "req_per_s", "req_per_s_ratio", "base_p99_us",
+                   "p99_us", "p99_ratio"},
+                  {}, {}, {}};
+    t.notes_before.push_back("run " + b + " / run " + a + ", stores matched by protocol and position:");
+    auto other = store_rows(db, run_ids[r]);
+    std::map<std::string, int> seen_a, seen_b;
+    std::vector<std::pair<std::string, int>> pos_b;
+    for (const auto& row : other) pos_b.emplace_back(row.protocol, seen_b[row.protocol]++);
+    for (const auto& row : base) {
+      int pos = seen_a[row.protocol]++;
+      const StoreRow* match = nullptr;
+      for (size_t i = 0; i < other.size(); ++i)
+        if (pos_b[i] == std::pair{row.protocol, pos}) match = &other[i];
+      for (int op = 0; op < 2; ++op) {
+        double ra = row.v[op], pa = row.v[op + 2];
+        double rb = match ? match->v[op] : std::nan(""), pb = match ? match->v[op + 2] : std::nan("");
+        if (std::isnan(ra) && std::isnan(rb)) continue;
+        std::string name = row.store;
+        if (match && match->store != row.store) name += " / " + match->store;
+        t.rows.push_back({text(name), text(ops[op]), count(ra), count(rb), fixed(ra > 0 ? rb / ra : std::nan(""), 2),
+                          ms(pa), ms(pb), fixed(pa > 0 ? pb / pa : std::nan(""), 2)});
+      }
+    }
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+void print_table_text(const ReportTable& t, std::ostream& out) {
+  for (const auto& n : t.notes_before) out << n << "\n";
+  TextTable tt(t.header);
+  for (const auto& row : t.rows) {
+    std::vector<std::string> cells;
+    for (const auto& c : row) cells.push_back(c.text);
+    tt.add_row(std::move(cells));
+  }
+  tt.print(out);
+  for (const auto& n : t.notes_after) out << n << "\n";
+}
+
+void print_table_csv(const ReportTable& t, std::ostream& out, const std::string& lead_key,
+                     const std::string& lead_value) {
+  auto line = [&](const std::string& lead, const std::vector<std::string>& cells) {
+    if (!lead_key.empty()) out << csv_field(lead) << (cells.empty() ? "" : ",");
+    for (size_t i = 0; i < cells.size(); ++i) out << (i ? "," : "") << csv_field(cells[i]);
+    out << "\n";
+  };
+  line(lead_key, t.keys);
+  for (const auto& row : t.rows) {
+    std::vector<std::string> cells;
+    for (const auto& c : row) {
+      if (c.value) {
+        char buf[40];
+        std::snprintf(buf, sizeof buf, "%.10g", *c.value);
+        cells.emplace_back(buf);
+      } else {
+        cells.push_back(c.text == "-" ? "" : c.text);
+      }
+    }
+    line(lead_value, cells);
+  }
+}
+
+}  // namespace kv::drive

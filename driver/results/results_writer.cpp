@@ -1,0 +1,218 @@
+#include "results/results_writer.hpp"
+
+#include <unistd.h>
+
+#include "kvbench/clock.hpp"
+#include "kvbench/version.hpp"
+
+namespace kv::drive {
+int64_t ResultsWriter::begin_run(const RunInfo& info) {
+  WriteTransaction tx(db_);
+  db_.prepare(
+         "INSERT INTO runs(name, started_ts_us, status, command_line, kvdrive_version, "
+         "client_host, client_pid, parameters, scenario, scale, run_group, process_index, "
+         "process_count) VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+      .bind(1, info.name.empty() ? std::optional<std::string>() : info.name)
+      .bind(2, info.started_ts_us)
+      .bind(3, info.command_line)
+      .bind(4, version())
+      .bind(5, host_name())
+      .bind(6, static_cast<int64_t>(getpid()))
+      .bind(7, info.parameters_json)
+      .bind(8, info.scenario.empty() ? std::optional<std::string>() : info.scenario)
+      .bind(9, info.scenario.empty() ? std::optional<double>() : info.scale)
+      .bind(10, info.run_group.empty() ? std::optional<std::string>() : info.run_group)
+      .bind(11, info.run_group.empty() ? std::optional<int64_t>() : info.process_index)
+      .bind(12, info.run_group.empty() ? std::optional<int64_t>() : info.process_count)
+      .run();
+  int64_t id = db_.last_insert_rowid();
+  tx.commit();
+  return id;
+}
+
+void ResultsWriter::end_run(int64_t run_id, const std::string& status, const std::string& error) {
+  WriteTransaction tx(db_);
+  db_.prepare("UPDATE runs SET status = ?, ended_ts_us = ?, error = ? WHERE run_id = ?")
+      .bind(1, status)
+      .bind(2, now_ts_us())
+      .bind(3, error.empty() ? std::optional<std::string>() : error)
+      .bind(4, run_id)
+      .run();
+  tx.commit();
+}
+
+int64_t ResultsWriter::add_target(int64_t run_id, int ordinal, const TargetSpec& spec,
+                                  const std::string& server_version) {
+  WriteTransaction tx(db_);
+  db_.prepare(
+         "INSERT INTO targets(run_id, ordinal, uri, protocol, server_version) VALUES (?,?,?,?,?)")
+      .bind(1, run_id)
+      .bind(2, ordinal)
+      .bind(3, spec.display)
+      .bind(4, protocol_name(spec.protocol))
+      .bind(5, server_version.empty() ? std::optional<std::string>() : server_version)
+      .run();
+  int64_t id = db_.last_insert_rowid();
+  tx.commit();
+  return id;
+}
+
+int64_t ResultsWriter::begin_phase(const PhaseRow& row) {
+  const PhasePlan& plan = row.plan;
+  WriteTransaction tx(db_);
+  db_.prepare(
+         "INSERT INTO phases(run_id, target_id, ordinal, name, kind, started_ts_us, threads, "
+         "connections, requests, duration_us, warmup_us, rate, parameters, step) "
+         "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)")
+      .bind(1, row.run_id)
+      .bind(2, row.target_id)
+      .bind(3, row.ordinal)
+      .bind(4, row.step.empty() ? std::string(phase_kind_name(plan.kind))
+                                : row.step + "/" + phase_kind_name(plan.kind))
+      .bind(5, phase_kind_name(plan.kind))
+      .bind(6, row.started_ts_us)
+      .bind(7, row.threads)
+      .bind(8, row.connections)
+      .bind(9, plan.requests > 0 ? std::optional<int64_t>(static_cast<int64_t>(plan.requests)) : std::nullopt)
+      .bind(10, plan.duration_us > 0 ? std::optional<int64_t>(plan.duration_us) : std::nullopt)
+      .bind(11, plan.warmup_us)
+      .bind(12, plan.rate > 0 ? std::optional<double>(plan.rate) : std::nullopt)
+      .bind(13, row.parameters_json)
+      .bind(14, row.step.empty() ? std::optional<std::string>() : row.step)
+      .run();
+  int64_t id = db_.last_insert_rowid();
+  tx.commit();
+  return id;
+}
+
+void ResultsWriter::write_second(int64_t phase_id, const SecondReport& sec, bool rate_mode) {
+  WriteTransaction tx(db_);
+  auto ins = db_.prepare(
+      "INSERT INTO driver_seconds(phase_id, ts_us, interval_us, op, ops, ok, bytes_out, "
+      "bytes_in, hits, misses, errors, timeouts, wrong, late, warmup, lat_mean_us, lat_p50_us, "
+      "lat_p90_us, lat_p99_us, lat_p999_us, lat_max_us, uncorrected_p50_us, uncorrected_p99_us, "
+      "uncorrected_max_us, slip_p50_us, slip_p99_us, slip_max_us) "
+      "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  for (OpType op : {OpType::set, OpType::get}) {
+    const OpSecond& s = sec[op];
+    if (!s.sent) continue;  // an op type the phase does not send
+    // Latency figures describe completed requests: NULL in a second where none completed.
+    auto lat = [&](double v) { return s.ops > 0 ? std::optional<double>(v) : std::nullopt; };
+    auto rate_only = [&](double v) {
+      return rate_mode && s.ops > 0 ? std::optional<double>(v) : std::nullopt;
+    };
+    auto count = [](uint64_t v) { return static_cast<int64_t>(v); };
+    ins.bind(1, phase_id)
+        .bind(2, sec.ts_us)
+        .bind(3, sec.interval_us)
+        .bind(4, op_name(op))
+        .bind(5, count(s.ops))
+        .bind(6, count(s.ok))
+        .bind(7, count(s.bytes_out))
+        .bind(8, count(s.bytes_in))
+        .bind(9, count(s.hits))
+        .bind(10, count(s.misses))
+        .bind(11, count(s.errors))
+        .bind(12, count(s.timeouts))
+        .bind(13, count(s.wrong))
+        .bind(14, rate_mode ? std::optional<int64_t>(count(s.late)) : std::nullopt)
+        .bind(15, sec.warmup ? 1 : 0)
+        .bind(16, lat(s.lat_mean_us))
+        .bind(17, lat(s.lat_p50_us))
+        .bind(18, lat(s.lat_p90_us))
+        .bind(19, lat(s.lat_p99_us))
+        .bind(20, lat(s.lat_p999_us))
+        .bind(21, lat(s.lat_max_us))
+        .bind(22, rate_only(s.sent_p50_us))
+        .bind(23, rate_only(s.sent_p99_us))
+        .bind(24, rate_only(s.sent_max_us))
+        .bind(25, rate_only(s.slip_p50_us))
+        .bind(26, rate_only(s.slip_p99_us))
+        .bind(27, rate_only(s.slip_max_us))
+        .run();
+  }
+  db_.prepare(
+         "INSERT INTO client_seconds(phase_id, ts_us, interval_us, cpu_user_us, cpu_system_us, "
+         "busiest_thread_cpu_pct, spin_us, clock_offset_us) VALUES (?,?,?,?,?,?,?,?)")
+      .bind(1, phase_id)
+      .bind(2, sec.ts_us)
+      .bind(3, sec.interval_us)
+      .bind(4, static_cast<int64_t>(sec.cpu_user_s * 1e6))
+      .bind(5, static_cast<int64_t>(sec.cpu_system_s * 1e6))
+      .bind(6, sec.busiest_thread_cpu * 100)
+      .bind(7, rate_mode ? std::optional<int64_t>(sec.spin_us) : std::nullopt)
+      .bind(8, sec.clock_offset_us)
+      .run();
+  tx.commit();
+}
+
+void ResultsWriter::end_phase(int64_t phase_id, int64_t ended_ts_us, const std::string& status,
+                              const IntervalStats& totals, bool rate_mode) {
+  WriteTransaction tx(db_);
+  db_.prepare("UPDATE phases SET ended_ts_us = ?, status = ? WHERE phase_id = ?")
+      .bind(1, ended_ts_us)
+      .bind(2, status)
+      .bind(3, phase_id)
+      .run();
+  auto ins = db_.prepare(
+      "INSERT INTO latency_buckets(phase_id, op, timing, upper_us, count) VALUES (?, ?, ?, ?, ?)");
+  auto range = db_.prepare(
+      "INSERT INTO latency_range(phase_id, op, timing, count, min_us, max_us, mean_us) "
+      "VALUES (?, ?, ?, ?, ?, ?, ?)");
+  auto write = [&](OpType op, const char* timing, const LatencyHistogram& h) {
+    if (h.count() == 0) return;
+    range.bind(1, phase_id)
+        .bind(2, op_name(op))
+        .bind(3, timing)
+        .bind(4, static_cast<int64_t>(h.count()))
+        .bind(5, static_cast<double>(h.min_ns()) / 1000.0)
+        .bind(6, static_cast<double>(h.max_ns()) / 1000.0)
+        .bind(7, h.mean_ns() / 1000.0)
+        .run();
+    for (int i = 0; i < LatencyHistogram::kBuckets; ++i) {
+      if (h.bucket_count(i) == 0) continue;
+      ins.bind(1, phase_id)
+          .bind(2, op_name(op))
+          .bind(3, timing)
+          .bind(4, static_cast<double>(LatencyHistogram::bucket_upper_ns(i)) / 1000.0)
+          .bind(5, static_cast<int64_t>(h.bucket_count(i)))
+          .run();
+    }
+  };
+  for (OpType op : {OpType::set, OpType::get}) {
+    if (rate_mode) {
+      write(op, "intended", totals[op].latency);
+      write(op, "sent", totals[op].sent_latency);
+    } else {
+      write(op, "sent", totals[op].latency);
+    }
+  }
+  tx.commit();
+}
+
+void ResultsWriter::write_store_stats(int64_t target_id,
+                                      const std::vector<StoreStatsSample>& samples) {
+  if (samples.empty()) return;
+  WriteTransaction tx(db_);
+  auto ins = db_.prepare(
+      "INSERT OR REPLACE INTO store_stats(target_id, ts_us, name, value) VALUES (?, ?, ?, ?)");
+  for (const auto& sample : samples) {
+    for (const auto& v : sample.values)
+      ins.bind(1, target_id).bind(2, sample.ts_us).bind(3, v.name).bind(4, v.value).run();
+  }
+  tx.commit();
+}
+
+void ResultsWriter::event(std::optional<int64_t> run_id, const std::string& kind,
+                          const std::string& message) {
+  WriteTransaction tx(db_);
+  db_.prepare("INSERT INTO events(ts_us, source, run_id, kind, message) VALUES (?,'kvdrive',?,?,?)")
+      .bind(1, now_ts_us())
+      .bind(2, run_id)
+      .bind(3, kind)
+      .bind(4, message)
+      .run();
+  tx.commit();
+}
+
+}  // namespace kv::drive

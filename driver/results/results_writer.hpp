@@ -1,0 +1,62 @@
+// Writes kvdrive's rows into a results file: runs, targets, phases, per-second rows, latency
+// histograms and events. Every method is one short write transaction. Single-threaded.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "stats/interval_stats.hpp"
+#include "kvbench/sqlite.hpp"
+#include "engine/phase_runner.hpp"
+#include "stats/second_report.hpp"
+#include "store/store_stats.hpp"
+#include "store/target_uri.hpp"
+
+namespace kv::drive {
+
+struct RunInfo {
+  std::string name;
+  std::string command_line;
+  std::string parameters_json;
+  int64_t started_ts_us = 0;
+  std::string scenario;  // empty outside scenarios
+  double scale = 1.0;
+  std::string run_group;  // --processes: shared by the group's runs; empty alone
+  int process_index = 0, process_count = 1;
+};
+
+class ResultsWriter {
+ public:
+  explicit ResultsWriter(Database& db) : db_(db) {}
+
+  int64_t begin_run(const RunInfo& info);
+  // status: completed, interrupted or failed; error: why, or empty.
+  void end_run(int64_t run_id, const std::string& status, const std::string& error);
+  int64_t add_target(int64_t run_id, int ordinal, const TargetSpec& spec,
+                     const std::string& server_version);
+  struct PhaseRow {
+    int64_t run_id, target_id;
+    int ordinal;
+    const std::string& step;  // empty outside scenarios
+    const PhasePlan& plan;
+    int64_t started_ts_us;
+    int threads, connections;
+    std::string parameters_json;
+  };
+  int64_t begin_phase(const PhaseRow& row);
+  // The second's driver rows (one per op type the phase sends, also when none completed) and
+  // its client CPU row.
+  void write_second(int64_t phase_id, const SecondReport& second, bool rate_mode);
+  // Marks the phase ended and stores its full latency histograms as bucket rows.
+  void end_phase(int64_t phase_id, int64_t ended_ts_us, const std::string& status,
+                 const IntervalStats& totals, bool rate_mode);
+  // The store's own counters, one row per value.
+  void write_store_stats(int64_t target_id, const std::vector<StoreStatsSample>& samples);
+  void event(std::optional<int64_t> run_id, const std::string& kind, const std::string& message);
+
+ private:
+  Database& db_;
+};
+
+}  // namespace kv::drive

@@ -1,0 +1,37 @@
+#include "stats/second_report.hpp"
+
+namespace kv::drive {
+namespace {
+double us(uint64_t ns) { return static_cast<double>(ns) / 1000.0; }
+}  // namespace
+
+OpSecond summarize(const OpStats& s, bool sent) {
+  OpSecond o;
+  o.sent = sent || s.ops > 0;
+  o.ops = s.ops;
+  o.ok = s.ok();
+  o.bytes_out = s.bytes_out;
+  o.bytes_in = s.bytes_in;
+  o.hits = s.hits;
+  o.misses = s.misses;
+  o.errors = s.errors;
+  o.timeouts = s.timeouts;
+  o.wrong = s.wrong;
+  o.late = s.late;
+  const LatencyHistogram& h = s.latency;
+  o.lat_mean_us = h.mean_ns() / 1000.0;
+  o.lat_p50_us = us(h.percentile_ns(0.5));
+  o.lat_p90_us = us(h.percentile_ns(0.9));
+  o.lat_p99_us = us(h.percentile_ns(0.99));
+  o.lat_p999_us = us(h.percentile_ns(0.999));
+  o.lat_max_us = us(h.max_ns());
+  o.sent_p50_us = us(s.sent_latency.percentile_ns(0.5));
+  o.sent_p99_us = us(s.sent_latency.percentile_ns(0.99));
+  o.sent_max_us = us(s.sent_latency.max_ns());
+  o.slip_p50_us = us(s.slip.percentile_ns(0.5));
+  o.slip_p99_us = us(s.slip.percentile_ns(0.99));
+  o.slip_max_us = us(s.slip.max_ns());
+  return o;
+}
+
+}  // namespace kv::drive

@@ -1,0 +1,48 @@
+// One row of a phase's timeline: what the collector hands to the writer for each second on the
+// common time base (a partial second at each end of the phase). A plain value: the collector
+// computes it from the workers' stats and queues it, so a slow or locked results file delays
+// when rows are written, never how time is cut into rows.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "stats/interval_stats.hpp"
+
+namespace kv::drive {
+
+struct OpSecond {
+  bool sent = false;  // the phase sends this op: it gets a row even when nothing completed
+  uint64_t ops = 0;   // completed requests, any outcome (what the server counted)
+  uint64_t ok = 0;    // answered: ok, hit or miss (what req/s counts)
+  uint64_t bytes_out = 0, bytes_in = 0, hits = 0, misses = 0, errors = 0, timeouts = 0;
+  uint64_t wrong = 0, late = 0;
+  // Latency (µs) of the completed requests; meaningful only when ops > 0 (else stored NULL).
+  // From the intended send time in rate mode, else from the moment the request was queued.
+  double lat_mean_us = 0, lat_p50_us = 0, lat_p90_us = 0, lat_p99_us = 0, lat_p999_us = 0;
+  double lat_max_us = 0;
+  double sent_p50_us = 0, sent_p99_us = 0, sent_max_us = 0;  // rate mode: from the actual send
+  double slip_p50_us = 0, slip_p99_us = 0, slip_max_us = 0;  // rate mode: actual - intended send
+};
+
+// Figures of one op's stats for a row.
+OpSecond summarize(const OpStats& s, bool sent);
+
+struct SecondReport {
+  int64_t ts_us = 0;        // start of the row on the common time base
+  int64_t interval_us = 0;  // its length: up to the next whole second, or to the phase's end
+  bool warmup = false;      // inside the phase's warm-up: not part of its totals
+  std::array<OpSecond, kOpTypes> by_op{};
+  double cpu_user_s = 0;    // kvdrive's CPU time in the interval, all threads
+  double cpu_system_s = 0;
+  double busiest_thread_cpu = 0;  // the busiest worker's CPU less its spinning, fraction of a core
+  int64_t spin_us = 0;      // CPU the workers spent spinning for send times (rate mode)
+  int64_t clock_offset_us = 0;  // wall - monotonic at the collection (its change = slew)
+
+  const OpSecond& operator[](OpType op) const { return by_op[static_cast<size_t>(op)]; }
+  uint64_t ops() const { return by_op[0].ops + by_op[1].ops; }
+  uint64_t ok() const { return by_op[0].ok + by_op[1].ok; }
+  uint64_t failed() const { return ops() - ok(); }
+};
+
+}  // namespace kv::drive

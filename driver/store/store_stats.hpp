@@ -1,0 +1,104 @@
+// Store-side counters: parsers for Redis INFO and memcached "stats" replies, and a poller that
+// asks one target for them every interval (see DESIGN.md, "Store-side counters worth polling
+// each second"), so a run can set the driver's own op counts beside the store's.
+//
+// The parsers are pure functions: any input (truncated, malformed, binary garbage) gives the
+// numeric fields that could be read and skips the rest; they never throw on content.
+//
+// Thread-safety: StoreStatsPoller runs its own thread with its own connection(s); drain() and
+// latest() may be called from any thread while it runs. start()/stop() are for the owning
+// thread only.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "store/target_uri.hpp"
+
+namespace kv::drive {
+
+struct StatValue {
+  std::string name;
+  double value;
+};
+
+// Redis INFO text (any sections, e.g. "INFO everything") → its numeric fields, in reply order.
+// "name:value" lines with a finite numeric value are kept as is. Lines whose value is a list
+// "k=v,k=v" (commandstats, keyspace, latencystats, replicas) give one field per numeric item,
+// named "<name>_<k>": "cmdstat_set:calls=12,usec=34" → cmdstat_set_calls=12, cmdstat_set_usec=34;
+// "db0:keys=5,expires=0" → db0_keys=5, db0_expires=0. Skipped: section headers, non-numeric
+// values ("redis_version:7.0.15", "used_memory_human:1.2M", "used_memory_peak_perc:99%"),
+// and hex identifiers that may happen to be all digits (run_id, master_replid, ...).
+std::vector<StatValue> parse_redis_info(std::string_view text);
+
+// memcached "stats" reply ("STAT name value\r\n" ... "END\r\n") → its numeric fields, in reply
+// order. rusage_user / rusage_system ("seconds.micros") become seconds as a double. Lines that
+// are not "STAT <name> <number>" (END, ERROR, "STAT version 1.6.18") are skipped.
+std::vector<StatValue> parse_memcached_stats(std::string_view text);
+
+struct StoreStatsSample {
+  int64_t ts_us;  // kv::now_ts_us() when the (last) reply of this poll arrived
+  std::vector<StatValue> values;
+};
+
+// Polls one target's own counters on its own connection and thread every interval_us, on
+// absolute deadlines (a slow poll does not shift later ones; missed ticks are skipped, not
+// bunched). A poll that fails (server down, stalled, auth error) is logged once per outage with
+// kv::log_warn, and its connection is dropped; the next tick connects anew. Recovery is logged
+// with kv::log_info. No exception leaves the thread.
+//
+// Each server's poll (connect + request + reply) is bounded by timeout_us, so stop() returns
+// within about one timeout per server of the target. For a memcached pool every server is
+// polled in turn; with more than one server the names are prefixed "host:port/" (one server:
+// plain names). A sample is queued when at least one server answered.
+//
+// Samples wait in a bounded queue (kMaxQueued; the oldest are dropped, with one warning) until
+// drain() takes them.
+class StoreStatsPoller {
+ public:
+  static constexpr size_t kMaxQueued = 3600;
+
+  // Throws std::invalid_argument if the target has no server or interval_us / timeout_us <= 0.
+  StoreStatsPoller(TargetSpec target, int64_t interval_us = 1'000'000,
+                   int64_t timeout_us = 1'000'000);
+  ~StoreStatsPoller();  // stops and joins
+  StoreStatsPoller(const StoreStatsPoller&) = delete;
+  StoreStatsPoller& operator=(const StoreStatsPoller&) = delete;
+
+  // Starts the thread; the first poll is immediate. No-op while running.
+  void start();
+  // Wakes the thread, lets it poll one last time (at most one timeout per server; skipped
+  // when !last_poll, e.g. at Ctrl-C) and joins it; idempotent. A poll under way is finished.
+  void stop(bool last_poll = true);
+  // Returns and clears the samples gathered since the last call (oldest first).
+  std::vector<StoreStatsSample> drain();
+  // The most recent value of `name` (as named in the samples), if any.
+  std::optional<double> latest(const std::string& name) const;
+
+ private:
+  void run();
+  void publish(StoreStatsSample sample);
+
+  const TargetSpec target_;
+  const int64_t interval_us_;
+  const int64_t timeout_us_;
+  std::thread thread_;
+
+  mutable std::mutex mu_;  // guards everything below
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  bool last_poll_ = true;
+  bool dropped_warned_ = false;
+  std::deque<StoreStatsSample> queue_;
+  std::unordered_map<std::string, double> latest_;
+};
+
+}  // namespace kv::drive

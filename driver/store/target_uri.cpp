@@ -1,0 +1,143 @@
+#include "store/target_uri.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <stdexcept>
+#include <string>
+
+namespace kv::drive {
+namespace {
+
+[[noreturn]] void bad(std::string_view uri, const std::string& why) {
+  throw std::invalid_argument("invalid target '" + std::string(uri) + "': " + why);
+}
+
+int parse_int(std::string_view uri, std::string_view text, const char* what, int lo, int hi) {
+  int v = 0;
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || p != text.data() + text.size() || v < lo || v > hi)
+    bad(uri, std::string(what) + " '" + std::string(text) + "' is not a number from " +
+                 std::to_string(lo) + " to " + std::to_string(hi));
+  return v;
+}
+
+HostPort parse_host_port(std::string_view uri, std::string_view hp) {
+  if (hp.empty()) bad(uri, "missing host:port");
+  std::string_view host, port;
+  if (hp.front() == '[') {  // [::1]:6379
+    auto close = hp.find(']');
+    if (close == std::string_view::npos || close + 1 >= hp.size() || hp[close + 1] != ':')
+      bad(uri, "expected [IPv6]:port");
+    host = hp.substr(1, close - 1);
+    port = hp.substr(close + 2);
+  } else {
+    auto colon = hp.rfind(':');
+    if (colon == std::string_view::npos) bad(uri, "missing port in '" + std::string(hp) + "'");
+    host = hp.substr(0, colon);
+    port = hp.substr(colon + 1);
+  }
+  if (host.empty()) bad(uri, "missing host");
+  for (char c : host) {
+    auto u = static_cast<unsigned char>(c);
+    if (u <= ' ' || u == 0x7f) bad(uri, "space or control character in host '" + std::string(host) + "'");
+  }
+  return {std::string(host), parse_int(uri, port, "port", 1, 65535)};
+}
+
+}  // namespace
+
+const char* protocol_name(Protocol p) { return p == Protocol::redis ? "redis" : "memcached"; }
+
+TargetSpec parse_target_uri(std::string_view uri) {
+  TargetSpec t;
+  auto sep = uri.find("://");
+  if (sep == std::string_view::npos)
+    bad(uri, "expected redis://host:port or memcached://host:port");
+  std::string_view scheme = uri.substr(0, sep);
+  std::string_view rest = uri.substr(sep + 3);
+  if (scheme == "redis") t.protocol = Protocol::redis;
+  else if (scheme == "memcached") t.protocol = Protocol::memcached;
+  else bad(uri, "unknown scheme '" + std::string(scheme) + "' (expected redis or memcached)");
+
+  std::string_view query;
+  if (auto q = rest.find('?'); q != std::string_view::npos) {
+    query = rest.substr(q + 1);
+    rest = rest.substr(0, q);
+  }
+  std::string_view userinfo;
+  if (auto at = rest.rfind('@'); at != std::string_view::npos) {
+    if (t.protocol != Protocol::redis) bad(uri, "memcached targets take no user or password");
+    userinfo = rest.substr(0, at);
+    rest = rest.substr(at + 1);
+    auto colon = userinfo.find(':');
+    if (colon == std::string_view::npos) {
+      t.password = std::string(userinfo);  // redis://password@host:port
+    } else {
+      t.user = std::string(userinfo.substr(0, colon));
+      t.password = std::string(userinfo.substr(colon + 1));
+    }
+  }
+  std::string_view path;
+  if (auto slash = rest.find('/'); slash != std::string_view::npos) {
+    path = rest.substr(slash + 1);
+    rest = rest.substr(0, slash);
+  }
+  if (!path.empty()) {
+    if (t.protocol != Protocol::redis) bad(uri, "memcached targets take no /db");
+    t.db = parse_int(uri, path, "database", 0, 1'000'000);
+  }
+  while (!rest.empty()) {
+    auto comma = rest.find(',');
+    t.servers.push_back(parse_host_port(uri, rest.substr(0, comma)));
+    if (comma == std::string_view::npos) break;
+    rest = rest.substr(comma + 1);
+    if (rest.empty()) bad(uri, "empty server after ','");
+  }
+  if (t.servers.empty()) bad(uri, "missing host:port");
+  if (t.protocol == Protocol::redis && t.servers.size() > 1)
+    bad(uri, "a redis target has one server (benchmark several with several --target)");
+
+  while (!query.empty()) {
+    auto amp = query.find('&');
+    std::string_view kv = query.substr(0, amp);
+    auto eq = kv.find('=');
+    std::string_view key = kv.substr(0, eq);
+    std::string_view val = eq == std::string_view::npos ? "" : kv.substr(eq + 1);
+    if (key == "protocol" && t.protocol == Protocol::memcached && (val == "binary" || val == "text"))
+      t.binary_protocol = val == "binary";
+    else if (key == "nodelay" && (val == "0" || val == "1"))
+      t.tcp_nodelay = val == "1";
+    else
+      bad(uri, "unknown option '" + std::string(kv) +
+                   "' (expected protocol=binary|text for memcached, nodelay=0|1)");
+    if (amp == std::string_view::npos) break;
+    query = query.substr(amp + 1);
+  }
+
+  t.display = std::string(uri);
+  if (!t.password.empty()) {
+    auto at = t.display.rfind('@');
+    t.display = std::string(scheme) + "://" + (t.user.empty() ? "" : t.user + ":") + "***" +
+                t.display.substr(at);
+  }
+  return t;
+}
+
+std::string redact_uri_passwords(std::string arg) {
+  constexpr std::string_view scheme = "redis://";
+  for (size_t pos = arg.find(scheme); pos != std::string::npos;) {
+    size_t start = pos + scheme.size();
+    size_t end = std::min(arg.find('?', start), arg.size());
+    std::string_view uri(arg.data() + start, end - start);
+    if (auto at = uri.rfind('@'); at != std::string_view::npos) {
+      auto colon = uri.substr(0, at).find(':');
+      size_t secret = colon == std::string_view::npos ? 0 : colon + 1;
+      arg.replace(start + secret, at - secret, "***");
+      end = start + secret + 3 + (uri.size() - at);
+    }
+    pos = arg.find(scheme, end);
+  }
+  return arg;
+}
+
+}  // namespace kv::drive

@@ -1,0 +1,176 @@
+#include "workload/workload_options.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+#include "kvbench/units.hpp"
+
+namespace kv::drive {
+namespace {
+
+const char* const kMaxKeysWhy =
+    " (2^32: Redis's own limit per instance; a load phase of that many keys takes hours)";
+
+[[noreturn]] void bad(std::string_view name, std::string_view value, const std::string& why) {
+  throw std::invalid_argument("invalid --" + std::string(name) + " '" + std::string(value) +
+                              "': " + why);
+}
+
+// "1", "0.5", "1e+09": std::to_string prints doubles as "1000000000.000000".
+template <typename T>
+std::string number_text(T v) {
+  if constexpr (std::is_floating_point_v<T>) {
+    std::ostringstream out;
+    out << v;
+    return out.str();
+  } else {
+    return std::to_string(v);
+  }
+}
+
+template <typename T>
+T parse_number(std::string_view name, std::string_view value, T lo, T hi) {
+  T v{};
+  auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+  if (ec != std::errc() || p != value.data() + value.size() || !(v >= lo) || !(v <= hi))
+    bad(name, value, "expected a number from " + number_text(lo) + " to " + number_text(hi));
+  return v;
+}
+
+// Keys go to memcached's text protocol as they are: no spaces or control characters, and room
+// for the key number within its 250-byte limit.
+std::string parse_key_prefix(std::string_view value) {
+  constexpr size_t kMaxPrefix = 200;
+  if (value.size() > kMaxPrefix)
+    bad("key-prefix", value.substr(0, 20), "longer than " + std::to_string(kMaxPrefix) + " bytes");
+  for (char c : value) {
+    auto u = static_cast<unsigned char>(c);
+    if (u <= ' ' || u == 0x7f) bad("key-prefix", value, "no spaces or control characters");
+  }
+  return std::string(value);
+}
+
+bool parse_bool(std::string_view name, std::string_view value) {
+  if (value == "true" || value == "1" || value == "yes" || value.empty()) return true;
+  if (value == "false" || value == "0" || value == "no") return false;
+  bad(name, value, "expected true or false");
+}
+
+// Runs a kvbench parser, re-throwing its error with the option's name in front.
+template <typename F>
+auto with_name(std::string_view name, std::string_view value, F parse) {
+  try {
+    return parse(value);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument("--" + std::string(name) + ": " + e.what());
+  }
+}
+
+void set_ratio(WorkloadSpec& w, std::string_view value) {
+  auto whole = [](std::string_view text, uint32_t& v) {
+    auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    return ec == std::errc() && p == text.data() + text.size() && v <= 1'000'000;
+  };
+  auto colon = value.find(':');
+  if (colon == std::string_view::npos || !whole(value.substr(0, colon), w.ratio_sets) ||
+      !whole(value.substr(colon + 1), w.ratio_gets))
+    bad("ratio", value, "expected SETS:GETS, whole numbers up to 1000000, such as 1:10");
+  if (w.ratio_sets + w.ratio_gets == 0) bad("ratio", value, "must not be 0:0");
+}
+
+}  // namespace
+
+const std::vector<WorkloadOption>& workload_options() {
+  static const std::vector<WorkloadOption> all = {
+      {"phases", "Phases in order: load (set every key once), read, mixed", "load,read", false},
+      {"keys", "Number of keys (100k, 5M ...)", "100000", false},
+      {"value-size", "Value size: fixed (100, 20KB), a range (100-1000) or weighted (1K:60,10K:40)", "100", false},
+      {"key-pattern", "Keys of read/mixed phases: sequential, uniform, gaussian, zipf[:EXPONENT]", "sequential", false},
+      {"requests", "Requests per read/mixed phase (default: one per key)", "0", false},
+      {"duration", "Length of each read/mixed phase (instead of --requests)", "0", false},
+      {"ratio", "Mixed phases: sets:gets", "1:10", false},
+      {"hit-rate", "Fraction of gets aimed at keys that exist (0-1)", "1", false},
+      {"verify", "Check every value read against what was written", "false", true},
+      {"rate", "Open loop: requests/s over all threads, latency from the intended send time", "0", false},
+      {"warmup", "Leading time of each phase left out of summaries", "0", false},
+      {"threads", "Worker threads", "4", false},
+      {"connections", "Connections per thread", "1", false},
+      {"pipeline", "Requests in flight per connection (memcached: one server only)", "1", false},
+      {"key-prefix", "Prefix of every key", "kv:", false},
+      {"ttl", "Expiry of the values written (0: none)", "0", false},
+      {"seed", "Seed of the key and value generators", "1", false},
+  };
+  return all;
+}
+
+void set_workload_option(WorkloadSpec& w, std::string_view name, std::string_view value) {
+  if (name == "phases") w.phases = with_name(name, value, parse_phases);
+  else if (name == "keys") {
+    w.keys = with_name(name, value, parse_count);
+    if (w.keys == 0) bad(name, value, "must be at least 1");
+    if (w.keys > kMaxKeys) bad(name, value, "more than " + std::to_string(kMaxKeys) + kMaxKeysWhy);
+  } else if (name == "value-size") w.values = with_name(name, value, parse_value_sizes);
+  else if (name == "key-pattern") w.pattern = with_name(name, value, parse_key_pattern);
+  else if (name == "requests") {
+    w.requests = with_name(name, value, parse_count);
+    if (w.requests > kMaxRequests)
+      bad(name, value, "more than " + std::to_string(kMaxRequests) + " (10^15)");
+  }
+  else if (name == "duration") w.duration_us = with_name(name, value, parse_duration_us);
+  else if (name == "ratio") set_ratio(w, value);
+  else if (name == "hit-rate") w.hit_rate = parse_number<double>(name, value, 0.0, 1.0);
+  else if (name == "verify") w.verify = parse_bool(name, value);
+  else if (name == "rate") w.rate = parse_number<double>(name, value, 0.0, 1e9);
+  else if (name == "warmup") w.warmup_us = with_name(name, value, parse_duration_us);
+  else if (name == "threads") w.threads = parse_number<int>(name, value, 1, 1024);
+  else if (name == "connections") w.connections = parse_number<int>(name, value, 1, 1024);
+  else if (name == "pipeline") w.pipeline = parse_number<int>(name, value, 1, 4096);
+  else if (name == "key-prefix") w.key_prefix = parse_key_prefix(value);
+  else if (name == "seed") w.seed = parse_number<uint64_t>(name, value, 0, UINT64_MAX);
+  else if (name == "ttl") {
+    int64_t us = with_name(name, value, parse_duration_us);
+    if (us % 1'000'000 != 0) bad(name, value, "must be whole seconds");
+    if (us / 1'000'000 > UINT32_MAX) bad(name, value, "is too long");
+    w.ttl_s = static_cast<uint32_t>(us / 1'000'000);
+  } else {
+    throw std::invalid_argument("unknown option '" + std::string(name) + "'");
+  }
+}
+
+void check_workload(const WorkloadSpec& w) {
+  if (w.keys == 0) throw std::invalid_argument("--keys must be at least 1");
+  // Also here: --scale multiplies what each option allowed on its own.
+  if (w.keys > kMaxKeys)
+    throw std::invalid_argument("--keys " + std::to_string(w.keys) + " (after --scale) is more than " +
+                                std::to_string(kMaxKeys) + kMaxKeysWhy);
+  if (w.requests > kMaxRequests)
+    throw std::invalid_argument("--requests " + std::to_string(w.requests) +
+                                " (after --scale) is more than 10^15");
+  if (w.duration_us > kMaxDurationUs)
+    throw std::invalid_argument("--duration (after --scale) is longer than " +
+                                format_duration_us(kMaxDurationUs));
+  if (static_cast<uint64_t>(w.threads) > w.keys)
+    throw std::invalid_argument("--threads (" + std::to_string(w.threads) +
+                                ") must not exceed --keys (" + std::to_string(w.keys) + ")");
+  if (w.duration_us > 0 && w.warmup_us >= w.duration_us)
+    throw std::invalid_argument("--warmup must be shorter than --duration");
+}
+
+void scale_workload(WorkloadSpec& w, double factor) {
+  if (!(factor > 0) || factor > 1000) throw std::invalid_argument("--scale must be above 0 and at most 1000");
+  auto scale = [&](uint64_t v, uint64_t floor) {
+    if (v == 0) return v;
+    return std::max<uint64_t>(floor, static_cast<uint64_t>(std::llround(static_cast<double>(v) * factor)));
+  };
+  w.keys = scale(w.keys, static_cast<uint64_t>(w.threads));
+  w.requests = scale(w.requests, 1);
+  if (w.duration_us > 0)
+    w.duration_us = std::max<int64_t>(1'000'000, std::llround(static_cast<double>(w.duration_us) * factor));
+  if (w.warmup_us >= w.duration_us && w.duration_us > 0) w.warmup_us = 0;
+}
+
+}  // namespace kv::drive

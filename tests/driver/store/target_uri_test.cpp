@@ -1,0 +1,96 @@
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "store/target_uri.hpp"
+
+namespace {
+using kv::drive::parse_target_uri;
+using kv::drive::Protocol;
+
+TEST(TargetUri, RedisWithAuthAndDb) {
+  auto t = parse_target_uri("redis://alice:s3cret@db1.example:6380/3");
+  EXPECT_EQ(t.protocol, Protocol::redis);
+  ASSERT_EQ(t.servers.size(), 1u);
+  EXPECT_EQ(t.servers[0].host, "db1.example");
+  EXPECT_EQ(t.servers[0].port, 6380);
+  EXPECT_EQ(t.user, "alice");
+  EXPECT_EQ(t.password, "s3cret");
+  EXPECT_EQ(t.db, 3);
+  EXPECT_EQ(t.display.find("s3cret"), std::string::npos) << t.display;
+  EXPECT_NE(t.display.find("db1.example:6380/3"), std::string::npos) << t.display;
+}
+
+TEST(TargetUri, RedisPasswordOnlyAndIpv6) {
+  auto t = parse_target_uri("redis://pw@[::1]:6379");
+  EXPECT_EQ(t.user, "");
+  EXPECT_EQ(t.password, "pw");
+  EXPECT_EQ(t.servers[0].host, "::1");
+  EXPECT_EQ(t.servers[0].port, 6379);
+}
+
+TEST(TargetUri, MemcachedPoolBinaryNoDelay) {
+  auto t = parse_target_uri("memcached://a:11211,b:11212?protocol=binary&nodelay=0");
+  EXPECT_EQ(t.protocol, Protocol::memcached);
+  ASSERT_EQ(t.servers.size(), 2u);
+  EXPECT_EQ(t.servers[1].host, "b");
+  EXPECT_EQ(t.servers[1].port, 11212);
+  EXPECT_TRUE(t.binary_protocol);
+  EXPECT_FALSE(t.tcp_nodelay);
+  EXPECT_TRUE(parse_target_uri("memcached://a:1").tcp_nodelay);
+}
+
+TEST(TargetUri, BadUrisNameTheProblem) {
+  struct Case {
+    const char* uri;
+    const char* mentions;
+  } cases[] = {
+      {"127.0.0.1:6379", "expected redis://"},
+      {"http://x:1", "unknown scheme"},
+      {"redis://host", "missing port"},
+      {"redis://host:0", "port"},
+      {"redis://host:99999", "port"},
+      {"redis://host:abc", "port"},
+      {"redis://host:1/x", "database"},
+      {"redis://a:1,b:2", "one server"},
+      {"memcached://u:p@a:1", "no user"},
+      {"memcached://a:1,", "empty server"},
+      {"memcached://a:1?protocol=udp", "unknown option"},
+      {"redis://:1", "missing host"},
+      {"redis://bad host:1", "space or control character in host"},
+      {"memcached://a:1,b\t:2", "space or control character in host"},
+  };
+  for (const auto& c : cases) {
+    try {
+      parse_target_uri(c.uri);
+      ADD_FAILURE() << "accepted " << c.uri;
+    } catch (const std::invalid_argument& e) {
+      std::string msg = e.what();
+      EXPECT_NE(msg.find(c.uri), std::string::npos) << msg;
+      EXPECT_NE(msg.find(c.mentions), std::string::npos) << c.uri << " -> " << msg;
+    }
+  }
+}
+
+}  // namespace
+
+// The stored command line used to end a URI at the first '/', ' ' or '\'', so these passwords
+// (valid for parse_target_uri) reached runs.command_line unredacted.
+TEST(RedactUriPasswords, HidesEveryPasswordParseTargetUriWouldRead) {
+  EXPECT_EQ(kv::drive::redact_uri_passwords("redis://alice:s3cret@h:6379/2"), "redis://alice:***@h:6379/2");
+  EXPECT_EQ(kv::drive::redact_uri_passwords("redis://pw@h:1"), "redis://***@h:1");
+  EXPECT_EQ(kv::drive::redact_uri_passwords("--target=redis://u:pa/ss@h:1?nodelay=0"),
+            "--target=redis://u:***@h:1?nodelay=0");
+  EXPECT_EQ(kv::drive::redact_uri_passwords("redis://u:pa ss'x@y@h:1"), "redis://u:***@h:1");
+  EXPECT_EQ(kv::drive::redact_uri_passwords("redis://h:1"), "redis://h:1");
+  EXPECT_EQ(kv::drive::redact_uri_passwords("memcached://a:1,b:2"), "memcached://a:1,b:2");
+  EXPECT_EQ(kv::drive::redact_uri_passwords("--threads"), "--threads");
+  // Whatever the password, the redacted URI parses to the same target with password ***.
+  for (std::string pw : {"p/w", "p w", "p'w", "p@w", "p:w"}) {
+    auto t = kv::drive::parse_target_uri(kv::drive::redact_uri_passwords("redis://bob:" + pw + "@h:7/3"));
+    EXPECT_EQ(t.password, "***") << pw;
+    EXPECT_EQ(t.user, "bob") << pw;
+    EXPECT_EQ(t.servers.at(0).port, 7) << pw;
+  }
+}
