@@ -80,22 +80,6 @@ const char* phase_status_name(PhaseStatus s) {
   return "?";
 }
 
-PhasePlan plan_phase(PhaseKind kind, const WorkloadSpec& w) {
-  PhasePlan p;
-  p.kind = kind;
-  p.rate = w.rate;
-  p.warmup_us = w.warmup_us;
-  if (kind == PhaseKind::load) {
-    p.requests = w.keys;
-  } else if (w.duration_us > 0) {
-    p.duration_us = w.duration_us;
-    p.requests = w.requests;  // 0: until the duration ends
-  } else {
-    p.requests = w.requests > 0 ? w.requests : w.keys;
-  }
-  return p;
-}
-
 namespace {
 
 // Hands rows to the sink on a thread of its own, in order. The queue holds small values (a

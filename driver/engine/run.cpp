@@ -220,7 +220,12 @@ class UnseenSetCheck {
              unseen;
     }
     if (kind_ == PhaseKind::load && w_.ttl_s == 0 && w_.process_count == 1) {
-      auto sample = sample_keys_present(spec_, w_.key_prefix, w_.keys, 100, timeout_us_);
+      // 100 keys spread over the whole key range.
+      std::vector<std::string> keys;
+      const uint64_t samples = std::min<uint64_t>(100, w_.keys);
+      KeyFormatter f(w_.key_prefix);
+      for (uint64_t i = 0; i < samples; ++i) keys.emplace_back(f.format(i * w_.keys / samples));
+      auto sample = sample_keys_present(spec_, keys, timeout_us_);
       if (!sample) return "";
       if (sample->present == sample->sampled) return "";
       return label + ": " + std::to_string(sample->sampled - sample->present) + " of " +

@@ -14,8 +14,8 @@
 #include <span>
 
 #include "stats/interval_stats.hpp"
-#include "engine/phase_runner.hpp"
 #include "store/store_client.hpp"
+#include "workload/phase_plan.hpp"
 #include "workload/workload.hpp"
 
 namespace kv::drive {

@@ -8,10 +8,10 @@
 
 #include "stats/interval_stats.hpp"
 #include "kvbench/sqlite.hpp"
-#include "engine/phase_runner.hpp"
+#include "store/stat_sample.hpp"
 #include "stats/second_report.hpp"
-#include "store/store_stats.hpp"
 #include "store/target_uri.hpp"
+#include "workload/phase_plan.hpp"
 
 namespace kv::drive {
 

@@ -9,7 +9,7 @@
 #include <mutex>
 
 #include "kvbench/histogram.hpp"
-#include "store/store_client.hpp"
+#include "store/op_status.hpp"
 
 namespace kv::drive {
 

@@ -16,7 +16,6 @@
 #include "kvbench/clock.hpp"
 #include "kvbench/protocol.hpp"
 #include "store/store_stats.hpp"
-#include "workload/workload.hpp"
 
 #include <string>
 #include <vector>
@@ -579,15 +578,15 @@ std::optional<MemcachedSetCounters> read_set_counters(const TargetSpec& spec, in
   return c;
 }
 
-std::optional<SampleCheck> sample_keys_present(const TargetSpec& spec, std::string_view prefix,
-                                               uint64_t keys, uint64_t samples, int64_t timeout_us) {
-  if (keys == 0) return std::nullopt;
-  samples = std::min(samples, keys);
+std::optional<SampleCheck> sample_keys_present(const TargetSpec& spec,
+                                               const std::vector<std::string>& keys,
+                                               int64_t timeout_us) {
+  if (keys.empty()) return std::nullopt;
+  const uint64_t samples = keys.size();
   std::string request = "get";
-  KeyFormatter f(prefix);
-  for (uint64_t i = 0; i < samples; ++i) {
+  for (const std::string& key : keys) {
     request += ' ';
-    request += f.format(i * keys / samples);  // spread over the whole key range
+    request += key;
   }
   request += "\r\n";
   // "VALUE <key> <flags> <bytes>\r\n<data>\r\n" per hit, then "END\r\n": whole once END is

@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 #include <string_view>
 
 #include "store/store_client.hpp"
@@ -30,11 +31,13 @@ struct MemcachedSetCounters {
 };
 std::optional<MemcachedSetCounters> read_set_counters(const TargetSpec& spec, int64_t timeout_us);
 
-// Reads back `samples` keys spread over "<prefix>0" .. "<prefix>keys-1" in one text multi-get
-// (values are read and dropped): how many the server holds. nullopt if it did not answer.
+// Reads back `keys` (the caller picks them, e.g. spread over the loaded key range) in one text
+// multi-get (values are read and dropped): how many the server holds. nullopt if `keys` is
+// empty or the server did not answer.
 struct SampleCheck {
   uint64_t sampled = 0, present = 0;
 };
-std::optional<SampleCheck> sample_keys_present(const TargetSpec& spec, std::string_view prefix,
-                                               uint64_t keys, uint64_t samples, int64_t timeout_us);
+std::optional<SampleCheck> sample_keys_present(const TargetSpec& spec,
+                                               const std::vector<std::string>& keys,
+                                               int64_t timeout_us);
 }

@@ -13,13 +13,10 @@
 #include <vector>
 
 #include "kvbench/result.hpp"
+#include "store/op_status.hpp"
 #include "store/target_uri.hpp"
 
 namespace kv::drive {
-
-// interrupted: given up by StoreClient::interrupt() (Ctrl-C) before its reply arrived. Neither
-// ok nor failed, and not counted: the store may or may not have executed it.
-enum class OpStatus : uint8_t { ok, hit, miss, error, timeout, interrupted };
 
 struct ClientOptions {
   int64_t timeout_us = 5'000'000;          // per request and per connect

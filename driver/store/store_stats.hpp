@@ -21,14 +21,10 @@
 #include <unordered_map>
 #include <vector>
 
+#include "store/stat_sample.hpp"
 #include "store/target_uri.hpp"
 
 namespace kv::drive {
-
-struct StatValue {
-  std::string name;
-  double value;
-};
 
 // Redis INFO text (any sections, e.g. "INFO everything") → its numeric fields, in reply order.
 // "name:value" lines with a finite numeric value are kept as is. Lines whose value is a list
@@ -43,11 +39,6 @@ std::vector<StatValue> parse_redis_info(std::string_view text);
 // order. rusage_user / rusage_system ("seconds.micros") become seconds as a double. Lines that
 // are not "STAT <name> <number>" (END, ERROR, "STAT version 1.6.18") are skipped.
 std::vector<StatValue> parse_memcached_stats(std::string_view text);
-
-struct StoreStatsSample {
-  int64_t ts_us;  // kv::now_ts_us() when the (last) reply of this poll arrived
-  std::vector<StatValue> values;
-};
 
 // Polls one target's own counters on its own connection and thread every interval_us, on
 // absolute deadlines (a slow poll does not shift later ones; missed ticks are skipped, not
