@@ -12,7 +12,7 @@ packages=(
   redis-server memcached sqlite3
   help2man man-db dpkg-dev fakeroot  # man-db: the man page tests render the pages
   # Large (~100 MB with its libraries), but CI needs it: the HTML report's test renders the
-  # page in headless Chromium (tests/driver/html_report_integration_test.cpp).
+  # page in headless Chromium (tests/driver/integration/html_report_integration_test.cpp).
   chromium
 )
 for arg in "$@"; do

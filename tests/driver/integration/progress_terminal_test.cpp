@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "kvdrive_test_util.hpp"
-#include "progress.hpp"
+#include "engine/progress.hpp"
 
 namespace kv::drive {
 namespace {
