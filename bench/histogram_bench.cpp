@@ -9,8 +9,8 @@
 #include <thread>
 #include <vector>
 
-#include "stats/interval_stats.hpp"
 #include "kvbench/histogram.hpp"
+#include "stats/interval_stats.hpp"
 
 namespace {
 

@@ -10,8 +10,7 @@ namespace kv::mon {
 
 namespace {
 
-std::chrono::microseconds flush_period(int64_t interval_us, size_t max_queued,
-                                       int64_t wanted_us) {
+std::chrono::microseconds flush_period(int64_t interval_us, size_t max_queued, int64_t wanted_us) {
   int64_t half_queue_us = interval_us * static_cast<int64_t>(std::max<size_t>(max_queued / 2, 1));
   return std::chrono::microseconds(std::max(interval_us, std::min(wanted_us, half_queue_us)));
 }
@@ -35,11 +34,11 @@ void BatchWriter::push(Batch batch) {
   if (last_scheduled_ts_us_ > 0 && interval_us > 0 &&
       batch.scheduled_ts_us - last_scheduled_ts_us_ > interval_us) {
     int64_t skipped = (batch.scheduled_ts_us - last_scheduled_ts_us_) / interval_us - 1;
-    batch.events.push_back(EventRecord{
-        now_ts_us(), "ticks_skipped",
-        std::to_string(skipped) + " tick(s) skipped: sampling overran its interval of " +
-            format_duration_us(interval_us),
-        std::nullopt});
+    batch.events.push_back(EventRecord{now_ts_us(), "ticks_skipped",
+                                       std::to_string(skipped) +
+                                           " tick(s) skipped: sampling overran its interval of " +
+                                           format_duration_us(interval_us),
+                                       std::nullopt});
   }
   last_scheduled_ts_us_ = batch.scheduled_ts_us;
   bool wake = false;
@@ -105,33 +104,33 @@ void BatchWriter::check_file(std::vector<Batch>& batches) {
     sink_->reopen(now);
   } catch (const std::exception& e) {
     if (!reopen_failed_logged_) {
-      log_error() << "cannot create the results file " << sink_->path() << " again: "
-                  << e.what() << "; samples are lost until it can be (tried once per flush)";
+      log_error() << "cannot create the results file " << sink_->path() << " again: " << e.what()
+                  << "; samples are lost until it can be (tried once per flush)";
       reopen_failed_logged_ = true;
     }
     return;
   }
   reopen_failed_logged_ = false;
   if (batches.empty()) batches.emplace_back().scheduled_ts_us = now;
-  batches.front().events.push_back(EventRecord{
-      now, "results_file_replaced",
-      "the results file " + sink_->path() + " was " + gone.value_or("deleted") +
-          " under kvmon and created anew at " + format_ts_us(now) +
-          ": this session's samples before then went to the old file and are not here",
-      std::nullopt});
+  batches.front().events.push_back(
+      EventRecord{now, "results_file_replaced",
+                  "the results file " + sink_->path() + " was " + gone.value_or("deleted") +
+                      " under kvmon and created anew at " + format_ts_us(now) +
+                      ": this session's samples before then went to the old file and are not here",
+                  std::nullopt});
 }
 
 // Writes the batches in one transaction, first saying what earlier failures lost; on failure
 // counts them as lost. Writer thread only (and close(), after the join).
 void BatchWriter::write_or_count(std::vector<Batch>& batches) {
   if (lost_.ticks > 0) {
-    batches.front().events.push_back(EventRecord{
-        now_ts_us(), "samples_lost",
-        std::to_string(lost_.ticks) + " tick(s) of samples lost, due from " +
-            format_ts_us(lost_.first_due_ts_us) + " to " + format_ts_us(lost_.last_due_ts_us) +
-            " (" + std::to_string(lost_.rows) + " rows): the results file could not be " +
-            "written: " + lost_.error,
-        std::nullopt});
+    batches.front().events.push_back(
+        EventRecord{now_ts_us(), "samples_lost",
+                    std::to_string(lost_.ticks) + " tick(s) of samples lost, due from " +
+                        format_ts_us(lost_.first_due_ts_us) + " to " +
+                        format_ts_us(lost_.last_due_ts_us) + " (" + std::to_string(lost_.rows) +
+                        " rows): the results file could not be " + "written: " + lost_.error,
+                    std::nullopt});
   }
   try {
     sink_->write(std::span<const Batch>(batches));
@@ -177,12 +176,12 @@ void BatchWriter::run() {
       for (Batch& b : queue_) batches.push_back(std::move(b));
       queue_.clear();
       if (dropped_unreported_ > 0 && !batches.empty()) {
-        batches.front().events.push_back(EventRecord{
-            now_ts_us(), "samples_dropped",
-            std::to_string(dropped_unreported_) +
-                " tick(s) of samples dropped: the results file was busy or slow and " +
-                std::to_string(max_queued_) + " ticks were already waiting",
-            std::nullopt});
+        batches.front().events.push_back(
+            EventRecord{now_ts_us(), "samples_dropped",
+                        std::to_string(dropped_unreported_) +
+                            " tick(s) of samples dropped: the results file was busy or slow and " +
+                            std::to_string(max_queued_) + " ticks were already waiting",
+                        std::nullopt});
         dropped_unreported_ = 0;
       }
     }

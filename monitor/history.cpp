@@ -63,7 +63,8 @@ TickEntry encode_tick(const Batch& batch) {
   }
   if (batch.host) {
     lines += proto::encode(host_message(*batch.host));
-    for (const DiskStat& d : batch.host->disks) lines += proto::encode(disk_message(batch.host->ts_us, d));
+    for (const DiskStat& d : batch.host->disks)
+      lines += proto::encode(disk_message(batch.host->ts_us, d));
   }
   for (const EventRecord& e : batch.events) {
     lines += proto::encode(event_message(e));

@@ -2,21 +2,21 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <algorithm>
+#include <chrono>
 #include <csignal>
 #include <memory>
-#include <chrono>
 #include <stdexcept>
 
+#include "batch_writer.hpp"
 #include "kvbench/clock.hpp"
-#include "kvbench/time_base.hpp"
 #include "kvbench/log.hpp"
+#include "kvbench/time_base.hpp"
 #include "kvbench/units.hpp"
 #include "kvbench/version.hpp"
-#include "batch_writer.hpp"
 #include "samplers.hpp"
 #include "server.hpp"
 #include "sqlite_sink.hpp"
@@ -48,7 +48,8 @@ class Loop {
                 queue_capacity(config), effective_flush_interval_us(config)),
         io_(io),
         timer_(io),
-        host_every_(std::max<int64_t>(1, effective_host_interval_us(config) / config.interval_us)) {}
+        host_every_(std::max<int64_t>(1, effective_host_interval_us(config) / config.interval_us)) {
+  }
 
   void start() {
     log_info() << "sampling " << config_.selectors.size() << " target(s) every "
@@ -94,8 +95,13 @@ class Loop {
 
   // Events of the server (a client dropped) go out with the next tick, through the same path.
   void start_server() {
-    ServerIdentity id{host_name(), getpid(), start_wall_us_, config_.interval_us,
-                      host_every_ * config_.interval_us, config_.command_line, {}};
+    ServerIdentity id{host_name(),
+                      getpid(),
+                      start_wall_us_,
+                      config_.interval_us,
+                      host_every_ * config_.interval_us,
+                      config_.command_line,
+                      {}};
     for (const Selector& sel : config_.selectors) id.selectors.push_back(sel.text());
     server_ = std::make_unique<MonitorServer>(
         io_, config_.server, std::move(id),

@@ -12,8 +12,8 @@
 
 namespace kv::mon {
 
-inline constexpr int64_t kMinIntervalUs = 10'000;          // 10 ms
-inline constexpr int64_t kMaxIntervalUs = 3'600'000'000;   // 1 h
+inline constexpr int64_t kMinIntervalUs = 10'000;         // 10 ms
+inline constexpr int64_t kMaxIntervalUs = 3'600'000'000;  // 1 h
 
 struct MonitorConfig {
   std::string db_path;
@@ -28,9 +28,9 @@ struct MonitorConfig {
   // How often queued ticks are committed to the results file; 0: five intervals, but at least
   // 1 s and at most 5 s. Also the most a kill -9 of kvmon can lose (SIGINT/SIGTERM lose nothing).
   int64_t flush_interval_us = 0;
-  PssPolicy pss;              // off unless --pss-interval
+  PssPolicy pss;             // off unless --pss-interval
   std::string command_line;  // stored in monitor_sessions
-  ServerConfig server;        // --listen: off while server.address is empty
+  ServerConfig server;       // --listen: off while server.address is empty
   std::string proc_root = "/proc";
   std::string sys_root = "/sys";
 };

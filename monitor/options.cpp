@@ -65,7 +65,8 @@ void apply_listen_options(const ListenOptions& o, ServerConfig& server,
     server.history.min_age_us = parse_duration_us(o.history);
     server.history.min_ticks = 1;  // the age alone decides
   }
-  if (!o.history_max.empty()) server.history.max_bytes = static_cast<size_t>(parse_size(o.history_max));
+  if (!o.history_max.empty())
+    server.history.max_bytes = static_cast<size_t>(parse_size(o.history_max));
   if (server.max_clients < 1) throw std::invalid_argument("--max-clients must be at least 1");
   if (o.listen.empty()) {
     if (!o.token_file.empty()) throw std::invalid_argument("--token-file needs --listen");
@@ -75,7 +76,8 @@ void apply_listen_options(const ListenOptions& o, ServerConfig& server,
   }
   std::string text = o.listen.find(':') == std::string::npos ? "127.0.0.1:" + o.listen : o.listen;
   auto hp = proto::split_host_port(text);
-  if (!hp) throw std::invalid_argument("invalid --listen '" + o.listen + "': " + hp.error().message);
+  if (!hp)
+    throw std::invalid_argument("invalid --listen '" + o.listen + "': " + hp.error().message);
   server.address = hp.value().host == "localhost" ? "127.0.0.1" : hp.value().host;
   server.port = hp.value().port;
   if (!is_loopback_address(server.address) && o.token_file.empty()) {
@@ -148,8 +150,8 @@ std::optional<Options> parse_options(int argc, const char* const* argv) {
   app.add_option("--history", lo.history,
                  "keep this much of the past in memory for clients that reconnect to backfill, "
                  "0s..24h (default 1h, and at least 3600 ticks)")
-      ->check(parsed_between(parse_duration_us, int64_t{0}, int64_t{86'400'000'000},
-                             "from 0s to 24h"));
+      ->check(
+          parsed_between(parse_duration_us, int64_t{0}, int64_t{86'400'000'000}, "from 0s to 24h"));
   app.add_option("--history-max", lo.history_max,
                  "but never more than this much memory for it, 64KiB..64GiB (default 64MiB)")
       ->check(parsed_between(parse_size, uint64_t{64} << 10, uint64_t{64} << 30,

@@ -171,10 +171,14 @@ MemInfo parse_meminfo(std::string_view text) {
   MemInfo m;
   for_each_line(text, [&](std::string_view line) {
     std::string_view key = line.substr(0, line.find(':'));
-    if (key == "MemTotal") m.mem_total_kib = value_after_colon(line);
-    else if (key == "MemAvailable") m.mem_available_kib = value_after_colon(line);
-    else if (key == "SwapTotal") m.swap_total_kib = value_after_colon(line);
-    else if (key == "SwapFree") m.swap_free_kib = value_after_colon(line);
+    if (key == "MemTotal")
+      m.mem_total_kib = value_after_colon(line);
+    else if (key == "MemAvailable")
+      m.mem_available_kib = value_after_colon(line);
+    else if (key == "SwapTotal")
+      m.swap_total_kib = value_after_colon(line);
+    else if (key == "SwapFree")
+      m.swap_free_kib = value_after_colon(line);
   });
   return m;
 }
@@ -186,9 +190,12 @@ VmStat parse_vmstat(std::string_view text) {
     if (!line.starts_with("pswp") && !line.starts_with("pgmajfault")) return;
     auto f = split_ws(line);
     if (f.size() != 2) return;
-    if (f[0] == "pswpin") v.pswpin = parse_int(f[1]);
-    else if (f[0] == "pswpout") v.pswpout = parse_int(f[1]);
-    else if (f[0] == "pgmajfault") v.pgmajfault = parse_int(f[1]);
+    if (f[0] == "pswpin")
+      v.pswpin = parse_int(f[1]);
+    else if (f[0] == "pswpout")
+      v.pswpout = parse_int(f[1]);
+    else if (f[0] == "pgmajfault")
+      v.pgmajfault = parse_int(f[1]);
   });
   return v;
 }
@@ -233,7 +240,8 @@ Result<int64_t> parse_uptime_us(std::string_view text) {
   auto v = parse_real(f[0]);
   // Negated so that NaN fails too; the bound keeps *v * 1e6 inside int64 (a cast of a double
   // out of range is undefined: the fuzzer found "7.8e39").
-  if (!v || !(*v >= 0 && *v < kMaxUptimeS)) return Error{"uptime: not a number of seconds in range"};
+  if (!v || !(*v >= 0 && *v < kMaxUptimeS))
+    return Error{"uptime: not a number of seconds in range"};
   return static_cast<int64_t>(*v * 1e6);
 }
 
@@ -243,8 +251,10 @@ Pressure parse_pressure(std::string_view text) {
     auto f = split_ws(line);
     if (f.size() < 2 || !f[1].starts_with("avg10=")) return;
     auto v = parse_real(f[1].substr(6));
-    if (f[0] == "some") p.some_avg10 = v;
-    else if (f[0] == "full") p.full_avg10 = v;
+    if (f[0] == "some")
+      p.some_avg10 = v;
+    else if (f[0] == "full")
+      p.full_avg10 = v;
   });
   return p;
 }

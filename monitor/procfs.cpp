@@ -189,8 +189,7 @@ bool OpenFile::exists() const {
   return fd_ >= 0 && ::fstat(fd_, &st) == 0 && st.st_nlink > 0;
 }
 
-PidDir::PidDir(PidDir&& other) noexcept
-    : fd_(std::exchange(other.fd_, -1)), pid_(other.pid_) {}
+PidDir::PidDir(PidDir&& other) noexcept : fd_(std::exchange(other.fd_, -1)), pid_(other.pid_) {}
 
 PidDir& PidDir::operator=(PidDir&& other) noexcept {
   if (this != &other) {

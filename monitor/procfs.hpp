@@ -1,7 +1,8 @@
 // Access to /proc and /sys through one injectable root (as in oomd), so that the samplers and
 // target resolution run in tests against fixture trees. Reads report errno, so "permission
 // denied" (stored as NULL) is told apart from a value of zero. Not thread-safe per object only
-// in the sense that it holds no state beyond the roots: const methods may be called from any thread.
+// in the sense that it holds no state beyond the roots: const methods may be called from any
+// thread.
 #pragma once
 
 #include <dirent.h>

@@ -10,8 +10,8 @@ namespace kv::mon {
 namespace {
 
 bool is_idle_virtual_disk(const DiskStat& d) {
-  bool virt = d.device.starts_with("loop") || d.device.starts_with("ram") ||
-              d.device.starts_with("zram");
+  bool virt =
+      d.device.starts_with("loop") || d.device.starts_with("ram") || d.device.starts_with("zram");
   return virt && d.reads == 0 && d.writes == 0;
 }
 
@@ -265,7 +265,8 @@ std::optional<VmStat> HostSampler::read_vmstat() {
     for (std::string_view key : {"\npswpin ", "\npswpout ", "\npgmajfault "}) {
       size_t at = text.find(key);
       size_t end = at == std::string_view::npos ? text.size() : text.find('\n', at + 1);
-      vmstat_prefix_ = std::max(vmstat_prefix_, end == std::string_view::npos ? text.size() : end + 1);
+      vmstat_prefix_ =
+          std::max(vmstat_prefix_, end == std::string_view::npos ? text.size() : end + 1);
     }
   }
   return v;

@@ -28,8 +28,8 @@ Result<ProcessInfo> read_process_info(const ProcFs& fs, pid_t pid);
 // PSS from smaps_rollup: costly (the kernel walks every mapping, ~18 ms at 4 GiB RSS, seconds at
 // hundreds of GiB, stalling the target's mmap calls), so opt-in, rare, and skipped when large.
 struct PssPolicy {
-  int64_t interval_us = 0;           // 0: never
-  int64_t max_rss_kib = 4 << 20;     // skip processes with a larger RSS (default 4 GiB)
+  int64_t interval_us = 0;        // 0: never
+  int64_t max_rss_kib = 4 << 20;  // skip processes with a larger RSS (default 4 GiB)
 };
 
 class ProcessSampler {

@@ -27,7 +27,7 @@ using proto::Message;
 Bytes encoded(const Message& m) { return std::make_shared<const std::string>(proto::encode(m)); }
 
 constexpr int kSocketSendBufferBytes = 128 * 1024;
-constexpr size_t kBackfillChunkBytes = 64 * 1024;  // history is pulled in pieces this large
+constexpr size_t kBackfillChunkBytes = 64 * 1024;      // history is pulled in pieces this large
 constexpr auto kCloseGrace = std::chrono::seconds(5);  // to flush an error reply
 
 // Failed tokens, per client address: the first kFreeAuthFailures cost nothing (a mistyped
@@ -56,8 +56,13 @@ struct AuthRecord {
 
 struct MonitorServer::Impl : std::enable_shared_from_this<MonitorServer::Impl> {
   Impl(asio::io_context& io_, ServerConfig c, ServerIdentity id, EventSink sink)
-      : io(io_), config(std::move(c)), identity(std::move(id)), on_event(std::move(sink)),
-        acceptor(io_), retry(io_), ring(config.history) {}
+      : io(io_),
+        config(std::move(c)),
+        identity(std::move(id)),
+        on_event(std::move(sink)),
+        acceptor(io_),
+        retry(io_),
+        ring(config.history) {}
   void listen();
   void accept();
   void remove(Client* c) { clients.erase(c); }
@@ -158,7 +163,7 @@ class Client : public std::enable_shared_from_this<Client> {
   Mode mode_ = Mode::idle;
   bool backfilling_ = false;
   int64_t interval_us_ = 0;
-  int64_t cursor_ts_us_ = 0;  // the latest tick considered for this client
+  int64_t cursor_ts_us_ = 0;               // the latest tick considered for this client
   std::optional<int64_t> last_sent_slot_;  // of interval_us_ since the session started
   std::set<ProcessKey> announced_;
 };
@@ -216,8 +221,9 @@ void Client::on_hello(const Message& m) {
   if (!token.empty()) {
     int64_t wait_us = 0;
     if (server_->auth_blocked(address_, &wait_us)) {  // not even compared: no guess is made
-      return fail(proto::kErrAuth, "too many failed attempts from " + address_ + "; retry in " +
-                                       std::to_string((wait_us + 999'999) / 1'000'000) + " s",
+      return fail(proto::kErrAuth,
+                  "too many failed attempts from " + address_ + "; retry in " +
+                      std::to_string((wait_us + 999'999) / 1'000'000) + " s",
                   true);
     }
     const std::string* given = m.find("token");
@@ -233,7 +239,8 @@ void Client::on_hello(const Message& m) {
   r.add("v", proto::kVersion).add("kvmon", version()).add("host", id.host).add("pid", id.pid);
   r.add("started_ts_us", id.started_ts_us).add("interval_us", id.interval_us);
   r.add("host_interval_us", id.host_interval_us).add("command_line", id.command_line);
-  r.add("oldest_ts_us", server_->ring.oldest_ts_us()).add("newest_ts_us", server_->ring.newest_ts_us());
+  r.add("oldest_ts_us", server_->ring.oldest_ts_us())
+      .add("newest_ts_us", server_->ring.newest_ts_us());
   push(encoded(r));
 }
 
@@ -267,7 +274,8 @@ void Client::on_stream(const Message& m, bool history_only) {
   interval_us_ = std::max(*interval, base);  // a tick is the finest grain there is
   Message r(history_only ? "history_begin" : "subscribed");
   r.add("interval_us", interval_us_).add("since_ts_us", *since);
-  r.add("oldest_ts_us", server_->ring.oldest_ts_us()).add("newest_ts_us", server_->ring.newest_ts_us());
+  r.add("oldest_ts_us", server_->ring.oldest_ts_us())
+      .add("newest_ts_us", server_->ring.newest_ts_us());
   push(encoded(r));
   mode_ = history_only ? Mode::history : Mode::live;
   cursor_ts_us_ = *since;
@@ -426,8 +434,7 @@ void MonitorServer::Impl::auth_failed(const std::string& address, const std::str
   }
   if (r.last_log_us == 0) {  // the first of a series: said at once, with the port
     log_warn() << "client " << peer << ": wrong or missing token (further failed attempts from "
-               << address << " are counted, one line per " << kAuthLogPeriodUs / 1'000'000
-               << " s)";
+               << address << " are counted, one line per " << kAuthLogPeriodUs / 1'000'000 << " s)";
     r.last_log_us = now;
     return;
   }
@@ -442,8 +449,8 @@ void MonitorServer::Impl::summarize(const std::string& address, AuthRecord& r, i
   log_warn() << "clients from " << address << ": " << r.unlogged_failures
              << " wrong or missing tokens and " << r.unlogged_refusals
              << " attempts refused unchecked in the last "
-             << (now - r.last_log_us + 500'000) / 1'000'000 << " s ("
-             << r.failures << " failures in a row; shut out for "
+             << (now - r.last_log_us + 500'000) / 1'000'000 << " s (" << r.failures
+             << " failures in a row; shut out for "
              << std::max<int64_t>(0, r.blocked_until_us - now) / 1000 << " ms after the last)";
   r.unlogged_failures = r.unlogged_refusals = 0;
   r.last_log_us = now;
@@ -485,42 +492,44 @@ void MonitorServer::Impl::listen() {
 }
 
 void MonitorServer::Impl::accept() {
-  acceptor.async_accept([this, self = shared_from_this()](const boost::system::error_code& ec,
-                                                         tcp::socket socket) {
-    if (stopped || ec == asio::error::operation_aborted) return;
-    if (ec) {  // e.g. out of file descriptors: try again a little later, do not spin
-      log_warn() << "accept failed: " << ec.message();
-      retry.expires_after(std::chrono::milliseconds(100));
-      retry.async_wait([this, self](const boost::system::error_code& e) {
-        if (!e && !stopped) accept();
+  acceptor.async_accept(
+      [this, self = shared_from_this()](const boost::system::error_code& ec, tcp::socket socket) {
+        if (stopped || ec == asio::error::operation_aborted) return;
+        if (ec) {  // e.g. out of file descriptors: try again a little later, do not spin
+          log_warn() << "accept failed: " << ec.message();
+          retry.expires_after(std::chrono::milliseconds(100));
+          retry.async_wait([this, self](const boost::system::error_code& e) {
+            if (!e && !stopped) accept();
+          });
+          return;
+        }
+        auto client = std::make_shared<Client>(std::move(socket), self);
+        if (clients.size() >= static_cast<size_t>(config.max_clients)) {
+          const int64_t now = steady_us();
+          if (busy_last_log_us == 0 || now - busy_last_log_us >= kAuthLogPeriodUs) {
+            log_warn() << "client " << client->peer() << " refused: too many clients"
+                       << (busy_refused ? " (and " + std::to_string(busy_refused) +
+                                              " more since "
+                                              "the last such line)"
+                                        : std::string());
+            busy_refused = 0;
+            busy_last_log_us = now;
+          } else {
+            ++busy_refused;
+          }
+          client->reject_busy();
+        } else {
+          clients.emplace(client.get(), client);
+          client->start();
+        }
+        accept();
       });
-      return;
-    }
-    auto client = std::make_shared<Client>(std::move(socket), self);
-    if (clients.size() >= static_cast<size_t>(config.max_clients)) {
-      const int64_t now = steady_us();
-      if (busy_last_log_us == 0 || now - busy_last_log_us >= kAuthLogPeriodUs) {
-        log_warn() << "client " << client->peer() << " refused: too many clients"
-                   << (busy_refused ? " (and " + std::to_string(busy_refused) + " more since "
-                                      "the last such line)" : std::string());
-        busy_refused = 0;
-        busy_last_log_us = now;
-      } else {
-        ++busy_refused;
-      }
-      client->reject_busy();
-    } else {
-      clients.emplace(client.get(), client);
-      client->start();
-    }
-    accept();
-  });
 }
 
 MonitorServer::MonitorServer(asio::io_context& io, ServerConfig config, ServerIdentity identity,
                              EventSink on_event)
-    : impl_(std::make_shared<Impl>(io, std::move(config), std::move(identity),
-                                   std::move(on_event))) {
+    : impl_(
+          std::make_shared<Impl>(io, std::move(config), std::move(identity), std::move(on_event))) {
   impl_->listen();
   log_info() << "serving samples on " << impl_->config.address << ":" << port()
              << (impl_->config.token.empty() ? " (no token)" : " (token required)");

@@ -27,8 +27,8 @@ struct ServerConfig {
   int port = 0;         // 0: any free port (see MonitorServer::port)
   std::string token;    // required in hello when non-empty
   int max_clients = 16;
-  int64_t idle_timeout_us = 60'000'000;      // for clients that are not subscribed
-  size_t client_queue_bytes = 4u << 20;      // unsent bytes before a client is dropped
+  int64_t idle_timeout_us = 60'000'000;  // for clients that are not subscribed
+  size_t client_queue_bytes = 4u << 20;  // unsent bytes before a client is dropped
   HistoryLimits history;
 };
 

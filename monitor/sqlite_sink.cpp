@@ -20,7 +20,7 @@ SqliteSink::SqliteSink(const std::string& db_path, const SessionInfo& session)
 
 void SqliteSink::open_and_begin_session(int64_t started_ts_us) {
   db_.emplace(open_results_db(path_));
-  struct stat st{};
+  struct stat st {};
   if (::stat(path_.c_str(), &st) == 0) file_id_ = {st.st_dev, st.st_ino};
   WriteTransaction tx(*db_);
   db_->prepare(
@@ -38,7 +38,7 @@ void SqliteSink::open_and_begin_session(int64_t started_ts_us) {
 }
 
 std::optional<std::string> SqliteSink::file_gone() const {
-  struct stat st{};
+  struct stat st {};
   if (::stat(path_.c_str(), &st) != 0) {
     if (errno == ENOENT) return "deleted";
     return std::nullopt;  // unreadable for a moment (e.g. a directory's permission): not gone
@@ -108,7 +108,8 @@ void SqliteSink::insert_process_sample(int64_t instance_id, const ProcessSample&
 // last_seen_ts_us once per instance and transaction, not once per sample.
 void SqliteSink::touch_instances() {
   for (auto [id, ts_us] : last_seen_) {
-    cached(touch_instance_, "UPDATE process_instances SET last_seen_ts_us = ? WHERE instance_id = ?")
+    cached(touch_instance_,
+           "UPDATE process_instances SET last_seen_ts_us = ? WHERE instance_id = ?")
         .bind(1, ts_us)
         .bind(2, id)
         .run();

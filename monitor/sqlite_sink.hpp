@@ -9,8 +9,8 @@
 #include <map>
 #include <optional>
 #include <span>
-#include <vector>
 #include <string>
+#include <vector>
 
 #include "kvbench/sqlite.hpp"
 #include "records.hpp"
@@ -66,7 +66,7 @@ class SqliteSink {
 
   std::string path_;
   SessionInfo session_;
-  std::optional<Database> db_;  // empty after a reopen that failed
+  std::optional<Database> db_;                      // empty after a reopen that failed
   std::optional<std::pair<dev_t, ino_t>> file_id_;  // of the file opened at path_
   std::string host_;
   int64_t session_id_ = 0;

@@ -40,9 +40,8 @@ std::vector<ProcessInfo> resolve_name(const ProcFs& fs, const std::string& name)
   // Keep only the roots: a match whose parent matches too is a fork child.
   std::vector<ProcessInfo> roots;
   for (const ProcessInfo& m : matches) {
-    bool parent_matches = std::any_of(matches.begin(), matches.end(), [&](const ProcessInfo& o) {
-      return o.key.pid == m.ppid;
-    });
+    bool parent_matches = std::any_of(matches.begin(), matches.end(),
+                                      [&](const ProcessInfo& o) { return o.key.pid == m.ppid; });
     if (!parent_matches) roots.push_back(m);
   }
   return roots;
@@ -66,9 +65,8 @@ std::vector<ProcessInfo> resolve_port(const ProcFs& fs, int port) {
   // A socket inherited by a fork child is owned by both: keep the parent.
   std::vector<ProcessInfo> roots;
   for (const ProcessInfo& m : found) {
-    bool parent_owns = std::any_of(found.begin(), found.end(), [&](const ProcessInfo& o) {
-      return o.key.pid == m.ppid;
-    });
+    bool parent_owns = std::any_of(found.begin(), found.end(),
+                                   [&](const ProcessInfo& o) { return o.key.pid == m.ppid; });
     if (!parent_owns) roots.push_back(m);
   }
   return roots;
@@ -78,10 +76,14 @@ std::vector<ProcessInfo> resolve_port(const ProcFs& fs, int port) {
 
 std::string Selector::text() const {
   switch (kind) {
-    case Kind::pid: return "pid:" + value;
-    case Kind::pidfile: return "pidfile:" + value;
-    case Kind::name: return "name:" + value;
-    case Kind::port: return "port:" + value;
+    case Kind::pid:
+      return "pid:" + value;
+    case Kind::pidfile:
+      return "pidfile:" + value;
+    case Kind::name:
+      return "name:" + value;
+    case Kind::port:
+      return "port:" + value;
   }
   return value;
 }
@@ -130,13 +132,16 @@ std::vector<int64_t> listening_inodes(const ProcFs& fs, int port) {
 
 std::vector<ProcessInfo> resolve(const ProcFs& fs, const Selector& sel) {
   switch (sel.kind) {
-    case Selector::Kind::pid: return resolve_pid_text(fs, sel.value);
+    case Selector::Kind::pid:
+      return resolve_pid_text(fs, sel.value);
     case Selector::Kind::pidfile: {
       FileText t = read_file(sel.value);
       return t.ok() ? resolve_pid_text(fs, t.text) : std::vector<ProcessInfo>{};
     }
-    case Selector::Kind::name: return resolve_name(fs, sel.value);
-    case Selector::Kind::port: return resolve_port(fs, static_cast<int>(*parse_int(sel.value)));
+    case Selector::Kind::name:
+      return resolve_name(fs, sel.value);
+    case Selector::Kind::port:
+      return resolve_port(fs, static_cast<int>(*parse_int(sel.value)));
   }
   return {};
 }

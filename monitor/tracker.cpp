@@ -39,8 +39,8 @@ void Tracker::sample_children(Batch& batch, std::set<ProcessKey>& sampled) {
       ++it;
       continue;
     }
-    std::string msg = it->second.selector + ": process " + std::to_string(it->first.pid) +
-                      " exited";
+    std::string msg =
+        it->second.selector + ": process " + std::to_string(it->first.pid) + " exited";
     log_debug() << msg;
     batch.events.push_back(EventRecord{now_ts_us(), "child_exited", msg, it->first});
     it = children_.erase(it);
@@ -79,8 +79,8 @@ void Tracker::sample_children(Batch& batch, std::set<ProcessKey>& sampled) {
         rec.parent = parent;
         batch.new_instances.push_back(std::move(rec));
         recorded_.insert(info.value().key);
-        std::string msg = selector + ": process " + std::to_string(pid) + " (" +
-                          info.value().comm + ") forked by " + std::to_string(parent.pid);
+        std::string msg = selector + ": process " + std::to_string(pid) + " (" + info.value().comm +
+                          ") forked by " + std::to_string(parent.pid);
         log_debug() << msg;
         batch.events.push_back(EventRecord{ts, "child_started", msg, info.value().key});
         bool gone = false;
@@ -120,7 +120,8 @@ void Tracker::sample_live(Target& t, Batch& batch, std::set<ProcessKey>& sampled
     it = t.live.erase(it);
     if (t.live.empty() && !t.selector.follows_restarts()) {
       t.finished = true;
-      log_info() << t.selector.text() << ": not followed further (--pid targets are not re-resolved)";
+      log_info() << t.selector.text()
+                 << ": not followed further (--pid targets are not re-resolved)";
     }
   }
 }

@@ -40,8 +40,7 @@ class Tracker {
   void sample_children(Batch& batch, std::set<ProcessKey>& sampled);
   void sample_live(Target& t, Batch& batch, std::set<ProcessKey>& sampled);
   void resolve_absent(Target& t, Batch& batch, std::set<ProcessKey>& sampled);
-  void add_sample(const ProcessKey& key, Batch& batch, std::set<ProcessKey>& sampled,
-                  bool* gone);
+  void add_sample(const ProcessKey& key, Batch& batch, std::set<ProcessKey>& sampled, bool* gone);
   InstanceRecord instance_record(const ProcessInfo& info, const std::string& selector,
                                  int64_t ts_us) const;
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what kvbench needs to build, test and run its demo on Debian 12, with apt-get, but
 # only if something is missing (so it is quick and needs no root when all is there).
-# Usage: packaging/install-deps.sh [--with-extras] [--with-fuzz]
+# Usage: packaging/install-deps.sh [--with-extras] [--with-fuzz] [--with-format]
 #   extras: peers for benchmark scripts; fuzz: clang for the libFuzzer targets
 set -euo pipefail
 
@@ -19,6 +19,7 @@ for arg in "$@"; do
   case "$arg" in
     --with-extras) packages+=(redis-tools libmemcached-tools sysstat libbenchmark-dev) ;;
     --with-fuzz) packages+=(clang) ;;  # libFuzzer targets (docs/protocol.md, "Fuzzing")
+    --with-format) packages+=(clang-format) ;;  # scripts/check-format.sh
   esac
 done
 

@@ -14,11 +14,16 @@ std::atomic<int> g_level{static_cast<int>(LogLevel::info)};
 std::string g_program = "kvbench";  // set once at startup, before threads
 const char* level_name(LogLevel l) {
   switch (l) {
-    case LogLevel::debug: return "debug";
-    case LogLevel::info: return "info";
-    case LogLevel::warn: return "warning";
-    case LogLevel::error: return "error";
-    case LogLevel::off: break;
+    case LogLevel::debug:
+      return "debug";
+    case LogLevel::info:
+      return "info";
+    case LogLevel::warn:
+      return "warning";
+    case LogLevel::error:
+      return "error";
+    case LogLevel::off:
+      break;
   }
   return "";
 }
@@ -43,8 +48,8 @@ LogLine::LogLine(LogLevel level)
 
 LogLine::~LogLine() {
   if (!enabled_) return;
-  std::string line = g_program + " " + format_ts_us(now_ts_us()) + " " + level_name(level_) +
-                     ": " + out_.str() + "\n";
+  std::string line = g_program + " " + format_ts_us(now_ts_us()) + " " + level_name(level_) + ": " +
+                     out_.str() + "\n";
   const char* p = line.data();
   size_t left = line.size();
   while (left > 0) {

@@ -38,10 +38,12 @@ std::vector<Open> open_rows(Database& db, const char* sql) {
 }  // namespace
 
 int mark_abandoned(Database& db) {
-  auto runs = open_rows(db, "SELECT run_id, client_pid FROM runs WHERE status = 'running' AND client_host = ?");
+  auto runs = open_rows(
+      db, "SELECT run_id, client_pid FROM runs WHERE status = 'running' AND client_host = ?");
   auto sessions = open_rows(
-      db, "SELECT session_id, kvmon_pid FROM monitor_sessions WHERE status = 'running' AND host = ? "
-          "AND link IS NULL");  // linked sessions are kvdrive's, and end with its run
+      db,
+      "SELECT session_id, kvmon_pid FROM monitor_sessions WHERE status = 'running' AND host = ? "
+      "AND link IS NULL");  // linked sessions are kvdrive's, and end with its run
   int marked = 0;
   WriteTransaction tx(db);
   for (const auto& r : runs) {
@@ -73,7 +75,8 @@ int mark_abandoned(Database& db) {
       const std::string status = run_status == "completed" ? "incomplete" : run_status;
       db.prepare(
             "UPDATE phases SET status = ?, ended_ts_us = COALESCE(ended_ts_us, (SELECT "
-            "MAX(d.ts_us + d.interval_us) FROM driver_seconds d WHERE d.phase_id = phases.phase_id), "
+            "MAX(d.ts_us + d.interval_us) FROM driver_seconds d WHERE d.phase_id = "
+            "phases.phase_id), "
             "started_ts_us) WHERE phase_id = ? AND status = 'running'")
           .bind(1, status)
           .bind(2, phase_id)

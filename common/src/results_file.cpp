@@ -8,9 +8,9 @@
 
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <stdexcept>
-#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,18 +34,19 @@ bool read_exactly(const std::string& path, unsigned char* buf, size_t n) {
 }
 
 // What SQLite would replay from a -wal: the frames whose salts match the header and whose
-// cumulative checksums hold, up to the last commit frame (the WAL format of sqlite.org/fileformat2).
-// A complete, consistent -wal of another file passes all of that and is replayed, which is
-// what destroys a file; what can tell it apart is page 1's change counter (below).
+// cumulative checksums hold, up to the last commit frame (the WAL format of
+// sqlite.org/fileformat2). A complete, consistent -wal of another file passes all of that and is
+// replayed, which is what destroys a file; what can tell it apart is page 1's change counter
+// (below).
 struct WalFrame {
   uint32_t page;
-  size_t hash;  // of the page image
+  size_t hash;                             // of the page image
   uint32_t change_counter, schema_cookie;  // page 1 only: offsets 24 and 40
 };
 struct WalInfo {
-  bool has_frames = false;        // at least one committed frame
+  bool has_frames = false;  // at least one committed frame
   uint32_t page_size = 0;
-  std::vector<WalFrame> frames;   // the committed ones, in order
+  std::vector<WalFrame> frames;  // the committed ones, in order
 };
 
 size_t page_hash(const unsigned char* page, size_t size) {
@@ -68,8 +69,12 @@ WalInfo wal_info(const std::string& wal_path) {
   uint32_t s0 = 0, s1 = 0;
   auto sum = [&](const unsigned char* p, size_t n) {
     for (size_t i = 0; i + 8 <= n; i += 8) {
-      uint32_t a = big_endian ? be32(p + i) : (uint32_t{p[i + 3]} << 24 | uint32_t{p[i + 2]} << 16 | uint32_t{p[i + 1]} << 8 | p[i]);
-      uint32_t b = big_endian ? be32(p + i + 4) : (uint32_t{p[i + 7]} << 24 | uint32_t{p[i + 6]} << 16 | uint32_t{p[i + 5]} << 8 | p[i + 4]);
+      uint32_t a = big_endian ? be32(p + i)
+                              : (uint32_t{p[i + 3]} << 24 | uint32_t{p[i + 2]} << 16 |
+                                 uint32_t{p[i + 1]} << 8 | p[i]);
+      uint32_t b = big_endian ? be32(p + i + 4)
+                              : (uint32_t{p[i + 7]} << 24 | uint32_t{p[i + 6]} << 16 |
+                                 uint32_t{p[i + 5]} << 8 | p[i + 4]);
       s0 += a + s1;
       s1 += b + s0;
     }
@@ -117,7 +122,8 @@ bool checkpointed_from(const WalInfo& wal, size_t k, int fd) {
   std::vector<unsigned char> page(wal.page_size);
   for (const auto& [pgno, from] : last) {
     const off_t at = static_cast<off_t>(pgno - 1) * wal.page_size;
-    if (::pread(fd, page.data(), page.size(), at) != static_cast<ssize_t>(page.size())) return false;
+    if (::pread(fd, page.data(), page.size(), at) != static_cast<ssize_t>(page.size()))
+      return false;
     const size_t hash = page_hash(page.data(), page.size());
     bool found = false;
     for (size_t i = from; i < next1 && !found; ++i)
@@ -136,7 +142,8 @@ bool checkpointed_from(const WalInfo& wal, size_t k, int fd) {
 //    than the file's (a -wal from another file's creation does).
 // A -wal that never wrote page 1 cannot be told apart; one that passes is still read through
 // (quick_check) before anything replays it.
-bool wal_fits(const WalInfo& wal, const std::vector<unsigned char>& page1, const std::string& path) {
+bool wal_fits(const WalInfo& wal, const std::vector<unsigned char>& page1,
+              const std::string& path) {
   std::vector<size_t> images;  // indexes of the frames of page 1
   for (size_t i = 0; i < wal.frames.size(); ++i)
     if (wal.frames[i].page == 1) images.push_back(i);
@@ -246,7 +253,9 @@ class CompanionCleanup {
   bool existed_[2];
 };
 
-std::string column_name(const std::string& described) { return described.substr(0, described.find(' ')); }
+std::string column_name(const std::string& described) {
+  return described.substr(0, described.find(' '));
+}
 
 }  // namespace
 
@@ -260,9 +269,11 @@ void check_results_schema(Database& db, int version) {
   const Schema actual_names = schema_objects(db, false);
   for (const auto& [name, want] : expected) {  // first what is missing, by name alone
     const SchemaObject* got = find(actual_names, name);
-    if (got == nullptr) throw std::invalid_argument(want.type + " '" + name + "' is missing" + where);
+    if (got == nullptr)
+      throw std::invalid_argument(want.type + " '" + name + "' is missing" + where);
     if (got->type != want.type)
-      throw std::invalid_argument("'" + name + "' is a " + got->type + ", not a " + want.type + where);
+      throw std::invalid_argument("'" + name + "' is a " + got->type + ", not a " + want.type +
+                                  where);
   }
   const Schema actual = schema_objects(db, true);
   for (const auto& [name, want] : expected) {
@@ -277,8 +288,10 @@ void check_results_schema(Database& db, int version) {
                                     "'" + where);
     }
     if (got.columns.size() > want.columns.size())
-      throw std::invalid_argument(want.type + " '" + name + "' has a column this version does not "
-                                  "make: '" + column_name(got.columns[want.columns.size()]) + "'" + where);
+      throw std::invalid_argument(want.type + " '" + name +
+                                  "' has a column this version does not "
+                                  "make: '" +
+                                  column_name(got.columns[want.columns.size()]) + "'" + where);
   }
 }
 
@@ -325,17 +338,19 @@ void check_results_file(std::string_view option, const std::string& path, bool m
   const WalInfo wal = wal_info(wal_path);
   const bool live = open_elsewhere(path);
   unsigned char h[100];
-  if (!read_exactly(path, h, sizeof h)) bad("is truncated (" + std::to_string(st.st_size) + " bytes, less than a SQLite header)");
-  const uint32_t page_size = (uint32_t{h[16]} << 8 | h[17]) == 1 ? 65536 : (uint32_t{h[16]} << 8 | h[17]);
+  if (!read_exactly(path, h, sizeof h))
+    bad("is truncated (" + std::to_string(st.st_size) + " bytes, less than a SQLite header)");
+  const uint32_t page_size =
+      (uint32_t{h[16]} << 8 | h[17]) == 1 ? 65536 : (uint32_t{h[16]} << 8 | h[17]);
   const uint32_t pages = be32(h + 28);
   // The header's page count is valid when its change counter equals version-valid-for. The
   // file may be shorter only while a -wal still holds the pages (a checkpoint cut short).
   if (!wal.has_frames && page_size >= 512 && pages > 0 && be32(h + 24) == be32(h + 92)) {
     const auto want = static_cast<int64_t>(pages) * page_size;
     if (st.st_size < want || st.st_size % page_size != 0)
-      bad("is truncated or damaged: " + std::to_string(st.st_size) + " bytes where its header says " +
-          std::to_string(pages) + " pages of " + std::to_string(page_size) + " (" +
-          std::to_string(want) + " bytes)");
+      bad("is truncated or damaged: " + std::to_string(st.st_size) +
+          " bytes where its header says " + std::to_string(pages) + " pages of " +
+          std::to_string(page_size) + " (" + std::to_string(want) + " bytes)");
   }
   std::vector<unsigned char> page1(page_size >= 512 ? page_size : 512);
   const bool page1_read = read_exactly(path, page1.data(), page1.size());
@@ -343,18 +358,21 @@ void check_results_file(std::string_view option, const std::string& path, bool m
       (wal.page_size != page_size || (page1_read && !wal_fits(wal, page1, path))))
     bad("its -wal '" + wal_path + "' belongs to another file (" +
         (wal.page_size != page_size
-             ? "pages of " + std::to_string(wal.page_size) + " bytes, the file's " + std::to_string(page_size)
+             ? "pages of " + std::to_string(wal.page_size) + " bytes, the file's " +
+                   std::to_string(page_size)
              : "its page 1 does not follow the file's: change counter " +
                    std::to_string(first_page1(wal)->change_counter) + " after " +
                    std::to_string(be32(h + 24)) + ", schema cookie " +
                    std::to_string(first_page1(wal)->schema_cookie) + " after " +
                    std::to_string(be32(h + 40))) +
-        "); SQLite would replay it into this one: move it away to use the file as last checkpointed");
+        "); SQLite would replay it into this one: move it away to use the file as last "
+        "checkpointed");
   CompanionCleanup cleanup(path);  // declared before the connection: runs after it closed
   try {
     // With neither -wal nor -shm nobody has the file open and there is nothing to replay: read
     // it as immutable, which creates neither. Otherwise read-only, through the -wal.
-    Database db = cleanup.none_existed() ? Database::open_immutable(path) : open_results_read_only(path);
+    Database db =
+        cleanup.none_existed() ? Database::open_immutable(path) : open_results_read_only(path);
     const int version = db.user_version();
     if (version < 1) {
       auto any = db.prepare("SELECT count(*) FROM sqlite_schema");
@@ -372,7 +390,8 @@ void check_results_file(std::string_view option, const std::string& path, bool m
       auto check = db.prepare("PRAGMA quick_check(1)");
       std::string verdict = check.step() ? check.column_text(0) : "no answer";
       if (verdict != "ok")
-        bad("damaged when read with its -wal '" + wal_path + "' (" + verdict + "): the -wal may "
+        bad("damaged when read with its -wal '" + wal_path + "' (" + verdict +
+            "): the -wal may "
             "belong to another file; move it away to use the file as last checkpointed");
     }
     check_results_schema(db, version);

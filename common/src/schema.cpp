@@ -25,8 +25,8 @@ void migrate(Database& db, int target) {
     int current = db.user_version();
     if (current > latest_version() || current > target) {
       throw std::runtime_error(db.path() + " has schema version " + std::to_string(current) +
-                               ", newer than this kvbench understands (" +
-                               std::to_string(target) + "): upgrade kvbench to open it");
+                               ", newer than this kvbench understands (" + std::to_string(target) +
+                               "): upgrade kvbench to open it");
     }
     if (current == target) {
       tx.commit();
@@ -34,8 +34,7 @@ void migrate(Database& db, int target) {
     }
     const Migration& m = migrations().at(static_cast<size_t>(current));
     if (initial > 0 && current == initial) {
-      log_info() << db.path() << ": upgrading schema from version " << current << " to "
-                 << target;
+      log_info() << db.path() << ": upgrading schema from version " << current << " to " << target;
     }
     db.exec(m.sql);
     db.exec("PRAGMA user_version = " + std::to_string(m.version));
@@ -89,8 +88,7 @@ void check_not_results_file(std::string_view option, const std::string& path,
     const fs::path beside_link = fs::weakly_canonical(companion, ec2);
     const fs::path beside_file =
         fs::weakly_canonical(fs::weakly_canonical(results_path, ec2).string() + suffix, ec2);
-    if (!ec && !ec2 && (beside_link == out_name || beside_file == out_name))
-      refuse(companion);
+    if (!ec && !ec2 && (beside_link == out_name || beside_file == out_name)) refuse(companion);
   }
 }
 

@@ -14,7 +14,8 @@ namespace {
 [[noreturn]] void raise(sqlite3* db, int rc, std::string_view doing) {
   std::string msg = std::string(doing) + ": " + (db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
   const char* file = db ? sqlite3_db_filename(db, "main") : nullptr;
-  if (file && *file && doing.find(file) == std::string_view::npos) msg = std::string(file) + ": " + msg;
+  if (file && *file && doing.find(file) == std::string_view::npos)
+    msg = std::string(file) + ": " + msg;
   throw SqliteError(msg, db ? sqlite3_extended_errcode(db) : rc);
 }
 
@@ -75,7 +76,8 @@ Database Database::open_immutable(const std::string& path) {
   for (char c : path) {
     if (c == '%' || c == '?' || c == '#') {
       char buf[4];
-      std::snprintf(buf, sizeof buf, "%%%02X", static_cast<unsigned>(static_cast<unsigned char>(c)));
+      std::snprintf(buf, sizeof buf, "%%%02X",
+                    static_cast<unsigned>(static_cast<unsigned char>(c)));
       uri += buf;
     } else {
       uri += c;
@@ -131,9 +133,9 @@ Statement& Statement::bind(int index, double v) {
   return *this;
 }
 Statement& Statement::bind(int index, std::string_view v) {
-  check_bind(sqlite3_bind_text(stmt_.get(), index, v.data(), static_cast<int>(v.size()),
-                               SQLITE_TRANSIENT),
-             index);
+  check_bind(
+      sqlite3_bind_text(stmt_.get(), index, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT),
+      index);
   return *this;
 }
 Statement& Statement::bind_null(int index) {
@@ -161,7 +163,9 @@ void Statement::reset() {
   sqlite3_clear_bindings(stmt_.get());
 }
 
-bool Statement::is_null(int col) const { return sqlite3_column_type(stmt_.get(), col) == SQLITE_NULL; }
+bool Statement::is_null(int col) const {
+  return sqlite3_column_type(stmt_.get(), col) == SQLITE_NULL;
+}
 int64_t Statement::column_int(int col) const { return sqlite3_column_int64(stmt_.get(), col); }
 double Statement::column_double(int col) const { return sqlite3_column_double(stmt_.get(), col); }
 std::string Statement::column_text(int col) const {

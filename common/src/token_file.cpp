@@ -13,7 +13,7 @@ TokenFile read_token_file(const std::string& path, const std::string& option) {
   const std::string what = option + " '" + path + "'";
   // A regular file, read no further than a token can reach: /dev/zero or a FIFO would otherwise
   // be read without end.
-  struct stat file{};
+  struct stat file {};
   if (path.empty() || ::stat(path.c_str(), &file) != 0)
     throw std::invalid_argument(what + ": cannot read it");
   if (!S_ISREG(file.st_mode)) throw std::invalid_argument(what + ": not a regular file");
@@ -42,13 +42,12 @@ TokenFile read_token_file(const std::string& path, const std::string& option) {
                                 std::to_string(proto::kMaxTokenBytes) + " bytes");
   }
   TokenFile out{std::move(token), {}};
-  struct stat st{};
+  struct stat st {};
   if (stat(path.c_str(), &st) == 0 && (st.st_mode & (S_IRGRP | S_IROTH))) {
     out.warning = what + " is readable by " +
-                  std::string((st.st_mode & S_IROTH) ? "anyone" : "its group") +
-                  " (mode " + std::to_string((st.st_mode >> 6) & 7) +
-                  std::to_string((st.st_mode >> 3) & 7) + std::to_string(st.st_mode & 7) +
-                  "): chmod 600 it";
+                  std::string((st.st_mode & S_IROTH) ? "anyone" : "its group") + " (mode " +
+                  std::to_string((st.st_mode >> 6) & 7) + std::to_string((st.st_mode >> 3) & 7) +
+                  std::to_string(st.st_mode & 7) + "): chmod 600 it";
   }
   return out;
 }

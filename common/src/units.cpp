@@ -41,7 +41,8 @@ Split split(std::string_view what, std::string_view text, std::string_view expec
 }
 
 uint64_t to_whole(std::string_view what, std::string_view text, double value) {
-  if (value >= 1.8e19) throw std::invalid_argument(std::string(what) + " '" + std::string(text) + "' is too large");
+  if (value >= 1.8e19)
+    throw std::invalid_argument(std::string(what) + " '" + std::string(text) + "' is too large");
   double rounded = std::round(value);
   if (std::fabs(value - rounded) > 1e-6 * std::max(1.0, value))
     throw std::invalid_argument(std::string(what) + " '" + std::string(text) +
@@ -55,11 +56,16 @@ uint64_t parse_size(std::string_view text) {
   constexpr std::string_view expected = "a size such as 100, 20KB, 1.5M or 2GiB";
   Split s = split("size", text, expected);
   double mult = 0;
-  if (s.suffix.empty() || s.suffix == "b") mult = 1;
-  else if (s.suffix == "k" || s.suffix == "kb" || s.suffix == "kib") mult = 1024.0;
-  else if (s.suffix == "m" || s.suffix == "mb" || s.suffix == "mib") mult = 1024.0 * 1024;
-  else if (s.suffix == "g" || s.suffix == "gb" || s.suffix == "gib") mult = 1024.0 * 1024 * 1024;
-  else fail("size", text, expected);
+  if (s.suffix.empty() || s.suffix == "b")
+    mult = 1;
+  else if (s.suffix == "k" || s.suffix == "kb" || s.suffix == "kib")
+    mult = 1024.0;
+  else if (s.suffix == "m" || s.suffix == "mb" || s.suffix == "mib")
+    mult = 1024.0 * 1024;
+  else if (s.suffix == "g" || s.suffix == "gb" || s.suffix == "gib")
+    mult = 1024.0 * 1024 * 1024;
+  else
+    fail("size", text, expected);
   return to_whole("size", text, s.number * mult);
 }
 
@@ -67,11 +73,16 @@ uint64_t parse_count(std::string_view text) {
   constexpr std::string_view expected = "a count such as 1000, 100k or 5M";
   Split s = split("count", text, expected);
   double mult = 0;
-  if (s.suffix.empty()) mult = 1;
-  else if (s.suffix == "k") mult = 1e3;
-  else if (s.suffix == "m") mult = 1e6;
-  else if (s.suffix == "g" || s.suffix == "b") mult = 1e9;
-  else fail("count", text, expected);
+  if (s.suffix.empty())
+    mult = 1;
+  else if (s.suffix == "k")
+    mult = 1e3;
+  else if (s.suffix == "m")
+    mult = 1e6;
+  else if (s.suffix == "g" || s.suffix == "b")
+    mult = 1e9;
+  else
+    fail("count", text, expected);
   return to_whole("count", text, s.number * mult);
 }
 
@@ -79,12 +90,18 @@ int64_t parse_duration_us(std::string_view text) {
   constexpr std::string_view expected = "a duration such as 500ms, 10s, 2m or 1h";
   Split s = split("duration", text, expected);
   double mult = 0;
-  if (s.suffix.empty() || s.suffix == "s") mult = 1e6;
-  else if (s.suffix == "us") mult = 1;
-  else if (s.suffix == "ms") mult = 1e3;
-  else if (s.suffix == "m" || s.suffix == "min") mult = 60e6;
-  else if (s.suffix == "h") mult = 3600e6;
-  else fail("duration", text, expected);
+  if (s.suffix.empty() || s.suffix == "s")
+    mult = 1e6;
+  else if (s.suffix == "us")
+    mult = 1;
+  else if (s.suffix == "ms")
+    mult = 1e3;
+  else if (s.suffix == "m" || s.suffix == "min")
+    mult = 60e6;
+  else if (s.suffix == "h")
+    mult = 3600e6;
+  else
+    fail("duration", text, expected);
   // Far below int64's 292,000 years of microseconds on purpose: callers turn durations into
   // nanoseconds and add them to clock readings (2562048h overflowed there).
   double us = s.number * mult;
@@ -113,13 +130,18 @@ std::string format_size(uint64_t bytes) {
     ++u;
   }
   char buf[32];
-  if (u == 0 || v == std::floor(v)) std::snprintf(buf, sizeof buf, "%.0f %s", v, units[u]);
-  else std::snprintf(buf, sizeof buf, "%.3g %s", v, units[u]);
+  if (u == 0 || v == std::floor(v))
+    std::snprintf(buf, sizeof buf, "%.0f %s", v, units[u]);
+  else
+    std::snprintf(buf, sizeof buf, "%.3g %s", v, units[u]);
   return buf;
 }
 
 std::string format_duration_us(int64_t us) {
-  struct Unit { int64_t us; const char* name; };
+  struct Unit {
+    int64_t us;
+    const char* name;
+  };
   const Unit units[] = {{3'600'000'000, "h"}, {60'000'000, "min"}, {1'000'000, "s"}, {1000, "ms"}};
   for (const auto& u : units)
     if (us >= u.us && us % u.us == 0) return std::to_string(us / u.us) + " " + u.name;

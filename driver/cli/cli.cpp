@@ -14,19 +14,19 @@
 #include <memory>
 #include <sstream>
 
+#include "cli/output_file.hpp"
+#include "engine/run.hpp"
 #include "kvbench/clock.hpp"
 #include "kvbench/log.hpp"
 #include "kvbench/schema.hpp"
 #include "kvbench/units.hpp"
 #include "kvbench/version.hpp"
 #include "report/html_report.hpp"
-#include "cli/output_file.hpp"
 #include "report/report.hpp"
-#include "engine/run.hpp"
-#include "workload/scenario.hpp"
 #include "store/target_uri.hpp"
 #include "util/text_file.hpp"
 #include "util/utf8.hpp"
+#include "workload/scenario.hpp"
 #include "workload/workload_options.hpp"
 
 namespace kv::drive {
@@ -86,7 +86,8 @@ struct ConfigFile {
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
+    s.remove_suffix(1);
   return s;
 }
 
@@ -116,13 +117,15 @@ std::map<std::string, int> config_key_lines(std::string_view text, const std::st
     if (line.empty() || line.front() == '#' || line.front() == ';') continue;
     if (line.front() == '[') {
       auto close = line.find(']');
-      section = unquoted(trim(line.substr(1, close == std::string_view::npos ? line.npos : close - 1)));
+      section =
+          unquoted(trim(line.substr(1, close == std::string_view::npos ? line.npos : close - 1)));
       continue;
     }
     auto eq = line.find('=');
     if (eq == std::string_view::npos) continue;  // CLI11 says what it makes of it
     std::string_view value = trim(line.substr(eq + 1));
-    if (!value.empty() && value.front() == '[' && value.find(']') == std::string_view::npos) in_array = true;
+    if (!value.empty() && value.front() == '[' && value.find(']') == std::string_view::npos)
+      in_array = true;
     std::string key = unquoted(trim(line.substr(0, eq)));
     std::string full = section.empty() ? key : section + "." + key;
     auto [it, fresh] = lines.emplace(full, line_no);
@@ -137,12 +140,15 @@ std::map<std::string, int> config_key_lines(std::string_view text, const std::st
 
 // A message about an option ("invalid --keys 'x': ...") whose value came from the config
 // file, not the command line, also names the file and the line.
-std::string with_config_origin(const std::string& what, int argc, char** argv, const ConfigFile& file) {
+std::string with_config_origin(const std::string& what, int argc, char** argv,
+                               const ConfigFile& file) {
   if (file.path.empty()) return what;
   auto at = what.find("--");
   if (at == std::string::npos) return what;
   size_t end = at + 2;
-  while (end < what.size() && (std::isalnum(static_cast<unsigned char>(what[end])) || what[end] == '-')) ++end;
+  while (end < what.size() &&
+         (std::isalnum(static_cast<unsigned char>(what[end])) || what[end] == '-'))
+    ++end;
   const std::string option = what.substr(at, end - at);
   if (option.size() <= 2 || option == "--config") return what;
   for (int i = 1; i < argc; ++i) {
@@ -245,14 +251,16 @@ void check_bytes_in_flight(const WorkloadSpec& w, int processes) {
   const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
   if (pages <= 0 || page <= 0) return;
   const double memory = static_cast<double>(pages) * static_cast<double>(page);
-  const double in_flight = static_cast<double>(w.values.largest()) * w.pipeline * w.connections *
-                           w.threads * processes;
+  const double in_flight =
+      static_cast<double>(w.values.largest()) * w.pipeline * w.connections * w.threads * processes;
   if (in_flight > memory)
     throw std::invalid_argument(
-        "--value-size " + format_size(w.values.largest()) + " x --pipeline " + std::to_string(w.pipeline) +
-        " x --connections " + std::to_string(w.connections) + " x --threads " + std::to_string(w.threads) +
+        "--value-size " + format_size(w.values.largest()) + " x --pipeline " +
+        std::to_string(w.pipeline) + " x --connections " + std::to_string(w.connections) +
+        " x --threads " + std::to_string(w.threads) +
         (processes > 1 ? " x --processes " + std::to_string(processes) : std::string()) + " = " +
-        format_size(static_cast<uint64_t>(in_flight)) + " in flight, more than this machine's memory (" +
+        format_size(static_cast<uint64_t>(in_flight)) +
+        " in flight, more than this machine's memory (" +
         format_size(static_cast<uint64_t>(memory)) + ")");
 }
 
@@ -266,7 +274,8 @@ void check_memcached_ttl(const std::vector<TargetSpec>& specs, const std::vector
       if (step.workload.ttl_s > kMemcachedMaxRelativeTtlS)
         throw std::invalid_argument(
             "--ttl " + format_duration_us(int64_t{step.workload.ttl_s} * 1'000'000) + ": " +
-            spec.display + " reads an expiry above 30 days as a Unix time (long past); at most "
+            spec.display +
+            " reads an expiry above 30 days as a Unix time (long past); at most "
             "720h for memcached targets");
   }
 }
@@ -283,11 +292,14 @@ void list_scenarios(std::ostream& out) {
 
 int kvdrive_main(int argc, char** argv) {
   set_log_program("kvdrive");
-  CLI::App app{"kvdrive: set/get load driver for Redis- and memcached-protocol stores.\n"
-               "Results go into a SQLite file beside kvmon's samples."};
+  CLI::App app{
+      "kvdrive: set/get load driver for Redis- and memcached-protocol stores.\n"
+      "Results go into a SQLite file beside kvmon's samples."};
   app.require_subcommand(1);
-  CLI::Option* config = app.set_config("--config", "", "Read options from a TOML or INI file: long option names as keys, "
-                 "under a [run] section for `kvdrive run`");
+  CLI::Option* config =
+      app.set_config("--config", "",
+                     "Read options from a TOML or INI file: long option names as keys, "
+                     "under a [run] section for `kvdrive run`");
   app.allow_config_extras(CLI::config_extras_mode::error);
   // The file is read (bounded, checked) when CLI11 first asks for the option's value, before it
   // opens the file itself: a FIFO or /dev/zero never reaches CLI11's unbounded reader.
@@ -309,7 +321,8 @@ int kvdrive_main(int argc, char** argv) {
       ""));
   app.set_version_flag("--version", std::string("kvdrive ") + version());
   std::string log_level = "info";
-  app.add_option("--log-level", log_level, "debug, info, warn, error or off")->capture_default_str();
+  app.add_option("--log-level", log_level, "debug, info, warn, error or off")
+      ->capture_default_str();
 
   RunOptions opts;
   std::string timeout = "5s", scenario, scale_text, max_errors, processes, process_index;
@@ -379,13 +392,15 @@ int kvdrive_main(int argc, char** argv) {
   std::string report_format = "text", report_html;
   auto* report = app.add_subcommand("report", "Print the results recorded in a file");
   report->add_option("--db", report_db, "Results file")->required();
-  report->add_option("--run", report_runs_text,
-                     "Only this run id; repeat it to compare runs side by side (ratios to the first)");
+  report->add_option(
+      "--run", report_runs_text,
+      "Only this run id; repeat it to compare runs side by side (ratios to the first)");
   report->add_option("--format", report_format, "Tables as text, csv or json")
       ->capture_default_str()
       ->check(CLI::IsMember({"text", "csv", "json"}));
-  report->add_option("--html", report_html,
-                     "Also write one self-contained HTML page with charts (SVG) to this file")
+  report
+      ->add_option("--html", report_html,
+                   "Also write one self-contained HTML page with charts (SVG) to this file")
       ->check(non_empty());
 
   app.footer(
@@ -414,7 +429,8 @@ int kvdrive_main(int argc, char** argv) {
       if (!processes.empty())
         opts.process_count = static_cast<int>(parse_whole_number("--processes", processes, 1, 256));
       if (!process_index.empty())
-        opts.process_index = static_cast<int>(parse_whole_number("--process-index", process_index, 0, 255));
+        opts.process_index =
+            static_cast<int>(parse_whole_number("--process-index", process_index, 0, 255));
       if (opts.process_index < 0 || opts.process_index >= opts.process_count)
         throw std::invalid_argument("--process-index must be below --processes");
       for (auto& step : opts.steps) {
@@ -449,8 +465,8 @@ int kvdrive_main(int argc, char** argv) {
     if (!config_file->problem.empty()) return usage_error(config_file->problem);
     if (dynamic_cast<const CLI::ConfigError*>(&e) != nullptr ||
         (dynamic_cast<const CLI::FileError*>(&e) != nullptr && config->count() > 0))
-      return usage_error(config_error_text(e, config->results().empty() ? "" : config->results().front(),
-                                           config_file->key_lines));
+      return usage_error(config_error_text(
+          e, config->results().empty() ? "" : config->results().front(), config_file->key_lines));
     if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr && app.get_subcommands().empty()) {
       std::vector<std::string> rest = app.remaining();
       return usage_error((rest.empty() ? std::string("missing subcommand")
@@ -466,7 +482,8 @@ int kvdrive_main(int argc, char** argv) {
     if (run->parsed()) {
       install_signal_handlers();
       if (opts.process_count > 1 && opts.run_group.empty()) {
-        opts.run_group = (opts.name.empty() ? "group" : opts.name) + "-" + std::to_string(now_ts_us());
+        opts.run_group =
+            (opts.name.empty() ? "group" : opts.name) + "-" + std::to_string(now_ts_us());
         return run_process_group(opts, argc, argv, std::cout);
       }
       opts.quiet = opts.quiet || !opts.run_group.empty();

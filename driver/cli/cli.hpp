@@ -4,4 +4,4 @@
 namespace kv::drive {
 // Returns the process exit code. Prints one clear line for any error.
 int kvdrive_main(int argc, char** argv);
-}
+}  // namespace kv::drive

@@ -50,7 +50,8 @@ void write_file_atomically(const std::string& path, const std::function<void(std
   if (ec) target = path;
   fs::path p(target);
   TempFile tmp;
-  std::string name = ".";  // appended, not "." + string: GCC 12 -O3 warns -Wrestrict (false positive)
+  std::string name =
+      ".";  // appended, not "." + string: GCC 12 -O3 warns -Wrestrict (false positive)
   name += p.filename().string();
   name += ".XXXXXX";
   std::string pattern = (p.parent_path() / name).string();

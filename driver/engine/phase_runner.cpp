@@ -12,9 +12,9 @@
 #include <span>
 #include <thread>
 
+#include "engine/worker.hpp"
 #include "kvbench/clock.hpp"
 #include "kvbench/time_base.hpp"
-#include "engine/worker.hpp"
 
 namespace kv::drive {
 namespace {
@@ -25,7 +25,9 @@ struct Shared {
   int running = 0;
 };
 
-double to_s(const timeval& tv) { return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) / 1e6; }
+double to_s(const timeval& tv) {
+  return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) / 1e6;
+}
 
 double thread_cpu_s(std::thread& t) {
   clockid_t id{};
@@ -73,9 +75,12 @@ class CpuMeter {
 
 const char* phase_status_name(PhaseStatus s) {
   switch (s) {
-    case PhaseStatus::completed: return "completed";
-    case PhaseStatus::interrupted: return "interrupted";
-    case PhaseStatus::failed: return "failed";
+    case PhaseStatus::completed:
+      return "completed";
+    case PhaseStatus::interrupted:
+      return "interrupted";
+    case PhaseStatus::failed:
+      return "failed";
   }
   return "?";
 }
@@ -154,8 +159,7 @@ std::string fmt_seconds(int64_t us) {
 
 PhaseResult run_phase(const PhasePlan& plan, const WorkloadSpec& w,
                       std::vector<std::unique_ptr<StoreClient>>& clients, const ValueTable& values,
-                      const std::atomic<bool>& stop,
-                      const std::function<void(int64_t)>& on_start,
+                      const std::atomic<bool>& stop, const std::function<void(int64_t)>& on_start,
                       const std::function<void(const SecondReport&)>& on_second) {
   const size_t conns = static_cast<size_t>(w.connections);
   const size_t n = clients.size() / conns;  // workers
@@ -165,8 +169,10 @@ PhaseResult run_phase(const PhasePlan& plan, const WorkloadSpec& w,
   shared.running = static_cast<int>(n);
   std::atomic<bool> abort{false};
   // The ops this phase sends get a row every second, even one in which nothing completed.
-  const bool sends_sets = plan.kind == PhaseKind::load || (plan.kind == PhaseKind::mixed && w.ratio_sets > 0);
-  const bool sends_gets = plan.kind == PhaseKind::read || (plan.kind == PhaseKind::mixed && w.ratio_gets > 0);
+  const bool sends_sets =
+      plan.kind == PhaseKind::load || (plan.kind == PhaseKind::mixed && w.ratio_sets > 0);
+  const bool sends_gets =
+      plan.kind == PhaseKind::read || (plan.kind == PhaseKind::mixed && w.ratio_gets > 0);
 
   TimeBase clock;
   const int64_t start_ns = clock.steady_now_ns();
@@ -176,9 +182,10 @@ PhaseResult run_phase(const PhasePlan& plan, const WorkloadSpec& w,
   // The warm-up ends on the whole second nearest to start + warmup (rows are whole seconds),
   // and covers at least the first, partial row.
   const int64_t warmup_end_ts =
-      plan.warmup_us <= 0 ? INT64_MIN
-                          : std::max((result.started_ts_us + plan.warmup_us + 500'000) / 1'000'000 * 1'000'000,
-                                     next_multiple_us(result.started_ts_us, 1'000'000));
+      plan.warmup_us <= 0
+          ? INT64_MIN
+          : std::max((result.started_ts_us + plan.warmup_us + 500'000) / 1'000'000 * 1'000'000,
+                     next_multiple_us(result.started_ts_us, 1'000'000));
   auto in_warmup = [&](int64_t row_end) { return row_end <= warmup_end_ts; };
   const int64_t duration_end_ts =
       plan.duration_us > 0 ? result.started_ts_us + plan.duration_us : INT64_MAX;
@@ -232,8 +239,8 @@ PhaseResult run_phase(const PhasePlan& plan, const WorkloadSpec& w,
     } else {
       // Woken late past further boundaries (kvdrive itself stalled): those seconds get their
       // rows too, empty; what completed goes into the last whole second before now.
-      for (int64_t next = next_multiple_us(row_end_ts, 1'000'000);
-           next <= now_ts; next = next_multiple_us(next, 1'000'000)) {
+      for (int64_t next = next_multiple_us(row_end_ts, 1'000'000); next <= now_ts;
+           next = next_multiple_us(next, 1'000'000)) {
         SecondReport empty;
         empty.ts_us = row_start_ts;
         empty.interval_us = row_end_ts - row_start_ts;

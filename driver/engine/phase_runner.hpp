@@ -21,12 +21,12 @@ const char* phase_status_name(PhaseStatus s);
 
 struct PhaseResult {
   PhaseStatus status = PhaseStatus::completed;
-  std::string error;      // why it failed
+  std::string error;  // why it failed
   int64_t started_ts_us = 0;
   int64_t ended_ts_us = 0;
-  IntervalStats totals;   // the whole phase after warm-up
-  uint64_t ops = 0;       // every request completed, warm-up included
-  uint64_t failed = 0;    // of which errors + timeouts
+  IntervalStats totals;  // the whole phase after warm-up
+  uint64_t ops = 0;      // every request completed, warm-up included
+  uint64_t failed = 0;   // of which errors + timeouts
 };
 
 // Runs the phase with w.threads workers, each owning w.connections consecutive clients (which

@@ -54,7 +54,8 @@ std::string fit_progress_line(const std::vector<ProgressField>& fields, size_t c
   while (columns > 0 && left > 1 && width() > columns) {
     size_t drop = fields.size();
     for (size_t i = 0; i < fields.size(); ++i)
-      if (shown[i] && (drop == fields.size() || fields[i].priority <= fields[drop].priority)) drop = i;
+      if (shown[i] && (drop == fields.size() || fields[i].priority <= fields[drop].priority))
+        drop = i;
     shown[drop] = false;
     --left;
   }

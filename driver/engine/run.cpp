@@ -12,19 +12,19 @@
 #include <stdexcept>
 #include <thread>
 
+#include "engine/phase_runner.hpp"
+#include "engine/progress.hpp"
 #include "kvbench/clock.hpp"
 #include "kvbench/log.hpp"
 #include "kvbench/protocol.hpp"
 #include "kvbench/schema.hpp"
-#include "engine/phase_runner.hpp"
-#include "engine/progress.hpp"
-#include "report/report.hpp"
 #include "kvbench/units.hpp"
-#include "store/memcached_client.hpp"
 #include "kvmon_link/monitors.hpp"
-#include "results/results_writer.hpp"
-#include "store/store_stats.hpp"
+#include "report/report.hpp"
 #include "report/text_table.hpp"
+#include "results/results_writer.hpp"
+#include "store/memcached_client.hpp"
+#include "store/store_stats.hpp"
 
 namespace kv::drive {
 namespace {
@@ -83,14 +83,16 @@ class RunWatcher {
     try {
       Database db = Database::open(db_path_, 2000);
       const int64_t now = now_ts_us();
-      db.prepare("UPDATE phases SET status = 'interrupted', ended_ts_us = ? "
-                 "WHERE run_id = ? AND status = 'running'")
+      db.prepare(
+            "UPDATE phases SET status = 'interrupted', ended_ts_us = ? "
+            "WHERE run_id = ? AND status = 'running'")
           .bind(1, now)
           .bind(2, run_id_)
           .run();
-      db.prepare("UPDATE runs SET status = 'interrupted', ended_ts_us = ?, error = "
-                 "'interrupted by a second signal: left at once' "
-                 "WHERE run_id = ? AND status = 'running'")
+      db.prepare(
+            "UPDATE runs SET status = 'interrupted', ended_ts_us = ?, error = "
+            "'interrupted by a second signal: left at once' "
+            "WHERE run_id = ? AND status = 'running'")
           .bind(1, now)
           .bind(2, run_id_)
           .run();
@@ -111,23 +113,27 @@ class RunWatcher {
 };
 
 std::vector<ProgressField> progress_fields(const std::string& label, double elapsed_s,
-                                           const SecondReport& sec, uint64_t done,
-                                           uint64_t planned, double planned_s) {
+                                           const SecondReport& sec, uint64_t done, uint64_t planned,
+                                           double planned_s) {
   // req/s: answered requests per wall second; p99: the worse of the ops' p99 in that second.
   namespace pp = progress_priority;
   const uint64_t errors = sec.failed();
   double p99_us = 0;
-  for (const auto& s : sec.by_op) if (s.ops > 0) p99_us = std::max(p99_us, s.lat_p99_us);
-  double rate = sec.interval_us > 0 ? static_cast<double>(sec.ok()) * 1e6 / static_cast<double>(sec.interval_us) : 0;
+  for (const auto& s : sec.by_op)
+    if (s.ops > 0) p99_us = std::max(p99_us, s.lat_p99_us);
+  double rate = sec.interval_us > 0
+                    ? static_cast<double>(sec.ok()) * 1e6 / static_cast<double>(sec.interval_us)
+                    : 0;
   std::string total = planned_s > 0 ? "/" + fmt_fixed(planned_s, 0) + " s" : " s";
   std::string count = fmt_int(static_cast<double>(done)) +
                       (planned > 0 ? "/" + fmt_int(static_cast<double>(planned)) : "");
-  return {{label + (sec.warmup ? " (warm-up)" : ""), pp::kLabel},
-          {fmt_fixed(elapsed_s, 0) + total, pp::kElapsed},
-          {count, pp::kCount},
-          {fmt_int(rate) + " req/s", pp::kRate},
-          {"p99 " + fmt_fixed(p99_us / 1e3, 3) + " ms", pp::kP99},
-          {"errors " + fmt_int(static_cast<double>(errors)), errors > 0 ? pp::kErrors : pp::kNoErrors}};
+  return {
+      {label + (sec.warmup ? " (warm-up)" : ""), pp::kLabel},
+      {fmt_fixed(elapsed_s, 0) + total, pp::kElapsed},
+      {count, pp::kCount},
+      {fmt_int(rate) + " req/s", pp::kRate},
+      {"p99 " + fmt_fixed(p99_us / 1e3, 3) + " ms", pp::kP99},
+      {"errors " + fmt_int(static_cast<double>(errors)), errors > 0 ? pp::kErrors : pp::kNoErrors}};
 }
 
 // Connects `n` clients to the target; throws std::runtime_error naming it if any cannot.
@@ -151,7 +157,7 @@ struct PhaseSlot {
   StoreStatsPoller* stats;  // the store's own counters, polled on their own connection
   Monitors* monitors;       // kvmon links (--monitor)
   Database* db;
-  RunWatcher* watcher;      // interrupts the phase's clients at Ctrl-C
+  RunWatcher* watcher;  // interrupts the phase's clients at Ctrl-C
   const TargetSpec* spec;
 };
 
@@ -166,7 +172,8 @@ class UnseenSetCheck {
  public:
   UnseenSetCheck(const TargetSpec& spec, const WorkloadSpec& w, PhaseKind kind, int64_t timeout_us)
       : spec_(spec), w_(w), kind_(kind), timeout_us_(std::min<int64_t>(timeout_us, 2'000'000)) {
-    const bool sends_sets = kind == PhaseKind::load || (kind == PhaseKind::mixed && w.ratio_sets > 0);
+    const bool sends_sets =
+        kind == PhaseKind::load || (kind == PhaseKind::mixed && w.ratio_sets > 0);
     const bool buffered = w.pipeline > 1 || w.connections > 1;  // worker.cpp's pipelined path
     active_ = spec.protocol == Protocol::memcached && !spec.binary_protocol && sends_sets &&
               buffered && spec.servers.size() == 1;
@@ -214,10 +221,10 @@ class UnseenSetCheck {
         return label + ": the server refused " + std::to_string(refused) + " of the " +
                std::to_string(sent) + " sets kvdrive counted as ok (" + figures + ")" + unseen;
       }
-      return label + ": the server refused " + std::to_string(refused) + " sets while this phase ran (" +
-             figures + "; it counted " + std::to_string(counted) + " sets, kvdrive sent " +
-             std::to_string(sent) + ": other clients wrote too), and kvdrive counted its sets as ok" +
-             unseen;
+      return label + ": the server refused " + std::to_string(refused) +
+             " sets while this phase ran (" + figures + "; it counted " + std::to_string(counted) +
+             " sets, kvdrive sent " + std::to_string(sent) +
+             ": other clients wrote too), and kvdrive counted its sets as ok" + unseen;
     }
     if (kind_ == PhaseKind::load && w_.ttl_s == 0 && w_.process_count == 1) {
       // 100 keys spread over the whole key range.
@@ -231,10 +238,13 @@ class UnseenSetCheck {
       return label + ": " + std::to_string(sample->sampled - sample->present) + " of " +
              std::to_string(sample->sampled) +
              " keys read back after the load are not on the server: it refused (or dropped) sets "
-             "that kvdrive counted as ok" + unseen;
+             "that kvdrive counted as ok" +
+             unseen;
     }
-    return label + ": this server has no set counters to check against: sets it refused are "
-                   "counted as ok" + unseen;
+    return label +
+           ": this server has no set counters to check against: sets it refused are "
+           "counted as ok" +
+           unseen;
   }
 
  private:
@@ -305,8 +315,9 @@ PhaseStatus run_one_phase(const RunOptions& opts, const PhaseSlot& at, const Wor
       log_warn() << label << ": " << msg;
       writer.event(at.run_id, "client_bound", label + ": " + msg);
     }
-    auto fields = progress_fields(label, static_cast<double>(sec.ts_us + sec.interval_us - started) / 1e6,
-                                  sec, done, plan.requests, static_cast<double>(plan.duration_us) / 1e6);
+    auto fields =
+        progress_fields(label, static_cast<double>(sec.ts_us + sec.interval_us - started) / 1e6,
+                        sec, done, plan.requests, static_cast<double>(plan.duration_us) / 1e6);
     add_progress_fields(fields, store_memory_text(*at.stats), progress_priority::kStoreMemory);
     add_progress_fields(fields, monitored, progress_priority::kMonitored);
     progress.update(fields);
@@ -332,8 +343,9 @@ PhaseStatus run_one_phase(const RunOptions& opts, const PhaseSlot& at, const Wor
     writer.event(at.run_id, "requests_abandoned", msg);
   }
   if (result.status != PhaseStatus::interrupted) {
-    auto q = at.db->prepare("SELECT COALESCE(SUM(ops), 0), COALESCE(SUM(ok), 0) FROM "
-                            "driver_seconds WHERE phase_id = ? AND op = 'set'");
+    auto q = at.db->prepare(
+        "SELECT COALESCE(SUM(ops), 0), COALESCE(SUM(ok), 0) FROM "
+        "driver_seconds WHERE phase_id = ? AND op = 'set'");
     q.bind(1, phase_id);
     const bool have = q.step();
     const uint64_t sent = have ? static_cast<uint64_t>(q.column_int(0)) : 0;
@@ -347,12 +359,15 @@ PhaseStatus run_one_phase(const RunOptions& opts, const PhaseSlot& at, const Wor
     // (a partial refusal cannot be placed in its seconds, and is left to the event).
     if (refused > 0 && refused == sets_ok) {
       WriteTransaction tx(*at.db);
-      at.db->prepare("UPDATE driver_seconds SET errors = errors + ok, ok = 0 "
-                     "WHERE phase_id = ? AND op = 'set'")
+      at.db
+          ->prepare(
+              "UPDATE driver_seconds SET errors = errors + ok, ok = 0 "
+              "WHERE phase_id = ? AND op = 'set'")
           .bind(1, phase_id)
           .run();
       tx.commit();
-      auto left = at.db->prepare("SELECT COALESCE(SUM(ok), 0) FROM driver_seconds WHERE phase_id = ?");
+      auto left =
+          at.db->prepare("SELECT COALESCE(SUM(ok), 0) FROM driver_seconds WHERE phase_id = ?");
       left.bind(1, phase_id);
       if (left.step() && left.column_int(0) == 0 && result.status == PhaseStatus::completed) {
         result.status = PhaseStatus::failed;  // errors only, as the collector would have said
@@ -368,10 +383,10 @@ PhaseStatus run_one_phase(const RunOptions& opts, const PhaseSlot& at, const Wor
 }
 
 // Runs every step's phases against one target. Returns the status of the last phase run.
-PhaseStatus run_target(const RunOptions& opts, const TargetSpec& spec, int64_t run_id,
-                       int ordinal, ResultsWriter& writer, Database& db, Monitors& monitors,
-                       RunWatcher& watcher, const ValueTable& values,
-                       const std::atomic<bool>& stop, std::string* error) {
+PhaseStatus run_target(const RunOptions& opts, const TargetSpec& spec, int64_t run_id, int ordinal,
+                       ResultsWriter& writer, Database& db, Monitors& monitors, RunWatcher& watcher,
+                       const ValueTable& values, const std::atomic<bool>& stop,
+                       std::string* error) {
   std::vector<std::unique_ptr<StoreClient>> clients;
   int64_t target_id = 0;
   int phase_ordinal = 0;
@@ -387,9 +402,16 @@ PhaseStatus run_target(const RunOptions& opts, const TargetSpec& spec, int64_t r
       target_id = writer.add_target(run_id, ordinal, spec, clients.front()->server_version());
       stats.start();
     }
-    PhaseSlot at{run_id, target_id, 0, step.name,
-                 spec.display + (step.name.empty() ? "" : " [" + step.name + "]"), &stats,
-                 &monitors, &db, &watcher, &spec};
+    PhaseSlot at{run_id,
+                 target_id,
+                 0,
+                 step.name,
+                 spec.display + (step.name.empty() ? "" : " [" + step.name + "]"),
+                 &stats,
+                 &monitors,
+                 &db,
+                 &watcher,
+                 &spec};
     for (PhaseKind kind : w.phases) {
       at.ordinal = phase_ordinal++;
       PhaseStatus st = run_one_phase(opts, at, w, kind, clients, writer, values, stop, error);
@@ -418,13 +440,15 @@ std::vector<TargetSpec> check_run_options(const RunOptions& opts) {
       // A multi-get's replies come back server by server: matched to the gets in order, a
       // pool of several servers would need another way of pairing them.
       if (spec.protocol == Protocol::memcached && spec.servers.size() > 1 && w.pipeline > 1)
-        throw std::invalid_argument(spec.display + ": --pipeline > 1 needs a single memcached "
+        throw std::invalid_argument(spec.display +
+                                    ": --pipeline > 1 needs a single memcached "
                                     "server (a pool takes --pipeline 1; use --connections)");
     }
   }
   for (const auto& hp : opts.monitors) {
     auto parsed = proto::split_host_port(hp);
-    if (!parsed) throw std::invalid_argument("invalid --monitor '" + hp + "': " + parsed.error().message);
+    if (!parsed)
+      throw std::invalid_argument("invalid --monitor '" + hp + "': " + parsed.error().message);
   }
   if (!opts.monitor_token_file.empty() && opts.monitors.empty())
     throw std::invalid_argument("--monitor-token-file needs --monitor");
@@ -436,7 +460,8 @@ int run_benchmark(const RunOptions& opts, const std::atomic<bool>& stop, std::os
   // Everything that can be checked is checked before the file is touched.
   std::vector<TargetSpec> specs = check_run_options(opts);
   uint64_t largest_value = 1;
-  for (const auto& step : opts.steps) largest_value = std::max(largest_value, step.workload.values.largest());
+  for (const auto& step : opts.steps)
+    largest_value = std::max(largest_value, step.workload.values.largest());
   for (const auto& spec : specs) connect_clients(spec, 1, opts.client);
 
   // kvmon links are checked before the file is touched too (an unreachable one is an error).
@@ -444,8 +469,8 @@ int run_benchmark(const RunOptions& opts, const std::atomic<bool>& stop, std::os
   ValueTable values(largest_value, opts.steps.front().workload.seed);
   Database db = open_results_db(opts.db_path);
   ResultsWriter writer(db);
-  RunInfo info{opts.name,   opts.command_line, opts.steps.front().workload.to_json(),
-               now_ts_us(), opts.scenario,     opts.scale,
+  RunInfo info{opts.name,      opts.command_line,  opts.steps.front().workload.to_json(),
+               now_ts_us(),    opts.scenario,      opts.scale,
                opts.run_group, opts.process_index, opts.process_count};
   const int64_t run_id = writer.begin_run(info);
   log_info() << "run " << run_id << " recording into " << opts.db_path;
@@ -455,8 +480,8 @@ int run_benchmark(const RunOptions& opts, const std::atomic<bool>& stop, std::os
   std::string error;
   try {
     for (size_t i = 0; i < specs.size() && status == "completed"; ++i) {
-      PhaseStatus st = run_target(opts, specs[i], run_id, static_cast<int>(i), writer, db,
-                                  monitors, watcher, values, stop, &error);
+      PhaseStatus st = run_target(opts, specs[i], run_id, static_cast<int>(i), writer, db, monitors,
+                                  watcher, values, stop, &error);
       if (st != PhaseStatus::completed) status = phase_status_name(st);
     }
   } catch (const std::exception& e) {
@@ -473,8 +498,9 @@ int run_benchmark(const RunOptions& opts, const std::atomic<bool>& stop, std::os
     // mark it with the run, as far as the file still takes writes (an update needs little room;
     // if even that fails, the next open of the file marks it, see mark_abandoned).
     try {
-      db.prepare("UPDATE phases SET status = ?, ended_ts_us = COALESCE(ended_ts_us, ?) "
-                 "WHERE run_id = ? AND status = 'running'")
+      db.prepare(
+            "UPDATE phases SET status = ?, ended_ts_us = COALESCE(ended_ts_us, ?) "
+            "WHERE run_id = ? AND status = 'running'")
           .bind(1, status)
           .bind(2, now_ts_us())
           .bind(3, run_id)
@@ -557,9 +583,12 @@ int run_process_group(const RunOptions& opts, int argc, char** argv, std::ostrea
     int code = kExitOk;
     if (WIFEXITED(status)) {
       code = WEXITSTATUS(status);
-      if (code == kExitFailed) failures.push_back(who + " failed (exit 1): see its run's error");
-      else if (code == kExitInterrupted) failures.push_back(who + " was interrupted");
-      else if (code != kExitOk) failures.push_back(who + " exited with code " + std::to_string(code));
+      if (code == kExitFailed)
+        failures.push_back(who + " failed (exit 1): see its run's error");
+      else if (code == kExitInterrupted)
+        failures.push_back(who + " was interrupted");
+      else if (code != kExitOk)
+        failures.push_back(who + " exited with code " + std::to_string(code));
     } else {
       // Killed (kill -9, the OOM killer, a crash): its run is left running, which the open
       // below marks incomplete. The group failed.

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "workload/scenario.hpp"
 #include "store/store_client.hpp"
+#include "workload/scenario.hpp"
 #include "workload/workload.hpp"
 
 namespace kv::drive {
@@ -22,14 +22,14 @@ struct RunOptions {
   double scale = 1.0;
   ClientOptions client;
   std::string command_line;
-  bool progress = false;  // a live line on stderr (only when it is a terminal)
-  bool json = false;      // print the summary as JSON instead of tables
-  std::vector<std::string> monitors;   // kvmon HOST:PORT to pull samples from
+  bool progress = false;              // a live line on stderr (only when it is a terminal)
+  bool json = false;                  // print the summary as JSON instead of tables
+  std::vector<std::string> monitors;  // kvmon HOST:PORT to pull samples from
   std::string monitor_token_file;
-  bool monitor_optional = false;       // an unreachable kvmon is a warning, not an error
-  std::string run_group;               // set in each process of a --processes group
+  bool monitor_optional = false;  // an unreachable kvmon is a warning, not an error
+  std::string run_group;          // set in each process of a --processes group
   int process_index = 0, process_count = 1;
-  bool quiet = false;                  // no summary (a group member: the parent prints it)
+  bool quiet = false;       // no summary (a group member: the parent prints it)
   uint64_t max_errors = 0;  // failed requests (errors + timeouts) that fail a phase; 0: no limit
   // Fail a phase when requests kept failing and none was answered for this long; 0: never.
   int64_t give_up_us = 30'000'000;
@@ -37,8 +37,8 @@ struct RunOptions {
 
 // Exit codes, as documented in --help.
 constexpr int kExitOk = 0;
-constexpr int kExitFailed = 1;      // a store unreachable, or the run failed
-constexpr int kExitUsage = 2;       // bad arguments: nothing was written
+constexpr int kExitFailed = 1;  // a store unreachable, or the run failed
+constexpr int kExitUsage = 2;   // bad arguments: nothing was written
 constexpr int kExitInterrupted = 130;
 
 // Checks everything about `opts` that needs no store: --db, the target URIs and memcached's

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <vector>
 
-#include "workload/key_chooser.hpp"
-#include "kvbench/clock.hpp"
 #include "engine/pacer.hpp"
+#include "kvbench/clock.hpp"
+#include "workload/key_chooser.hpp"
 
 namespace kv::drive {
 namespace {
@@ -21,7 +21,8 @@ class RequestPicker {
         key_begin_(w_.keys * ctx.index / ctx.count),
         key_end_(w_.keys * (ctx.index + 1) / ctx.count),
         cycle_(w_.ratio_sets + w_.ratio_gets),
-        chooser_(w_.pattern, w_.keys, key_begin_, key_end_, w_.hit_rate, w_.seed * 7919 + ctx.index) {}
+        chooser_(w_.pattern, w_.keys, key_begin_, key_end_, w_.hit_rate,
+                 w_.seed * 7919 + ctx.index) {}
 
   // False when a load phase has set all of this worker's keys.
   bool pick(uint64_t i, bool* is_set, uint64_t* key) {

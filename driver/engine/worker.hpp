@@ -26,9 +26,9 @@ struct WorkerContext {
   const ValueTable& values;
   std::span<const std::unique_ptr<StoreClient>> clients;  // this worker's connections
   StatsSlot& slot;
-  uint64_t index;            // this worker, 0..count-1
-  uint64_t count;            // workers in the phase
-  int64_t start_ns;          // steady_ns() when the phase started
+  uint64_t index;                  // this worker, 0..count-1
+  uint64_t count;                  // workers in the phase
+  int64_t start_ns;                // steady_ns() when the phase started
   const std::atomic<bool>& stop;   // Ctrl-C
   const std::atomic<bool>& abort;  // the phase is over (duration, error limit)
 };

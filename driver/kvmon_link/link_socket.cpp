@@ -122,7 +122,8 @@ Result<std::optional<proto::Message>> LinkSocket::next(int timeout_ms) {
       return std::optional<proto::Message>(std::move(m).value());
     }
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                    end - std::chrono::steady_clock::now()).count();
+                    end - std::chrono::steady_clock::now())
+                    .count();
     if (left <= 0) return std::optional<proto::Message>();
     int rc = wait_fd(fd_, POLLIN, static_cast<int>(left));
     if (rc < 0) return Error{"poll failed: " + errno_text(errno)};

@@ -23,16 +23,26 @@ void LinkWriter::write(Database& db, const std::vector<LinkItem>& items) {
     WriteTransaction tx(db);
     for (const LinkItem& item : items) {
       switch (item.kind) {
-        case LinkItem::Kind::session: begin_session(db, item); break;
-        case LinkItem::Kind::clock: set_clock(db, item.clock); break;
-        case LinkItem::Kind::row: write_row(db, item); break;
-        case LinkItem::Kind::gap: insert_gap(db, item, "monitor_gap"); break;
+        case LinkItem::Kind::session:
+          begin_session(db, item);
+          break;
+        case LinkItem::Kind::clock:
+          set_clock(db, item.clock);
+          break;
+        case LinkItem::Kind::row:
+          write_row(db, item);
+          break;
+        case LinkItem::Kind::gap:
+          insert_gap(db, item, "monitor_gap");
+          break;
         case LinkItem::Kind::dropped:
           insert_gap(db, item, "monitor_dropped");
           end_session(db, "failed");
           session_id_.reset();  // nothing more comes from it; `end` must not complete it
           break;
-        case LinkItem::Kind::end: end_session(db, "completed"); break;
+        case LinkItem::Kind::end:
+          end_session(db, "completed");
+          break;
       }
     }
     tx.commit();
@@ -81,8 +91,9 @@ void LinkWriter::end_session(Database& db, const std::string& status) {
 // The session row holds the latest measurement; each row's own offset is ts_us - remote_ts_us.
 void LinkWriter::set_clock(Database& db, const ClockEstimate& c) {
   if (!session_id_) return;
-  db.prepare("UPDATE monitor_sessions SET clock_offset_us = ?, clock_uncertainty_us = ? "
-             "WHERE session_id = ?")
+  db.prepare(
+        "UPDATE monitor_sessions SET clock_offset_us = ?, clock_uncertainty_us = ? "
+        "WHERE session_id = ?")
       .bind(1, c.offset_us)
       .bind(2, c.uncertainty_us)
       .bind(3, *session_id_)
@@ -130,8 +141,9 @@ void LinkWriter::insert_instance(Database& db, const Message& m, int64_t offset)
       .bind(10, first_seen)
       .bind(11, first_seen)
       .run();
-  Statement q = db.prepare("SELECT instance_id FROM process_instances WHERE session_id = ? "
-                           "AND host = ? AND pid = ? AND start_ticks = ?");
+  Statement q = db.prepare(
+      "SELECT instance_id FROM process_instances WHERE session_id = ? "
+      "AND host = ? AND pid = ? AND start_ticks = ?");
   q.bind(1, *session_id_).bind(2, host_).bind(3, *pid).bind(4, *ticks);
   if (q.step()) instance_ids_[{*pid, *ticks}] = q.column_int(0);
   seen_[{*pid, *ticks}].name = m.get_text("name");
@@ -151,7 +163,9 @@ void LinkWriter::insert_proc(Database& db, const Message& m, int64_t offset) {
   static const std::string sql =
       insert_sql(kProcessTable, {"instance_id", "ts_us", "scheduled_ts_us", "remote_ts_us"});
   Statement st = db.prepare(sql);
-  st.bind(1, *id).bind(2, *ts + offset).bind(3, m.get_int("scheduled_ts_us").value_or(*ts) + offset);
+  st.bind(1, *id)
+      .bind(2, *ts + offset)
+      .bind(3, m.get_int("scheduled_ts_us").value_or(*ts) + offset);
   st.bind(4, *ts);
   bind_fields(st, 5, kProcessTable, m);
   st.run();
@@ -192,8 +206,9 @@ void LinkWriter::insert_disk(Database& db, const Message& m, int64_t offset) {
 void LinkWriter::insert_event(Database& db, const Message& m, int64_t offset) {
   auto ts = m.get_int("ts_us");
   if (!ts) return;
-  db.prepare("INSERT INTO events (ts_us, remote_ts_us, source, session_id, instance_id, kind, "
-             "message) VALUES (?, ?, 'kvmon', ?, ?, ?, ?)")
+  db.prepare(
+        "INSERT INTO events (ts_us, remote_ts_us, source, session_id, instance_id, kind, "
+        "message) VALUES (?, ?, 'kvmon', ?, ?, ?, ?)")
       .bind(1, *ts + offset)
       .bind(2, *ts)
       .bind(3, *session_id_)
@@ -204,8 +219,9 @@ void LinkWriter::insert_event(Database& db, const Message& m, int64_t offset) {
 }
 
 void LinkWriter::insert_gap(Database& db, const LinkItem& item, const char* kind) {
-  db.prepare("INSERT INTO events (ts_us, source, session_id, kind, message) "
-             "VALUES (?, 'kvdrive', ?, ?, ?)")
+  db.prepare(
+        "INSERT INTO events (ts_us, source, session_id, kind, message) "
+        "VALUES (?, 'kvdrive', ?, ?, ?)")
       .bind(1, item.ts_us)
       .bind(2, session_id_)
       .bind(3, kind)

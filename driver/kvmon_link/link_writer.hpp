@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "kvmon_link/clock_sync.hpp"
 #include "kvbench/protocol.hpp"
 #include "kvbench/sqlite.hpp"
+#include "kvmon_link/clock_sync.hpp"
 
 namespace kv::drive {
 
@@ -30,7 +30,7 @@ struct LinkItem {
   proto::Message msg;
   ClockEstimate clock;  // in force when the item was received
   std::string text;
-  int64_t ts_us = 0;    // for gap: kvdrive's time
+  int64_t ts_us = 0;  // for gap: kvdrive's time
 };
 
 struct LatestMemory {

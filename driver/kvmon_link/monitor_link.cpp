@@ -8,9 +8,9 @@
 #include <stdexcept>
 #include <thread>
 
-#include "kvmon_link/clock_sync.hpp"
 #include "kvbench/clock.hpp"
 #include "kvbench/log.hpp"
+#include "kvmon_link/clock_sync.hpp"
 #include "kvmon_link/link_socket.hpp"
 #include "kvmon_link/link_writer.hpp"
 
@@ -20,7 +20,7 @@ namespace {
 using proto::Message;
 
 constexpr int kReplyTimeoutMs = 5000;
-constexpr int kPollMs = 200;                // how often the thread looks at the stop flag
+constexpr int kPollMs = 200;  // how often the thread looks at the stop flag
 constexpr size_t kItemsPerTransaction = 2000;
 constexpr int64_t kMinBackoffUs = 100'000;
 // What the link holds for the Database's owner: past either bound (the results file was not
@@ -30,7 +30,7 @@ constexpr size_t kMaxQueuedItems = 100'000;
 constexpr size_t kMaxQueuedBytes = 64u << 20;
 // A peer that passes one of these is not a kvmon following a few stores: it is dropped, with a
 // monitor_dropped event, and not reconnected (the run goes on without it).
-constexpr size_t kMaxPendingRows = 10'000;          // rows of one tick before its `tick`
+constexpr size_t kMaxPendingRows = 10'000;  // rows of one tick before its `tick`
 constexpr size_t kMaxPendingBytes = 16u << 20;
 constexpr size_t kMaxNewInstancesPerTick = 256;
 constexpr size_t kMaxInstancesPerSession = 10'000;
@@ -51,10 +51,14 @@ bool is_row(const std::string& verb) {
 
 struct MonitorLink::Impl {
   Impl(std::string hp, std::string tok, bool opt, MonitorLinkOptions o)
-      : host_port(std::move(hp)), token(std::move(tok)), optional(opt), options(o),
+      : host_port(std::move(hp)),
+        token(std::move(tok)),
+        optional(opt),
+        options(o),
         writer(host_port) {
     auto parsed = proto::split_host_port(host_port);
-    if (!parsed) throw std::invalid_argument("--monitor " + host_port + ": " + parsed.error().message);
+    if (!parsed)
+      throw std::invalid_argument("--monitor " + host_port + ": " + parsed.error().message);
     address = parsed.value();
   }
 
@@ -99,7 +103,7 @@ struct MonitorLink::Impl {
   size_t pending_bytes = 0;
   size_t new_instances_this_tick = 0;
   std::set<std::pair<int64_t, int64_t>> instances;  // (pid, start_ticks) of this remote session
-  bool streaming = false;                  // subscribed and receiving ticks (under mu)
+  bool streaming = false;                           // subscribed and receiving ticks (under mu)
 
   // The flushing thread's own state.
   LinkWriter writer;
@@ -118,8 +122,8 @@ void MonitorLink::Impl::run() {
       if (peer_dropped) break;  // said and recorded by take_row
     }
     if (connected) backoff = kMinBackoffUs;
-    log_warn() << "monitor " << host_port << ": " << why << "; reconnecting in "
-               << backoff / 1000 << " ms";
+    log_warn() << "monitor " << host_port << ": " << why << "; reconnecting in " << backoff / 1000
+               << " ms";
     pause(backoff);
     backoff = std::min(backoff * 2, options.max_backoff_us);
   }
@@ -178,7 +182,9 @@ Result<void> MonitorLink::Impl::session(bool* connected) {
   if (!subscribed) return subscribed.error();
   auto oldest = subscribed.value().get_int("oldest_ts_us").value_or(0);
   if (last_tick_ts_us && oldest > *last_tick_ts_us + remote_interval_us.load()) {
-    push({LinkItem::Kind::gap, {}, est.value(),
+    push({LinkItem::Kind::gap,
+          {},
+          est.value(),
           "kvmon's history no longer reaches back to the last sample received: " +
               std::to_string((oldest - *last_tick_ts_us) / 1000) + " ms of samples are missing",
           *last_tick_ts_us + est.value().offset_us});
@@ -200,9 +206,10 @@ void MonitorLink::Impl::adopt(const Message& hello, const ClockEstimate& est) {
   if (remote_id && last_tick_ts_us) {
     int64_t oldest = hello.get_int("oldest_ts_us").value_or(0);
     std::string text = "kvmon on " + remote_host + " restarted (pid " +
-                       std::to_string(remote_id->first) + ", now pid " +
-                       std::to_string(id.first) + "); its history starts afresh: no samples "
-                       "between " + format_ts_us(*last_tick_ts_us + est.offset_us) + " and " +
+                       std::to_string(remote_id->first) + ", now pid " + std::to_string(id.first) +
+                       "); its history starts afresh: no samples "
+                       "between " +
+                       format_ts_us(*last_tick_ts_us + est.offset_us) + " and " +
                        format_ts_us(oldest + est.offset_us);
     log_warn() << "monitor " << host_port << ": " << text;
     push({LinkItem::Kind::gap, {}, est, text, *last_tick_ts_us + est.offset_us});
@@ -251,7 +258,8 @@ Result<void> MonitorLink::Impl::stream(LinkSocket& sock) {
     } else if (is_row(msg.verb)) {
       if (auto r = take_row(std::move(m).value().value()); !r) return r;
     } else if (msg.verb == "time" && syncing && msg.get_int("id") == sync.count()) {
-      sync.add({sent, msg.get_int("now_ts_us").value_or(0), now_ts_us(), steady_us() - sent_steady});
+      sync.add(
+          {sent, msg.get_int("now_ts_us").value_or(0), now_ts_us(), steady_us() - sent_steady});
       if (!sync.done()) {
         if (auto r = send_time(); !r) return r;
         continue;
@@ -277,9 +285,12 @@ void MonitorLink::Impl::commit_tick(int64_t scheduled_ts_us) {
     dropped_rows += pending.size();
   } else {
     if (dropped_rows > 0) {
-      queue.push_back({LinkItem::Kind::gap, {}, *clock,
-                       std::to_string(dropped_rows) + " monitor rows dropped: the results file "
-                       "was not written for too long or kvmon sent more than it can take",
+      queue.push_back({LinkItem::Kind::gap,
+                       {},
+                       *clock,
+                       std::to_string(dropped_rows) +
+                           " monitor rows dropped: the results file "
+                           "was not written for too long or kvmon sent more than it can take",
                        now_ts_us()});
       dropped_rows = 0;
     }
@@ -322,7 +333,8 @@ Result<void> MonitorLink::Impl::take_row(Message msg) {
   pending_bytes = 0;
   std::lock_guard lock(mu);
   peer_dropped = true;
-  queue.push_back({LinkItem::Kind::dropped, {}, clock.value_or(ClockEstimate{}), text, now_ts_us()});
+  queue.push_back(
+      {LinkItem::Kind::dropped, {}, clock.value_or(ClockEstimate{}), text, now_ts_us()});
   return Error{text};
 }
 
@@ -401,7 +413,8 @@ std::vector<MonitorLink::Latest> MonitorLink::flush_into(kv::Database& db, size_
     } else {  // the rest waits for the next call: one call's work stays bounded
       for (size_t i = 0; i < max_items; ++i) {
         if (impl_->queue.front().kind == LinkItem::Kind::row) {
-          impl_->queued_bytes -= std::min(impl_->queued_bytes, approx_bytes(impl_->queue.front().msg));
+          impl_->queued_bytes -=
+              std::min(impl_->queued_bytes, approx_bytes(impl_->queue.front().msg));
         }
         items.push_back(std::move(impl_->queue.front()));
         impl_->queue.pop_front();

@@ -9,8 +9,8 @@
 // (may be another thread); all three may run concurrently with the network thread.
 #pragma once
 
-#include <cstdint>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -36,9 +36,9 @@ class MonitorLink {
   MonitorLink(const MonitorLink&) = delete;
   MonitorLink& operator=(const MonitorLink&) = delete;
 
-  // Call once. Connects and measures the clock offset. Throws std::runtime_error with a clear message if
-  // kvmon is unreachable or refuses (wrong token, version) and the link is not optional; an
-  // optional link logs a warning and keeps trying in the background.
+  // Call once. Connects and measures the clock offset. Throws std::runtime_error with a clear
+  // message if kvmon is unreachable or refuses (wrong token, version) and the link is not optional;
+  // an optional link logs a warning and keeps trying in the background.
   void start();
   // Writes what arrived since the last call, at most max_items of it (the rest waits for the
   // next call, so a flood never holds the caller up for long), into db in short write

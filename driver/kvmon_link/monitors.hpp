@@ -27,8 +27,9 @@ class Monitors {
   Monitors(const Monitors&) = delete;
   Monitors& operator=(const Monitors&) = delete;
 
-  // Writes what arrived into db (a bounded amount per link and call); returns "  redis-server rss 58 MiB swap 98 MiB" for the
-  // progress line (empty without links). A database error is logged, the rows stay queued.
+  // Writes what arrived into db (a bounded amount per link and call); returns "  redis-server rss
+  // 58 MiB swap 98 MiB" for the progress line (empty without links). A database error is logged,
+  // the rows stay queued.
   std::string flush(Database& db);
   // Stops every link, after waiting (briefly, see MonitorLink::stop) for kvmon's samples up to
   // until_ts_us (the end of the run), and writes the rest (sessions marked completed).

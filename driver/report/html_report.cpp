@@ -62,9 +62,12 @@ struct TargetInfo {
 
 std::vector<TargetInfo> targets_of(Database& db, int64_t run_id) {
   std::vector<TargetInfo> out;
-  auto s = db.prepare("SELECT target_id, ordinal, uri, protocol FROM targets WHERE run_id = ? ORDER BY ordinal");
+  auto s = db.prepare(
+      "SELECT target_id, ordinal, uri, protocol FROM targets WHERE run_id = ? ORDER BY ordinal");
   s.bind(1, run_id);
-  while (s.step()) out.push_back({s.column_int(0), static_cast<int>(s.column_int(1)), s.column_text(2), s.column_text(3)});
+  while (s.step())
+    out.push_back(
+        {s.column_int(0), static_cast<int>(s.column_int(1)), s.column_text(2), s.column_text(3)});
   return out;
 }
 
@@ -86,7 +89,8 @@ void add_point(svg::Series& s, double x, double y, double gap) {
 void timeline(Database& db, int64_t run_id, const std::vector<Hint>& hints, std::ostream& out) {
   Window w = run_window(db, run_id);
   auto targets = targets_of(db, run_id);
-  svg::Axis time{"time since the run started (s)", svg::Scale::linear, 0.0, w.seconds(), true, {}, {}};
+  svg::Axis time{
+      "time since the run started (s)", svg::Scale::linear, 0.0, w.seconds(), true, {}, {}};
   auto panel = [&](std::string title, std::string ylabel, svg::Scale scale) {
     svg::Chart c;
     c.title = std::move(title);
@@ -100,20 +104,25 @@ void timeline(Database& db, int64_t run_id, const std::vector<Hint>& hints, std:
   svg::Chart p99 = panel("p99 latency per second (log scale)", "latency (ms)", svg::Scale::log);
   svg::Chart rss = panel("Store process memory: RSS", "RSS (MiB)", svg::Scale::linear);
   svg::Chart swap = panel("Store process swap", "swapped out (MiB)", svg::Scale::linear);
-  svg::Chart load = panel("Host load average (1 min)", "load1 (runnable tasks)", svg::Scale::linear);
+  svg::Chart load =
+      panel("Host load average (1 min)", "load1 (runnable tasks)", svg::Scale::linear);
   // Shaded bands: which store (and phase, outside scenarios) ran when.
   bool steps = false;
   {
     auto s = db.prepare(
-        "SELECT t.protocol, p.name, p.started_ts_us, COALESCE(p.ended_ts_us, p.started_ts_us), p.step, "
-        "t.ordinal FROM phases p JOIN targets t USING (target_id) WHERE p.run_id = ? ORDER BY p.phase_id");
+        "SELECT t.protocol, p.name, p.started_ts_us, COALESCE(p.ended_ts_us, p.started_ts_us), "
+        "p.step, "
+        "t.ordinal FROM phases p JOIN targets t USING (target_id) WHERE p.run_id = ? ORDER BY "
+        "p.phase_id");
     s.bind(1, run_id);
     std::vector<svg::Band> bands;
     std::map<int64_t, svg::Band> per_target;
     while (s.step()) {
       steps = steps || !s.is_null(4);
-      bands.push_back({w.x(s.column_int(2)), w.x(s.column_int(3)), s.column_text(0) + " " + s.column_text(1)});
-      auto [it, fresh] = per_target.try_emplace(s.column_int(5), svg::Band{bands.back().x0, bands.back().x1, s.column_text(0)});
+      bands.push_back(
+          {w.x(s.column_int(2)), w.x(s.column_int(3)), s.column_text(0) + " " + s.column_text(1)});
+      auto [it, fresh] = per_target.try_emplace(
+          s.column_int(5), svg::Band{bands.back().x0, bands.back().x1, s.column_text(0)});
       if (!fresh) it->second.x1 = bands.back().x1;
     }
     if (steps) {
@@ -138,7 +147,8 @@ void timeline(Database& db, int64_t run_id, const std::vector<Hint>& hints, std:
     auto key = std::pair{d.column_int(0), d.column_text(3)};
     auto [it, fresh] = index.try_emplace(key, rate.series.size());
     if (fresh) {
-      svg::Series s = line(d.column_text(2) + " " + key.second, static_cast<int>(d.column_int(1)), key.second == "get");
+      svg::Series s = line(d.column_text(2) + " " + key.second, static_cast<int>(d.column_int(1)),
+                           key.second == "get");
       rate.series.push_back(s);
       p99.series.push_back(s);
     }
@@ -154,7 +164,8 @@ void timeline(Database& db, int64_t run_id, const std::vector<Hint>& hints, std:
     auto inst = store_instance(db, t.id);
     if (!inst || !seen.insert(*inst).second) continue;
     auto s = db.prepare(
-        "SELECT s.ts_us, s.rss_kib, s.swap_kib, i.pid FROM process_samples s JOIN process_instances i "
+        "SELECT s.ts_us, s.rss_kib, s.swap_kib, i.pid FROM process_samples s JOIN "
+        "process_instances i "
         "USING (instance_id) WHERE s.instance_id = ? AND s.ts_us BETWEEN ? AND ? ORDER BY s.ts_us");
     s.bind(1, *inst).bind(2, w.t0).bind(3, w.t1);  // this run's time only
     svg::Series r = line(t.uri, t.ordinal, false), sw = r;
@@ -178,10 +189,14 @@ void timeline(Database& db, int64_t run_id, const std::vector<Hint>& hints, std:
       session = h.column_int(0);
       load.series.push_back(line("load1 on " + h.column_text(1), 8, false));
     }
-    add_point(load.series.back(), w.x(h.column_int(2)), h.is_null(3) ? kNaN : h.column_double(3), 5);
+    add_point(load.series.back(), w.x(h.column_int(2)), h.is_null(3) ? kNaN : h.column_double(3),
+              5);
   }
-  out << "<h3>Timeline</h3>\n<p class=\"note\">One time axis for all panels; shaded bands show which "
-         "store" << (steps ? "" : " and phase") << " ran when. Writes (set) solid, reads (get) dashed; "
+  out << "<h3>Timeline</h3>\n<p class=\"note\">One time axis for all panels; shaded bands show "
+         "which "
+         "store"
+      << (steps ? "" : " and phase")
+      << " ran when. Writes (set) solid, reads (get) dashed; "
          "memory and swap from kvmon's samples of the store's process; a phase's last "
          "partial second (under 0.5 s) is not drawn"
       << (rss.series.empty() ? " (none here: kvmon did not watch the stores)" : "") << ".</p>\n";
@@ -197,7 +212,8 @@ void step_chart(Database& db, int64_t run_id, const std::string& scenario, std::
   std::map<std::pair<int64_t, int>, size_t> index;
   auto s = db.prepare(
       "SELECT s.step, s.target_id, s.store, s.write_req_per_s, s.read_req_per_s, t.ordinal "
-      "FROM step_summary s JOIN targets t USING (target_id) WHERE s.run_id = ? AND s.step IS NOT NULL "
+      "FROM step_summary s JOIN targets t USING (target_id) WHERE s.run_id = ? AND s.step IS NOT "
+      "NULL "
       "ORDER BY s.first_phase_id");
   s.bind(1, run_id);
   double lo = INFINITY, hi = 0;
@@ -241,10 +257,12 @@ void latency_charts(Database& db, int64_t run_id, bool steps, std::ostream& out)
   std::vector<Curve> curves;
   std::map<std::string, size_t> index;
   auto s = db.prepare(
-      "SELECT t.uri, t.ordinal, b.op, COALESCE(p.step, ''), b.upper_us, SUM(b.count), MIN(p.phase_id) "
+      "SELECT t.uri, t.ordinal, b.op, COALESCE(p.step, ''), b.upper_us, SUM(b.count), "
+      "MIN(p.phase_id) "
       "FROM latency_buckets b JOIN phases p USING (phase_id) JOIN targets t USING (target_id) "
       "WHERE p.run_id = ? AND b.timing = CASE WHEN p.rate IS NULL THEN 'sent' ELSE 'intended' END "
-      "GROUP BY t.target_id, b.op, p.step, b.upper_us ORDER BY t.ordinal, b.op DESC, MIN(p.phase_id)");
+      "GROUP BY t.target_id, b.op, p.step, b.upper_us ORDER BY t.ordinal, b.op DESC, "
+      "MIN(p.phase_id)");
   s.bind(1, run_id);
   std::map<std::string, int> step_color;
   while (s.step()) {
@@ -252,8 +270,9 @@ void latency_charts(Database& db, int64_t run_id, bool steps, std::ostream& out)
     std::string chart = steps ? uri + " " + op : op, name = steps ? step : uri;
     auto [it, fresh] = index.try_emplace(chart + "\n" + name, curves.size());
     if (fresh) {
-      int color = steps ? step_color.try_emplace(step, static_cast<int>(step_color.size())).first->second
-                        : static_cast<int>(s.column_int(1));
+      int color =
+          steps ? step_color.try_emplace(step, static_cast<int>(step_color.size())).first->second
+                : static_cast<int>(s.column_int(1));
       curves.push_back({chart, name, color, false, {}});
     }
     curves[it->second].buckets[s.column_double(4)] += s.column_int(5);
@@ -266,8 +285,9 @@ void latency_charts(Database& db, int64_t run_id, bool steps, std::ostream& out)
     if (fresh) {
       order.push_back(c.chart);
       std::string op = c.chart.substr(c.chart.rfind(' ') + 1);
-      ch.title = "Latency percentiles: " + (op == "set" ? std::string("writes") : std::string("reads")) + " (" +
-                 op + ")" + (steps ? " on " + c.chart.substr(0, c.chart.rfind(' ')) : "");
+      ch.title =
+          "Latency percentiles: " + (op == "set" ? std::string("writes") : std::string("reads")) +
+          " (" + op + ")" + (steps ? " on " + c.chart.substr(0, c.chart.rfind(' ')) : "");
       ch.height = 280;
       ch.x.label = "percentile (%), nines scale";
       ch.x.ticks = {{0, "0"}, {1, "90"}, {2, "99"}, {3, "99.9"}, {4, "99.99"}, {5, "99.999"}};
@@ -290,8 +310,10 @@ void latency_charts(Database& db, int64_t run_id, bool steps, std::ostream& out)
     ch.series.push_back(std::move(se));
   }
   out << "<h3>Latency percentiles</h3>\n<p class=\"note\">Whole phases"
-      << (steps ? ", one curve per step" : ", all phases of an op combined") << " (warm-up left out); x: "
-         "0 → p0, 90 → p90, 99 → p99 … each step one more nine; a curve ends at the slowest request. "
+      << (steps ? ", one curve per step" : ", all phases of an op combined")
+      << " (warm-up left out); x: "
+         "0 → p0, 90 → p90, 99 → p99 … each step one more nine; a curve ends at the slowest "
+         "request. "
          "Latency from the actual send (rate mode: from the intended send time).</p>\n";
   if (order.empty()) out << "<p class=\"note\">no latency histograms in this run</p>\n";
   for (auto& name : order) {
@@ -314,12 +336,14 @@ void html_table(const ReportTable& t, std::ostream& out) {
     for (size_t c = 0; c < row.size() && c < numeric.size(); ++c)
       if (!row[c].value && row[c].text != "-") numeric[c] = false;
   for (size_t c = 0; c < t.header.size(); ++c)
-    out << "<th" << (numeric[c] && !t.rows.empty() ? " class=\"n\"" : "") << ">" << escape_xml(t.header[c]) << "</th>";
+    out << "<th" << (numeric[c] && !t.rows.empty() ? " class=\"n\"" : "") << ">"
+        << escape_xml(t.header[c]) << "</th>";
   out << "</tr>\n";
   for (const auto& row : t.rows) {
     out << "<tr>";
     for (size_t c = 0; c < row.size(); ++c)
-      out << "<td" << (c < numeric.size() && numeric[c] ? " class=\"n\"" : "") << ">" << escape_xml(row[c].text) << "</td>";
+      out << "<td" << (c < numeric.size() && numeric[c] ? " class=\"n\"" : "") << ">"
+          << escape_xml(row[c].text) << "</td>";
     out << "</tr>\n";
   }
   out << "</table>\n";
@@ -328,29 +352,36 @@ void html_table(const ReportTable& t, std::ostream& out) {
 
 void run_section(Database& db, int64_t run_id, std::ostream& out) {
   auto r = db.prepare(
-      "SELECT name, status, started_ts_us, ended_ts_us, client_host, command_line, scenario, scale, error "
+      "SELECT name, status, started_ts_us, ended_ts_us, client_host, command_line, scenario, "
+      "scale, error "
       "FROM runs WHERE run_id = ?");
   r.bind(1, run_id);
   r.step();
   std::string scenario = r.is_null(6) ? "" : r.column_text(6);
-  out << "<h2>Run " << run_id << (r.is_null(0) ? "" : " “" + escape_xml(r.column_text(0)) + "”") << "</h2>\n"
-      << "<p class=\"meta\">" << escape_xml(r.column_text(1)) << ", started " << escape_xml(format_ts_us(r.column_int(2)));
+  out << "<h2>Run " << run_id << (r.is_null(0) ? "" : " “" + escape_xml(r.column_text(0)) + "”")
+      << "</h2>\n"
+      << "<p class=\"meta\">" << escape_xml(r.column_text(1)) << ", started "
+      << escape_xml(format_ts_us(r.column_int(2)));
   if (!r.is_null(3))
-    out << ", " << fmt_fixed(static_cast<double>(r.column_int(3) - r.column_int(2)) / 1e6, 1) << " s";
+    out << ", " << fmt_fixed(static_cast<double>(r.column_int(3) - r.column_int(2)) / 1e6, 1)
+        << " s";
   out << " on " << escape_xml(r.column_text(4));
-  if (!scenario.empty()) out << "; scenario " << escape_xml(scenario) << " at scale " << r.column_double(7);
+  if (!scenario.empty())
+    out << "; scenario " << escape_xml(scenario) << " at scale " << r.column_double(7);
   out << "<br><code>" << escape_xml(r.column_text(5)) << "</code></p>\n";
   if (!r.is_null(8)) out << "<p class=\"meta\">error: " << escape_xml(r.column_text(8)) << "</p>\n";
 
   auto hints = compute_hints(db, run_id);
   if (hints.empty()) {
-    out << "<p class=\"ok\">No hints: no throughput cliff between steps (&gt; 5x), no swap onset, no "
+    out << "<p class=\"ok\">No hints: no throughput cliff between steps (&gt; 5x), no swap onset, "
+           "no "
            "client-bound seconds (&gt; 90 % of a core), no failures after clean seconds.</p>\n";
   } else {
     out << "<div class=\"hints\"><b>Hints</b><ul>\n";
     for (const auto& h : hints)
-      out << "<li><b>" << escape_xml(h.kind) << "</b>" << (h.store.empty() ? "" : " " + escape_xml(h.store))
-          << ": " << escape_xml(h.message) << " <span class=\"rule\">(rule: " << escape_xml(h.rule) << ")</span></li>\n";
+      out << "<li><b>" << escape_xml(h.kind) << "</b>"
+          << (h.store.empty() ? "" : " " + escape_xml(h.store)) << ": " << escape_xml(h.message)
+          << " <span class=\"rule\">(rule: " << escape_xml(h.rule) << ")</span></li>\n";
     out << "</ul></div>\n";
   }
   auto tables = run_tables(db, run_id);
@@ -363,8 +394,10 @@ void run_section(Database& db, int64_t run_id, std::ostream& out) {
   for (const auto& t : tables)
     if (t.name != "steps") {
       bool fold = t.rows.size() > 16;  // long per-phase tables: folded, the charts come first
-      out << (fold ? "<details><summary class=\"note\"><b>" : "<p class=\"note\"><b>") << escape_xml(t.title)
-          << (fold ? " (" + std::to_string(t.rows.size()) + " rows)</b></summary>\n" : "</b></p>\n");
+      out << (fold ? "<details><summary class=\"note\"><b>" : "<p class=\"note\"><b>")
+          << escape_xml(t.title)
+          << (fold ? " (" + std::to_string(t.rows.size()) + " rows)</b></summary>\n"
+                   : "</b></p>\n");
       html_table(t, out);
       if (fold) out << "</details>\n";
     }
@@ -374,10 +407,12 @@ void run_section(Database& db, int64_t run_id, std::ostream& out) {
 
 void write_html_report(Database& db, const std::vector<int64_t>& run_ids, std::ostream& out) {
   auto runs = report_runs(db, run_ids);
-  out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>kvbench report: "
+  out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>kvbench "
+         "report: "
       << escape_xml(db.path()) << "</title>\n<style>" << kStyle << "</style></head><body>\n"
-      << "<h1>kvbench report</h1>\n<p class=\"meta\">" << escape_xml(db.path()) << " · " << runs.size()
-      << (runs.size() == 1 ? " run" : " runs") << " · kvdrive " << escape_xml(version()) << "</p>\n";
+      << "<h1>kvbench report</h1>\n<p class=\"meta\">" << escape_xml(db.path()) << " · "
+      << runs.size() << (runs.size() == 1 ? " run" : " runs") << " · kvdrive "
+      << escape_xml(version()) << "</p>\n";
   if (runs.empty()) out << "<p>This file holds no runs yet.</p>\n";
   for (int64_t id : runs) run_section(db, id, out);
   if (run_ids.size() >= 2) {

@@ -20,7 +20,9 @@ void print_run_header(Statement& r, std::ostream& out) {
   out << "run " << r.column_int(0);
   if (!r.is_null(1)) out << " \"" << r.column_text(1) << "\"";
   out << ": " << r.column_text(3) << ", started " << format_ts_us(r.column_int(2));
-  if (!r.is_null(4)) out << ", " << fmt_fixed(static_cast<double>(r.column_int(4) - r.column_int(2)) / 1e6, 1) << " s";
+  if (!r.is_null(4))
+    out << ", " << fmt_fixed(static_cast<double>(r.column_int(4) - r.column_int(2)) / 1e6, 1)
+        << " s";
   out << " on " << r.column_text(5) << "\n";
   if (!r.is_null(6)) out << "  error: " << r.column_text(6) << "\n";
 }
@@ -93,7 +95,8 @@ void print_group_json(Database& db, const std::string& group, int processes,
       "SELECT store, kind, op, processes, ops, wall_seconds, req_per_s, failed FROM group_summary "
       "WHERE run_group = ? ORDER BY store, kind = 'load' DESC, op DESC");
   s.bind(1, group);
-  const char* names[] = {"store", "phase", "op", "processes", "ops", "wall_seconds", "req_per_s", "failed"};
+  const char* names[] = {"store", "phase",        "op",        "processes",
+                         "ops",   "wall_seconds", "req_per_s", "failed"};
   while (s.step()) {
     nlohmann::ordered_json row;
     for (int c = 0; c < 8; ++c)
@@ -106,22 +109,26 @@ void print_group_json(Database& db, const std::string& group, int processes,
 void print_run_json(Database& db, int64_t run_id, std::ostream& out) {
   auto r = db.prepare("SELECT status, started_ts_us, ended_ts_us, name FROM runs WHERE run_id = ?");
   r.bind(1, run_id);
-  if (!r.step()) throw std::invalid_argument("no run " + std::to_string(run_id) + " in " + db.path());
+  if (!r.step())
+    throw std::invalid_argument("no run " + std::to_string(run_id) + " in " + db.path());
   nlohmann::ordered_json run;
   run["run_id"] = run_id;
   run["status"] = r.column_text(0);
-  run["name"] = r.is_null(3) ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(r.column_text(3));
+  run["name"] =
+      r.is_null(3) ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(r.column_text(3));
   run["started_ts_us"] = r.column_int(1);
-  run["ended_ts_us"] = r.is_null(2) ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(r.column_int(2));
+  run["ended_ts_us"] =
+      r.is_null(2) ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(r.column_int(2));
   auto& phases = run["phases"] = nlohmann::ordered_json::array();
   auto p = db.prepare(
       "SELECT store, protocol, phase, op, ops, seconds, req_per_s, mib_per_s, lat_mean_us, "
       "lat_p50_us, lat_p99_us, lat_max_us, hits, misses, errors, timeouts, wrong, late, status "
       "FROM phase_summary WHERE run_id = ? ORDER BY phase_id, op DESC");
   p.bind(1, run_id);
-  const char* names[] = {"store", "protocol", "phase", "op", "ops", "seconds", "req_per_s",
-                         "mib_per_s", "mean_us", "p50_us", "p99_us", "max_us", "hits", "misses",
-                         "errors", "timeouts", "wrong", "late", "status"};
+  const char* names[] = {"store",    "protocol",  "phase",     "op",      "ops",
+                         "seconds",  "req_per_s", "mib_per_s", "mean_us", "p50_us",
+                         "p99_us",   "max_us",    "hits",      "misses",  "errors",
+                         "timeouts", "wrong",     "late",      "status"};
   while (p.step()) {
     nlohmann::ordered_json phase;
     for (int c = 0; c < 19; ++c) {
@@ -198,7 +205,8 @@ void print_report(Database& db, const std::vector<int64_t>& run_ids, ReportForma
 }
 
 void print_report(Database& db, std::optional<int64_t> run_id, std::ostream& out) {
-  print_report(db, run_id ? std::vector<int64_t>{*run_id} : std::vector<int64_t>{}, ReportFormat::text, out);
+  print_report(db, run_id ? std::vector<int64_t>{*run_id} : std::vector<int64_t>{},
+               ReportFormat::text, out);
 }
 
 }  // namespace kv::drive

@@ -23,13 +23,15 @@ std::vector<Target> run_targets(Database& db, int64_t run_id) {
   std::vector<Target> out;
   auto s = db.prepare(
       "SELECT t.target_id, t.uri, t.protocol, MIN(p.started_ts_us), "
-      "       MAX(COALESCE(p.ended_ts_us, (SELECT MAX(d.ts_us + d.interval_us) FROM driver_seconds d "
+      "       MAX(COALESCE(p.ended_ts_us, (SELECT MAX(d.ts_us + d.interval_us) FROM driver_seconds "
+      "d "
       "                                    WHERE d.phase_id = p.phase_id), p.started_ts_us)) "
       "FROM targets t JOIN phases p USING (target_id) WHERE t.run_id = ? "
       "GROUP BY t.target_id ORDER BY t.ordinal");
   s.bind(1, run_id);
   while (s.step())
-    out.push_back({s.column_int(0), s.column_text(1), s.column_text(2), s.column_int(3), s.column_int(4)});
+    out.push_back(
+        {s.column_int(0), s.column_text(1), s.column_text(2), s.column_int(3), s.column_int(4)});
   return out;
 }
 
@@ -71,8 +73,9 @@ void cliff_hints(Database& db, int64_t run_id, std::vector<Hint>& out) {
   std::map<int64_t, Prev> prev;
   while (s.step()) {
     int64_t target = s.column_int(0);
-    Prev cur{s.column_text(2), {s.is_null(3) ? std::nan("") : s.column_double(3),
-                                s.is_null(4) ? std::nan("") : s.column_double(4)}};
+    Prev cur{s.column_text(2),
+             {s.is_null(3) ? std::nan("") : s.column_double(3),
+              s.is_null(4) ? std::nan("") : s.column_double(4)}};
     auto it = prev.find(target);
     if (it != prev.end()) {
       for (int op = 0; op < 2; ++op) {
@@ -81,7 +84,8 @@ void cliff_hints(Database& db, int64_t run_id, std::vector<Hint>& out) {
         std::string factor = b > 0 ? fmt_fixed(a / b, 1) + "x lower" : "none completed";
         out.push_back({"cliff", s.column_text(1),
                        std::string(op ? "reads" : "writes") + " fell from " + rate(a) + " at " +
-                           it->second.step + " to " + rate(b) + " at " + cur.step + " (" + factor + ")",
+                           it->second.step + " to " + rate(b) + " at " + cur.step + " (" + factor +
+                           ")",
                        "req/s drops more than 5x between adjacent steps", std::nullopt});
       }
     }
@@ -104,7 +108,8 @@ void swap_hints(Database& db, int64_t run_id, const std::vector<Target>& targets
     s.bind(1, *inst).bind(2, t.lo).bind(3, t.hi);
     if (!s.step()) continue;
     int64_t ts = s.column_int(0);
-    double before = target_rate(db, t.id, ts, std::nullopt), after = target_rate(db, t.id, std::nullopt, ts);
+    double before = target_rate(db, t.id, ts, std::nullopt),
+           after = target_rate(db, t.id, std::nullopt, ts);
     out.push_back({"swap_onset", t.uri,
                    "the store's swap rose above 0 at " + at(ts, start) + " (" +
                        fmt_int(static_cast<double>(s.column_int(1))) + " KiB); " + rate(before) +
@@ -135,10 +140,12 @@ void client_hints(Database& db, int64_t run_id, const std::vector<Target>& targe
   if (any) return;
   auto e = db.prepare(
       "SELECT COUNT(*), MIN(ts_us), (SELECT message FROM events WHERE run_id = ?1 AND "
-      "kind = 'client_bound' ORDER BY ts_us LIMIT 1) FROM events WHERE run_id = ?1 AND kind = 'client_bound'");
+      "kind = 'client_bound' ORDER BY ts_us LIMIT 1) FROM events WHERE run_id = ?1 AND kind = "
+      "'client_bound'");
   e.bind(1, run_id);
   if (e.step() && e.column_int(0) > 0)
-    out.push_back({"client_bound", "", e.column_text(2), "a client_bound event of the run", e.column_int(1)});
+    out.push_back(
+        {"client_bound", "", e.column_text(2), "a client_bound event of the run", e.column_int(1)});
 }
 
 void failure_hints(Database& db, int64_t run_id, const std::vector<Target>& targets,
@@ -163,14 +170,15 @@ void failure_hints(Database& db, int64_t run_id, const std::vector<Target>& targ
     if (first_bad) {
       out.push_back({"store_failed", t.uri,
                      "requests began to fail at " + at(*first_bad, start) + " after " +
-                         fmt_int(static_cast<double>(clean)) + " clean seconds: " +
-                         fmt_int(static_cast<double>(errors)) + " errors, " +
+                         fmt_int(static_cast<double>(clean)) +
+                         " clean seconds: " + fmt_int(static_cast<double>(errors)) + " errors, " +
                          fmt_int(static_cast<double>(timeouts)) + " timeouts from then on",
                      "a second with errors + timeouts > 0 after seconds without", first_bad});
       continue;
     }
-    auto p = db.prepare("SELECT name, ended_ts_us FROM phases WHERE target_id = ? AND status = 'failed' "
-                        "ORDER BY ordinal LIMIT 1");
+    auto p = db.prepare(
+        "SELECT name, ended_ts_us FROM phases WHERE target_id = ? AND status = 'failed' "
+        "ORDER BY ordinal LIMIT 1");
     p.bind(1, t.id);
     if (p.step())
       out.push_back({"store_failed", t.uri, "phase " + p.column_text(0) + " failed",
@@ -180,8 +188,10 @@ void failure_hints(Database& db, int64_t run_id, const std::vector<Target>& targ
   auto r = db.prepare("SELECT error, ended_ts_us FROM runs WHERE run_id = ? AND status = 'failed'");
   r.bind(1, run_id);
   if (r.step())
-    out.push_back({"store_failed", "", "the run failed" + (r.is_null(0) ? "" : ": " + r.column_text(0)),
-                   "run status failed", r.is_null(1) ? std::nullopt : std::optional<int64_t>(r.column_int(1))});
+    out.push_back({"store_failed", "",
+                   "the run failed" + (r.is_null(0) ? "" : ": " + r.column_text(0)),
+                   "run status failed",
+                   r.is_null(1) ? std::nullopt : std::optional<int64_t>(r.column_int(1))});
 }
 
 }  // namespace
@@ -200,7 +210,8 @@ std::optional<int64_t> store_instance(Database& db, int64_t target_id) {
     auto s = db.prepare(
         "SELECT i.instance_id, (SELECT COUNT(*) FROM process_samples s WHERE s.instance_id = "
         "i.instance_id AND s.ts_us BETWEEN ?3 AND ?4) AS n FROM process_instances i "
-        "WHERE i.parent_instance_id IS NULL AND (CASE WHEN ?5 THEN i.pid = ?1 ELSE i.name = ?2 END) "
+        "WHERE i.parent_instance_id IS NULL AND (CASE WHEN ?5 THEN i.pid = ?1 ELSE i.name = ?2 "
+        "END) "
         "ORDER BY n DESC, i.instance_id DESC LIMIT 1");
     s.bind(1, pid.value_or(-1)).bind(2, name).bind(3, t.column_int(1)).bind(4, t.column_int(2));
     s.bind(5, by_pid ? 1 : 0);

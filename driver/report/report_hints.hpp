@@ -24,10 +24,10 @@
 namespace kv::drive {
 
 struct Hint {
-  std::string kind;     // cliff, swap_onset, client_bound, store_failed
-  std::string store;    // the target's uri; empty for run-wide hints
-  std::string message;  // a sentence for people, with the numbers
-  std::string rule;     // the rule that fired, in words
+  std::string kind;              // cliff, swap_onset, client_bound, store_failed
+  std::string store;             // the target's uri; empty for run-wide hints
+  std::string message;           // a sentence for people, with the numbers
+  std::string rule;              // the rule that fired, in words
   std::optional<int64_t> ts_us;  // when, if the hint is about a moment
 };
 

@@ -12,9 +12,13 @@
 namespace kv::drive {
 namespace {
 
-double opt(const Statement& s, int col) { return s.is_null(col) ? std::nan("") : s.column_double(col); }
+double opt(const Statement& s, int col) {
+  return s.is_null(col) ? std::nan("") : s.column_double(col);
+}
 
-std::optional<double> raw(double v) { return std::isnan(v) ? std::nullopt : std::optional<double>(v); }
+std::optional<double> raw(double v) {
+  return std::isnan(v) ? std::nullopt : std::optional<double>(v);
+}
 ReportCell text(std::string s) { return {std::move(s), std::nullopt}; }
 ReportCell count(double v) { return {fmt_int(v), raw(v)}; }
 // A value stored in µs, shown in ms.
@@ -22,13 +26,21 @@ ReportCell ms(double us) { return {fmt_fixed(us / 1000, 3), raw(us)}; }
 ReportCell fixed(double v, int decimals) { return {fmt_fixed(v, decimals), raw(v)}; }
 
 void add_steps(Database& db, int64_t run_id, std::vector<ReportTable>& out) {
-  ReportTable machine{"steps", "per step and store", {}, {"step", "store", "protocol", "write_req_per_s",
-      "read_req_per_s", "write_mib_per_s", "read_mib_per_s", "write_p99_us", "read_p99_us", "errors"}, {}, {}, {}};
+  ReportTable machine{
+      "steps",
+      "per step and store",
+      {},
+      {"step", "store", "protocol", "write_req_per_s", "read_req_per_s", "write_mib_per_s",
+       "read_mib_per_s", "write_p99_us", "read_p99_us", "errors"},
+      {},
+      {},
+      {}};
   machine.header = machine.keys;
   std::vector<std::string> stores, steps;
   std::map<std::pair<std::string, std::string>, std::array<double, 5>> cells;
   auto s = db.prepare(
-      "SELECT step, store, protocol, write_req_per_s, read_req_per_s, write_mib_per_s, read_mib_per_s, "
+      "SELECT step, store, protocol, write_req_per_s, read_req_per_s, write_mib_per_s, "
+      "read_mib_per_s, "
       "write_p99_us, read_p99_us, errors FROM step_summary WHERE run_id = ? AND step IS NOT NULL "
       "ORDER BY first_phase_id");
   s.bind(1, run_id);
@@ -51,10 +63,10 @@ void add_steps(Database& db, int64_t run_id, std::vector<ReportTable>& out) {
     n.append(num).append("] ");
     k.append(num).append("_");
     pivot.notes_before.push_back(n + stores[i]);
-    pivot.header.insert(pivot.header.end(),
-                        {n + "write/s", n + "read/s", n + "w p99 ms", n + "r p99 ms", n + "errors"});
-    pivot.keys.insert(pivot.keys.end(), {k + "write_req_per_s", k + "read_req_per_s", k + "write_p99_us",
-                                         k + "read_p99_us", k + "errors"});
+    pivot.header.insert(pivot.header.end(), {n + "write/s", n + "read/s", n + "w p99 ms",
+                                             n + "r p99 ms", n + "errors"});
+    pivot.keys.insert(pivot.keys.end(), {k + "write_req_per_s", k + "read_req_per_s",
+                                         k + "write_p99_us", k + "read_p99_us", k + "errors"});
   }
   for (const auto& step : steps) {
     std::vector<ReportCell> row{text(step)};
@@ -86,11 +98,13 @@ struct StoreRow {
 
 std::vector<StoreRow> store_rows(Database& db, int64_t run_id) {
   std::vector<StoreRow> out;
-  auto s = db.prepare("SELECT store, protocol, write_req_per_s, read_req_per_s, write_p99_us, "
-                      "read_p99_us FROM store_summary WHERE run_id = ? ORDER BY target_id");
+  auto s = db.prepare(
+      "SELECT store, protocol, write_req_per_s, read_req_per_s, write_p99_us, "
+      "read_p99_us FROM store_summary WHERE run_id = ? ORDER BY target_id");
   s.bind(1, run_id);
   while (s.step())
-    out.push_back({s.column_text(0), s.column_text(1), {opt(s, 2), opt(s, 3), opt(s, 4), opt(s, 5)}});
+    out.push_back(
+        {s.column_text(0), s.column_text(1), {opt(s, 2), opt(s, 3), opt(s, 4), opt(s, 5)}});
   return out;
 }
 
@@ -100,12 +114,15 @@ std::vector<StoreRow> store_rows(Database& db, int64_t run_id) {
 // peak RSS, swap and CPU seconds, beside kvdrive's own CPU (the parallel-writers study's
 // client-vs-server CPU). Left out when kvmon did not watch the run.
 void add_server_side(Database& db, int64_t run_id, std::vector<ReportTable>& out) {
-  ReportTable t{"server", "server side, per phase (kvmon)",
+  ReportTable t{"server",
+                "server side, per phase (kvmon)",
                 {"store", "phase", "load1", "load5", "load15", "peak RSS MiB", "peak swap MiB",
                  "store CPU s", "client user s", "client sys s"},
                 {"store", "phase", "load1", "load5", "load15", "peak_rss_kib", "peak_swap_kib",
                  "store_cpu_s", "client_cpu_user_s", "client_cpu_system_s"},
-                {}, {}, {}};
+                {},
+                {},
+                {}};
   auto s = db.prepare(
       "SELECT store, phase, MAX(load1), MAX(load5), MAX(load15), MAX(peak_rss_kib), "
       "MAX(peak_swap_kib), MAX(store_cpu_s), MAX(client_cpu_user_s), MAX(client_cpu_system_s) "
@@ -120,8 +137,8 @@ void add_server_side(Database& db, int64_t run_id, std::vector<ReportTable>& out
                         std::isnan(v) ? std::nullopt : std::optional<double>(v)};
     };
     t.rows.push_back({text(s.column_text(0)), text(s.column_text(1)), fixed(opt(s, 2), 2),
-                      fixed(opt(s, 3), 2), fixed(opt(s, 4), 2), mib(5), mib(6),
-                      fixed(opt(s, 7), 2), fixed(opt(s, 8), 2), fixed(opt(s, 9), 2)});
+                      fixed(opt(s, 3), 2), fixed(opt(s, 4), 2), mib(5), mib(6), fixed(opt(s, 7), 2),
+                      fixed(opt(s, 8), 2), fixed(opt(s, 9), 2)});
   }
   if (any) out.push_back(std::move(t));
 }
@@ -134,15 +151,20 @@ std::vector<ReportTable> run_tables(Database& db, int64_t run_id) {
   // the run had a mixed phase).
   bool any_mixed = false;
   {
-    auto m = db.prepare("SELECT COUNT(*) FROM store_summary WHERE run_id = ? AND "
-                        "mixed_req_per_s IS NOT NULL");
+    auto m = db.prepare(
+        "SELECT COUNT(*) FROM store_summary WHERE run_id = ? AND "
+        "mixed_req_per_s IS NOT NULL");
     m.bind(1, run_id);
     any_mixed = m.step() && m.column_int(0) > 0;
   }
-  ReportTable stores{"stores", "per store",
-                     {"store", "write req/s", "read req/s", "write p99 ms", "read p99 ms", "errors"},
-                     {"store", "write_req_per_s", "read_req_per_s", "write_p99_us", "read_p99_us", "errors"},
-                     {}, {}, {}};
+  ReportTable stores{
+      "stores",
+      "per store",
+      {"store", "write req/s", "read req/s", "write p99 ms", "read p99 ms", "errors"},
+      {"store", "write_req_per_s", "read_req_per_s", "write_p99_us", "read_p99_us", "errors"},
+      {},
+      {},
+      {}};
   if (any_mixed) {
     stores.header.insert(stores.header.begin() + 3, "mixed req/s");
     stores.keys.insert(stores.keys.begin() + 3, "mixed_req_per_s");
@@ -154,8 +176,8 @@ std::vector<ReportTable> run_tables(Database& db, int64_t run_id) {
       "mixed_req_per_s, mixed_p99_us FROM store_summary WHERE run_id = ? ORDER BY target_id");
   s.bind(1, run_id);
   while (s.step()) {
-    std::vector<ReportCell> row{text(s.column_text(0)), count(opt(s, 1)), count(opt(s, 2)), ms(opt(s, 3)),
-                          ms(opt(s, 4)), count(opt(s, 5))};
+    std::vector<ReportCell> row{text(s.column_text(0)), count(opt(s, 1)), count(opt(s, 2)),
+                                ms(opt(s, 3)),          ms(opt(s, 4)),    count(opt(s, 5))};
     if (any_mixed) {
       row.insert(row.begin() + 3, count(opt(s, 6)));
       row.insert(row.begin() + 6, ms(opt(s, 7)));
@@ -164,14 +186,17 @@ std::vector<ReportTable> run_tables(Database& db, int64_t run_id) {
   }
   if (stores.rows.empty()) return out;
   out.push_back(std::move(stores));
-  ReportTable phases{"phases", "per phase and op",
-                     {"store", "phase", "op", "requests", "seconds", "req/s", "failed/s", "MiB/s",
-                      "mean ms", "p50 ms", "p99 ms", "max ms", "hits", "misses", "errors", "timeouts",
-                      "wrong", "status"},
-                     {"store", "phase", "op", "ops", "seconds", "req_per_s", "failed_per_s", "mib_per_s",
-                      "lat_mean_us", "lat_p50_us", "lat_p99_us", "lat_max_us", "hits", "misses",
-                      "errors", "timeouts", "wrong", "status"},
-                     {}, {}, {}};
+  ReportTable phases{
+      "phases",
+      "per phase and op",
+      {"store", "phase", "op", "requests", "seconds", "req/s", "failed/s", "MiB/s", "mean ms",
+       "p50 ms", "p99 ms", "max ms", "hits", "misses", "errors", "timeouts", "wrong", "status"},
+      {"store", "phase", "op", "ops", "seconds", "req_per_s", "failed_per_s", "mib_per_s",
+       "lat_mean_us", "lat_p50_us", "lat_p99_us", "lat_max_us", "hits", "misses", "errors",
+       "timeouts", "wrong", "status"},
+      {},
+      {},
+      {}};
   auto p = db.prepare(
       "SELECT store, phase, op, ops, seconds, req_per_s, mib_per_s, lat_mean_us, lat_p50_us, "
       "lat_p99_us, lat_max_us, hits, misses, errors, timeouts, wrong, status, failed_per_s "
@@ -180,12 +205,11 @@ std::vector<ReportTable> run_tables(Database& db, int64_t run_id) {
   while (p.step()) {
     bool get = p.column_text(2) == "get";
     auto get_only = [&](int col) { return get ? count(opt(p, col)) : text("-"); };
-    phases.rows.push_back({text(p.column_text(0)), text(p.column_text(1)), text(p.column_text(2)),
-                           count(opt(p, 3)), fixed(opt(p, 4), 1), count(opt(p, 5)), count(opt(p, 17)),
-                           fixed(opt(p, 6), 2),
-                           ms(opt(p, 7)), ms(opt(p, 8)), ms(opt(p, 9)), ms(opt(p, 10)), get_only(11),
-                           get_only(12), count(opt(p, 13)), count(opt(p, 14)), get_only(15),
-                           text(p.column_text(16))});
+    phases.rows.push_back(
+        {text(p.column_text(0)), text(p.column_text(1)), text(p.column_text(2)), count(opt(p, 3)),
+         fixed(opt(p, 4), 1), count(opt(p, 5)), count(opt(p, 17)), fixed(opt(p, 6), 2),
+         ms(opt(p, 7)), ms(opt(p, 8)), ms(opt(p, 9)), ms(opt(p, 10)), get_only(11), get_only(12),
+         count(opt(p, 13)), count(opt(p, 14)), get_only(15), text(p.column_text(16))});
   }
   out.push_back(std::move(phases));
   add_server_side(db, run_id, out);
@@ -200,13 +224,17 @@ std::vector<ReportTable> comparison_tables(Database& db, const std::vector<int64
   const char* ops[] = {"write", "read"};
   for (size_t r = 1; r < run_ids.size(); ++r) {
     const std::string b = std::to_string(run_ids[r]);
-    ReportTable t{"comparison", "run " + b + " against run " + a,
+    ReportTable t{"comparison",
+                  "run " + b + " against run " + a,
                   {"store", "op", "run " + a + " req/s", "run " + b + " req/s", "ratio",
                    "run " + a + " p99 ms", "run " + b + " p99 ms", "p99 ratio"},
                   {"store", "op", "base_req_per_s", "req_per_s", "req_per_s_ratio", "base_p99_us",
                    "p99_us", "p99_ratio"},
-                  {}, {}, {}};
-    t.notes_before.push_back("run " + b + " / run " + a + ", stores matched by protocol and position:");
+                  {},
+                  {},
+                  {}};
+    t.notes_before.push_back("run " + b + " / run " + a +
+                             ", stores matched by protocol and position:");
     auto other = store_rows(db, run_ids[r]);
     std::map<std::string, int> seen_a, seen_b;
     std::vector<std::pair<std::string, int>> pos_b;
@@ -218,12 +246,14 @@ std::vector<ReportTable> comparison_tables(Database& db, const std::vector<int64
         if (pos_b[i] == std::pair{row.protocol, pos}) match = &other[i];
       for (int op = 0; op < 2; ++op) {
         double ra = row.v[op], pa = row.v[op + 2];
-        double rb = match ? match->v[op] : std::nan(""), pb = match ? match->v[op + 2] : std::nan("");
+        double rb = match ? match->v[op] : std::nan(""),
+               pb = match ? match->v[op + 2] : std::nan("");
         if (std::isnan(ra) && std::isnan(rb)) continue;
         std::string name = row.store;
         if (match && match->store != row.store) name += " / " + match->store;
-        t.rows.push_back({text(name), text(ops[op]), count(ra), count(rb), fixed(ra > 0 ? rb / ra : std::nan(""), 2),
-                          ms(pa), ms(pb), fixed(pa > 0 ? pb / pa : std::nan(""), 2)});
+        t.rows.push_back({text(name), text(ops[op]), count(ra), count(rb),
+                          fixed(ra > 0 ? rb / ra : std::nan(""), 2), ms(pa), ms(pb),
+                          fixed(pa > 0 ? pb / pa : std::nan(""), 2)});
       }
     }
     out.push_back(std::move(t));

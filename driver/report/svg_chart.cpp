@@ -37,7 +37,8 @@ struct Mapped {
   Scale scale;
   std::vector<std::pair<double, std::string>> ticks;
   double frac(double v) const {
-    if (scale == Scale::log) return (std::log10(v) - std::log10(lo)) / (std::log10(hi) - std::log10(lo));
+    if (scale == Scale::log)
+      return (std::log10(v) - std::log10(lo)) / (std::log10(hi) - std::log10(lo));
     return (v - lo) / (hi - lo);
   }
 };
@@ -48,7 +49,8 @@ Mapped map_axis(const Axis& a, Range data) {
     m.scale = Scale::linear;
     m.lo = -0.5;
     m.hi = static_cast<double>(a.categories.size()) - 0.5;
-    for (size_t i = 0; i < a.categories.size(); ++i) m.ticks.emplace_back(static_cast<double>(i), a.categories[i]);
+    for (size_t i = 0; i < a.categories.size(); ++i)
+      m.ticks.emplace_back(static_cast<double>(i), a.categories[i]);
     return m;
   }
   for (const auto& t : a.ticks) data.add(t.first);
@@ -69,7 +71,8 @@ Mapped map_axis(const Axis& a, Range data) {
     m.lo = a.min ? *a.min : std::min(data.lo, std::floor(data.lo / step) * step);
     m.hi = a.max ? *a.max : std::max(data.hi, std::ceil(data.hi / step - 1e-9) * step);
     for (double v : nice_ticks(m.lo, m.hi))
-      if (v >= m.lo - 1e-9 * step && v <= m.hi + 1e-9 * step) m.ticks.emplace_back(v, tick_label(v));
+      if (v >= m.lo - 1e-9 * step && v <= m.hi + 1e-9 * step)
+        m.ticks.emplace_back(v, tick_label(v));
   }
   if (!a.ticks.empty()) m.ticks = a.ticks;
   return m;
@@ -86,7 +89,8 @@ const char* palette(int i) {
 
 std::string sequential(double f) {
   // A few stops of viridis, interpolated linearly.
-  static const double stops[][3] = {{68, 1, 84}, {59, 82, 139}, {33, 145, 140}, {94, 201, 98}, {220, 200, 30}};
+  static const double stops[][3] = {
+      {68, 1, 84}, {59, 82, 139}, {33, 145, 140}, {94, 201, 98}, {220, 200, 30}};
   f = std::clamp(std::isfinite(f) ? f : 0.0, 0.0, 1.0) * 4;
   int i = std::min(3, static_cast<int>(f));
   double t = f - static_cast<double>(i);
@@ -103,12 +107,23 @@ std::string escape_xml(std::string_view s) {
   out.reserve(s.size());
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -154,9 +169,16 @@ std::string tick_label(double v) {
   if (v == 0) return "0";
   double a = std::fabs(v);
   const char* suffix = "";
-  if (a >= 1e9) { v /= 1e9; suffix = "G"; }
-  else if (a >= 1e6) { v /= 1e6; suffix = "M"; }
-  else if (a >= 1e3) { v /= 1e3; suffix = "k"; }
+  if (a >= 1e9) {
+    v /= 1e9;
+    suffix = "G";
+  } else if (a >= 1e6) {
+    v /= 1e6;
+    suffix = "M";
+  } else if (a >= 1e3) {
+    v /= 1e3;
+    suffix = "k";
+  }
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.3g%s", v, suffix);
   return buf;
@@ -203,49 +225,53 @@ std::string render(const Chart& c) {
   o << "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" viewBox=\"0 0 " << num(W) << " "
     << num(H) << "\" width=\"" << num(W) << "\" height=\"" << num(H)
     << "\" font-family=\"sans-serif\" font-size=\"12\">\n";
-  o << "<rect x=\"0\" y=\"0\" width=\"" << num(W) << "\" height=\"" << num(H) << "\" fill=\"#fff\"/>\n";
-  o << "<text x=\"" << num(px0) << "\" y=\"18\" font-size=\"14\" font-weight=\"bold\" fill=\"#222\">"
-    << escape_xml(c.title) << "</text>\n";
+  o << "<rect x=\"0\" y=\"0\" width=\"" << num(W) << "\" height=\"" << num(H)
+    << "\" fill=\"#fff\"/>\n";
+  o << "<text x=\"" << num(px0)
+    << "\" y=\"18\" font-size=\"14\" font-weight=\"bold\" fill=\"#222\">" << escape_xml(c.title)
+    << "</text>\n";
   // Bands, then grid, then axes, then data on top.
   for (size_t i = 0; i < c.bands.size(); ++i) {
     const auto& b = c.bands[i];
     double x0 = X(b.x0), x1 = X(b.x1);
-    o << "<rect x=\"" << num(x0) << "\" y=\"" << num(py0) << "\" width=\"" << num(std::max(0.0, x1 - x0))
-      << "\" height=\"" << num(py1 - py0) << "\" fill=\"" << (i % 2 ? "#eef1f6" : "#f6f7fa") << "\"/>\n";
+    o << "<rect x=\"" << num(x0) << "\" y=\"" << num(py0) << "\" width=\""
+      << num(std::max(0.0, x1 - x0)) << "\" height=\"" << num(py1 - py0) << "\" fill=\""
+      << (i % 2 ? "#eef1f6" : "#f6f7fa") << "\"/>\n";
     if (x1 - x0 > kCharWidth * 0.9 * static_cast<double>(b.label.size()) + 4)
-      o << "<text x=\"" << num(x0 + 3) << "\" y=\"" << num(py0 + 11) << "\" font-size=\"10\" fill=\"#667\">"
-        << escape_xml(b.label) << "</text>\n";
+      o << "<text x=\"" << num(x0 + 3) << "\" y=\"" << num(py0 + 11)
+        << "\" font-size=\"10\" fill=\"#667\">" << escape_xml(b.label) << "</text>\n";
   }
   for (const auto& [v, label] : my.ticks) {
     if (!usable(v, my.scale)) continue;
     double y = Y(v);
-    o << "<line x1=\"" << num(px0) << "\" x2=\"" << num(px1) << "\" y1=\"" << num(y) << "\" y2=\"" << num(y)
-      << "\" stroke=\"#dde\" stroke-width=\"1\"/>\n";
-    o << "<text x=\"" << num(px0 - 6) << "\" y=\"" << num(y + 4) << "\" text-anchor=\"end\" fill=\"#333\">"
-      << escape_xml(label) << "</text>\n";
+    o << "<line x1=\"" << num(px0) << "\" x2=\"" << num(px1) << "\" y1=\"" << num(y) << "\" y2=\""
+      << num(y) << "\" stroke=\"#dde\" stroke-width=\"1\"/>\n";
+    o << "<text x=\"" << num(px0 - 6) << "\" y=\"" << num(y + 4)
+      << "\" text-anchor=\"end\" fill=\"#333\">" << escape_xml(label) << "</text>\n";
   }
   for (const auto& [v, label] : mx.ticks) {
     if (!usable(v, mx.scale)) continue;
     double x = X(v);
-    o << "<line x1=\"" << num(x) << "\" x2=\"" << num(x) << "\" y1=\"" << num(py1) << "\" y2=\"" << num(py1 + 5)
-      << "\" stroke=\"#555\"/>\n";
-    o << "<text x=\"" << num(x) << "\" y=\"" << num(py1 + 18) << "\" text-anchor=\"middle\" fill=\"#333\">"
-      << escape_xml(label) << "</text>\n";
+    o << "<line x1=\"" << num(x) << "\" x2=\"" << num(x) << "\" y1=\"" << num(py1) << "\" y2=\""
+      << num(py1 + 5) << "\" stroke=\"#555\"/>\n";
+    o << "<text x=\"" << num(x) << "\" y=\"" << num(py1 + 18)
+      << "\" text-anchor=\"middle\" fill=\"#333\">" << escape_xml(label) << "</text>\n";
   }
-  o << "<rect x=\"" << num(px0) << "\" y=\"" << num(py0) << "\" width=\"" << num(px1 - px0) << "\" height=\""
-    << num(py1 - py0) << "\" fill=\"none\" stroke=\"#888\"/>\n";
+  o << "<rect x=\"" << num(px0) << "\" y=\"" << num(py0) << "\" width=\"" << num(px1 - px0)
+    << "\" height=\"" << num(py1 - py0) << "\" fill=\"none\" stroke=\"#888\"/>\n";
   o << "<text x=\"" << num((px0 + px1) / 2) << "\" y=\"" << num(py1 + 36)
     << "\" text-anchor=\"middle\" fill=\"#222\">" << escape_xml(c.x.label) << "</text>\n";
   double ym = (py0 + py1) / 2;
-  o << "<text x=\"14\" y=\"" << num(ym) << "\" text-anchor=\"middle\" fill=\"#222\" transform=\"rotate(-90 14 "
-    << num(ym) << ")\">" << escape_xml(c.y.label) << "</text>\n";
+  o << "<text x=\"14\" y=\"" << num(ym)
+    << "\" text-anchor=\"middle\" fill=\"#222\" transform=\"rotate(-90 14 " << num(ym) << ")\">"
+    << escape_xml(c.y.label) << "</text>\n";
   for (const auto& m : c.markers) {
     if (!usable(m.x, mx.scale)) continue;
     double x = X(m.x);
-    o << "<line x1=\"" << num(x) << "\" x2=\"" << num(x) << "\" y1=\"" << num(py0) << "\" y2=\"" << num(py1)
-      << "\" stroke=\"#c00\" stroke-dasharray=\"3 3\"/>\n";
-    o << "<text x=\"" << num(x + 3) << "\" y=\"" << num(py0 + 24) << "\" font-size=\"10\" fill=\"#c00\">"
-      << escape_xml(m.label) << "</text>\n";
+    o << "<line x1=\"" << num(x) << "\" x2=\"" << num(x) << "\" y1=\"" << num(py0) << "\" y2=\""
+      << num(py1) << "\" stroke=\"#c00\" stroke-dasharray=\"3 3\"/>\n";
+    o << "<text x=\"" << num(x + 3) << "\" y=\"" << num(py0 + 24)
+      << "\" font-size=\"10\" fill=\"#c00\">" << escape_xml(m.label) << "</text>\n";
   }
   if (!any) {
     o << "<text class=\"nodata\" x=\"" << num((px0 + px1) / 2) << "\" y=\"" << num(ym)
@@ -253,7 +279,8 @@ std::string render(const Chart& c) {
   }
   for (size_t si = 0; si < c.series.size(); ++si) {
     const auto& s = c.series[si];
-    std::string color = !s.css_color.empty() ? s.css_color : palette(s.color >= 0 ? s.color : static_cast<int>(si));
+    std::string color =
+        !s.css_color.empty() ? s.css_color : palette(s.color >= 0 ? s.color : static_cast<int>(si));
     std::string dash = s.dashed ? " stroke-dasharray=\"6 4\"" : "";
     std::vector<std::pair<double, double>> segment, dots;
     auto flush = [&] {
@@ -268,19 +295,23 @@ std::string render(const Chart& c) {
       segment.clear();
     };
     for (const auto& [x, y] : s.points) {
-      if (usable(x, mx.scale) && usable(y, my.scale)) segment.emplace_back(X(x), Y(y));
-      else flush();  // a gap
+      if (usable(x, mx.scale) && usable(y, my.scale))
+        segment.emplace_back(X(x), Y(y));
+      else
+        flush();  // a gap
     }
     flush();
     for (auto [x, y] : dots)
-      o << "<circle cx=\"" << num(x) << "\" cy=\"" << num(y) << "\" r=\"2.8\" fill=\"" << color << "\"/>\n";
+      o << "<circle cx=\"" << num(x) << "\" cy=\"" << num(y) << "\" r=\"2.8\" fill=\"" << color
+        << "\"/>\n";
     if (c.legend) {
       auto [lx0, row] = legend_pos[si];
       double ly = c.height + 10 + row * kLegendRow;
-      o << "<line x1=\"" << num(lx0) << "\" x2=\"" << num(lx0 + 26) << "\" y1=\"" << num(ly - 4) << "\" y2=\""
-        << num(ly - 4) << "\" stroke=\"" << color << "\" stroke-width=\"2.5\"" << dash << "/>\n";
-      o << "<text x=\"" << num(lx0 + 32) << "\" y=\"" << num(ly) << "\" fill=\"#222\">" << escape_xml(s.name)
-        << "</text>\n";
+      o << "<line x1=\"" << num(lx0) << "\" x2=\"" << num(lx0 + 26) << "\" y1=\"" << num(ly - 4)
+        << "\" y2=\"" << num(ly - 4) << "\" stroke=\"" << color << "\" stroke-width=\"2.5\"" << dash
+        << "/>\n";
+      o << "<text x=\"" << num(lx0 + 32) << "\" y=\"" << num(ly) << "\" fill=\"#222\">"
+        << escape_xml(s.name) << "</text>\n";
     }
   }
   o << "</svg>\n";

@@ -31,10 +31,10 @@ struct Axis {
 struct Series {
   std::string name;
   std::vector<std::pair<double, double>> points;  // (x, y); a NaN y breaks the line
-  int color = -1;       // palette index; -1: the series' position
-  bool dashed = false;  // e.g. reads dashed, writes solid
-  bool markers = false; // a dot on every point (always on for single points)
-  std::string css_color; // overrides `color` when set, e.g. "#3b528b"
+  int color = -1;                                 // palette index; -1: the series' position
+  bool dashed = false;                            // e.g. reads dashed, writes solid
+  bool markers = false;   // a dot on every point (always on for single points)
+  std::string css_color;  // overrides `color` when set, e.g. "#3b528b"
 };
 
 // A shaded range of x with a label at the top (e.g. which store / phase ran then).

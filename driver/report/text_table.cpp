@@ -17,7 +17,8 @@ void TextTable::print(std::ostream& out) const {
   std::vector<size_t> width(header_.size());
   for (size_t c = 0; c < header_.size(); ++c) width[c] = header_[c].size();
   for (const auto& r : rows_)
-    for (size_t c = 0; c < r.size() && c < width.size(); ++c) width[c] = std::max(width[c], r[c].size());
+    for (size_t c = 0; c < r.size() && c < width.size(); ++c)
+      width[c] = std::max(width[c], r[c].size());
   // A column is right-aligned (header included) when every cell in it is a number.
   std::vector<bool> right(width.size(), !rows_.empty());
   right[0] = false;

@@ -6,10 +6,10 @@
 #include <optional>
 #include <string>
 
-#include "stats/interval_stats.hpp"
 #include "kvbench/sqlite.hpp"
-#include "store/stat_sample.hpp"
+#include "stats/interval_stats.hpp"
 #include "stats/second_report.hpp"
+#include "store/stat_sample.hpp"
 #include "store/target_uri.hpp"
 #include "workload/phase_plan.hpp"
 

@@ -20,13 +20,13 @@ const char* op_name(OpType op);
 // One completed request, as a worker measured it.
 struct RequestRecord {
   OpStatus status;
-  uint64_t latency_ns;      // from the intended send time in rate mode, else from the send
-  uint64_t sent_latency_ns; // from the actual send (equal to latency_ns outside rate mode)
+  uint64_t latency_ns;       // from the intended send time in rate mode, else from the send
+  uint64_t sent_latency_ns;  // from the actual send (equal to latency_ns outside rate mode)
   uint64_t bytes_out;
   uint64_t bytes_in;
-  bool wrong;               // a get whose value differed from what was written
-  bool late;                // rate mode: sent more than 1 ms behind its schedule
-  uint64_t slip_ns;         // rate mode: actual send - intended send (schedule slip); else 0
+  bool wrong;        // a get whose value differed from what was written
+  bool late;         // rate mode: sent more than 1 ms behind its schedule
+  uint64_t slip_ns;  // rate mode: actual send - intended send (schedule slip); else 0
 };
 
 struct OpStats {
@@ -54,12 +54,22 @@ struct OpStats {
     wrong += r.wrong;
     late += r.late;
     switch (r.status) {
-      case OpStatus::hit: ++hits; break;
-      case OpStatus::miss: ++misses; break;
-      case OpStatus::error: ++errors; break;
-      case OpStatus::timeout: ++timeouts; break;
-      case OpStatus::ok: break;
-      case OpStatus::interrupted: break;  // never recorded (worker.cpp drops them)
+      case OpStatus::hit:
+        ++hits;
+        break;
+      case OpStatus::miss:
+        ++misses;
+        break;
+      case OpStatus::error:
+        ++errors;
+        break;
+      case OpStatus::timeout:
+        ++timeouts;
+        break;
+      case OpStatus::ok:
+        break;
+      case OpStatus::interrupted:
+        break;  // never recorded (worker.cpp drops them)
     }
     latency.record(r.latency_ns);
     if (rate_mode) {

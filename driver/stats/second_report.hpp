@@ -33,11 +33,11 @@ struct SecondReport {
   int64_t interval_us = 0;  // its length: up to the next whole second, or to the phase's end
   bool warmup = false;      // inside the phase's warm-up: not part of its totals
   std::array<OpSecond, kOpTypes> by_op{};
-  double cpu_user_s = 0;    // kvdrive's CPU time in the interval, all threads
+  double cpu_user_s = 0;  // kvdrive's CPU time in the interval, all threads
   double cpu_system_s = 0;
   double busiest_thread_cpu = 0;  // the busiest worker's CPU less its spinning, fraction of a core
-  int64_t spin_us = 0;      // CPU the workers spent spinning for send times (rate mode)
-  int64_t clock_offset_us = 0;  // wall - monotonic at the collection (its change = slew)
+  int64_t spin_us = 0;            // CPU the workers spent spinning for send times (rate mode)
+  int64_t clock_offset_us = 0;    // wall - monotonic at the collection (its change = slew)
 
   const OpSecond& operator[](OpType op) const { return by_op[static_cast<size_t>(op)]; }
   uint64_t ops() const { return by_op[0].ops + by_op[1].ops; }

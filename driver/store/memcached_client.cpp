@@ -6,19 +6,17 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
-#include <unistd.h>
-
 #include <time.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <regex>
+#include <string>
+#include <vector>
 
 #include "kvbench/clock.hpp"
 #include "kvbench/protocol.hpp"
 #include "store/store_stats.hpp"
-
-#include <string>
-#include <vector>
 
 namespace kv::drive {
 namespace {
@@ -127,7 +125,8 @@ std::vector<int> connection_fds(const memcached_st* mc) {
     const memcached_instance_st* s = memcached_server_instance_by_position(mc, i);
     if (!s) continue;
     in_port_t local = memcached_server_srcport(s);
-    if (local != 0 && local != static_cast<in_port_t>(-1)) ends.emplace_back(local, memcached_server_port(s));
+    if (local != 0 && local != static_cast<in_port_t>(-1))
+      ends.emplace_back(local, memcached_server_port(s));
   }
   std::vector<int> fds;
   if (ends.empty()) return fds;
@@ -210,8 +209,8 @@ class MemcachedClient final : public StoreClient {
       auto port = static_cast<in_port_t>(s.port);
       memcached_return_t rc = memcached_server_add(mc.get(), s.host.c_str(), port);
       if (rc != MEMCACHED_SUCCESS)
-        return Error{"cannot add memcached server " + s.host + ":" + std::to_string(s.port) +
-                     ": " + clean_memcached_error(memcached_strerror(mc.get(), rc))};
+        return Error{"cannot add memcached server " + s.host + ":" + std::to_string(s.port) + ": " +
+                     clean_memcached_error(memcached_strerror(mc.get(), rc))};
     }
     // libmemcached connects lazily: ask every server for its version to know they are there.
     memcached_return_t rc = memcached_version(mc.get());
@@ -219,8 +218,9 @@ class MemcachedClient final : public StoreClient {
       std::string why = clean_memcached_error(memcached_last_error_message(mc.get()));
       if (spec_.binary_protocol &&
           (rc == MEMCACHED_TIMEOUT || memcached_last_error(mc.get()) == MEMCACHED_TIMEOUT))
-        why += " (no answer to a binary-protocol request: the server may not speak the binary "
-               "protocol; try the target without ?protocol=binary)";
+        why +=
+            " (no answer to a binary-protocol request: the server may not speak the binary "
+            "protocol; try the target without ?protocol=binary)";
       return Error{"cannot connect to memcached " + spec_.display + ": " + why};
     }
     // The result lives inside this object (not allocated by libmemcached): at the end of a
@@ -266,7 +266,8 @@ class MemcachedClient final : public StoreClient {
     }
     if (!is_end(rc)) return failed(rc);
     if (status == OpStatus::miss) {
-      if (memcached_return_t err = error_during_mget(); err != MEMCACHED_SUCCESS) return failed(err);
+      if (memcached_return_t err = error_during_mget(); err != MEMCACHED_SUCCESS)
+        return failed(err);
     }
     return succeeded(status);
   }
@@ -275,12 +276,14 @@ class MemcachedClient final : public StoreClient {
   // not every one is memcached: "memcached protocol: VERSION 1.6.18"); for a server that answers
   // only the binary protocol, the numbers libmemcached parsed from its binary reply.
   std::string server_version() override {
-    std::string said = text_version_reply(spec_.servers.front(), std::min<int64_t>(opts_.timeout_us, 1'000'000));
+    std::string said =
+        text_version_reply(spec_.servers.front(), std::min<int64_t>(opts_.timeout_us, 1'000'000));
     if (!said.empty()) return "memcached protocol: " + said;
     const memcached_instance_st* s = memcached_server_instance_by_position(mc_.get(), 0);
     if (!s || memcached_server_major_version(s) == UINT8_MAX) return "";
-    return "memcached protocol (binary), version " + std::to_string(memcached_server_major_version(s)) +
-           "." + std::to_string(memcached_server_minor_version(s)) + "." +
+    return "memcached protocol (binary), version " +
+           std::to_string(memcached_server_major_version(s)) + "." +
+           std::to_string(memcached_server_minor_version(s)) + "." +
            std::to_string(memcached_server_micro_version(s));
   }
 
@@ -339,7 +342,7 @@ class MemcachedClient final : public StoreClient {
  private:
   struct Entry {
     bool is_set = false;
-    bool done = false;  // status is final (set replies, refusals, failed batches)
+    bool done = false;    // status is final (set replies, refusals, failed batches)
     bool unsent = false;  // queued after an interrupt: never sent
     OpStatus status = OpStatus::error;
     uint32_t key_offset = 0, key_length = 0;  // a get's key in keys_
@@ -408,15 +411,16 @@ class MemcachedClient final : public StoreClient {
     }
     if (key_ptrs_.empty()) return;
     if (memcached_return_t rc = reopen_connection(); rc != MEMCACHED_SUCCESS) return fail_batch(rc);
-    memcached_return_t rc = memcached_mget(mc_.get(), key_ptrs_.data(), key_lens_.data(),
-                                           key_ptrs_.size());
+    memcached_return_t rc =
+        memcached_mget(mc_.get(), key_ptrs_.data(), key_lens_.data(), key_ptrs_.size());
     if (rc != MEMCACHED_SUCCESS) return fail_batch(rc);
     // libmemcached 1.1's multi-get (get.cc) connects key by key: a key whose connect fails (the
     // server still in its retry pause, which ends on a whole second) is skipped, the keys after
     // it go out once a connect succeeds, and the multi-get says SUCCESS. The error it recorded
     // is the only sign: the batch then fails whole (some gets left, some did not; which ones
     // is not known), never "the server had none of them".
-    if (memcached_return_t err = error_during_mget(); err != MEMCACHED_SUCCESS) return fail_batch(err);
+    if (memcached_return_t err = error_during_mget(); err != MEMCACHED_SUCCESS)
+      return fail_batch(err);
     fetching_ = true;
   }
 
@@ -439,8 +443,8 @@ class MemcachedClient final : public StoreClient {
     if (fetching_ && !have_result_) fetch_next();
     if (failed_) return failed_status_;
     std::string_view key(keys_.data() + e.key_offset, e.key_length);
-    if (have_result_ &&
-        std::string_view(memcached_result_key_value(result_), memcached_result_key_length(result_)) == key) {
+    if (have_result_ && std::string_view(memcached_result_key_value(result_),
+                                         memcached_result_key_length(result_)) == key) {
       have_result_ = false;
       *value = std::string_view(memcached_result_value(result_), memcached_result_length(result_));
       return OpStatus::hit;
@@ -562,9 +566,9 @@ std::unique_ptr<StoreClient> make_memcached_client(const TargetSpec& spec,
 }
 
 std::optional<MemcachedSetCounters> read_set_counters(const TargetSpec& spec, int64_t timeout_us) {
-  std::string reply = text_request(spec.servers.front(), "stats\r\n", timeout_us, [](std::string_view r) {
-    return r.ends_with("END\r\n") || r.ends_with("ERROR\r\n");
-  });
+  std::string reply = text_request(
+      spec.servers.front(), "stats\r\n", timeout_us,
+      [](std::string_view r) { return r.ends_with("END\r\n") || r.ends_with("ERROR\r\n"); });
   if (reply.empty()) return std::nullopt;
   MemcachedSetCounters c;
   bool any = false;

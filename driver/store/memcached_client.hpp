@@ -6,8 +6,8 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <vector>
 #include <string_view>
+#include <vector>
 
 #include "store/store_client.hpp"
 
@@ -40,4 +40,4 @@ struct SampleCheck {
 std::optional<SampleCheck> sample_keys_present(const TargetSpec& spec,
                                                const std::vector<std::string>& keys,
                                                int64_t timeout_us);
-}
+}  // namespace kv::drive

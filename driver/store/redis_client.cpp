@@ -9,8 +9,8 @@
 #include <charconv>
 #include <cstring>
 #include <span>
-#include <vector>
 #include <string>
+#include <vector>
 
 namespace kv::drive {
 namespace {
@@ -113,12 +113,15 @@ class RedisClient final : public StoreClient {
       if (redisGetReply(ctx_.get(), reinterpret_cast<void**>(&r)) == REDIS_OK) {
         last_get_.reset(r);
         switch (r->type) {
-          case REDIS_REPLY_STATUS: return OpStatus::ok;
-          case REDIS_REPLY_NIL: return OpStatus::miss;
+          case REDIS_REPLY_STATUS:
+            return OpStatus::ok;
+          case REDIS_REPLY_NIL:
+            return OpStatus::miss;
           case REDIS_REPLY_STRING:
             *value = std::string_view(r->str, r->len);
             return OpStatus::hit;
-          default: return OpStatus::error;
+          default:
+            return OpStatus::error;
         }
       }
       fail_batch();
@@ -217,7 +220,8 @@ class RedisClient final : public StoreClient {
       return true;
     }
     drop();
-    backoff_us_ = backoff_us_ == 0 ? 50'000 : std::min(backoff_us_ * 2, opts_.reconnect_backoff_max_us);
+    backoff_us_ =
+        backoff_us_ == 0 ? 50'000 : std::min(backoff_us_ * 2, opts_.reconnect_backoff_max_us);
     next_connect_us_ = now_us + backoff_us_;
     return false;
   }
@@ -261,9 +265,9 @@ class RedisClient final : public StoreClient {
   ClientOptions opts_;
   ContextPtr ctx_;
   ReplyPtr last_get_;
-  int pending_ = 0;              // requests queued and not yet received
-  bool batch_failed_ = false;    // the current batch lost its connection
-  bool batch_unsent_ = false;    // ... before any of it was sent
+  int pending_ = 0;                          // requests queued and not yet received
+  bool batch_failed_ = false;                // the current batch lost its connection
+  bool batch_unsent_ = false;                // ... before any of it was sent
   OpStatus batch_status_ = OpStatus::error;  // what the failed batch's requests report
   std::string cmd_;
   int64_t backoff_us_ = 0;

@@ -3,9 +3,9 @@
 // thrown; after an error the client drops its connection and reconnects on the next request.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <atomic>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -19,7 +19,7 @@
 namespace kv::drive {
 
 struct ClientOptions {
-  int64_t timeout_us = 5'000'000;          // per request and per connect
+  int64_t timeout_us = 5'000'000;  // per request and per connect
   int64_t reconnect_backoff_max_us = 2'000'000;
 };
 

@@ -39,7 +39,8 @@ HostPort parse_host_port(std::string_view uri, std::string_view hp) {
   if (host.empty()) bad(uri, "missing host");
   for (char c : host) {
     auto u = static_cast<unsigned char>(c);
-    if (u <= ' ' || u == 0x7f) bad(uri, "space or control character in host '" + std::string(host) + "'");
+    if (u <= ' ' || u == 0x7f)
+      bad(uri, "space or control character in host '" + std::string(host) + "'");
   }
   return {std::string(host), parse_int(uri, port, "port", 1, 65535)};
 }
@@ -55,9 +56,12 @@ TargetSpec parse_target_uri(std::string_view uri) {
     bad(uri, "expected redis://host:port or memcached://host:port");
   std::string_view scheme = uri.substr(0, sep);
   std::string_view rest = uri.substr(sep + 3);
-  if (scheme == "redis") t.protocol = Protocol::redis;
-  else if (scheme == "memcached") t.protocol = Protocol::memcached;
-  else bad(uri, "unknown scheme '" + std::string(scheme) + "' (expected redis or memcached)");
+  if (scheme == "redis")
+    t.protocol = Protocol::redis;
+  else if (scheme == "memcached")
+    t.protocol = Protocol::memcached;
+  else
+    bad(uri, "unknown scheme '" + std::string(scheme) + "' (expected redis or memcached)");
 
   std::string_view query;
   if (auto q = rest.find('?'); q != std::string_view::npos) {
@@ -103,7 +107,8 @@ TargetSpec parse_target_uri(std::string_view uri) {
     auto eq = kv.find('=');
     std::string_view key = kv.substr(0, eq);
     std::string_view val = eq == std::string_view::npos ? "" : kv.substr(eq + 1);
-    if (key == "protocol" && t.protocol == Protocol::memcached && (val == "binary" || val == "text"))
+    if (key == "protocol" && t.protocol == Protocol::memcached &&
+        (val == "binary" || val == "text"))
       t.binary_protocol = val == "binary";
     else if (key == "nodelay" && (val == "0" || val == "1"))
       t.tcp_nodelay = val == "1";

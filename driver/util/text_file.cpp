@@ -52,9 +52,11 @@ std::string read_text_file(std::string_view what, const std::string& path, size_
   if (text.rfind("\xef\xbb\xbf", 0) == 0) text.erase(0, 3);
   const size_t at = invalid_utf8_at(text);
   if (at != std::string::npos) {
-    const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n');
+    const auto line =
+        1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n');
     char byte[8];
-    std::snprintf(byte, sizeof byte, "0x%02x", static_cast<unsigned>(static_cast<unsigned char>(text[at])));
+    std::snprintf(byte, sizeof byte, "0x%02x",
+                  static_cast<unsigned>(static_cast<unsigned char>(text[at])));
     bad("line " + std::to_string(line) + " is not UTF-8 (byte " + byte + ")");
   }
   return text;

@@ -14,15 +14,20 @@ size_t invalid_utf8_at(std::string_view s) {
     }
     size_t len = 0;
     unsigned lo = 0x80, hi = 0xbf;  // the allowed range of the second byte (RFC 3629 table)
-    if (b >= 0xc2 && b <= 0xdf) len = 2;
+    if (b >= 0xc2 && b <= 0xdf)
+      len = 2;
     else if (b >= 0xe0 && b <= 0xef) {
       len = 3;
-      if (b == 0xe0) lo = 0xa0;       // overlong
-      else if (b == 0xed) hi = 0x9f;  // surrogates
+      if (b == 0xe0)
+        lo = 0xa0;  // overlong
+      else if (b == 0xed)
+        hi = 0x9f;  // surrogates
     } else if (b >= 0xf0 && b <= 0xf4) {
       len = 4;
-      if (b == 0xf0) lo = 0x90;       // overlong
-      else if (b == 0xf4) hi = 0x8f;  // above U+10FFFF
+      if (b == 0xf0)
+        lo = 0x90;  // overlong
+      else if (b == 0xf4)
+        hi = 0x8f;  // above U+10FFFF
     } else {
       return i;
     }

@@ -6,7 +6,9 @@ namespace kv::drive {
 namespace {
 // log1p(x)/x and expm1(x)/x, continuous at 0.
 double helper1(double x) { return std::fabs(x) > 1e-8 ? std::log1p(x) / x : 1 - x * (0.5 - x / 3); }
-double helper2(double x) { return std::fabs(x) > 1e-8 ? std::expm1(x) / x : 1 + x * 0.5 * (1 + x / 3); }
+double helper2(double x) {
+  return std::fabs(x) > 1e-8 ? std::expm1(x) / x : 1 + x * 0.5 * (1 + x / 3);
+}
 }  // namespace
 
 ZipfSampler::ZipfSampler(uint64_t n, double exponent) : n_(n < 1 ? 1 : n), exponent_(exponent) {

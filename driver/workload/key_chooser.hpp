@@ -1,5 +1,6 @@
 // Picks the key of each read/mixed request: sequential, uniform, gaussian or zipfian over
-// 0..keys-1, then (for hit-rate control) moves a chosen fraction to keys that no run writes. One per worker thread; no allocation per key.
+// 0..keys-1, then (for hit-rate control) moves a chosen fraction to keys that no run writes. One
+// per worker thread; no allocation per key.
 #pragma once
 
 #include <cstdint>

@@ -12,7 +12,8 @@ namespace {
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
+    s.remove_suffix(1);
   return s;
 }
 
@@ -27,9 +28,10 @@ Scenario parse_scenario(std::string_view name, std::string_view text) {
   s.name = std::string(name);
   int line_no = 0;
   auto fail = [&](const std::string& why) {
-    throw std::invalid_argument("scenario " + s.name + ", line " + std::to_string(line_no) + ": " + why);
+    throw std::invalid_argument("scenario " + s.name + ", line " + std::to_string(line_no) + ": " +
+                                why);
   };
-  WorkloadSpec probe;  // every option is applied once here to check its value
+  WorkloadSpec probe;                // every option is applied once here to check its value
   std::map<std::string, int> lines;  // "step\noption" -> the line it was given on
   while (!text.empty()) {
     ++line_no;
@@ -49,7 +51,8 @@ Scenario parse_scenario(std::string_view name, std::string_view text) {
       continue;
     }
     auto eq = line.find('=');
-    if (eq == std::string_view::npos) fail("expected 'option = value', got '" + std::string(line) + "'");
+    if (eq == std::string_view::npos)
+      fail("expected 'option = value', got '" + std::string(line) + "'");
     std::string key(trim(line.substr(0, eq)));
     std::string value(trim(line.substr(eq + 1)));
     if (key == "description" && s.steps.empty()) {
@@ -80,17 +83,18 @@ Scenario load_scenario(const std::string& name_or_path) {
   std::error_code ec;
   if (!std::filesystem::exists(std::filesystem::symlink_status(name_or_path, ec))) {
     std::string names;
-    for (const auto& e : shipped_scenarios()) names += std::string(names.empty() ? "" : ", ") + e.name;
-    throw std::invalid_argument("unknown scenario '" + name_or_path + "' (not a file; shipped: " +
-                                names + ")");
+    for (const auto& e : shipped_scenarios())
+      names += std::string(names.empty() ? "" : ", ") + e.name;
+    throw std::invalid_argument("unknown scenario '" + name_or_path +
+                                "' (not a file; shipped: " + names + ")");
   }
   // Bounded: --scenario /dev/zero or a FIFO is refused, not read forever.
   return parse_scenario(name_or_path, read_text_file("--scenario", name_or_path));
 }
 
-std::vector<RunStep> expand_scenario(const Scenario& s, const WorkloadSpec& base,
-                                     const std::vector<std::pair<std::string, std::string>>& overrides,
-                                     double scale) {
+std::vector<RunStep> expand_scenario(
+    const Scenario& s, const WorkloadSpec& base,
+    const std::vector<std::pair<std::string, std::string>>& overrides, double scale) {
   std::vector<RunStep> steps;
   for (const auto& st : s.steps) {
     RunStep r{st.name, base};

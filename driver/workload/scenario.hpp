@@ -50,8 +50,8 @@ struct RunStep {
 };
 // The steps' workloads: base ← scenario defaults ← step options ← `overrides` (explicit
 // command-line options), then scaled by `scale` and checked. Throws std::invalid_argument.
-std::vector<RunStep> expand_scenario(const Scenario& s, const WorkloadSpec& base,
-                                     const std::vector<std::pair<std::string, std::string>>& overrides,
-                                     double scale);
+std::vector<RunStep> expand_scenario(
+    const Scenario& s, const WorkloadSpec& base,
+    const std::vector<std::pair<std::string, std::string>>& overrides, double scale);
 
 }  // namespace kv::drive

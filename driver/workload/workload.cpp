@@ -47,9 +47,12 @@ uint64_t checked_size(std::string_view text, std::string_view whole) {
 
 const char* phase_kind_name(PhaseKind k) {
   switch (k) {
-    case PhaseKind::load: return "load";
-    case PhaseKind::read: return "read";
-    case PhaseKind::mixed: return "mixed";
+    case PhaseKind::load:
+      return "load";
+    case PhaseKind::read:
+      return "read";
+    case PhaseKind::mixed:
+      return "mixed";
   }
   return "?";
 }
@@ -57,11 +60,15 @@ const char* phase_kind_name(PhaseKind k) {
 std::vector<PhaseKind> parse_phases(std::string_view text) {
   std::vector<PhaseKind> out;
   for (auto p : split(text, ',')) {
-    if (p == "load") out.push_back(PhaseKind::load);
-    else if (p == "read") out.push_back(PhaseKind::read);
-    else if (p == "mixed") out.push_back(PhaseKind::mixed);
+    if (p == "load")
+      out.push_back(PhaseKind::load);
+    else if (p == "read")
+      out.push_back(PhaseKind::read);
+    else if (p == "mixed")
+      out.push_back(PhaseKind::mixed);
     else
-      throw std::invalid_argument("invalid phase '" + std::string(p) + "' in '" + std::string(text) +
+      throw std::invalid_argument("invalid phase '" + std::string(p) + "' in '" +
+                                  std::string(text) +
                                   "': expected load, read or mixed, comma-separated");
   }
   return out;
@@ -73,9 +80,12 @@ KeyPattern parse_key_pattern(std::string_view text) {
     return std::invalid_argument("invalid key pattern '" + std::string(text) +
                                  "': expected sequential, uniform, gaussian or zipf[:EXPONENT]");
   };
-  if (text == "sequential") p.kind = KeyPattern::Kind::sequential;
-  else if (text == "uniform" || text == "random") p.kind = KeyPattern::Kind::uniform;
-  else if (text == "gaussian") p.kind = KeyPattern::Kind::gaussian;
+  if (text == "sequential")
+    p.kind = KeyPattern::Kind::sequential;
+  else if (text == "uniform" || text == "random")
+    p.kind = KeyPattern::Kind::uniform;
+  else if (text == "gaussian")
+    p.kind = KeyPattern::Kind::gaussian;
   else if (text.substr(0, 4) == "zipf") {
     p.kind = KeyPattern::Kind::zipf;
     if (text.size() > 4) {
@@ -95,10 +105,14 @@ KeyPattern parse_key_pattern(std::string_view text) {
 
 std::string key_pattern_name(const KeyPattern& p) {
   switch (p.kind) {
-    case KeyPattern::Kind::sequential: return "sequential";
-    case KeyPattern::Kind::uniform: return "uniform";
-    case KeyPattern::Kind::gaussian: return "gaussian";
-    case KeyPattern::Kind::zipf: return "zipf:" + std::to_string(p.zipf_exponent).substr(0, 4);
+    case KeyPattern::Kind::sequential:
+      return "sequential";
+    case KeyPattern::Kind::uniform:
+      return "uniform";
+    case KeyPattern::Kind::gaussian:
+      return "gaussian";
+    case KeyPattern::Kind::zipf:
+      return "zipf:" + std::to_string(p.zipf_exponent).substr(0, 4);
   }
   return "?";
 }
@@ -220,7 +234,8 @@ ValueTable::ValueTable(uint64_t max_value_size, uint64_t seed) {
   size_t i = 0;
   for (; i + 8 <= n; i += 8) {
     uint64_t r = rng();
-    for (int b = 0; b < 8; ++b) bytes_[i + static_cast<size_t>(b)] = static_cast<char>(r >> (8 * b));
+    for (int b = 0; b < 8; ++b)
+      bytes_[i + static_cast<size_t>(b)] = static_cast<char>(r >> (8 * b));
   }
   for (; i < n; ++i) bytes_[i] = static_cast<char>(rng());
 }

@@ -18,7 +18,7 @@ std::vector<PhaseKind> parse_phases(std::string_view text);
 // How read and mixed phases pick keys from 0..keys-1 (load always goes in order).
 struct KeyPattern {
   enum class Kind { sequential, uniform, gaussian, zipf } kind = Kind::sequential;
-  double zipf_exponent = 0.99;  // zipf only
+  double zipf_exponent = 0.99;       // zipf only
   double gaussian_stddev = 1.0 / 6;  // gaussian only: as a fraction of the key count
 };
 // "sequential", "uniform", "gaussian", "zipf", "zipf:1.2". Throws std::invalid_argument.
@@ -45,26 +45,26 @@ struct ValueSizes {
 ValueSizes parse_value_sizes(std::string_view text);
 
 struct WorkloadSpec {
-  uint64_t keys = 100'000;          // keys 0 .. keys-1
+  uint64_t keys = 100'000;  // keys 0 .. keys-1
   std::string key_prefix = "kv:";
   ValueSizes values;
   int threads = 4;
-  int connections = 1;              // per thread
-  int pipeline = 1;                 // requests in flight per connection
-  uint32_t ttl_s = 0;               // 0: no expiry
+  int connections = 1;  // per thread
+  int pipeline = 1;     // requests in flight per connection
+  uint32_t ttl_s = 0;   // 0: no expiry
   std::vector<PhaseKind> phases = {PhaseKind::load, PhaseKind::read};
-  KeyPattern pattern;               // read and mixed phases
-  uint64_t requests = 0;            // read / mixed: requests per phase; 0 = keys
-  int64_t duration_us = 0;          // read / mixed: phase length; 0 = end by requests
-  uint32_t ratio_sets = 1;          // mixed: sets : gets
+  KeyPattern pattern;       // read and mixed phases
+  uint64_t requests = 0;    // read / mixed: requests per phase; 0 = keys
+  int64_t duration_us = 0;  // read / mixed: phase length; 0 = end by requests
+  uint32_t ratio_sets = 1;  // mixed: sets : gets
   uint32_t ratio_gets = 10;
-  double hit_rate = 1.0;            // read / mixed: fraction of gets aimed at written keys
-  bool verify = false;              // compare every value read with what was written
-  double rate = 0;                  // requests/s over all threads; 0 = as fast as possible
-  int64_t warmup_us = 0;            // leading time of each phase left out of summaries
+  double hit_rate = 1.0;  // read / mixed: fraction of gets aimed at written keys
+  bool verify = false;    // compare every value read with what was written
+  double rate = 0;        // requests/s over all threads; 0 = as fast as possible
+  int64_t warmup_us = 0;  // leading time of each phase left out of summaries
   uint64_t seed = 1;
-  int process_index = 0;            // --processes: this process's place; its workers take the
-  int process_count = 1;            // shares after those of the processes before it
+  int process_index = 0;  // --processes: this process's place; its workers take the
+  int process_count = 1;  // shares after those of the processes before it
 
   // The parameters as a JSON object, as stored in runs.parameters.
   std::string to_json() const;

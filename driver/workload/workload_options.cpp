@@ -88,14 +88,17 @@ const std::vector<WorkloadOption>& workload_options() {
   static const std::vector<WorkloadOption> all = {
       {"phases", "Phases in order: load (set every key once), read, mixed", "load,read", false},
       {"keys", "Number of keys (100k, 5M ...)", "100000", false},
-      {"value-size", "Value size: fixed (100, 20KB), a range (100-1000) or weighted (1K:60,10K:40)", "100", false},
-      {"key-pattern", "Keys of read/mixed phases: sequential, uniform, gaussian, zipf[:EXPONENT]", "sequential", false},
+      {"value-size", "Value size: fixed (100, 20KB), a range (100-1000) or weighted (1K:60,10K:40)",
+       "100", false},
+      {"key-pattern", "Keys of read/mixed phases: sequential, uniform, gaussian, zipf[:EXPONENT]",
+       "sequential", false},
       {"requests", "Requests per read/mixed phase (default: one per key)", "0", false},
       {"duration", "Length of each read/mixed phase (instead of --requests)", "0", false},
       {"ratio", "Mixed phases: sets:gets", "1:10", false},
       {"hit-rate", "Fraction of gets aimed at keys that exist (0-1)", "1", false},
       {"verify", "Check every value read against what was written", "false", true},
-      {"rate", "Open loop: requests/s over all threads, latency from the intended send time", "0", false},
+      {"rate", "Open loop: requests/s over all threads, latency from the intended send time", "0",
+       false},
       {"warmup", "Leading time of each phase left out of summaries", "0", false},
       {"threads", "Worker threads", "4", false},
       {"connections", "Connections per thread", "1", false},
@@ -108,29 +111,42 @@ const std::vector<WorkloadOption>& workload_options() {
 }
 
 void set_workload_option(WorkloadSpec& w, std::string_view name, std::string_view value) {
-  if (name == "phases") w.phases = with_name(name, value, parse_phases);
+  if (name == "phases")
+    w.phases = with_name(name, value, parse_phases);
   else if (name == "keys") {
     w.keys = with_name(name, value, parse_count);
     if (w.keys == 0) bad(name, value, "must be at least 1");
     if (w.keys > kMaxKeys) bad(name, value, "more than " + std::to_string(kMaxKeys) + kMaxKeysWhy);
-  } else if (name == "value-size") w.values = with_name(name, value, parse_value_sizes);
-  else if (name == "key-pattern") w.pattern = with_name(name, value, parse_key_pattern);
+  } else if (name == "value-size")
+    w.values = with_name(name, value, parse_value_sizes);
+  else if (name == "key-pattern")
+    w.pattern = with_name(name, value, parse_key_pattern);
   else if (name == "requests") {
     w.requests = with_name(name, value, parse_count);
     if (w.requests > kMaxRequests)
       bad(name, value, "more than " + std::to_string(kMaxRequests) + " (10^15)");
-  }
-  else if (name == "duration") w.duration_us = with_name(name, value, parse_duration_us);
-  else if (name == "ratio") set_ratio(w, value);
-  else if (name == "hit-rate") w.hit_rate = parse_number<double>(name, value, 0.0, 1.0);
-  else if (name == "verify") w.verify = parse_bool(name, value);
-  else if (name == "rate") w.rate = parse_number<double>(name, value, 0.0, 1e9);
-  else if (name == "warmup") w.warmup_us = with_name(name, value, parse_duration_us);
-  else if (name == "threads") w.threads = parse_number<int>(name, value, 1, 1024);
-  else if (name == "connections") w.connections = parse_number<int>(name, value, 1, 1024);
-  else if (name == "pipeline") w.pipeline = parse_number<int>(name, value, 1, 4096);
-  else if (name == "key-prefix") w.key_prefix = parse_key_prefix(value);
-  else if (name == "seed") w.seed = parse_number<uint64_t>(name, value, 0, UINT64_MAX);
+  } else if (name == "duration")
+    w.duration_us = with_name(name, value, parse_duration_us);
+  else if (name == "ratio")
+    set_ratio(w, value);
+  else if (name == "hit-rate")
+    w.hit_rate = parse_number<double>(name, value, 0.0, 1.0);
+  else if (name == "verify")
+    w.verify = parse_bool(name, value);
+  else if (name == "rate")
+    w.rate = parse_number<double>(name, value, 0.0, 1e9);
+  else if (name == "warmup")
+    w.warmup_us = with_name(name, value, parse_duration_us);
+  else if (name == "threads")
+    w.threads = parse_number<int>(name, value, 1, 1024);
+  else if (name == "connections")
+    w.connections = parse_number<int>(name, value, 1, 1024);
+  else if (name == "pipeline")
+    w.pipeline = parse_number<int>(name, value, 1, 4096);
+  else if (name == "key-prefix")
+    w.key_prefix = parse_key_prefix(value);
+  else if (name == "seed")
+    w.seed = parse_number<uint64_t>(name, value, 0, UINT64_MAX);
   else if (name == "ttl") {
     int64_t us = with_name(name, value, parse_duration_us);
     if (us % 1'000'000 != 0) bad(name, value, "must be whole seconds");
@@ -145,8 +161,9 @@ void check_workload(const WorkloadSpec& w) {
   if (w.keys == 0) throw std::invalid_argument("--keys must be at least 1");
   // Also here: --scale multiplies what each option allowed on its own.
   if (w.keys > kMaxKeys)
-    throw std::invalid_argument("--keys " + std::to_string(w.keys) + " (after --scale) is more than " +
-                                std::to_string(kMaxKeys) + kMaxKeysWhy);
+    throw std::invalid_argument("--keys " + std::to_string(w.keys) +
+                                " (after --scale) is more than " + std::to_string(kMaxKeys) +
+                                kMaxKeysWhy);
   if (w.requests > kMaxRequests)
     throw std::invalid_argument("--requests " + std::to_string(w.requests) +
                                 " (after --scale) is more than 10^15");
@@ -161,15 +178,18 @@ void check_workload(const WorkloadSpec& w) {
 }
 
 void scale_workload(WorkloadSpec& w, double factor) {
-  if (!(factor > 0) || factor > 1000) throw std::invalid_argument("--scale must be above 0 and at most 1000");
+  if (!(factor > 0) || factor > 1000)
+    throw std::invalid_argument("--scale must be above 0 and at most 1000");
   auto scale = [&](uint64_t v, uint64_t floor) {
     if (v == 0) return v;
-    return std::max<uint64_t>(floor, static_cast<uint64_t>(std::llround(static_cast<double>(v) * factor)));
+    return std::max<uint64_t>(floor,
+                              static_cast<uint64_t>(std::llround(static_cast<double>(v) * factor)));
   };
   w.keys = scale(w.keys, static_cast<uint64_t>(w.threads));
   w.requests = scale(w.requests, 1);
   if (w.duration_us > 0)
-    w.duration_us = std::max<int64_t>(1'000'000, std::llround(static_cast<double>(w.duration_us) * factor));
+    w.duration_us =
+        std::max<int64_t>(1'000'000, std::llround(static_cast<double>(w.duration_us) * factor));
   if (w.warmup_us >= w.duration_us && w.duration_us > 0) w.warmup_us = 0;
 }
 

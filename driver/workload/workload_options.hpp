@@ -23,7 +23,7 @@ struct WorkloadOption {
   const char* name;  // as on the command line, without "--"
   const char* help;
   const char* default_text;
-  bool flag;         // takes no value on the command line ("verify")
+  bool flag;  // takes no value on the command line ("verify")
 };
 
 // Every workload option, in --help order.

@@ -20,7 +20,11 @@ int main(int argc, char** argv) {
     int n = std::atoi(argv[3]);
     for (int i = 0; i < n; ++i) {
       kv::WriteTransaction tx(db);
-      ins.bind(1, kv::now_ts_us()).bind(2, argv[2]).bind(3, "test").bind(4, std::to_string(i)).run();
+      ins.bind(1, kv::now_ts_us())
+          .bind(2, argv[2])
+          .bind(3, "test")
+          .bind(4, std::to_string(i))
+          .run();
       tx.commit();
     }
   } catch (const std::exception& e) {

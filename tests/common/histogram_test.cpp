@@ -1,11 +1,11 @@
+#include "kvbench/histogram.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
-
-#include "kvbench/histogram.hpp"
 
 namespace {
 

@@ -1,9 +1,9 @@
 // The wire protocol's encoder, parser and framer, without sockets.
+#include "kvbench/protocol.hpp"
+
 #include <gtest/gtest.h>
 
 #include <string>
-
-#include "kvbench/protocol.hpp"
 
 namespace kv::proto {
 namespace {
@@ -131,8 +131,8 @@ TEST(Protocol, SplitHostPort) {
   ASSERT_TRUE(b.ok());
   EXPECT_EQ(b.value().host, "::1");
   EXPECT_EQ(b.value().port, 9);
-  for (const char* bad : {"host", "host:", ":80", "host:0", "host:65536", "host:8x", "::1:80",
-                          "[::1]80", "[::1]"}) {
+  for (const char* bad :
+       {"host", "host:", ":80", "host:0", "host:65536", "host:8x", "::1:80", "[::1]80", "[::1]"}) {
     EXPECT_FALSE(split_host_port(bad).ok()) << bad;
   }
 }

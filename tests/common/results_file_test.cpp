@@ -16,7 +16,8 @@ namespace {
 using kv::test::TempDir;
 
 void insert_events(kv::Database& db, int n) {
-  auto s = db.prepare("INSERT INTO events (ts_us, source, kind, message) VALUES (?, 'kvdrive', 'test', ?)");
+  auto s = db.prepare(
+      "INSERT INTO events (ts_us, source, kind, message) VALUES (?, 'kvdrive', 'test', ?)");
   for (int i = 0; i < n; ++i) {
     s.bind(1, int64_t{i}).bind(2, std::string(3000, 'e'));
     s.run();
@@ -93,9 +94,11 @@ TEST(ResultsFile, AnOlderCompleteSchemaIsTakenAndUpgraded) {
   }
   try {
     kv::check_results_path("--db", path, true);
-    ADD_FAILURE() << "a version " << kv::schema::latest_version() - 1 << " file without events was taken";
+    ADD_FAILURE() << "a version " << kv::schema::latest_version() - 1
+                  << " file without events was taken";
   } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("table 'events' is missing"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("table 'events' is missing"), std::string::npos)
+        << e.what();
   }
 }
 

@@ -1,10 +1,11 @@
+#include "kvbench/schema.hpp"
+
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <stdexcept>
 #include <string>
 
-#include "kvbench/schema.hpp"
 #include "kvbench/sqlite.hpp"
 #include "servers.hpp"
 
@@ -27,9 +28,8 @@ TEST(Schema, NewFileGetsLatestVersionWalAndAllTables) {
   for (const char* t : {"runs", "targets", "phases", "driver_seconds", "latency_buckets",
                         "store_stats", "monitor_sessions", "process_instances", "process_samples",
                         "host_samples", "disk_samples", "events"}) {
-    EXPECT_EQ(count_rows(db, std::string("SELECT count(*) FROM sqlite_master WHERE name='") + t +
-                                 "'"),
-              1)
+    EXPECT_EQ(
+        count_rows(db, std::string("SELECT count(*) FROM sqlite_master WHERE name='") + t + "'"), 1)
         << t;
   }
 }
@@ -57,28 +57,35 @@ TEST(Schema, OpenMarksAPhaseLeftRunningUnderAnEndedRun) {
   kv::test::TempDir dir;
   {
     auto db = kv::open_results_db(dir.file("r.db"));
-    db.exec("INSERT INTO runs(run_id, started_ts_us, status, command_line, kvdrive_version, "
-            "client_host, client_pid) VALUES "
-            "(1, 100, 'failed', 'kvdrive', 'x', 'elsewhere', 1), "
-            "(2, 100, 'completed', 'kvdrive', 'x', 'elsewhere', 1), "
-            "(3, 100, 'running', 'kvdrive', 'x', 'elsewhere', 1);"
-            "INSERT INTO targets(target_id, run_id, ordinal, uri, protocol) VALUES "
-            "(1, 1, 0, 'redis://h:1', 'redis'), (2, 2, 0, 'redis://h:1', 'redis'), "
-            "(3, 3, 0, 'redis://h:1', 'redis');"
-            "INSERT INTO phases(phase_id, run_id, target_id, ordinal, name, kind, started_ts_us, "
-            "threads, connections, status) VALUES "
-            "(1, 1, 1, 0, 'load', 'load', 100, 1, 1, 'running'), "
-            "(2, 2, 2, 0, 'load', 'load', 100, 1, 1, 'running'), "
-            "(3, 3, 3, 0, 'load', 'load', 100, 1, 1, 'running'), "
-            "(4, 1, 1, 1, 'read', 'read', 100, 1, 1, 'completed');");
+    db.exec(
+        "INSERT INTO runs(run_id, started_ts_us, status, command_line, kvdrive_version, "
+        "client_host, client_pid) VALUES "
+        "(1, 100, 'failed', 'kvdrive', 'x', 'elsewhere', 1), "
+        "(2, 100, 'completed', 'kvdrive', 'x', 'elsewhere', 1), "
+        "(3, 100, 'running', 'kvdrive', 'x', 'elsewhere', 1);"
+        "INSERT INTO targets(target_id, run_id, ordinal, uri, protocol) VALUES "
+        "(1, 1, 0, 'redis://h:1', 'redis'), (2, 2, 0, 'redis://h:1', 'redis'), "
+        "(3, 3, 0, 'redis://h:1', 'redis');"
+        "INSERT INTO phases(phase_id, run_id, target_id, ordinal, name, kind, started_ts_us, "
+        "threads, connections, status) VALUES "
+        "(1, 1, 1, 0, 'load', 'load', 100, 1, 1, 'running'), "
+        "(2, 2, 2, 0, 'load', 'load', 100, 1, 1, 'running'), "
+        "(3, 3, 3, 0, 'load', 'load', 100, 1, 1, 'running'), "
+        "(4, 1, 1, 1, 'read', 'read', 100, 1, 1, 'completed');");
   }
   auto db = kv::open_results_db(dir.file("r.db"));
-  EXPECT_EQ(count_rows(db, "SELECT count(*) FROM phases WHERE phase_id = 1 AND status = 'failed' "
-                           "AND ended_ts_us IS NOT NULL"), 1);
-  EXPECT_EQ(count_rows(db, "SELECT count(*) FROM phases WHERE phase_id = 2 AND status = 'incomplete'"), 1);
+  EXPECT_EQ(count_rows(db,
+                       "SELECT count(*) FROM phases WHERE phase_id = 1 AND status = 'failed' "
+                       "AND ended_ts_us IS NOT NULL"),
+            1);
+  EXPECT_EQ(
+      count_rows(db, "SELECT count(*) FROM phases WHERE phase_id = 2 AND status = 'incomplete'"),
+      1);
   // A run still running (another host's, or live) keeps its phase running.
-  EXPECT_EQ(count_rows(db, "SELECT count(*) FROM phases WHERE phase_id = 3 AND status = 'running'"), 1);
-  EXPECT_EQ(count_rows(db, "SELECT count(*) FROM phases WHERE phase_id = 4 AND status = 'completed'"), 1);
+  EXPECT_EQ(count_rows(db, "SELECT count(*) FROM phases WHERE phase_id = 3 AND status = 'running'"),
+            1);
+  EXPECT_EQ(
+      count_rows(db, "SELECT count(*) FROM phases WHERE phase_id = 4 AND status = 'completed'"), 1);
 }
 
 TEST(Schema, NewerFileIsRefusedWithClearError) {
@@ -130,7 +137,8 @@ TEST(Schema, CheckResultsPathRefusesWhatCannotBeAResultsFile) {
   EXPECT_EQ(refusal(dir.file("results.db"), false), "");
   EXPECT_NE(refusal(dir.file("new.db"), true).find("no such file"), std::string::npos);
   EXPECT_NE(refusal(dir.file("empty.db"), true).find("is empty"), std::string::npos);
-  EXPECT_NE(refusal(dir.file("other.db"), true).find("not a kvbench results file"), std::string::npos);
+  EXPECT_NE(refusal(dir.file("other.db"), true).find("not a kvbench results file"),
+            std::string::npos);
   EXPECT_EQ(refusal(dir.file("results.db"), true), "");
   EXPECT_FALSE(std::ifstream(dir.file("new.db")).good());
 }
@@ -159,8 +167,10 @@ TEST(Schema, PercentilesNeverExceedTheObservedMaximum) {
   db.exec(
       "INSERT INTO runs(run_id, started_ts_us, command_line, kvdrive_version, client_host, "
       "client_pid) VALUES (1, 0, 'x', '0', 'h', 1);"
-      "INSERT INTO targets(target_id, run_id, ordinal, uri, protocol) VALUES (1, 1, 0, 'u', 'redis');"
-      "INSERT INTO phases(phase_id, run_id, target_id, ordinal, name, kind, started_ts_us, threads, "
+      "INSERT INTO targets(target_id, run_id, ordinal, uri, protocol) VALUES (1, 1, 0, 'u', "
+      "'redis');"
+      "INSERT INTO phases(phase_id, run_id, target_id, ordinal, name, kind, started_ts_us, "
+      "threads, "
       "connections) VALUES (1, 1, 1, 0, 'load', 'load', 0, 1, 1);"
       "INSERT INTO driver_seconds(phase_id, ts_us, interval_us, op, ops, ok, bytes_out, bytes_in, "
       "hits, misses, errors, timeouts, lat_max_us) VALUES (1, 0, 1000000, 'set', 100, 100, 0, 0, "

@@ -2,9 +2,9 @@
 // boundaries and kvmon's ticks, both mapped through TimeBase re-anchored every second, stay on
 // the wall clock's whole seconds, so rows and samples of the same instant land in the same
 // second; without re-anchoring they drift apart as they did before (244 ms after 50 s).
-#include <gtest/gtest.h>
-
 #include "kvbench/time_base.hpp"
+
+#include <gtest/gtest.h>
 
 namespace kv {
 namespace {
@@ -15,7 +15,8 @@ class FakeClock final : public ClockSource {
  public:
   explicit FakeClock(double slew) : slew_(slew) {}
   int64_t wall_us() override {
-    return wall_origin_us_ + static_cast<int64_t>(static_cast<double>(steady_ns_) / 1000.0 * (1 + slew_));
+    return wall_origin_us_ +
+           static_cast<int64_t>(static_cast<double>(steady_ns_) / 1000.0 * (1 + slew_));
   }
   int64_t steady_ns() override { return steady_ns_; }
   void advance_to(int64_t steady_ns) { steady_ns_ = std::max(steady_ns_, steady_ns); }

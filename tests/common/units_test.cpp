@@ -1,9 +1,9 @@
+#include "kvbench/units.hpp"
+
 #include <gtest/gtest.h>
 
 #include <stdexcept>
 #include <string>
-
-#include "kvbench/units.hpp"
 
 namespace {
 

@@ -25,12 +25,24 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       }
       break;
     }
-    case 1: (void)parse_pid_status(text); break;
-    case 2: (void)parse_pid_io(text); break;
-    case 3: (void)parse_loadavg(text); break;
-    case 4: (void)parse_loadavg_last_pid(text); break;
-    case 5: (void)parse_meminfo(text); break;
-    case 6: (void)parse_vmstat(text); break;
+    case 1:
+      (void)parse_pid_status(text);
+      break;
+    case 2:
+      (void)parse_pid_io(text);
+      break;
+    case 3:
+      (void)parse_loadavg(text);
+      break;
+    case 4:
+      (void)parse_loadavg_last_pid(text);
+      break;
+    case 5:
+      (void)parse_meminfo(text);
+      break;
+    case 6:
+      (void)parse_vmstat(text);
+      break;
     case 7: {
       // The fields feed ticks_to_us, which must not overflow whatever they hold.
       HostStat h = parse_host_stat(text);
@@ -38,13 +50,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         if (v) (void)ticks_to_us(*v, 100);
       break;
     }
-    case 8: (void)parse_smaps_rollup_pss(text); break;
+    case 8:
+      (void)parse_smaps_rollup_pss(text);
+      break;
     case 9: {
       auto up = parse_uptime_us(text);
       if (up && up.value() < 0) std::abort();
       break;
     }
-    case 10: (void)parse_pressure(text); break;
+    case 10:
+      (void)parse_pressure(text);
+      break;
     case 11:
       for (const auto& d : parse_diskstats(text))
         if (d.device.empty()) std::abort();

@@ -1,5 +1,5 @@
-// libFuzzer target for store target URIs (driver/store/target_uri.hpp). Only std::invalid_argument may
-// escape. A parsed URI has 1..N servers (exactly one for redis) with non-empty hosts and ports
+// libFuzzer target for store target URIs (driver/store/target_uri.hpp). Only std::invalid_argument
+// may escape. A parsed URI has 1..N servers (exactly one for redis) with non-empty hosts and ports
 // 1..65535, a db in 0..1000000, and its display form and its redact_uri_passwords form (the
 // stored command line) parse back to the same target with password ***. docs/fuzzing.md.
 #include <cstddef>
@@ -19,7 +19,8 @@ namespace {
 bool same_servers(const TargetSpec& a, const TargetSpec& b) {
   if (a.servers.size() != b.servers.size()) return false;
   for (size_t i = 0; i < a.servers.size(); ++i)
-    if (a.servers[i].host != b.servers[i].host || a.servers[i].port != b.servers[i].port) return false;
+    if (a.servers[i].host != b.servers[i].host || a.servers[i].port != b.servers[i].port)
+      return false;
   return true;
 }
 

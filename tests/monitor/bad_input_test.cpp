@@ -12,16 +12,16 @@
 #include <string>
 #include <vector>
 
-#include "kvbench/schema.hpp"
 #include "db_query.hpp"
+#include "kvbench/schema.hpp"
 #include "servers.hpp"
 
 namespace kv::mon {
 namespace {
 
 using kv::test::Process;
-using kv::test::TempDir;
 using kv::test::slurp;
+using kv::test::TempDir;
 
 const std::string kKvmon = std::string(KV_BINARY_DIR) + "/monitor/kvmon";
 const std::string kDb = "@DB";  // replaced by the results file under test
@@ -64,8 +64,8 @@ class KvmonBadInput : public ::testing::Test {
     EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
     EXPECT_EQ(out.rfind("kvmon: ", 0), 0u) << out;
     for (const auto& e : expect) {
-      bool found = out.find(e) != std::string::npos ||
-                   (e == "''" && out.find("empty") != std::string::npos);
+      bool found =
+          out.find(e) != std::string::npos || (e == "''" && out.find("empty") != std::string::npos);
       EXPECT_TRUE(found) << "want " << e << " in " << out;
     }
   }
@@ -83,7 +83,8 @@ class KvmonBadInput : public ::testing::Test {
         std::replace(args.begin(), args.end(), kDb, db);
         expect_refused(args, c.expect);
         ++runs;
-        EXPECT_TRUE(slurp(previous_) == previous_bytes_) << joined(args) << ": earlier rows changed";
+        EXPECT_TRUE(slurp(previous_) == previous_bytes_)
+            << joined(args) << ": earlier rows changed";
         for (const char* suffix : {"", "-wal", "-shm"})
           EXPECT_FALSE(std::filesystem::exists(dir_.file("new.db") + suffix)) << joined(args);
       }
@@ -107,10 +108,10 @@ std::vector<std::string> names(const std::string& option, const std::string& val
 }
 
 TEST_F(KvmonBadInput, EveryOptionWithBadValues) {
-  const std::vector<std::string> durations = {"abc", "-1", "99999999999999999999", "1e400",
-                                              "64Ti", "", "5parsecs"};
+  const std::vector<std::string> durations = {
+      "abc", "-1", "99999999999999999999", "1e400", "64Ti", "", "5parsecs"};
   const std::vector<std::string> sizes = {"abc", "-1", "99999999999999999999", "1e400", "64Ti",
-                                          "", "1.5"};
+                                          "",    "1.5"};
   std::vector<Case> cases;
   auto each = [&](const std::string& option, const std::vector<std::string>& values,
                   std::vector<std::string> before = {}) {
@@ -147,17 +148,18 @@ TEST_F(KvmonBadInput, EveryOptionWithBadValues) {
                   "127.0.0.1:65536", "::1:7070", "[::1:7070", "127.0.0.1:abc"});
   each("log-level", {"bogus", "", "DEBUG", "5"});
   // --listen on another host needs a token file, and the token file must be usable.
-  cases.push_back({with({"--listen", "0.0.0.0:7070"}), {"--listen", "0.0.0.0:7070", "--token-file"}});
+  cases.push_back(
+      {with({"--listen", "0.0.0.0:7070"}), {"--listen", "0.0.0.0:7070", "--token-file"}});
   cases.push_back({with({"--token-file", dir_.file("token")}), {"--token-file needs --listen"}});
   cases.push_back({with({"--history", "10m"}), {"--history needs --listen"}});
   cases.push_back({with({"--history-max", "1MiB"}), {"--history-max needs --listen"}});
-  for (const auto& [file, why] : std::vector<std::pair<std::string, std::string>>{
-           {dir_.file("missing"), "missing"},
-           {dir_.file("adir"), "adir"},
-           {dir_.file("empty.token"), "empty.token"},
-           {dir_.file("short.token"), "at least 16"},
-           {"/dev/zero", "not a regular file"},
-           {"", "''"}})
+  for (const auto& [file, why] :
+       std::vector<std::pair<std::string, std::string>>{{dir_.file("missing"), "missing"},
+                                                        {dir_.file("adir"), "adir"},
+                                                        {dir_.file("empty.token"), "empty.token"},
+                                                        {dir_.file("short.token"), "at least 16"},
+                                                        {"/dev/zero", "not a regular file"},
+                                                        {"", "''"}})
     cases.push_back({with({"--listen", "7070", "--token-file", file}), {"--token-file", why}});
   check_all(cases);
 }
@@ -168,7 +170,8 @@ TEST_F(KvmonBadInput, ResultsFileAndStrayArguments) {
       {{"--db", "", "--name", "redis-server"}, {"--db"}},
       {{"--db", dir_.file("adir"), "--name", "x"}, {"--db", "adir", "is a directory"}},
       {{"--db", dir_.file("nodir/r.db"), "--name", "x"}, {"--db", "nodir", "no such directory"}},
-      {{"--db", dir_.file("garbage.db"), "--name", "x"}, {"--db", "garbage.db", "not a SQLite file"}},
+      {{"--db", dir_.file("garbage.db"), "--name", "x"},
+       {"--db", "garbage.db", "not a SQLite file"}},
       {with({"--bogus"}), {"--bogus"}},
       {with({"--interval"}), {"--interval"}},
   };

@@ -1,7 +1,7 @@
 // The history ring: encoding of a tick, lookup by time, and its bounds.
-#include <gtest/gtest.h>
-
 #include "history.hpp"
+
+#include <gtest/gtest.h>
 
 namespace kv::mon {
 namespace {
@@ -10,7 +10,9 @@ Batch make_batch(int64_t ts, bool new_instance) {
   Batch b;
   b.scheduled_ts_us = ts;
   ProcessKey key{42, 1000};
-  if (new_instance) b.new_instances.push_back({key, std::nullopt, ts - 5, "redis-server", "redis-server *:6379", "name:redis-server", ts});
+  if (new_instance)
+    b.new_instances.push_back({key, std::nullopt, ts - 5, "redis-server", "redis-server *:6379",
+                               "name:redis-server", ts});
   ProcessSample s;
   s.key = key;
   s.ts_us = ts + 3;
@@ -29,9 +31,13 @@ Batch make_batch(int64_t ts, bool new_instance) {
 TEST(History, EncodesATickEndingWithItsTickLine) {
   TickEntry e = encode_tick(make_batch(1'000'000, true));
   const std::string& s = *e.lines;
-  EXPECT_EQ(s.find("proc pid=42 start_ticks=1000 ts_us=1000003 scheduled_ts_us=1000000 rss_kib=1234"), 0u) << s;
+  EXPECT_EQ(
+      s.find("proc pid=42 start_ticks=1000 ts_us=1000003 scheduled_ts_us=1000000 rss_kib=1234"), 0u)
+      << s;
   EXPECT_NE(s.find("\nhost ts_us=1000004 "), std::string::npos);
-  EXPECT_NE(s.find("\ndisk ts_us=1000004 device=sda reads=1 writes=3 sectors_read=2"), std::string::npos) << s;
+  EXPECT_NE(s.find("\ndisk ts_us=1000004 device=sda reads=1 writes=3 sectors_read=2"),
+            std::string::npos)
+      << s;
   EXPECT_TRUE(s.ends_with("\ntick scheduled_ts_us=1000000\n")) << s;
   EXPECT_EQ(s.find("swap_kib"), std::string::npos) << "an unknown value must be left out (NULL)";
   ASSERT_EQ(e.instances.size(), 1u);
@@ -45,10 +51,11 @@ TEST(History, EncodesEveryFieldInTheDocumentedOrder) {
   s.key = {7, 99};
   s.ts_us = 11;
   s.scheduled_ts_us = 10;
-  OptInt* ints[] = {&s.rss_kib, &s.rss_anon_kib, &s.rss_file_kib, &s.rss_shmem_kib, &s.swap_kib,
-                    &s.vsize_kib, &s.cpu_user_us, &s.cpu_system_us, &s.threads, &s.fds,
-                    &s.io_read_bytes, &s.io_write_bytes, &s.minor_faults, &s.major_faults,
-                    &s.ctx_voluntary, &s.ctx_involuntary, &s.pss_kib};
+  OptInt* ints[] = {&s.rss_kib,      &s.rss_anon_kib, &s.rss_file_kib,  &s.rss_shmem_kib,
+                    &s.swap_kib,     &s.vsize_kib,    &s.cpu_user_us,   &s.cpu_system_us,
+                    &s.threads,      &s.fds,          &s.io_read_bytes, &s.io_write_bytes,
+                    &s.minor_faults, &s.major_faults, &s.ctx_voluntary, &s.ctx_involuntary,
+                    &s.pss_kib};
   int64_t v = 1;
   for (OptInt* i : ints) *i = v++;
   EXPECT_EQ(proto::encode(process_message(s)),
@@ -60,13 +67,26 @@ TEST(History, EncodesEveryFieldInTheDocumentedOrder) {
   HostSample h;
   h.ts_us = 21;
   h.scheduled_ts_us = 20;
-  h.load1 = 0.5; h.load5 = 1.5; h.load15 = 2.5;
-  h.mem_total_kib = 1; h.mem_available_kib = 2; h.swap_total_kib = 3; h.swap_free_kib = 4;
-  h.pswpin = 5; h.pswpout = 6; h.pgmajfault = 7;
-  h.cpu_user_ticks = 8; h.cpu_system_ticks = 9; h.cpu_iowait_ticks = 10;
-  h.cpu_steal_ticks = 11; h.cpu_idle_ticks = 12;
-  h.psi_memory_some_avg10 = 0.25; h.psi_memory_full_avg10 = 0.75; h.psi_io_some_avg10 = 1.25;
-  h.psi_io_full_avg10 = 1.75; h.psi_cpu_some_avg10 = 2.25;
+  h.load1 = 0.5;
+  h.load5 = 1.5;
+  h.load15 = 2.5;
+  h.mem_total_kib = 1;
+  h.mem_available_kib = 2;
+  h.swap_total_kib = 3;
+  h.swap_free_kib = 4;
+  h.pswpin = 5;
+  h.pswpout = 6;
+  h.pgmajfault = 7;
+  h.cpu_user_ticks = 8;
+  h.cpu_system_ticks = 9;
+  h.cpu_iowait_ticks = 10;
+  h.cpu_steal_ticks = 11;
+  h.cpu_idle_ticks = 12;
+  h.psi_memory_some_avg10 = 0.25;
+  h.psi_memory_full_avg10 = 0.75;
+  h.psi_io_some_avg10 = 1.25;
+  h.psi_io_full_avg10 = 1.75;
+  h.psi_cpu_some_avg10 = 2.25;
   EXPECT_EQ(proto::encode(host_message(h)),
             "host ts_us=21 scheduled_ts_us=20 load1=0.5 load5=1.5 load15=2.5 mem_total_kib=1 "
             "mem_available_kib=2 swap_total_kib=3 swap_free_kib=4 pswpin=5 pswpout=6 "

@@ -1,8 +1,8 @@
 // Integration tests: the real kvmon binary watching a real redis-server, checked against what
 // /proc says and what the results file holds.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <linux/magic.h>
-#include <fcntl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -11,29 +11,29 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <cstring>
 #include <csignal>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <sstream>
 #include <thread>
 
+#include "db_query.hpp"
 #include "kvbench/clock.hpp"
 #include "kvbench/sqlite.hpp"
 #include "proc_parsers.hpp"
 #include "procfs.hpp"
-#include "targets.hpp"
-#include "db_query.hpp"
 #include "servers.hpp"
+#include "targets.hpp"
 
 namespace kv::mon {
 namespace {
 
 using kv::test::Process;
+using kv::test::slurp;
 using kv::test::StoreServer;
 using kv::test::TempDir;
-using kv::test::slurp;
 
 const std::string kKvmon = std::string(KV_BINARY_DIR) + "/monitor/kvmon";
 
@@ -94,8 +94,8 @@ TEST(Kvmon, PidSamplesMatchProcStatusAndSigtermCompletesTheSession) {
     max_rss_kib = std::max(max_rss_kib, *rss);
   };
   observe();
-  Process kvmon = start_kvmon(dir, {"--pid", std::to_string(redis.pid()), "--interval", "50ms",
-                                    "--host-interval", "50ms"});
+  Process kvmon = start_kvmon(
+      dir, {"--pid", std::to_string(redis.pid()), "--interval", "50ms", "--host-interval", "50ms"});
   std::string value(200'000, 'x');
   for (int i = 0; i < 60; ++i) {
     if (i % 4 == 0) {
@@ -107,9 +107,10 @@ TEST(Kvmon, PidSamplesMatchProcStatusAndSigtermCompletesTheSession) {
     observe();
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  ASSERT_TRUE(wait_until([&] {
-    return query_int(db, "SELECT COUNT(*) FROM process_samples").value_or(0) >= 10;
-  }, 5000)) << slurp(dir.file("kvmon.log"));
+  ASSERT_TRUE(wait_until(
+      [&] { return query_int(db, "SELECT COUNT(*) FROM process_samples").value_or(0) >= 10; },
+      5000))
+      << slurp(dir.file("kvmon.log"));
   EXPECT_EQ(stop_kvmon(kvmon), 0) << slurp(dir.file("kvmon.log"));
   observe();
 
@@ -117,21 +118,31 @@ TEST(Kvmon, PidSamplesMatchProcStatusAndSigtermCompletesTheSession) {
   EXPECT_TRUE(query_int(db, "SELECT ended_ts_us FROM monitor_sessions").has_value());
   EXPECT_EQ(query_int(db, "SELECT pid FROM process_instances"), redis.pid());
   EXPECT_GT(max_rss_kib, min_rss_kib) << "RSS did not move: the check below is weak";
-  EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM process_samples WHERE rss_kib IS NULL "
-                          "OR rss_kib < " + std::to_string(min_rss_kib) +
-                          " OR rss_kib > " + std::to_string(max_rss_kib)), 0)
+  EXPECT_EQ(
+      query_int(db,
+                "SELECT COUNT(*) FROM process_samples WHERE rss_kib IS NULL "
+                "OR rss_kib < " +
+                    std::to_string(min_rss_kib) + " OR rss_kib > " + std::to_string(max_rss_kib)),
+      0)
       << "min " << min_rss_kib << " max " << max_rss_kib;
   // Later samples saw the data we wrote: RSS grew over the run.
   EXPECT_GT(query_int(db, "SELECT MAX(rss_kib) - MIN(rss_kib) FROM process_samples").value_or(0),
             1000);
-  EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM process_samples WHERE swap_kib IS NULL "
-                          "OR cpu_user_us IS NULL OR threads < 1 OR fds < 3 "
-                          "OR minor_faults IS NULL OR ctx_voluntary IS NULL"), 0);
-  EXPECT_GE(query_int(db, "SELECT COUNT(*) FROM host_samples WHERE load1 IS NOT NULL AND "
-                          "mem_total_kib > 0").value_or(0), 10);
+  EXPECT_EQ(query_int(db,
+                      "SELECT COUNT(*) FROM process_samples WHERE swap_kib IS NULL "
+                      "OR cpu_user_us IS NULL OR threads < 1 OR fds < 3 "
+                      "OR minor_faults IS NULL OR ctx_voluntary IS NULL"),
+            0);
+  EXPECT_GE(query_int(db,
+                      "SELECT COUNT(*) FROM host_samples WHERE load1 IS NOT NULL AND "
+                      "mem_total_kib > 0")
+                .value_or(0),
+            10);
   // Absolute deadlines: each sample was read soon after it was due (generous for loaded CI).
-  EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM host_samples WHERE "
-                          "ts_us - scheduled_ts_us NOT BETWEEN -5000 AND 200000"), 0);
+  EXPECT_EQ(query_int(db,
+                      "SELECT COUNT(*) FROM host_samples WHERE "
+                      "ts_us - scheduled_ts_us NOT BETWEEN -5000 AND 200000"),
+            0);
 }
 
 // Fault and context-switch counters of `pid` as /proc has them, with when they were read.
@@ -178,9 +189,10 @@ TEST(Kvmon, FaultAndContextSwitchCountsMatchProcWithinOneSample) {
     seen.push_back(read_counters(redis.pid()));
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  ASSERT_TRUE(wait_until([&] {
-    return query_int(db, "SELECT COUNT(*) FROM process_samples").value_or(0) >= 10;
-  }, 5000)) << slurp(dir.file("kvmon.log"));
+  ASSERT_TRUE(wait_until(
+      [&] { return query_int(db, "SELECT COUNT(*) FROM process_samples").value_or(0) >= 10; },
+      5000))
+      << slurp(dir.file("kvmon.log"));
   EXPECT_EQ(stop_kvmon(kvmon), 0) << slurp(dir.file("kvmon.log"));
   seen.push_back(read_counters(redis.pid()));
   ASSERT_GT(seen.back().minor_faults, seen.front().minor_faults + 100) << "faults did not move";
@@ -224,9 +236,10 @@ TEST(Kvmon, NameFindsRedisServer) {
   Process kvmon = start_kvmon(dir, {"--name", "redis-server", "--interval", "100ms"});
   const std::string has_samples =
       "SELECT COUNT(*) FROM process_samples JOIN process_instances USING (instance_id) "
-      "WHERE pid = " + std::to_string(redis.pid()) + " AND selector = 'name:redis-server'";
-  EXPECT_TRUE(wait_until([&] { return query_int(dir.file("results.db"), has_samples) >= 2; },
-                         5000)) << slurp(dir.file("kvmon.log"));
+      "WHERE pid = " +
+      std::to_string(redis.pid()) + " AND selector = 'name:redis-server'";
+  EXPECT_TRUE(wait_until([&] { return query_int(dir.file("results.db"), has_samples) >= 2; }, 5000))
+      << slurp(dir.file("kvmon.log"));
   EXPECT_EQ(stop_kvmon(kvmon), 0);
 }
 
@@ -241,20 +254,25 @@ TEST(Kvmon, WaitsForANamedTargetAndPicksItUpWhenItStarts) {
   const std::string name = "kvw" + std::to_string(getpid());
   std::filesystem::create_symlink(redis_bin, dir.file(name));
   Process kvmon = start_kvmon(dir, {"--name", name, "--interval", "50ms"});
-  EXPECT_TRUE(wait_until([&] {
-    return slurp(dir.file("kvmon.log")).find("waiting for it") != std::string::npos;
-  }, 5000)) << slurp(dir.file("kvmon.log"));
+  EXPECT_TRUE(wait_until(
+      [&] { return slurp(dir.file("kvmon.log")).find("waiting for it") != std::string::npos; },
+      5000))
+      << slurp(dir.file("kvmon.log"));
   EXPECT_TRUE(kvmon.wait(0) == -1) << "kvmon exited while its target was absent";
 
   int port = kv::test::free_port();
   Process redis({dir.file(name), "--port", std::to_string(port), "--bind", "127.0.0.1", "--save",
-                 "", "--dir", dir.path()}, dir.file("redis.log"));
-  const std::string found = "SELECT COUNT(*) FROM process_samples JOIN process_instances "
-                            "USING (instance_id) WHERE pid = " + std::to_string(redis.pid());
+                 "", "--dir", dir.path()},
+                dir.file("redis.log"));
+  const std::string found =
+      "SELECT COUNT(*) FROM process_samples JOIN process_instances "
+      "USING (instance_id) WHERE pid = " +
+      std::to_string(redis.pid());
   EXPECT_TRUE(wait_until([&] { return query_int(dir.file("results.db"), found) >= 1; }, 5000))
       << slurp(dir.file("kvmon.log"));
-  EXPECT_EQ(query_int(dir.file("results.db"),
-                      "SELECT COUNT(*) FROM events WHERE kind = 'target_found'"), 1);
+  EXPECT_EQ(
+      query_int(dir.file("results.db"), "SELECT COUNT(*) FROM events WHERE kind = 'target_found'"),
+      1);
   EXPECT_EQ(stop_kvmon(kvmon), 0);
   redis.stop();
 }
@@ -263,7 +281,8 @@ TEST(Kvmon, WaitsForANamedTargetAndPicksItUpWhenItStarts) {
 void expect_selected(const TempDir& dir, pid_t pid, const std::string& selector) {
   const std::string sql =
       "SELECT COUNT(*) FROM process_samples JOIN process_instances USING (instance_id) "
-      "WHERE pid = " + std::to_string(pid) + " AND selector = '" + selector + "'";
+      "WHERE pid = " +
+      std::to_string(pid) + " AND selector = '" + selector + "'";
   EXPECT_TRUE(wait_until([&] { return query_int(dir.file("results.db"), sql) >= 2; }, 5000))
       << slurp(dir.file("kvmon.log"));
   EXPECT_EQ(query_int(dir.file("results.db"), "SELECT COUNT(*) FROM process_instances"), 1);
@@ -293,18 +312,24 @@ TEST(Kvmon, PortFindsAnIpv6OnlyListener) {
   if (redis_bin.empty()) GTEST_SKIP() << "redis-server is not installed";
   TempDir dir;
   int port = kv::test::free_port();
-  Process redis({redis_bin, "--port", std::to_string(port), "--bind", "::1", "--save", "",
-                 "--dir", dir.path()}, dir.file("redis.log"));
+  Process redis({redis_bin, "--port", std::to_string(port), "--bind", "::1", "--save", "", "--dir",
+                 dir.path()},
+                dir.file("redis.log"));
   ProcFs procfs;
   if (!wait_until([&] { return !listening_inodes(procfs, port).empty(); }, 5000)) {
     GTEST_SKIP() << "redis-server could not listen on [::1] (no IPv6?): "
                  << slurp(dir.file("redis.log"));
   }
-  ASSERT_NE(slurp("/proc/net/tcp6").find(":" + [&] {
-    char hex[8];
-    std::snprintf(hex, sizeof hex, "%04X", port);
-    return std::string(hex);
-  }() + " "), std::string::npos) << "the listener is not IPv6";
+  ASSERT_NE(slurp("/proc/net/tcp6")
+                .find(":" +
+                      [&] {
+                        char hex[8];
+                        std::snprintf(hex, sizeof hex, "%04X", port);
+                        return std::string(hex);
+                      }() +
+                      " "),
+            std::string::npos)
+      << "the listener is not IPv6";
   Process kvmon = start_kvmon(dir, {"--port", std::to_string(port), "--interval", "50ms"});
   expect_selected(dir, redis.pid(), "port:" + std::to_string(port));
   EXPECT_EQ(stop_kvmon(kvmon), 0);
@@ -317,48 +342,68 @@ TEST(Kvmon, KillAndRestartGivesEventsAndANewInstance) {
   const std::string db = dir.file("results.db");
   const pid_t old_pid = redis.pid();
   Process kvmon = start_kvmon(dir, {"--port", std::to_string(redis.port()), "--interval", "50ms"});
-  ASSERT_TRUE(wait_until([&] {
-    return query_int(db, "SELECT COUNT(*) FROM process_samples").value_or(0) >= 3;
-  }, 5000)) << slurp(dir.file("kvmon.log"));
+  ASSERT_TRUE(wait_until(
+      [&] { return query_int(db, "SELECT COUNT(*) FROM process_samples").value_or(0) >= 3; }, 5000))
+      << slurp(dir.file("kvmon.log"));
   redis.process().signal(SIGKILL);
   redis.process().wait(5000);
-  ASSERT_TRUE(wait_until([&] {
-    return query_int(db, "SELECT COUNT(*) FROM events WHERE kind = 'target_exited'") == 1;
-  }, 5000)) << slurp(dir.file("kvmon.log"));
+  ASSERT_TRUE(wait_until(
+      [&] {
+        return query_int(db, "SELECT COUNT(*) FROM events WHERE kind = 'target_exited'") == 1;
+      },
+      5000))
+      << slurp(dir.file("kvmon.log"));
   const int64_t restart_ts_us = now_ts_us();
   redis.restart();
   ASSERT_NE(redis.pid(), old_pid);
-  ASSERT_TRUE(wait_until([&] {
-    return query_int(db, "SELECT COUNT(*) FROM process_samples JOIN process_instances USING "
-                         "(instance_id) WHERE pid = " + std::to_string(redis.pid())) >= 2;
-  }, 5000)) << slurp(dir.file("kvmon.log"));
+  ASSERT_TRUE(wait_until(
+      [&] {
+        return query_int(db,
+                         "SELECT COUNT(*) FROM process_samples JOIN process_instances USING "
+                         "(instance_id) WHERE pid = " +
+                             std::to_string(redis.pid())) >= 2;
+      },
+      5000))
+      << slurp(dir.file("kvmon.log"));
   EXPECT_EQ(stop_kvmon(kvmon), 0);
 
   EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM process_instances"), 2);
   EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM events WHERE kind = 'target_restarted'"), 1);
-  EXPECT_EQ(query_int(db, "SELECT i.pid FROM events e JOIN process_instances i USING "
-                          "(instance_id) WHERE e.kind = 'target_exited'"), old_pid);
+  EXPECT_EQ(query_int(db,
+                      "SELECT i.pid FROM events e JOIN process_instances i USING "
+                      "(instance_id) WHERE e.kind = 'target_exited'"),
+            old_pid);
   // No sample of the old instance after it exited, none of the new one before it started.
-  EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM process_samples s JOIN process_instances i "
-                          "USING (instance_id) WHERE i.pid = " + std::to_string(old_pid) +
+  EXPECT_EQ(query_int(db,
+                      "SELECT COUNT(*) FROM process_samples s JOIN process_instances i "
+                      "USING (instance_id) WHERE i.pid = " +
+                          std::to_string(old_pid) +
                           " AND s.ts_us > (SELECT ts_us FROM events WHERE kind = 'target_exited')"),
             0);
-  EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM process_samples s JOIN process_instances i "
-                          "USING (instance_id) WHERE i.pid = " + std::to_string(redis.pid()) +
-                          " AND s.ts_us < " + std::to_string(restart_ts_us)), 0);
+  EXPECT_EQ(query_int(db,
+                      "SELECT COUNT(*) FROM process_samples s JOIN process_instances i "
+                      "USING (instance_id) WHERE i.pid = " +
+                          std::to_string(redis.pid()) + " AND s.ts_us < " +
+                          std::to_string(restart_ts_us)),
+            0);
   // Its start time, placed by /proc/uptime, lies between the restart call and its first sample.
-  auto started_ts_us = query_int(db, "SELECT started_ts_us FROM process_instances WHERE pid = " +
-                                         std::to_string(redis.pid()));
+  auto started_ts_us = query_int(
+      db, "SELECT started_ts_us FROM process_instances WHERE pid = " + std::to_string(redis.pid()));
   ASSERT_TRUE(started_ts_us.has_value());
   EXPECT_GE(*started_ts_us, restart_ts_us - 20'000);  // 10 ms ticks, 10 ms uptime resolution
-  EXPECT_LE(*started_ts_us, *query_int(db, "SELECT first_seen_ts_us FROM process_instances "
-                                           "WHERE pid = " + std::to_string(redis.pid())) + 20'000);
+  EXPECT_LE(*started_ts_us, *query_int(db,
+                                       "SELECT first_seen_ts_us FROM process_instances "
+                                       "WHERE pid = " +
+                                           std::to_string(redis.pid())) +
+                                20'000);
   // The host was sampled all along, once a second by default (every 20th 50 ms tick). On a
   // loaded machine a skipped tick moves a host sample to the next tick of its second (a gap of
   // 1.05 s, then 0.95 s), and a stall can skip one whole second: not more.
-  EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM (SELECT scheduled_ts_us - LAG(scheduled_ts_us) "
-                          "OVER (ORDER BY ts_us) AS gap FROM host_samples) "
-                          "WHERE gap IS NOT NULL AND gap NOT BETWEEN 500000 AND 2500000"), 0);
+  EXPECT_EQ(query_int(db,
+                      "SELECT COUNT(*) FROM (SELECT scheduled_ts_us - LAG(scheduled_ts_us) "
+                      "OVER (ORDER BY ts_us) AS gap FROM host_samples) "
+                      "WHERE gap IS NOT NULL AND gap NOT BETWEEN 500000 AND 2500000"),
+            0);
   EXPECT_GE(query_int(db, "SELECT COUNT(*) FROM host_samples").value_or(0), 2);
 }
 
@@ -404,15 +449,22 @@ TEST(Kvmon, AZombieTargetIsOneExitAndARestartOnlyWhenANewOneStarts) {
     return slurp(dir.file("kvmon.log")).find(text) != std::string::npos;
   };
   // Both selectors have it (the child may take its name only after kvmon's first look).
-  ASSERT_TRUE(wait_until([&] {
-    return log_has("pidfile:" + pidfile + ": process " + std::to_string(first.pid) + " found") &&
-           log_has("name:" + name + ": process " + std::to_string(first.pid) + " found");
-  }, 5000)) << slurp(dir.file("kvmon.log"));
+  ASSERT_TRUE(wait_until(
+      [&] {
+        return log_has("pidfile:" + pidfile + ": process " + std::to_string(first.pid) +
+                       " found") &&
+               log_has("name:" + name + ": process " + std::to_string(first.pid) + " found");
+      },
+      5000))
+      << slurp(dir.file("kvmon.log"));
   // It exits and is not reaped: a zombie for 40 ticks, which kvmon must see as one exit.
   close(first.release_fd);
   ASSERT_TRUE(wait_until([&] { return proc_state(first.pid) == 'Z'; }, 5000));
-  ASSERT_TRUE(wait_until([&] { return log_has("pidfile:" + pidfile + ": process " +
-                                              std::to_string(first.pid) + " exited"); }, 5000))
+  ASSERT_TRUE(wait_until(
+      [&] {
+        return log_has("pidfile:" + pidfile + ": process " + std::to_string(first.pid) + " exited");
+      },
+      5000))
       << slurp(dir.file("kvmon.log"));
   std::this_thread::sleep_for(std::chrono::milliseconds(2000));
   EXPECT_EQ(proc_state(first.pid), 'Z');
@@ -422,11 +474,15 @@ TEST(Kvmon, AZombieTargetIsOneExitAndARestartOnlyWhenANewOneStarts) {
   NamedChild second = fork_named_child(name);
   ASSERT_GT(second.pid, 0);
   std::ofstream(pidfile) << second.pid << "\n";
-  ASSERT_TRUE(wait_until([&] {
-    return log_has("name:" + name + ": process " + std::to_string(second.pid) + " (re)started") &&
-           log_has("pidfile:" + pidfile + ": process " + std::to_string(second.pid) +
-                   " (re)started");
-  }, 5000)) << slurp(dir.file("kvmon.log"));
+  ASSERT_TRUE(wait_until(
+      [&] {
+        return log_has("name:" + name + ": process " + std::to_string(second.pid) +
+                       " (re)started") &&
+               log_has("pidfile:" + pidfile + ": process " + std::to_string(second.pid) +
+                       " (re)started");
+      },
+      5000))
+      << slurp(dir.file("kvmon.log"));
   EXPECT_EQ(stop_kvmon(kvmon), 0) << slurp(dir.file("kvmon.log"));
   close(second.release_fd);
   waitpid(second.pid, nullptr, 0);
@@ -442,10 +498,13 @@ TEST(Kvmon, AZombieTargetIsOneExitAndARestartOnlyWhenANewOneStarts) {
   }
   EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM process_instances"), 2);
   // No sample of the dead process after its exit event.
-  EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM process_samples s JOIN process_instances i "
-                          "USING (instance_id) WHERE i.pid = " + std::to_string(first.pid) +
+  EXPECT_EQ(query_int(db,
+                      "SELECT COUNT(*) FROM process_samples s JOIN process_instances i "
+                      "USING (instance_id) WHERE i.pid = " +
+                          std::to_string(first.pid) +
                           " AND s.ts_us > (SELECT MIN(ts_us) FROM events WHERE kind = "
-                          "'target_exited')"), 0);
+                          "'target_exited')"),
+            0);
 }
 
 // The results file deleted under kvmon (rm results.db*): kvmon says so in one line and goes on
@@ -456,9 +515,9 @@ TEST(Kvmon, ADeletedResultsFileIsSaidAndCreatedAnewAtItsPath) {
   const std::string db = dir.file("results.db");
   Process kvmon = start_kvmon(dir, {"--pid", std::to_string(getpid()), "--interval", "50ms",
                                     "--host-interval", "50ms", "--flush-interval", "100ms"});
-  ASSERT_TRUE(wait_until([&] {
-    return query_int(db, "SELECT COUNT(*) FROM process_samples").value_or(0) >= 3;
-  }, 5000)) << slurp(dir.file("kvmon.log"));
+  ASSERT_TRUE(wait_until(
+      [&] { return query_int(db, "SELECT COUNT(*) FROM process_samples").value_or(0) >= 3; }, 5000))
+      << slurp(dir.file("kvmon.log"));
   const int64_t deleted_ts_us = now_ts_us();
   for (const char* ext : {"", "-wal", "-shm"}) std::filesystem::remove(db + ext);
   // A new file at the path (not opened before kvmon made it: opening would create it), with a
@@ -466,19 +525,28 @@ TEST(Kvmon, ADeletedResultsFileIsSaidAndCreatedAnewAtItsPath) {
   // event saying what happened.
   ASSERT_TRUE(wait_until([&] { return std::filesystem::exists(db); }, 5000))
       << slurp(dir.file("kvmon.log"));
-  ASSERT_TRUE(wait_until([&] {
-    return query_int(db, "SELECT COUNT(*) FROM process_samples JOIN process_instances USING "
-                         "(instance_id) WHERE pid = " + std::to_string(getpid())).value_or(0) >= 3;
-  }, 5000)) << slurp(dir.file("kvmon.log"));
+  ASSERT_TRUE(wait_until(
+      [&] {
+        return query_int(db,
+                         "SELECT COUNT(*) FROM process_samples JOIN process_instances USING "
+                         "(instance_id) WHERE pid = " +
+                             std::to_string(getpid()))
+                   .value_or(0) >= 3;
+      },
+      5000))
+      << slurp(dir.file("kvmon.log"));
   EXPECT_EQ(stop_kvmon(kvmon), 0) << slurp(dir.file("kvmon.log"));
   EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM events WHERE kind = 'results_file_replaced'"), 1);
   EXPECT_GE(query_int(db, "SELECT MIN(ts_us) FROM events WHERE kind = 'results_file_replaced'")
-                .value_or(0), deleted_ts_us);
+                .value_or(0),
+            deleted_ts_us);
   EXPECT_EQ(query_text(db, "SELECT status FROM monitor_sessions"), "completed");
   const std::string log = slurp(dir.file("kvmon.log"));
   EXPECT_NE(log.find("was deleted while kvmon was writing it"), std::string::npos) << log;
   size_t said = 0;
-  for (size_t at = log.find("was deleted"); at != std::string::npos; at = log.find("was deleted", at + 1)) ++said;
+  for (size_t at = log.find("was deleted"); at != std::string::npos;
+       at = log.find("was deleted", at + 1))
+    ++said;
   EXPECT_EQ(said, 1u) << log;
 }
 
@@ -521,23 +589,30 @@ TEST(Kvmon, AFullDiskRecordsTheTicksLostAndTheSessionIsIncomplete) {
   Process kvmon({kKvmon, "--db", db, "--pid", std::to_string(getpid()), "--interval", "20ms",
                  "--host-interval", "20ms", "--flush-interval", "100ms", "--log-level", "debug"},
                 dir.file("kvmon.log"));
-  ASSERT_TRUE(wait_until([&] {
-    return query_int(db, "SELECT COUNT(*) FROM process_samples").value_or(0) >= 5;
-  }, 5000)) << slurp(dir.file("kvmon.log"));
+  ASSERT_TRUE(wait_until(
+      [&] { return query_int(db, "SELECT COUNT(*) FROM process_samples").value_or(0) >= 5; }, 5000))
+      << slurp(dir.file("kvmon.log"));
   {  // fill the disk
     std::ofstream filler(mnt + "/filler", std::ios::binary);
     std::string block(4096, 'x');
-    while (filler.write(block.data(), static_cast<std::streamsize>(block.size())) && filler.flush()) {
+    while (filler.write(block.data(), static_cast<std::streamsize>(block.size())) &&
+           filler.flush()) {
     }
   }
-  ASSERT_TRUE(wait_until([&] {
-    return slurp(dir.file("kvmon.log")).find("could not store") != std::string::npos;
-  }, 20'000)) << "no write failed on the full disk\n" << slurp(dir.file("kvmon.log"));
+  ASSERT_TRUE(wait_until(
+      [&] { return slurp(dir.file("kvmon.log")).find("could not store") != std::string::npos; },
+      20'000))
+      << "no write failed on the full disk\n"
+      << slurp(dir.file("kvmon.log"));
   std::this_thread::sleep_for(std::chrono::milliseconds(500));  // more ticks lost meanwhile
   std::filesystem::remove(mnt + "/filler");
-  ASSERT_TRUE(wait_until([&] {
-    return query_int(db, "SELECT COUNT(*) FROM events WHERE kind = 'samples_lost'").value_or(0) > 0;
-  }, 5000)) << slurp(dir.file("kvmon.log"));
+  ASSERT_TRUE(wait_until(
+      [&] {
+        return query_int(db, "SELECT COUNT(*) FROM events WHERE kind = 'samples_lost'")
+                   .value_or(0) > 0;
+      },
+      5000))
+      << slurp(dir.file("kvmon.log"));
   EXPECT_EQ(stop_kvmon(kvmon), 0) << slurp(dir.file("kvmon.log"));
   // "N tick(s) of samples lost, due from A to B (R rows): ...": N > 0, and the samples stored
   // leave a gap of about that many ticks.
@@ -546,8 +621,9 @@ TEST(Kvmon, AFullDiskRecordsTheTicksLostAndTheSessionIsIncomplete) {
   EXPECT_GT(lost, 0) << msg;
   EXPECT_NE(msg.find("due from"), std::string::npos) << msg;
   EXPECT_EQ(query_text(db, "SELECT status FROM monitor_sessions"), "incomplete");
-  auto gap = query_int(db, "SELECT MAX(gap) FROM (SELECT scheduled_ts_us - LAG(scheduled_ts_us) "
-                           "OVER (ORDER BY scheduled_ts_us) AS gap FROM process_samples)");
+  auto gap = query_int(db,
+                       "SELECT MAX(gap) FROM (SELECT scheduled_ts_us - LAG(scheduled_ts_us) "
+                       "OVER (ORDER BY scheduled_ts_us) AS gap FROM process_samples)");
   ASSERT_TRUE(gap.has_value());
   EXPECT_GE(*gap / 20'000, lost / 2) << "the lost ticks are not a gap in the samples: " << msg;
 }
@@ -558,29 +634,36 @@ TEST(Kvmon, CommitsOncePerFlushIntervalAndSigtermStoresTheRest) {
   const std::string session = "(SELECT MAX(session_id) FROM monitor_sessions)";
   Process kvmon = start_kvmon(dir, {"--pid", std::to_string(getpid()), "--interval", "50ms",
                                     "--host-interval", "50ms", "--flush-interval", "3s"});
-  ASSERT_TRUE(wait_until([&] {
-    return query_int(db, "SELECT COUNT(*) FROM monitor_sessions").value_or(0) == 1;
-  }, 5000)) << slurp(dir.file("kvmon.log"));
+  ASSERT_TRUE(wait_until(
+      [&] { return query_int(db, "SELECT COUNT(*) FROM monitor_sessions").value_or(0) == 1; },
+      5000))
+      << slurp(dir.file("kvmon.log"));
   const int64_t started = now_ts_us();
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));
   // Half a flush interval in, ~30 ticks taken and none committed yet.
   EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM process_samples"), 0);
-  ASSERT_TRUE(wait_until([&] {
-    return query_int(db, "SELECT COUNT(*) FROM process_samples").value_or(0) > 0;
-  }, 5000)) << slurp(dir.file("kvmon.log"));
+  ASSERT_TRUE(wait_until(
+      [&] { return query_int(db, "SELECT COUNT(*) FROM process_samples").value_or(0) > 0; }, 5000))
+      << slurp(dir.file("kvmon.log"));
   const int64_t first_commit_s = (now_ts_us() - started) / 1'000'000;
   EXPECT_GE(first_commit_s, 1);  // ~3 s after the start, not at the first tick
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   EXPECT_EQ(stop_kvmon(kvmon), 0);
   // Everything taken before SIGTERM is stored: one sample per tick, from the first to the last.
-  auto span_ticks = query_int(db, "SELECT (MAX(scheduled_ts_us) - MIN(scheduled_ts_us)) / 50000 "
-                                  "+ 1 FROM host_samples WHERE session_id = " + session);
-  auto skipped = query_int(db, "SELECT COALESCE(SUM(CAST(message AS INTEGER)), 0) FROM events "
-                               "WHERE kind = 'ticks_skipped'");
+  auto span_ticks = query_int(db,
+                              "SELECT (MAX(scheduled_ts_us) - MIN(scheduled_ts_us)) / 50000 "
+                              "+ 1 FROM host_samples WHERE session_id = " +
+                                  session);
+  auto skipped = query_int(db,
+                           "SELECT COALESCE(SUM(CAST(message AS INTEGER)), 0) FROM events "
+                           "WHERE kind = 'ticks_skipped'");
   // (kvmon is a fork child of its target, this test: sampled too, as its own instance.)
-  EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM process_samples s JOIN process_instances i "
-                          "USING (instance_id) WHERE i.parent_instance_id IS NULL").value_or(0) +
-                skipped.value_or(0), span_ticks.value_or(-1));
+  EXPECT_EQ(query_int(db,
+                      "SELECT COUNT(*) FROM process_samples s JOIN process_instances i "
+                      "USING (instance_id) WHERE i.parent_instance_id IS NULL")
+                    .value_or(0) +
+                skipped.value_or(0),
+            span_ticks.value_or(-1));
   EXPECT_GE(span_ticks.value_or(0), 60);  // 3 s and more
   EXPECT_EQ(query_text(db, "SELECT status FROM monitor_sessions"), "completed");
 }
@@ -601,31 +684,39 @@ TEST(Kvmon, BgsaveChildIsItsOwnInstanceWithItsRssAndWrites) {
   ASSERT_EQ(kv::test::tcp_request(redis.port(), mset, "\r\n"), "+OK\r\n");
   const std::string db = dir.file("results.db");
   Process kvmon = start_kvmon(dir, {"--pid", std::to_string(redis.pid()), "--interval", "20ms"});
-  ASSERT_TRUE(wait_until([&] {
-    return query_int(db, "SELECT COUNT(*) FROM process_samples").value_or(0) >= 2;
-  }, 5000));
+  ASSERT_TRUE(wait_until(
+      [&] { return query_int(db, "SELECT COUNT(*) FROM process_samples").value_or(0) >= 2; },
+      5000));
   ASSERT_EQ(kv::test::tcp_request(redis.port(), "BGSAVE\r\n", "\r\n"),
             "+Background saving started\r\n");
-  const std::string child = "(SELECT instance_id FROM process_instances WHERE "
-                            "parent_instance_id IS NOT NULL)";
-  EXPECT_TRUE(wait_until([&] {
-    return query_int(db, "SELECT COUNT(*) FROM events WHERE kind = 'child_exited'") == 1;
-  }, 10'000)) << slurp(dir.file("kvmon.log"));
+  const std::string child =
+      "(SELECT instance_id FROM process_instances WHERE "
+      "parent_instance_id IS NOT NULL)";
+  EXPECT_TRUE(wait_until(
+      [&] { return query_int(db, "SELECT COUNT(*) FROM events WHERE kind = 'child_exited'") == 1; },
+      10'000))
+      << slurp(dir.file("kvmon.log"));
   EXPECT_EQ(stop_kvmon(kvmon), 0);
 
-  EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM process_instances WHERE parent_instance_id = "
-                          "(SELECT instance_id FROM process_instances WHERE pid = " +
-                          std::to_string(redis.pid()) + ")"), 1);
+  EXPECT_EQ(query_int(db,
+                      "SELECT COUNT(*) FROM process_instances WHERE parent_instance_id = "
+                      "(SELECT instance_id FROM process_instances WHERE pid = " +
+                          std::to_string(redis.pid()) + ")"),
+            1);
   EXPECT_EQ(query_text(db, "SELECT selector FROM process_instances WHERE instance_id = " + child),
             "child:pid:" + std::to_string(redis.pid()));
   EXPECT_GE(query_int(db, "SELECT COUNT(*) FROM process_samples WHERE instance_id = " + child)
-                .value_or(0), 10);
+                .value_or(0),
+            10);
   // The child shares the parent's pages: its RSS is several MiB, not a fresh process's.
-  EXPECT_GT(query_int(db, "SELECT MAX(rss_kib) FROM process_samples WHERE instance_id = " +
-                          child).value_or(0), 4096);
+  EXPECT_GT(query_int(db, "SELECT MAX(rss_kib) FROM process_samples WHERE instance_id = " + child)
+                .value_or(0),
+            4096);
   // It writes the ~6.4 MB dump (unless the temp dir is tmpfs, which counts no storage writes).
-  auto written = query_int(db, "SELECT MAX(io_write_bytes) FROM process_samples WHERE "
-                               "instance_id = " + child);
+  auto written = query_int(db,
+                           "SELECT MAX(io_write_bytes) FROM process_samples WHERE "
+                           "instance_id = " +
+                               child);
   ASSERT_TRUE(written.has_value()) << "io_write_bytes is NULL even as the same user";
   struct statfs sfs {};
   if (statfs(dir.path().c_str(), &sfs) == 0 && sfs.f_type != TMPFS_MAGIC) {
@@ -638,35 +729,46 @@ TEST(Kvmon, ALockedDatabaseDropsSamplesWithAnEventButNeverDelaysTheTimer) {
   const std::string db = dir.file("results.db");
   Process kvmon =
       start_kvmon(dir, {"--interval", "20ms", "--host-interval", "20ms", "--max-queued", "5"});
-  ASSERT_TRUE(wait_until([&] {
-    return query_int(db, "SELECT COUNT(*) FROM host_samples").value_or(0) >= 3;
-  }, 5000)) << slurp(dir.file("kvmon.log"));
+  ASSERT_TRUE(wait_until(
+      [&] { return query_int(db, "SELECT COUNT(*) FROM host_samples").value_or(0) >= 3; }, 5000))
+      << slurp(dir.file("kvmon.log"));
   {
     Database other = Database::open(db);  // another writer holds the file for 1.5 s
     other.exec("BEGIN EXCLUSIVE");
     std::this_thread::sleep_for(std::chrono::milliseconds(1500));
     other.exec("COMMIT");
   }
-  ASSERT_TRUE(wait_until([&] {
-    return query_int(db, "SELECT COUNT(*) FROM events WHERE kind = 'samples_dropped'") >= 1;
-  }, 5000)) << slurp(dir.file("kvmon.log"));
+  ASSERT_TRUE(wait_until(
+      [&] {
+        return query_int(db, "SELECT COUNT(*) FROM events WHERE kind = 'samples_dropped'") >= 1;
+      },
+      5000))
+      << slurp(dir.file("kvmon.log"));
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   EXPECT_EQ(stop_kvmon(kvmon), 0) << slurp(dir.file("kvmon.log"));
 
-  auto dropped = query_int(db, "SELECT SUM(CAST(message AS INTEGER)) FROM events "
-                               "WHERE kind = 'samples_dropped'").value_or(0);
+  auto dropped = query_int(db,
+                           "SELECT SUM(CAST(message AS INTEGER)) FROM events "
+                           "WHERE kind = 'samples_dropped'")
+                     .value_or(0);
   EXPECT_GE(dropped, 40) << slurp(dir.file("kvmon.log"));  // ~75 ticks locked, 5 queued
   // Every tick is stored, counted as dropped, or (on a loaded machine, when the timer overran)
   // counted as skipped.
-  auto skipped = query_int(db, "SELECT SUM(CAST(message AS INTEGER)) FROM events "
-                               "WHERE kind = 'ticks_skipped'").value_or(0);
+  auto skipped = query_int(db,
+                           "SELECT SUM(CAST(message AS INTEGER)) FROM events "
+                           "WHERE kind = 'ticks_skipped'")
+                     .value_or(0);
   auto stored = query_int(db, "SELECT COUNT(*) FROM host_samples").value_or(0);
-  auto span_ticks = query_int(db, "SELECT (MAX(scheduled_ts_us) - MIN(scheduled_ts_us)) / 20000 "
-                                  "+ 1 FROM host_samples").value_or(0);
+  auto span_ticks = query_int(db,
+                              "SELECT (MAX(scheduled_ts_us) - MIN(scheduled_ts_us)) / 20000 "
+                              "+ 1 FROM host_samples")
+                        .value_or(0);
   EXPECT_EQ(stored + dropped + skipped, span_ticks) << slurp(dir.file("kvmon.log"));
   // The samples taken while the file was locked were still taken on time.
-  EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM host_samples WHERE "
-                          "ts_us - scheduled_ts_us NOT BETWEEN -5000 AND 200000"), 0);
+  EXPECT_EQ(query_int(db,
+                      "SELECT COUNT(*) FROM host_samples WHERE "
+                      "ts_us - scheduled_ts_us NOT BETWEEN -5000 AND 200000"),
+            0);
   EXPECT_EQ(query_text(db, "SELECT status FROM monitor_sessions"), "completed");
 }
 
@@ -683,17 +785,21 @@ TEST(Kvmon, AnotherUsersTargetGivesNullNotZeroWhereUnreadable) {
                  "--pid", std::to_string(redis.pid()), "--interval", "50ms"},
                 dir.file("kvmon.log"));
   // Our queries run as root: let kvmon create the file (and its WAL files) as nobody first.
-  ASSERT_TRUE(wait_until([&] {
-    return slurp(dir.file("kvmon.log")).find("sampling") != std::string::npos;
-  }, 5000)) << slurp(dir.file("kvmon.log"));
-  ASSERT_TRUE(wait_until([&] {
-    return query_int(db, "SELECT COUNT(*) FROM process_samples").value_or(0) >= 3;
-  }, 5000)) << slurp(dir.file("kvmon.log"));
+  ASSERT_TRUE(wait_until(
+      [&] { return slurp(dir.file("kvmon.log")).find("sampling") != std::string::npos; }, 5000))
+      << slurp(dir.file("kvmon.log"));
+  ASSERT_TRUE(wait_until(
+      [&] { return query_int(db, "SELECT COUNT(*) FROM process_samples").value_or(0) >= 3; }, 5000))
+      << slurp(dir.file("kvmon.log"));
   EXPECT_EQ(stop_kvmon(kvmon), 0);
-  EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM process_samples WHERE io_read_bytes IS NOT NULL "
-                          "OR io_write_bytes IS NOT NULL OR fds IS NOT NULL"), 0);
-  EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM process_samples WHERE rss_kib IS NULL "
-                          "OR cpu_user_us IS NULL"), 0);  // status and stat stay readable
+  EXPECT_EQ(query_int(db,
+                      "SELECT COUNT(*) FROM process_samples WHERE io_read_bytes IS NOT NULL "
+                      "OR io_write_bytes IS NOT NULL OR fds IS NOT NULL"),
+            0);
+  EXPECT_EQ(query_int(db,
+                      "SELECT COUNT(*) FROM process_samples WHERE rss_kib IS NULL "
+                      "OR cpu_user_us IS NULL"),
+            0);  // status and stat stay readable
   std::string log = slurp(dir.file("kvmon.log"));
   EXPECT_NE(log.find("CAP_SYS_PTRACE"), std::string::npos) << log;
   size_t warnings = 0;
@@ -709,11 +815,11 @@ TEST(Kvmon, PssOnlyWhenAskedAndOnlyAtItsInterval) {
   KV_START_OR_SKIP(redis);
   TempDir dir;
   const std::string db = dir.file("results.db");
-  Process kvmon = start_kvmon(dir, {"--pid", std::to_string(redis.pid()), "--interval", "20ms",
-                                    "--pss-interval", "200ms"});
-  ASSERT_TRUE(wait_until([&] {
-    return query_int(db, "SELECT COUNT(*) FROM process_samples").value_or(0) >= 40;
-  }, 5000));
+  Process kvmon = start_kvmon(
+      dir, {"--pid", std::to_string(redis.pid()), "--interval", "20ms", "--pss-interval", "200ms"});
+  ASSERT_TRUE(wait_until(
+      [&] { return query_int(db, "SELECT COUNT(*) FROM process_samples").value_or(0) >= 40; },
+      5000));
   EXPECT_EQ(stop_kvmon(kvmon), 0);
   auto with_pss = query_int(db, "SELECT COUNT(*) FROM process_samples WHERE pss_kib > 0");
   auto all = query_int(db, "SELECT COUNT(*) FROM process_samples");

@@ -196,15 +196,19 @@ TEST(NetTcp, ParsesListenersOfBothFamilies) {
 // Found by tests/fuzz/proc_parsers_fuzz: a state or port field that is not wholly hex, or out
 // of range, used to be read in part or as an impossible value (state 0xA000, port 0x118EB).
 TEST(ParseNetTcp, SkipsLinesWithOutOfRangeOrPartialFields) {
-  const std::string good = "   0: 0100007F:18EB 00000000:0000 0A 00000000:00000000 00:00000000 "
-                           "00000000     0        0 25738 1 0 100 0 0 10 0\n";
+  const std::string good =
+      "   0: 0100007F:18EB 00000000:0000 0A 00000000:00000000 00:00000000 "
+      "00000000     0        0 25738 1 0 100 0 0 10 0\n";
   ASSERT_EQ(parse_net_tcp(good).size(), 1u);
   EXPECT_TRUE(parse_net_tcp("   0: 0100007F:18EB 00000000:0000 00A000 00000000:00000000 "
-                            "00:00000000 00000000     0        0 25738 1\n").empty());
+                            "00:00000000 00000000     0        0 25738 1\n")
+                  .empty());
   EXPECT_TRUE(parse_net_tcp("   0: 0100007F:118EB 00000000:0000 0A 00000000:00000000 "
-                            "00:00000000 00000000     0        0 25738 1\n").empty());
+                            "00:00000000 00000000     0        0 25738 1\n")
+                  .empty());
   EXPECT_TRUE(parse_net_tcp("   0: 0100007F:18EBzz 00000000:0000 0A 00000000:00000000 "
-                            "00:00000000 00000000     0        0 25738 1\n").empty());
+                            "00:00000000 00000000     0        0 25738 1\n")
+                  .empty());
 }
 
 // Found by tests/fuzz/proc_parsers_fuzz (ASan: SEGV): a line of 13 fields made the parser read
@@ -216,9 +220,10 @@ TEST(ParseDiskstats, SkipsALineOneCounterShort) {
 
 TEST(ParseBlockStat, ReadsTheCountersOfOldAndNewKernels) {
   // Linux >= 5.5: 17 fields (discard and flush counters at the end).
-  auto d = parse_block_stat("   70824    23799  3665138    18354    23710    17350  2235416     "
-                            "6295        0     8776    25142     4676       59  1142640      455 "
-                            "    1037       36\n");
+  auto d = parse_block_stat(
+      "   70824    23799  3665138    18354    23710    17350  2235416     "
+      "6295        0     8776    25142     4676       59  1142640      455 "
+      "    1037       36\n");
   ASSERT_TRUE(d.has_value());
   EXPECT_TRUE(d->device.empty());
   EXPECT_EQ(d->reads, 70824);

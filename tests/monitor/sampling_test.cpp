@@ -69,7 +69,7 @@ TEST(ProcessSampler, PssIsOptInRareAndSkippedForLargeProcesses) {
   ProcessSampler on(procfs, 100, PssPolicy{3'600'000'000, 1 << 20});
   EXPECT_EQ(on.sample(ProcessKey{100, 89713}).value().pss_kib, 6100);
   EXPECT_FALSE(on.sample(ProcessKey{100, 89713}).value().pss_kib.has_value());  // not due yet
-  ProcessSampler too_large(procfs, 100, PssPolicy{1, 8191});  // RSS is 8192 KiB
+  ProcessSampler too_large(procfs, 100, PssPolicy{1, 8191});                    // RSS is 8192 KiB
   EXPECT_FALSE(too_large.sample(ProcessKey{100, 89713}).value().pss_kib.has_value());
   ProcessSampler every_time(procfs, 100, PssPolicy{1, 8192});
   EXPECT_EQ(every_time.sample(ProcessKey{100, 89713}).value().pss_kib, 6100);
@@ -138,7 +138,8 @@ TEST(BatchWriter, AGapInScheduledTimesIsATicksSkippedEvent) {
     writer.close("completed");
   }
   Database db = Database::open(db_path);
-  Statement st = db.prepare("SELECT COUNT(*), MIN(message) FROM events WHERE kind = 'ticks_skipped'");
+  Statement st =
+      db.prepare("SELECT COUNT(*), MIN(message) FROM events WHERE kind = 'ticks_skipped'");
   ASSERT_TRUE(st.step());
   EXPECT_EQ(st.column_int(0), 1);
   EXPECT_TRUE(st.column_text(1).starts_with("3 tick(s) skipped")) << st.column_text(1);
@@ -176,7 +177,8 @@ TEST(HostSampler, VmstatReadInPartFindsItsLinesWhenTheyMoveOrGo) {
   EXPECT_EQ(host.sample().pgmajfault, 1372);  // from the part read last time
   // 4 KiB of new lines before the wanted ones: past the part read last time.
   std::string filler;
-  for (int i = 0; filler.size() < 4096; ++i) filler += "nr_new_counter_" + std::to_string(i) + " 7\n";
+  for (int i = 0; filler.size() < 4096; ++i)
+    filler += "nr_new_counter_" + std::to_string(i) + " 7\n";
   copy.write("vmstat", filler + "pswpin 13\npswpout 341\npgmajfault 1400\npgfault 1\n");
   HostSample moved = host.sample();
   EXPECT_EQ(moved.pswpin, 13);
@@ -260,7 +262,8 @@ TEST(HostSampler, SysfsDiskCountersMatchDiskstatsOnThisMachine) {
     auto after = parse_diskstats(procfs.read("diskstats").text);
     for (const DiskStat& d : h.disks) {
       auto find = [&](const std::vector<DiskStat>& v) {
-        return std::find_if(v.begin(), v.end(), [&](const DiskStat& x) { return x.device == d.device; });
+        return std::find_if(v.begin(), v.end(),
+                            [&](const DiskStat& x) { return x.device == d.device; });
       };
       auto b = find(before), a = find(after);
       ASSERT_NE(b, before.end()) << d.device;
@@ -375,8 +378,9 @@ TEST(Tracker, FollowsARestartWithAReusedPidAsANewInstance) {
   EXPECT_EQ(count_kind(first, "target_found"), 1u);
 
   // Same pid, new start time: the old process is gone and this is another one.
-  std::string stat = "100 (redis-server) S 1 100 100 0 -1 0 1 0 0 0 1 1 0 0 20 0 4 0 99999 "
-                     "73441280 2048 0 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0";
+  std::string stat =
+      "100 (redis-server) S 1 100 100 0 -1 0 1 0 0 0 1 1 0 0 20 0 4 0 99999 "
+      "73441280 2048 0 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0";
   copy.write("100/stat", stat);
   Batch second;
   tracker.tick(second);
@@ -391,8 +395,9 @@ TEST(Tracker, FollowsARestartWithAReusedPidAsANewInstance) {
 TEST(Tracker, AZombieIsOneExitAndNoRestartUntilANewInstanceAppears) {
   FixtureCopy copy;
   ProcFs procfs(copy.proc(), copy.sys());
-  Tracker tracker(procfs, {make_selector(Selector::Kind::name, "redis-server"),
-                           make_selector(Selector::Kind::pidfile, copy.proc() + "/redis.pid")},
+  Tracker tracker(procfs,
+                  {make_selector(Selector::Kind::name, "redis-server"),
+                   make_selector(Selector::Kind::pidfile, copy.proc() + "/redis.pid")},
                   100, 1'000'000'000);
   fs::remove_all(copy.proc() + "/100/task");
   fs::remove_all(copy.proc() + "/101");  // its fork child: not part of this test
@@ -401,9 +406,10 @@ TEST(Tracker, AZombieIsOneExitAndNoRestartUntilANewInstanceAppears) {
   tracker.tick(first);
   EXPECT_EQ(count_kind(first, "target_found"), 2u);
   // Killed, not reaped: /proc/100 stays, its state is Z (and a zombie has no memory lines).
-  const std::string zombie = "100 (redis-server) Z 1 100 100 0 -1 4194560 2500 0 7 0 1234 567 0 "
-                             "0 20 0 1 0 89713 0 0 18446744073709551615 0 0 0 0 0 0 0 4097 "
-                             "17610 0 0 0 17 1 0 0 0 0 0";
+  const std::string zombie =
+      "100 (redis-server) Z 1 100 100 0 -1 4194560 2500 0 7 0 1234 567 0 "
+      "0 20 0 1 0 89713 0 0 18446744073709551615 0 0 0 0 0 0 0 4097 "
+      "17610 0 0 0 17 1 0 0 0 0 0";
   copy.write("100/stat", zombie);
   copy.write("100/status", "Name:\tredis-server\nState:\tZ (zombie)\nPPid:\t1\nThreads:\t1\n");
   size_t exited = 0, restarted = 0;
@@ -417,8 +423,9 @@ TEST(Tracker, AZombieIsOneExitAndNoRestartUntilANewInstanceAppears) {
   EXPECT_EQ(exited, 2u);  // once per selector
   EXPECT_EQ(restarted, 0u);
   // Reaped, and a new instance under the same pid: one restart per selector.
-  std::string stat = "100 (redis-server) S 1 100 100 0 -1 0 1 0 0 0 1 1 0 0 20 0 4 0 99999 "
-                     "73441280 2048 0 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0";
+  std::string stat =
+      "100 (redis-server) S 1 100 100 0 -1 0 1 0 0 0 1 1 0 0 20 0 4 0 99999 "
+      "73441280 2048 0 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0";
   copy.write("100/stat", stat);
   Batch back;
   tracker.tick(back);
@@ -490,8 +497,7 @@ TEST(Tracker, ANameWithSeveralProcessesFindsOneThatRestartsWhileTheOtherRuns) {
                                " 3133440 415 0 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0");
   };
   redis_200(777);
-  Tracker tracker(procfs, {make_selector(Selector::Kind::name, "redis-server")}, 100,
-                  std::nullopt);
+  Tracker tracker(procfs, {make_selector(Selector::Kind::name, "redis-server")}, 100, std::nullopt);
   Batch first;
   tracker.tick(first);
   EXPECT_EQ(first.new_instances.size(), 2u);
@@ -526,8 +532,9 @@ TEST(Tracker, WaitsForANameThatIsNotRunningYet) {
   tracker.tick(first);
   EXPECT_TRUE(first.processes.empty());
   copy.write("200/status", "Name:\tkvstore\n");
-  copy.write("200/stat", "200 (kvstore) R 1 200 200 0 -1 0 1 0 0 0 1 1 0 0 20 0 1 0 777 "
-                         "3133440 415 0 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0");
+  copy.write("200/stat",
+             "200 (kvstore) R 1 200 200 0 -1 0 1 0 0 0 1 1 0 0 20 0 1 0 777 "
+             "3133440 415 0 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0");
   Batch second;
   tracker.tick(second);
   ASSERT_EQ(second.processes.size(), 1u);

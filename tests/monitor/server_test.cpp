@@ -16,20 +16,20 @@
 #include <sstream>
 #include <thread>
 
+#include "db_query.hpp"
 #include "kvbench/clock.hpp"
 #include "kvbench/protocol.hpp"
 #include "kvbench/sqlite.hpp"
-#include "db_query.hpp"
 #include "servers.hpp"
 
 namespace kv::mon {
 namespace {
 
 using kv::test::Process;
-using kv::test::StoreServer;
-using kv::test::TempDir;
 using kv::test::query_int;
 using kv::test::slurp;
+using kv::test::StoreServer;
+using kv::test::TempDir;
 using proto::Message;
 
 const std::string kKvmon = std::string(KV_BINARY_DIR) + "/monitor/kvmon";
@@ -111,8 +111,8 @@ struct Kvmon {
   std::string db() const { return dir.file("results.db"); }
   std::string log() const { return slurp(dir.file("kvmon.log")); }
   void start(std::vector<std::string> args) {
-    args.insert(args.begin(), {kKvmon, "--db", db(), "--listen",
-                               "127.0.0.1:" + std::to_string(port)});
+    args.insert(args.begin(),
+                {kKvmon, "--db", db(), "--listen", "127.0.0.1:" + std::to_string(port)});
     proc = Process(args, dir.file("kvmon.log"));
   }
 };
@@ -121,8 +121,8 @@ TEST(KvmonServer, SubscriberGetsTicksAtItsIntervalAndTimeIsNow) {
   StoreServer redis(StoreServer::Kind::redis);
   KV_START_OR_SKIP(redis);
   Kvmon kvmon;
-  kvmon.start({"--pid", std::to_string(redis.pid()), "--interval", "50ms", "--host-interval",
-               "100ms"});
+  kvmon.start(
+      {"--pid", std::to_string(redis.pid()), "--interval", "50ms", "--host-interval", "100ms"});
   TestClient c(kvmon.port);
   c.hello();
   auto hello = c.until("hello");
@@ -133,8 +133,8 @@ TEST(KvmonServer, SubscriberGetsTicksAtItsIntervalAndTimeIsNow) {
   auto t = c.until("time");
   ASSERT_TRUE(t);
   EXPECT_EQ(t->get_int("id"), 7);
-  EXPECT_NEAR(static_cast<double>(t->get_int("now_ts_us").value_or(0)),
-              static_cast<double>(before), 50'000.0);
+  EXPECT_NEAR(static_cast<double>(t->get_int("now_ts_us").value_or(0)), static_cast<double>(before),
+              50'000.0);
 
   c.send("subscribe interval_us=100000\n");
   ASSERT_TRUE(c.until("subscribed"));
@@ -237,8 +237,8 @@ TEST(KvmonServer, ClientThatNeverReadsIsDroppedWhileSamplingStaysOnSchedule) {
   StoreServer redis(StoreServer::Kind::redis);
   KV_START_OR_SKIP(redis);
   Kvmon kvmon;
-  kvmon.start({"--pid", std::to_string(redis.pid()), "--interval", "20ms", "--client-queue",
-               "32KiB"});
+  kvmon.start(
+      {"--pid", std::to_string(redis.pid()), "--interval", "20ms", "--client-queue", "32KiB"});
   TestClient reader(kvmon.port);
   reader.hello();
   reader.send("subscribe\n");
@@ -268,14 +268,15 @@ TEST(KvmonServer, ClientThatNeverReadsIsDroppedWhileSamplingStaysOnSchedule) {
   int64_t drop_ts = query_int(db, "SELECT MIN(ts_us) FROM events WHERE kind = 'client_dropped'");
   int64_t n = query_int(db, "SELECT COUNT(*) FROM process_samples");
   int64_t late = query_int(db, "SELECT MAX(ts_us - scheduled_ts_us) FROM process_samples");
-  int64_t span = query_int(db, "SELECT MAX(scheduled_ts_us) - MIN(scheduled_ts_us) "
-                               "FROM process_samples");
-  int64_t max_gap = query_int(db, "SELECT MAX(gap) FROM (SELECT scheduled_ts_us - LAG("
-                                  "scheduled_ts_us) OVER (ORDER BY scheduled_ts_us) AS gap "
-                                  "FROM process_samples)");
-  std::cout << "samples " << n << " over " << span / 1000 << " ms (expected "
-            << span / 20'000 + 1 << "), max lateness " << late << " us, max gap " << max_gap
-            << " us\n";
+  int64_t span = query_int(db,
+                           "SELECT MAX(scheduled_ts_us) - MIN(scheduled_ts_us) "
+                           "FROM process_samples");
+  int64_t max_gap = query_int(db,
+                              "SELECT MAX(gap) FROM (SELECT scheduled_ts_us - LAG("
+                              "scheduled_ts_us) OVER (ORDER BY scheduled_ts_us) AS gap "
+                              "FROM process_samples)");
+  std::cout << "samples " << n << " over " << span / 1000 << " ms (expected " << span / 20'000 + 1
+            << "), max lateness " << late << " us, max gap " << max_gap << " us\n";
   auto after_drop = [&] {
     return query_int(db, "SELECT COUNT(*) FROM process_samples WHERE scheduled_ts_us > " +
                              std::to_string(drop_ts));
@@ -297,10 +298,10 @@ TEST(KvmonServer, MalformedInputGetsAnErrorAndTheDaemonServesOthers) {
   good.send("subscribe\n");
   ASSERT_TRUE(good.until("subscribed")) << kvmon.log();
 
-  for (const std::string& bad : {std::string("hello v=1\nsubscribe interval_us=abc\n"),
-                                 std::string("hello v=1\nTIME\n"),
-                                 std::string("hello v=1\nfrobnicate\n"),
-                                 std::string("hello v=1\n") + std::string(5000, 'x')}) {
+  for (const std::string& bad :
+       {std::string("hello v=1\nsubscribe interval_us=abc\n"), std::string("hello v=1\nTIME\n"),
+        std::string("hello v=1\nfrobnicate\n"),
+        std::string("hello v=1\n") + std::string(5000, 'x')}) {
     TestClient c(kvmon.port);
     c.send(bad);
     auto err = c.until("error");
@@ -334,13 +335,11 @@ TEST(KvmonServer, NonLoopbackListenWithoutTokenFileExits2) {
 
 TEST(KvmonServer, WrongTokenIsRefusedRightTokenIsServed) {
   Kvmon kvmon;
-  {
-    std::ofstream(kvmon.dir.file("token")) << "s3cret-token-0123456789\n";
-  }
-  kvmon.proc = Process({kKvmon, "--db", kvmon.db(), "--listen",
-                        "0.0.0.0:" + std::to_string(kvmon.port), "--token-file",
-                        kvmon.dir.file("token"), "--max-clients", "1"},
-                       kvmon.dir.file("kvmon.log"));
+  { std::ofstream(kvmon.dir.file("token")) << "s3cret-token-0123456789\n"; }
+  kvmon.proc =
+      Process({kKvmon, "--db", kvmon.db(), "--listen", "0.0.0.0:" + std::to_string(kvmon.port),
+               "--token-file", kvmon.dir.file("token"), "--max-clients", "1"},
+              kvmon.dir.file("kvmon.log"));
   for (const std::string& token : {std::string(""), std::string("s3cret-token-012345678N"),
                                    std::string("s3cret-token-01234567892")}) {
     TestClient c(kvmon.port);
@@ -372,14 +371,12 @@ TEST(KvmonServer, WrongTokenIsRefusedRightTokenIsServed) {
 TEST(KvmonServer, FailedTokensAreRateLimitedPerAddressAndLoggedInSummary) {
   Kvmon kvmon;
   const std::string token = "s3cret-token-0123456789";
-  {
-    std::ofstream(kvmon.dir.file("token")) << token << "\n";
-  }
+  { std::ofstream(kvmon.dir.file("token")) << token << "\n"; }
   ::chmod(kvmon.dir.file("token").c_str(), 0600);
-  kvmon.proc = Process({kKvmon, "--db", kvmon.db(), "--listen",
-                        "127.0.0.1:" + std::to_string(kvmon.port), "--token-file",
-                        kvmon.dir.file("token"), "--interval", "100ms"},
-                       kvmon.dir.file("kvmon.log"));
+  kvmon.proc =
+      Process({kKvmon, "--db", kvmon.db(), "--listen", "127.0.0.1:" + std::to_string(kvmon.port),
+               "--token-file", kvmon.dir.file("token"), "--interval", "100ms"},
+              kvmon.dir.file("kvmon.log"));
   int checked = 0, refused = 0, attempts = 0;
   const auto start = std::chrono::steady_clock::now();
   const auto end = start + std::chrono::milliseconds(2500);
@@ -396,7 +393,8 @@ TEST(KvmonServer, FailedTokensAreRateLimitedPerAddressAndLoggedInSummary) {
       ++refused;
     }
   }
-  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double secs =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::cout << attempts << " attempts in " << secs << " s: " << checked << " tokens checked ("
             << checked / secs << " guesses/s), " << refused << " refused unchecked\n";
   // 3 free, the 4th shuts it out for 1 s, the 5th (after 1 s) for 2 s: at most 5 in 2.5 s.
@@ -417,18 +415,21 @@ TEST(KvmonServer, FailedTokensAreRateLimitedPerAddressAndLoggedInSummary) {
   std::string line;
   size_t auth_lines = 0;
   while (std::getline(in, line)) {
-    if (line.find("token") != std::string::npos || line.find("refused") != std::string::npos) ++auth_lines;
+    if (line.find("token") != std::string::npos || line.find("refused") != std::string::npos)
+      ++auth_lines;
   }
   EXPECT_LE(auth_lines, 3u) << log;
-  EXPECT_NE(log.find("wrong or missing tokens and"), std::string::npos) << "no summary line\n" << log;
+  EXPECT_NE(log.find("wrong or missing tokens and"), std::string::npos) << "no summary line\n"
+                                                                        << log;
 }
 
 TEST(KvmonServer, AShortTokenIsRefusedAndAReadableTokenFileWarns) {
   Kvmon kvmon;
   std::ofstream(kvmon.dir.file("short")) << "123456789012345\n";  // 15 bytes
-  Process refused({kKvmon, "--db", kvmon.db(), "--listen", "127.0.0.1:" + std::to_string(kvmon.port),
-                   "--token-file", kvmon.dir.file("short")},
-                  kvmon.dir.file("short.log"));
+  Process refused(
+      {kKvmon, "--db", kvmon.db(), "--listen", "127.0.0.1:" + std::to_string(kvmon.port),
+       "--token-file", kvmon.dir.file("short")},
+      kvmon.dir.file("short.log"));
   EXPECT_EQ(refused.wait(10'000), 2);
   std::string out = slurp(kvmon.dir.file("short.log"));
   EXPECT_NE(out.find("at least 16"), std::string::npos) << out;
@@ -445,7 +446,9 @@ TEST(KvmonServer, AShortTokenIsRefusedAndAReadableTokenFileWarns) {
     p.signal(SIGTERM);
     EXPECT_EQ(p.wait(10'000), 0);
     std::string log = slurp(kvmon.dir.file("mode.log"));
-    const char* want = mode == 0644 ? "readable by anyone" : mode == 0640 ? "readable by its group" : nullptr;
+    const char* want = mode == 0644   ? "readable by anyone"
+                       : mode == 0640 ? "readable by its group"
+                                      : nullptr;
     if (want) {
       EXPECT_NE(log.find(want), std::string::npos) << log;
     } else {

@@ -130,8 +130,8 @@ StoreServer::StoreServer(Kind kind, const std::vector<std::string>& extra_args)
 StoreServer::~StoreServer() { proc_.stop(); }
 
 std::string StoreServer::uri() const {
-  return std::string(kind_ == Kind::redis ? "redis" : "memcached") + "://127.0.0.1:" +
-         std::to_string(port_);
+  return std::string(kind_ == Kind::redis ? "redis" : "memcached") +
+         "://127.0.0.1:" + std::to_string(port_);
 }
 
 bool StoreServer::start(std::string* why) {
@@ -158,8 +158,8 @@ void StoreServer::launch() {
                              dir_.path(), "--save", "", "--appendonly", "no", "--daemonize", "no",
                              "--protected-mode", "no"});
   } else {
-    argv.insert(argv.end(), {"-p", std::to_string(port_), "-l", "127.0.0.1", "-U", "0", "-m",
-                             "256", "-t", "2"});
+    argv.insert(argv.end(), {"-p", std::to_string(port_), "-l", "127.0.0.1", "-U", "0", "-m", "256",
+                             "-t", "2"});
     if (::geteuid() == 0) argv.insert(argv.end(), {"-u", "root"});
   }
   argv.insert(argv.end(), extra_.begin(), extra_.end());
@@ -177,8 +177,8 @@ void StoreServer::launch() {
     if (proc_.wait(0) != -1) break;  // it exited
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  throw std::runtime_error(binary_ + " did not start on port " + std::to_string(port_) +
-                           " (see " + dir_.file("server.log") + ")");
+  throw std::runtime_error(binary_ + " did not start on port " + std::to_string(port_) + " (see " +
+                           dir_.file("server.log") + ")");
 }
 
 std::string tcp_request(int port, const std::string& request, const std::string& terminator,
@@ -229,8 +229,7 @@ long long stat_value(const std::string& text, const std::string& field) {
   while (std::getline(in, line)) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.rfind(field + ":", 0) == 0) return std::stoll(line.substr(field.size() + 1));
-    if (line.rfind("STAT " + field + " ", 0) == 0)
-      return std::stoll(line.substr(field.size() + 6));
+    if (line.rfind("STAT " + field + " ", 0) == 0) return std::stoll(line.substr(field.size() + 6));
   }
   return -1;
 }

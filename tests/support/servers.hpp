@@ -95,11 +95,11 @@ long long redis_command_calls(int port, const std::string& cmd);
 }  // namespace kv::test
 
 // Skips (or, when servers are required, fails) the current test if `server` cannot start.
-#define KV_START_OR_SKIP(server)                                             \
-  do {                                                                       \
-    std::string kv_why_;                                                     \
-    if (!(server).start(&kv_why_)) {                                         \
-      if (::kv::test::servers_required()) FAIL() << kv_why_;                 \
-      GTEST_SKIP() << kv_why_;                                               \
-    }                                                                        \
+#define KV_START_OR_SKIP(server)                             \
+  do {                                                       \
+    std::string kv_why_;                                     \
+    if (!(server).start(&kv_why_)) {                         \
+      if (::kv::test::servers_required()) FAIL() << kv_why_; \
+      GTEST_SKIP() << kv_why_;                               \
+    }                                                        \
   } while (0)

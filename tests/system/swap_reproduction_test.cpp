@@ -1,8 +1,8 @@
 // The published finding, small: Redis's memory grows past what it may keep in RAM, into swap,
 // and throughput suffers. A swap file, a memory-limited cgroup holding redis-server, kvdrive
-// writing well past the limit and reading back at random, kvmon watching over TCP. Everything asserted
-// comes from the results file alone. Needs root, swapon and a memory cgroup (v1 or v2); skips
-// with the reason elsewhere, fails in CI (KV_REQUIRE_SERVERS=1) where it cannot run.
+// writing well past the limit and reading back at random, kvmon watching over TCP. Everything
+// asserted comes from the results file alone. Needs root, swapon and a memory cgroup (v1 or v2);
+// skips with the reason elsewhere, fails in CI (KV_REQUIRE_SERVERS=1) where it cannot run.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/swap.h>
@@ -15,8 +15,8 @@
 #include <iterator>
 #include <thread>
 
-#include "kvbench/schema.hpp"
 #include "db_query.hpp"
+#include "kvbench/schema.hpp"
 #include "servers.hpp"
 
 namespace {
@@ -86,8 +86,9 @@ class SwapFile {
  public:
   bool create(const std::string& path, int64_t mib, std::string* why) {
     path_ = path;
-    Process dd({find_program("dd"), "if=/dev/zero", "of=" + path, "bs=1M", "count=" + std::to_string(mib)},
-               path + ".log");
+    Process dd(
+        {find_program("dd"), "if=/dev/zero", "of=" + path, "bs=1M", "count=" + std::to_string(mib)},
+        path + ".log");
     if (dd.wait(120'000) != 0) return fail(why, "cannot write the swap file");
     ::chmod(path.c_str(), 0600);
     Process mk({find_program("mkswap"), path}, path + ".log");
@@ -135,10 +136,10 @@ TEST(SwapReproduction, RedisGrowsIntoSwapAndTheTimelineShowsIt) {
                 dir.file("kvmon.log"));
   std::this_thread::sleep_for(std::chrono::milliseconds(700));
   // ~160 MB of values into a Redis allowed 48 MiB of RAM, then random reads across all of it.
-  Process drive({kKvdrive, "run", "--db", db_path, "--target", redis.uri(), "--keys", "40000",
-                 "--value-size", "4KB", "--threads", "2", "--phases", "load,read",
-                 "--key-pattern", "uniform", "--requests", "20000", "--timeout", "10s",
-                 "--monitor", listen},
+  Process drive({kKvdrive,    "run",       "--db",          db_path,   "--target",   redis.uri(),
+                 "--keys",    "40000",     "--value-size",  "4KB",     "--threads",  "2",
+                 "--phases",  "load,read", "--key-pattern", "uniform", "--requests", "20000",
+                 "--timeout", "10s",       "--monitor",     listen},
                 dir.file("kvdrive.log"));
   int code = drive.wait(240'000);
   std::this_thread::sleep_for(std::chrono::milliseconds(600));
@@ -147,7 +148,8 @@ TEST(SwapReproduction, RedisGrowsIntoSwapAndTheTimelineShowsIt) {
   ASSERT_EQ(code, 0) << "kvdrive failed; see " << dir.file("kvdrive.log");
 
   auto db = kv::open_results_db(db_path);
-  EXPECT_EQ(query_int(db, "SELECT count(*) FROM monitor_sessions WHERE link = '" + listen + "'"), 1);
+  EXPECT_EQ(query_int(db, "SELECT count(*) FROM monitor_sessions WHERE link = '" + listen + "'"),
+            1);
   // For the record (the CI log keeps it): the timeline, second by second.
   auto t = db.prepare(
       "SELECT phase, op, CAST(req_per_s AS INTEGER), CAST(lat_p99_us AS INTEGER), rss_kib / 1024, "
@@ -165,16 +167,21 @@ TEST(SwapReproduction, RedisGrowsIntoSwapAndTheTimelineShowsIt) {
   int64_t peak_swap = query_int(db, "SELECT MAX(swap_kib) FROM process_samples");
   EXPECT_GT(peak_swap, 50 * 1024) << "Redis's swap did not grow past 50 MiB";
   // Host swap used grew too.
-  EXPECT_GT(query_int(db, "SELECT MAX(swap_total_kib - swap_free_kib) - MIN(swap_total_kib - "
-                          "swap_free_kib) FROM host_samples"),
+  EXPECT_GT(query_int(db,
+                      "SELECT MAX(swap_total_kib - swap_free_kib) - MIN(swap_total_kib - "
+                      "swap_free_kib) FROM host_samples"),
             50 * 1024);
   // Reading swapped-out values back costs major faults / swap-ins.
-  EXPECT_GT(query_int(db, "SELECT MAX(major_faults) - MIN(major_faults) FROM process_samples"), 100);
+  EXPECT_GT(query_int(db, "SELECT MAX(major_faults) - MIN(major_faults) FROM process_samples"),
+            100);
   EXPECT_GT(query_int(db, "SELECT MAX(pswpin) - MIN(pswpin) FROM host_samples"), 100);
   // The timeline puts the store's swap next to each second's write throughput.
-  EXPECT_GT(query_int(db, "SELECT count(*) FROM timeline WHERE op = 'set' AND swap_kib > 0 "
-                          "AND req_per_s > 0"), 0);
-  EXPECT_EQ(query_int(db, "SELECT count(*) FROM timeline WHERE op = 'set' AND swap_kib IS NULL"), 0);
+  EXPECT_GT(query_int(db,
+                      "SELECT count(*) FROM timeline WHERE op = 'set' AND swap_kib > 0 "
+                      "AND req_per_s > 0"),
+            0);
+  EXPECT_EQ(query_int(db, "SELECT count(*) FROM timeline WHERE op = 'set' AND swap_kib IS NULL"),
+            0);
   // And the phase report shows the peak.
   EXPECT_EQ(query_int(db, "SELECT MAX(peak_swap_kib) FROM phase_report"), peak_swap);
 

@@ -9,8 +9,8 @@
 #include <fstream>
 #include <thread>
 
-#include "kvbench/schema.hpp"
 #include "db_query.hpp"
+#include "kvbench/schema.hpp"
 #include "servers.hpp"
 
 namespace {
@@ -85,8 +85,8 @@ TEST(TwoHosts, KvdrivePullsKvmonSamplesAcrossANetworkWithAToken) {
     GTEST_SKIP() << why;
   }
   const std::string addr = db_host.address();
-  Process redis(db_host.inside({redis_bin, "--port", "6379", "--bind", addr, "--save", "",
-                                "--dir", dir.path(), "--protected-mode", "no"}),
+  Process redis(db_host.inside({redis_bin, "--port", "6379", "--bind", addr, "--save", "", "--dir",
+                                dir.path(), "--protected-mode", "no"}),
                 dir.file("redis.log"));
   std::ofstream(dir.file("token")) << "s3cret-token-0123456789\n";
   // A non-loopback listener without a token is refused ...
@@ -95,18 +95,18 @@ TEST(TwoHosts, KvdrivePullsKvmonSamplesAcrossANetworkWithAToken) {
                      dir.file("kvmon-open.log"));
   EXPECT_EQ(open_kvmon.wait(10'000), 2);
   // ... and with one it serves.
-  Process kvmon(db_host.inside({kKvmon, "--db", dir.file("kvmon.db"), "--name", "redis-server",
-                                "--interval", "200ms", "--listen", addr + ":7070",
-                                "--token-file", dir.file("token")}),
-                dir.file("kvmon.log"));
+  Process kvmon(
+      db_host.inside({kKvmon, "--db", dir.file("kvmon.db"), "--name", "redis-server", "--interval",
+                      "200ms", "--listen", addr + ":7070", "--token-file", dir.file("token")}),
+      dir.file("kvmon.log"));
   std::this_thread::sleep_for(std::chrono::milliseconds(800));
 
   // A wrong token is refused: an error, nothing written (long enough to be sent at all).
   std::ofstream(dir.file("wrong")) << "guess-guess-guess-1\n";
-  int wrong = run({kKvdrive, "run", "--db", dir.file("wrong.db"), "--target",
-                   "redis://" + addr + ":6379", "--keys", "100", "--monitor", addr + ":7070",
-                   "--monitor-token-file", dir.file("wrong")},
-                  dir.file("wrong.log"));
+  int wrong =
+      run({kKvdrive, "run", "--db", dir.file("wrong.db"), "--target", "redis://" + addr + ":6379",
+           "--keys", "100", "--monitor", addr + ":7070", "--monitor-token-file", dir.file("wrong")},
+          dir.file("wrong.log"));
   EXPECT_EQ(wrong, 1);
 
   int code = run({kKvdrive, "run", "--db", dir.file("r.db"), "--target",
@@ -120,8 +120,10 @@ TEST(TwoHosts, KvdrivePullsKvmonSamplesAcrossANetworkWithAToken) {
   auto db = kv::open_results_db(dir.file("r.db"));
   EXPECT_EQ(query_int(db, "SELECT count(*) FROM runs WHERE status = 'completed'"), 1);
   EXPECT_EQ(query_int(db, "SELECT count(*) FROM monitor_sessions WHERE link = '" + addr +
-                              ":7070' AND clock_offset_us IS NOT NULL"), 1);
-  EXPECT_GE(query_int(db, "SELECT count(*) FROM process_samples WHERE remote_ts_us IS NOT NULL"), 3);
+                              ":7070' AND clock_offset_us IS NOT NULL"),
+            1);
+  EXPECT_GE(query_int(db, "SELECT count(*) FROM process_samples WHERE remote_ts_us IS NOT NULL"),
+            3);
   EXPECT_GE(query_int(db, "SELECT count(*) FROM timeline WHERE rss_kib > 0"), 1);
 }
 

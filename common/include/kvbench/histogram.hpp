@@ -29,7 +29,9 @@ class LatencyHistogram {
   uint64_t count() const noexcept { return count_; }
   uint64_t max_ns() const noexcept { return max_ns_; }
   uint64_t min_ns() const noexcept { return count_ ? min_ns_ : 0; }
-  double mean_ns() const noexcept { return count_ ? static_cast<double>(sum_ns_) / static_cast<double>(count_) : 0; }
+  double mean_ns() const noexcept {
+    return count_ ? static_cast<double>(sum_ns_) / static_cast<double>(count_) : 0;
+  }
   // The value below which a fraction q (0..1) of the recorded values lie: the upper bound of
   // the bucket holding that rank, but never more than the largest value recorded. 0 when empty.
   uint64_t percentile_ns(double q) const noexcept;

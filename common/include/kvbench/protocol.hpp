@@ -16,10 +16,10 @@
 namespace kv::proto {
 
 inline constexpr int kVersion = 1;
-inline constexpr size_t kMaxRequestBytes = 4096;        // one client → server line
-inline constexpr size_t kMaxReplyBytes = 256 * 1024;    // one server → client line
+inline constexpr size_t kMaxRequestBytes = 4096;      // one client → server line
+inline constexpr size_t kMaxReplyBytes = 256 * 1024;  // one server → client line
 inline constexpr size_t kMaxFields = 128;
-inline constexpr size_t kMaxNameBytes = 32;             // a verb or a key
+inline constexpr size_t kMaxNameBytes = 32;  // a verb or a key
 inline constexpr size_t kMaxTokenBytes = 1024;
 
 // Error codes carried by `error code=... msg=...` replies.
@@ -27,9 +27,9 @@ inline constexpr std::string_view kErrBadRequest = "bad_request";  // malformed 
 inline constexpr std::string_view kErrTooLong = "too_long";        // line over the limit
 inline constexpr std::string_view kErrUnknown = "unknown_verb";
 inline constexpr std::string_view kErrVersion = "version";
-inline constexpr std::string_view kErrAuth = "auth";               // hello missing or bad token
-inline constexpr std::string_view kErrBusy = "busy";               // too many clients
-inline constexpr std::string_view kErrIdle = "idle";               // idle timeout
+inline constexpr std::string_view kErrAuth = "auth";  // hello missing or bad token
+inline constexpr std::string_view kErrBusy = "busy";  // too many clients
+inline constexpr std::string_view kErrIdle = "idle";  // idle timeout
 
 struct Field {
   std::string key;
@@ -46,7 +46,9 @@ struct Message {
   Message& add(std::string_view key, const std::string& value) {
     return add(key, std::string_view(value));
   }
-  Message& add(std::string_view key, const char* value) { return add(key, std::string_view(value)); }
+  Message& add(std::string_view key, const char* value) {
+    return add(key, std::string_view(value));
+  }
   Message& add(std::string_view key, int64_t value);
   Message& add(std::string_view key, int value) { return add(key, static_cast<int64_t>(value)); }
   Message& add(std::string_view key, double value);

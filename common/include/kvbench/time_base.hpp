@@ -14,8 +14,8 @@ namespace kv {
 class ClockSource {
  public:
   virtual ~ClockSource() = default;
-  virtual int64_t wall_us() = 0;     // CLOCK_REALTIME, ts_us
-  virtual int64_t steady_ns() = 0;   // CLOCK_MONOTONIC, arbitrary origin
+  virtual int64_t wall_us() = 0;    // CLOCK_REALTIME, ts_us
+  virtual int64_t steady_ns() = 0;  // CLOCK_MONOTONIC, arbitrary origin
 };
 
 // The process's real clocks (a static object; thread-safe to read).

@@ -14,8 +14,8 @@
 namespace kv::drive {
 namespace {
 
-using kv::test::TempDir;
 using kv::test::slurp;
+using kv::test::TempDir;
 
 size_t files_in(const std::string& dir) {
   size_t n = 0;

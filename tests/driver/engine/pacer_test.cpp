@@ -71,7 +71,7 @@ TEST(Pacer, StopsAtTheEndWhenTheSendTimeLiesBeyondIt) {
   const int64_t t0 = steady_ns();
   EXPECT_FALSE(pacer.wait_until(t0 + 60'000'000'000, t0 + 200'000'000, &spin));
   const int64_t waited = steady_ns() - t0;
-  EXPECT_GE(waited, 200'000'000);   // the phase lasts until its end...
+  EXPECT_GE(waited, 200'000'000);     // the phase lasts until its end...
   EXPECT_LT(waited, 20'000'000'000);  // ...not until the next send time
   EXPECT_EQ(spin, 0u);
 }

@@ -22,8 +22,8 @@ namespace kv::drive {
 namespace {
 
 using kv::test::Outcome;
-using kv::test::TempDir;
 using kv::test::slurp;
+using kv::test::TempDir;
 
 // Replaced by the results file under test: first one holding an earlier run, then a new path.
 const std::string kDb = "@DB";
@@ -49,7 +49,8 @@ class KvdriveBadInput : public ::testing::Test {
     {
       Database db = open_results_db(previous_);
       ResultsWriter writer(db);
-      int64_t run = writer.begin_run(RunInfo{"earlier", "kvdrive run ...", "{}", 1, "", 1.0, "", 0, 1});
+      int64_t run =
+          writer.begin_run(RunInfo{"earlier", "kvdrive run ...", "{}", 1, "", 1.0, "", 0, 1});
       writer.end_run(run, "completed", "");
     }
     previous_bytes_ = slurp(previous_);
@@ -69,7 +70,8 @@ class KvdriveBadInput : public ::testing::Test {
     return args;
   }
 
-  void expect_refused(const std::vector<std::string>& args, const std::vector<std::string>& expect) {
+  void expect_refused(const std::vector<std::string>& args,
+                      const std::vector<std::string>& expect) {
     SCOPED_TRACE(joined(args));
     Outcome out = kv::test::run_kvdrive(dir_, args, 30'000);
     EXPECT_EQ(out.exit_code, 2) << out.output;
@@ -95,7 +97,8 @@ class KvdriveBadInput : public ::testing::Test {
       std::vector<std::string> args = c.args;
       std::replace(args.begin(), args.end(), kDb, db);
       expect_refused(args, c.expect);
-      EXPECT_TRUE(slurp(previous_) == previous_bytes_) << joined(args) << ": the earlier run's file changed";
+      EXPECT_TRUE(slurp(previous_) == previous_bytes_)
+          << joined(args) << ": the earlier run's file changed";
       for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
         EXPECT_FALSE(std::filesystem::exists(dir_.file("new.db") + suffix))
             << joined(args) << ": created new.db" << suffix;
@@ -125,25 +128,27 @@ struct BadValues {
 };
 
 const std::vector<BadValues>& bad_workload_values() {
-  static const std::vector<std::string> counts = {"ten", "-1", "99999999999999999999", "1e400",
-                                                  "64Ti", "", "1.5", "0x10"};
+  static const std::vector<std::string> counts = {
+      "ten", "-1", "99999999999999999999", "1e400", "64Ti", "", "1.5", "0x10"};
   // 2562048h: as nanoseconds past a clock reading, beyond int64 (was accepted and overflowed).
-  static const std::vector<std::string> durations = {"abc", "-1", "99999999999999999999",
-                                                     "1e400", "64Ti", "", "5parsecs", "-0.5s",
-                                                     "2562048h", "87601h"};
-  static const std::vector<std::string> ints = {"abc", "-1", "0", "99999999999999999999",
-                                                "1e400", "1.5", "", "5000"};
+  static const std::vector<std::string> durations = {
+      "abc",      "-1",    "99999999999999999999", "1e400", "64Ti", "", "5parsecs", "-0.5s",
+      "2562048h", "87601h"};
+  static const std::vector<std::string> ints = {"abc",   "-1",  "0", "99999999999999999999",
+                                                "1e400", "1.5", "",  "5000"};
   static const std::vector<BadValues> all = [] {
     std::vector<BadValues> v = {
         {"phases", {"abc", "load,,read", "", "load,bogus", "LOAD", "-1"}},
         {"keys", counts},
-        {"value-size", {"abc", "-5", "0", "99999999999999999999", "1e400", "64Ti", "", "65M",
-                        "1000-10", "1K:0", "1K:x", "100-", "1K:60,", "1.5"}},
+        {"value-size",
+         {"abc", "-5", "0", "99999999999999999999", "1e400", "64Ti", "", "65M", "1000-10", "1K:0",
+          "1K:x", "100-", "1K:60,", "1.5"}},
         {"key-pattern", {"abc", "zipf:-1", "zipf:abc", "zipf:1e400", "zipf:0", "zipfx", "", "0"}},
         {"requests", counts},
         {"duration", durations},
-        {"ratio", {"abc", "-1:10", "0:0", "1:", ":1", "x:1", "99999999999999999999:1", "", "1e400:1",
-                   "1:2:3", "0"}},
+        {"ratio",
+         {"abc", "-1:10", "0:0", "1:", ":1", "x:1", "99999999999999999999:1", "", "1e400:1",
+          "1:2:3", "0"}},
         {"hit-rate", {"abc", "-0.1", "1.5", "1e400", "nan", "inf", "", "50%"}},
         {"rate", {"abc", "-1", "1e400", "2e9", "nan", "", "-inf"}},
         {"warmup", durations},
@@ -180,14 +185,15 @@ TEST_F(KvdriveBadInput, WorkloadOptionsOnTheCommandLine) {
   // Each value alone is fine; together they do not fit.
   cases.push_back({run_args({"--keys", "3", "--threads", "4"}), {"--threads", "--keys"}});
   cases.push_back({run_args({"--duration", "5s", "--warmup", "5s"}), {"--warmup", "--duration"}});
-  cases.push_back({{"run", "--db", kDb, "--target", "memcached://127.0.0.1:1,127.0.0.1:2",
-                    "--pipeline", "8"},
-                   {"memcached", "--pipeline"}});
+  cases.push_back(
+      {{"run", "--db", kDb, "--target", "memcached://127.0.0.1:1,127.0.0.1:2", "--pipeline", "8"},
+       {"memcached", "--pipeline"}});
   // memcached reads an expiry above 30 days as a Unix time: every value would expire at once.
   cases.push_back({{"run", "--db", kDb, "--target", "memcached://127.0.0.1:1", "--ttl", "721h"},
                    {"--ttl", "memcached", "30 days"}});
   // 64 MiB x 4096 in flight per connection x 4 threads = 1 TiB: more than any machine's memory.
-  cases.push_back({run_args({"--value-size", "64M", "--pipeline", "4096"}), {"--value-size", "--pipeline", "memory"}});
+  cases.push_back({run_args({"--value-size", "64M", "--pipeline", "4096"}),
+                   {"--value-size", "--pipeline", "memory"}});
   // --scale must not carry a value past the limits each option has on its own.
   cases.push_back({run_args({"--scenario", "small-values", "--keys", "4000000000", "--scale", "2"}),
                    {"--keys", "--scale"}});
@@ -204,11 +210,13 @@ TEST_F(KvdriveBadInput, WorkloadOptionsInAConfigFile) {
       if (v.find('\n') != std::string::npos) continue;  // not one TOML line
       std::string file = write_file("c" + std::to_string(n++) + ".toml",
                                     "[run]\n" + option + " = \"" + v + "\"\n");
-      cases.push_back({{"--config", file, "run", "--db", kDb, "--target", target_}, names(option, v)});
+      cases.push_back(
+          {{"--config", file, "run", "--db", kDb, "--target", target_}, names(option, v)});
     }
   }
   std::string verify = write_file("verify.toml", "[run]\nverify = \"maybe\"\n");
-  cases.push_back({{"--config", verify, "run", "--db", kDb, "--target", target_}, {"--verify", "maybe"}});
+  cases.push_back(
+      {{"--config", verify, "run", "--db", kDb, "--target", target_}, {"--verify", "maybe"}});
   check_all(cases);
 }
 
@@ -217,7 +225,8 @@ TEST_F(KvdriveBadInput, WorkloadOptionsInAScenarioFile) {
   int n = 0;
   for (const auto& [option, values] : bad_workload_values()) {
     for (const auto& v : values) {
-      if (v.find('\n') != std::string::npos || (!v.empty() && (v.back() == ' ' || v.front() == ' ')))
+      if (v.find('\n') != std::string::npos ||
+          (!v.empty() && (v.back() == ' ' || v.front() == ' ')))
         continue;  // a line is trimmed: these arrive as something else
       std::string file = write_file("s" + std::to_string(n++) + ".scenario",
                                     "description = bad\n[step one]\n" + option + " = " + v + "\n");
@@ -243,11 +252,14 @@ TEST_F(KvdriveBadInput, ScenarioNamesAndFiles) {
       {"[step one]\ndescription = late\n", "unknown option 'description'"},
       {std::string("\x00\x01\x02", 3), "expected 'option = value'"},
       // The later value silently won.
-      {"keys = 10\nkeys = 20\n", "line 2: option 'keys' appears twice before the first step (first on line 1)"},
+      {"keys = 10\nkeys = 20\n",
+       "line 2: option 'keys' appears twice before the first step (first on line 1)"},
       {"[step a]\nthreads = 1\n[step b]\nthreads = 2\nthreads = 3\n",
        "line 5: option 'threads' appears twice in step 'b' (first on line 4)"},
       // A byte order mark is dropped; bytes that are not UTF-8 are refused with their line.
-      {"\xef\xbb\xbf" "bogus = 1\n", "unknown option 'bogus'"},
+      {"\xef\xbb\xbf"
+       "bogus = 1\n",
+       "unknown option 'bogus'"},
   };
   std::vector<Case> cases;
   int n = 0;
@@ -256,25 +268,33 @@ TEST_F(KvdriveBadInput, ScenarioNamesAndFiles) {
     cases.push_back({run_args({"--scenario", file}), {"scenario " + file, expect}});
   }
   std::string latin1 = write_file("latin1.scenario", "description = caf\xe9\n");
-  cases.push_back({run_args({"--scenario", latin1}), {"--scenario " + in_quotes(latin1), "line 1 is not UTF-8"}});
+  cases.push_back({run_args({"--scenario", latin1}),
+                   {"--scenario " + in_quotes(latin1), "line 1 is not UTF-8"}});
   std::string big = write_file("big.scenario", "#" + std::string(1 << 20, 'x') + "\n");
-  cases.push_back({run_args({"--scenario", big}), {"--scenario " + in_quotes(big), "larger than 1 MiB"}});
+  cases.push_back(
+      {run_args({"--scenario", big}), {"--scenario " + in_quotes(big), "larger than 1 MiB"}});
   // Not a regular file: /dev/zero was read without end, a FIFO hung kvdrive.
   const std::string fifo = dir_.file("fifo.scenario");
   ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
   for (const std::string& f : {std::string("/dev/zero"), fifo})
-    cases.push_back({run_args({"--scenario", f}), {"--scenario " + in_quotes(f), "not a regular file"}});
-  cases.push_back({run_args({"--scenario", "no-such-scenario"}), {"unknown scenario 'no-such-scenario'", "small-values"}});
-  cases.push_back({run_args({"--scenario", dir_.file("missing.scenario")}), {"unknown scenario", "missing.scenario"}});
-  cases.push_back({run_args({"--scenario", dir_.file("adir")}), {"--scenario", "adir", "directory"}});
+    cases.push_back(
+        {run_args({"--scenario", f}), {"--scenario " + in_quotes(f), "not a regular file"}});
+  cases.push_back({run_args({"--scenario", "no-such-scenario"}),
+                   {"unknown scenario 'no-such-scenario'", "small-values"}});
+  cases.push_back({run_args({"--scenario", dir_.file("missing.scenario")}),
+                   {"unknown scenario", "missing.scenario"}});
+  cases.push_back(
+      {run_args({"--scenario", dir_.file("adir")}), {"--scenario", "adir", "directory"}});
   cases.push_back({run_args({"--scenario", ""}), {"--scenario"}});
   cases.push_back({run_args({"--scenario", "Small-Values"}), {"unknown scenario 'Small-Values'"}});
   for (const char* scale : {"abc", "-1", "0", "1001", "1e400", "", "nan", "inf"})
-    cases.push_back({run_args({"--scenario", "small-values", "--scale", scale}), names("scale", scale)});
+    cases.push_back(
+        {run_args({"--scenario", "small-values", "--scale", scale}), names("scale", scale)});
   cases.push_back({run_args({"--scale", "0.5"}), {"--scale", "--scenario"}});
   // Scaling must not make a step invalid silently either: a scale that leaves a step's values
   // valid is accepted, so this row is about the scenario's own values under --keys.
-  cases.push_back({run_args({"--scenario", "small-values", "--keys", "3"}), {"--threads", "--keys"}});
+  cases.push_back(
+      {run_args({"--scenario", "small-values", "--keys", "3"}), {"--threads", "--keys"}});
   check_all(cases);
 }
 
@@ -313,11 +333,14 @@ TEST_F(KvdriveBadInput, TargetUris) {
   };
   std::vector<Case> cases;
   for (const auto& [uri, expect] : uris)
-    cases.push_back({{"run", "--db", kDb, "--target", uri}, {"invalid target " + in_quotes(uri), expect}});
+    cases.push_back(
+        {{"run", "--db", kDb, "--target", uri}, {"invalid target " + in_quotes(uri), expect}});
   // A bad one among good ones, also with --processes (the group must not create the file).
-  cases.push_back({{"run", "--db", kDb, "--target", target_, "--target", "bogus://x:1"}, {"'bogus://x:1'"}});
-  cases.push_back({{"run", "--db", kDb, "--processes", "2", "--target", target_, "--target", "bogus://x:1"},
-                   {"'bogus://x:1'"}});
+  cases.push_back(
+      {{"run", "--db", kDb, "--target", target_, "--target", "bogus://x:1"}, {"'bogus://x:1'"}});
+  cases.push_back(
+      {{"run", "--db", kDb, "--processes", "2", "--target", target_, "--target", "bogus://x:1"},
+       {"'bogus://x:1'"}});
   cases.push_back({{"run", "--db", kDb}, {"--target is required"}});
   cases.push_back({{"run", "--db", kDb, "--target"}, {"--target"}});
   check_all(cases);
@@ -330,13 +353,17 @@ TEST_F(KvdriveBadInput, RunOptions) {
   std::vector<Case> cases;
   // --db
   cases.push_back({{"run", "--db", "", "--target", target_}, {"--db"}});
-  cases.push_back({{"run", "--db", dir_.file("adir"), "--target", target_}, {"--db", "adir", "is a directory"}});
-  cases.push_back({{"run", "--db", dir_.file("nodir/r.db"), "--target", target_}, {"--db", "nodir", "no such directory"}});
-  cases.push_back({{"run", "--db", garbage, "--target", target_}, {"--db", "garbage.db", "not a SQLite file"}});
+  cases.push_back({{"run", "--db", dir_.file("adir"), "--target", target_},
+                   {"--db", "adir", "is a directory"}});
+  cases.push_back({{"run", "--db", dir_.file("nodir/r.db"), "--target", target_},
+                   {"--db", "nodir", "no such directory"}});
+  cases.push_back(
+      {{"run", "--db", garbage, "--target", target_}, {"--db", "garbage.db", "not a SQLite file"}});
   cases.push_back({{"run", "--target", target_}, {"--db is required"}});
   // --timeout, --max-errors, --processes
   // 25h: libmemcached keeps the timeout as an int32 of milliseconds; above a day is refused.
-  for (const char* v : {"abc", "-1", "0", "500us", "99999999999999999999", "1e400", "", "25h", "2562048h"})
+  for (const char* v :
+       {"abc", "-1", "0", "500us", "99999999999999999999", "1e400", "", "25h", "2562048h"})
     cases.push_back({run_args({"--timeout", v}), names("timeout", v)});
   for (const char* v : {"abc", "-1", "99999999999999999999", "1e400", "64Ti", "", "1.5"})
     cases.push_back({run_args({"--max-errors", v}), names("max-errors", v)});
@@ -346,16 +373,20 @@ TEST_F(KvdriveBadInput, RunOptions) {
   for (const char* v : {"abc", "", "127.0.0.1", "127.0.0.1:0", "127.0.0.1:65536", "127.0.0.1:abc",
                         ":7070", "::1:7070", "[::1:7070"})
     cases.push_back({run_args({"--monitor", v}), names("monitor", v)});
-  cases.push_back({run_args({"--monitor-token-file", empty_token}), {"--monitor-token-file needs --monitor"}});
-  cases.push_back({run_args({"--monitor", "127.0.0.1:1", "--monitor-token-file", dir_.file("missing")}),
-                   {"--monitor-token-file", "missing"}});
-  cases.push_back({run_args({"--monitor", "127.0.0.1:1", "--monitor-token-file", dir_.file("adir")}),
-                   {"--monitor-token-file", "adir"}});
+  cases.push_back(
+      {run_args({"--monitor-token-file", empty_token}), {"--monitor-token-file needs --monitor"}});
+  cases.push_back(
+      {run_args({"--monitor", "127.0.0.1:1", "--monitor-token-file", dir_.file("missing")}),
+       {"--monitor-token-file", "missing"}});
+  cases.push_back(
+      {run_args({"--monitor", "127.0.0.1:1", "--monitor-token-file", dir_.file("adir")}),
+       {"--monitor-token-file", "adir"}});
   cases.push_back({run_args({"--monitor", "127.0.0.1:1", "--monitor-token-file", "/dev/zero"}),
                    {"--monitor-token-file", "not a regular file"}});
   cases.push_back({run_args({"--monitor", "127.0.0.1:1", "--monitor-token-file", empty_token}),
                    {"--monitor-token-file", "empty.token", "is empty"}});
-  cases.push_back({run_args({"--monitor", "127.0.0.1:1", "--monitor-token-file", ""}), {"--monitor-token-file"}});
+  cases.push_back({run_args({"--monitor", "127.0.0.1:1", "--monitor-token-file", ""}),
+                   {"--monitor-token-file"}});
   // Flags with values, unknown options, stray arguments, the app-level --log-level.
   cases.push_back({run_args({"--json=maybe"}), {"--json", "maybe"}});
   cases.push_back({run_args({"--no-such-option"}), {"--no-such-option"}});
@@ -375,7 +406,8 @@ TEST_F(KvdriveBadInput, RunOptions) {
     cases.push_back({run_args({"--name=" + v}), {"--name", "not UTF-8"}});
   }
   cases.push_back({run_args({"--key-prefix", latin1}), {"--key-prefix", "not UTF-8"}});
-  cases.push_back({{"run", "--db", kDb, "--target", "redis://h\xe9st:1"}, {"--target", "not UTF-8"}});
+  cases.push_back(
+      {{"run", "--db", kDb, "--target", "redis://h\xe9st:1"}, {"--target", "not UTF-8"}});
   cases.push_back({run_args({"--scenario", dir_.file(latin1)}), {"--scenario", "not UTF-8"}});
   cases.push_back({run_args({"--process-index", "abc"}), names("process-index", "abc")});
   cases.push_back({run_args({"--process-index", "3"}), {"--process-index"}});
@@ -411,18 +443,23 @@ TEST_F(KvdriveBadInput, ConfigFiles) {
       cases.push_back({{"--config", file, "report", "--db", previous_}, want});
       continue;
     }
-    if (want.front().find("unknown") != std::string::npos && want.front().find("scenario") == std::string::npos)
+    if (want.front().find("unknown") != std::string::npos &&
+        want.front().find("scenario") == std::string::npos)
       want.push_back("--config " + in_quotes(file));
     cases.push_back({with(file), want});
   }
   // A key given twice named neither file nor line ("At Most 1 required but received 2").
   std::string dup = write_file("dup.toml", "[run]\nkeys = 10\n# a comment\nkeys = 20\n");
-  cases.push_back({with(dup), {"--config " + in_quotes(dup), "key 'keys' in [run] on line 2 and again on line 4"}});
+  cases.push_back(
+      {with(dup),
+       {"--config " + in_quotes(dup), "key 'keys' in [run] on line 2 and again on line 4"}});
   std::string dup_dotted = write_file("dup2.toml", "[run]\nthreads = 1\n\n\"threads\" = 2\n");
-  cases.push_back({with(dup_dotted), {"--config " + in_quotes(dup_dotted), "'threads'", "line 2", "line 4"}});
+  cases.push_back(
+      {with(dup_dotted), {"--config " + in_quotes(dup_dotted), "'threads'", "line 2", "line 4"}});
   // A bad value from the file names the file and its line, not only the option.
   std::string bad_value = write_file("value.toml", "[run]\nthreads = 2\nkeys = \"ten\"\n");
-  cases.push_back({with(bad_value), {"--keys", "'ten'", "from --config " + in_quotes(bad_value) + ", line 3"}});
+  cases.push_back(
+      {with(bad_value), {"--keys", "'ten'", "from --config " + in_quotes(bad_value) + ", line 3"}});
   // Unknown keys say their line too.
   std::string unknown = write_file("unknown.toml", "[run]\nkeys = 10\nbogus = 1\n");
   cases.push_back({with(unknown), {"unknown key 'bogus' in [run] (line 3)"}});
@@ -443,7 +480,8 @@ TEST_F(KvdriveBadInput, ConfigFiles) {
   cases.push_back({with(big), {"--config " + in_quotes(big), "larger than 1 MiB"}});
   // A target from the file only (the command line's --target would override it).
   std::string target_file = write_file("target.toml", "[run]\ntarget = \"bogus://x:1\"\n");
-  cases.push_back({{"--config", target_file, "run", "--db", kDb}, {"invalid target 'bogus://x:1'"}});
+  cases.push_back(
+      {{"--config", target_file, "run", "--db", kDb}, {"invalid target 'bogus://x:1'"}});
   std::string db_file = write_file("db.toml", "[run]\ndb = \"" + dir_.file("adir") + "\"\n");
   cases.push_back({{"--config", db_file, "run", "--target", target_}, {"--db", "is a directory"}});
   // The file itself.
@@ -456,7 +494,8 @@ TEST_F(KvdriveBadInput, ConfigFiles) {
     cases.push_back({with(locked), {"--config", "locked.toml", "cannot read"}});
   }
   // After the subcommand it is not an option of `run` (CLI11 reads it at the app level).
-  cases.push_back({run_args({"--config", write_file("late.toml", "[run]\nkeys = 10\n")}), {"--config"}});
+  cases.push_back(
+      {run_args({"--config", write_file("late.toml", "[run]\nkeys = 10\n")}), {"--config"}});
   check_all(cases);
 }
 
@@ -468,13 +507,13 @@ TEST_F(KvdriveBadInput, ReportOptions) {
   Database::open(other).exec("CREATE TABLE t (x)");  // SQLite, but not a results file
   const std::string other_bytes = slurp(other);
   std::vector<Case> cases;
-  for (const auto& [db, expect] : std::vector<std::pair<std::string, std::string>>{
-           {dir_.file("missing.db"), "no such file"},
-           {dir_.file("adir"), "is a directory"},
-           {garbage, "not a SQLite file"},
-           {empty, "is empty"},
-           {other, "not a kvbench results file"},
-           {"", "empty file name"}})
+  for (const auto& [db, expect] :
+       std::vector<std::pair<std::string, std::string>>{{dir_.file("missing.db"), "no such file"},
+                                                        {dir_.file("adir"), "is a directory"},
+                                                        {garbage, "not a SQLite file"},
+                                                        {empty, "is empty"},
+                                                        {other, "not a kvbench results file"},
+                                                        {"", "empty file name"}})
     cases.push_back({{"report", "--db", db}, {"--db", expect}});
   cases.push_back({{"report"}, {"--db is required"}});
   for (const char* v : {"abc", "-1", "0", "99999999999999999999", "1e400", "", "1.5"})
@@ -483,16 +522,20 @@ TEST_F(KvdriveBadInput, ReportOptions) {
   for (const char* v : {"xml", "", "TEXT", "0"})
     cases.push_back({{"report", "--db", previous_, "--format", v}, {"--format", v}});
   cases.push_back({{"report", "--db", previous_, "--html", ""}, {"--html"}});
-  cases.push_back({{"report", "--db", previous_, "--html", dir_.file("adir")}, {"--html", "is a directory"}});
-  cases.push_back({{"report", "--db", previous_, "--html", dir_.file("nodir/r.html")}, {"--html", "no such directory"}});
+  cases.push_back(
+      {{"report", "--db", previous_, "--html", dir_.file("adir")}, {"--html", "is a directory"}});
+  cases.push_back({{"report", "--db", previous_, "--html", dir_.file("nodir/r.html")},
+                   {"--html", "no such directory"}});
   // --html onto the results file (or its -wal/-shm, also through a symlink or a hard link)
   // truncated it to 0 bytes.
   std::filesystem::create_symlink(previous_, dir_.file("link.db"));
   std::filesystem::create_hard_link(previous_, dir_.file("hard.db"));
   for (const std::string& html : {previous_, dir_.file("link.db"), dir_.file("hard.db"),
                                   previous_ + "-wal", previous_ + "-shm", previous_ + "-journal"})
-    cases.push_back({{"report", "--db", previous_, "--html", html}, {"--html", in_quotes(html), "results file"}});
-  cases.push_back({{"report", "--db", dir_.file("link.db"), "--html", previous_}, {"--html", "results file"}});
+    cases.push_back({{"report", "--db", previous_, "--html", html},
+                     {"--html", in_quotes(html), "results file"}});
+  cases.push_back(
+      {{"report", "--db", dir_.file("link.db"), "--html", previous_}, {"--html", "results file"}});
   cases.push_back({{"report", "--db", previous_, "--bogus"}, {"--bogus"}});
   cases.push_back({{"report", "--db", previous_, "--keys", "5"}, {"--keys"}});
   check_all(cases);
@@ -513,13 +556,18 @@ TEST_F(KvdriveBadInput, DamagedResultsFiles) {
     return path;
   };
   std::vector<std::pair<std::string, std::vector<std::string>>> files = {
-      {copy_of_previous("no_table.db", "DROP TABLE store_stats"), {"table 'store_stats' is missing"}},
-      {copy_of_previous("no_view.db", "DROP VIEW phase_summary"), {"view 'phase_summary' is missing"}},
-      {copy_of_previous("no_column.db", "ALTER TABLE runs DROP COLUMN name"), {"table 'runs'", "'name"}},
-      {copy_of_previous("bad_view.db", "DROP VIEW phase_report; CREATE VIEW phase_report AS SELECT 1 AS x"),
+      {copy_of_previous("no_table.db", "DROP TABLE store_stats"),
+       {"table 'store_stats' is missing"}},
+      {copy_of_previous("no_view.db", "DROP VIEW phase_summary"),
+       {"view 'phase_summary' is missing"}},
+      {copy_of_previous("no_column.db", "ALTER TABLE runs DROP COLUMN name"),
+       {"table 'runs'", "'name"}},
+      {copy_of_previous("bad_view.db",
+                        "DROP VIEW phase_report; CREATE VIEW phase_report AS SELECT 1 AS x"),
        {"view 'phase_report'"}},
       {copy_of_previous("newer.db", "PRAGMA user_version = 999"), {"schema version 999", "newer"}},
-      {copy_of_previous("foreign_sqlite.db", "PRAGMA user_version = 0"), {"not a kvbench results file"}},
+      {copy_of_previous("foreign_sqlite.db", "PRAGMA user_version = 0"),
+       {"not a kvbench results file"}},
   };
   // Cut short: the header says more pages than the file holds.
   std::string cut = copy_of_previous("truncated.db", "");
@@ -535,14 +583,16 @@ TEST_F(KvdriveBadInput, DamagedResultsFiles) {
     for (int i = 0; i < 10; ++i) {
       Database db = open_results_db(donor);
       ResultsWriter writer(db);
-      writer.end_run(writer.begin_run(RunInfo{std::string(5000, 'd'), "kvdrive run ...", "{}", 2, "", 1.0, "", 0, 1}),
+      writer.end_run(writer.begin_run(RunInfo{std::string(5000, 'd'), "kvdrive run ...", "{}", 2,
+                                              "", 1.0, "", 0, 1}),
                      "completed", "");
     }
     Database db = open_results_db(donor);
     db.exec("PRAGMA wal_autocheckpoint = 0");
     ResultsWriter writer(db);
     for (int i = 0; i < 20; ++i)
-      writer.end_run(writer.begin_run(RunInfo{std::string(2000, 'd'), "kvdrive run ...", "{}", 3, "", 1.0, "", 0, 1}),
+      writer.end_run(writer.begin_run(RunInfo{std::string(2000, 'd'), "kvdrive run ...", "{}", 3,
+                                              "", 1.0, "", 0, 1}),
                      "completed", "");
     std::filesystem::copy_file(donor + "-wal", victim + "-wal");  // while it is still open
   }
@@ -556,7 +606,9 @@ TEST_F(KvdriveBadInput, DamagedResultsFiles) {
     db.exec("PRAGMA wal_autocheckpoint = 0");
     schema::migrate(db);
     ResultsWriter writer(db);
-    writer.end_run(writer.begin_run(RunInfo{"young", "kvdrive run ...", "{}", 3, "", 1.0, "", 0, 1}), "completed", "");
+    writer.end_run(
+        writer.begin_run(RunInfo{"young", "kvdrive run ...", "{}", 3, "", 1.0, "", 0, 1}),
+        "completed", "");
     std::filesystem::copy_file(donor + "-wal", victim2 + "-wal");
   }
   files.push_back({victim2, {"-wal", "belongs to another file"}});
@@ -564,11 +616,13 @@ TEST_F(KvdriveBadInput, DamagedResultsFiles) {
   // The same -wal beside a file that does not exist yet, or is empty: SQLite would make the
   // new file out of it.
   std::filesystem::copy_file(victim + "-wal", dir_.file("orphan.db-wal"));
-  expect_refused({"run", "--db", dir_.file("orphan.db"), "--target", target_}, {"--db", "orphan.db-wal", "move it away"});
+  expect_refused({"run", "--db", dir_.file("orphan.db"), "--target", target_},
+                 {"--db", "orphan.db-wal", "move it away"});
   EXPECT_FALSE(std::filesystem::exists(dir_.file("orphan.db")));
   std::ofstream(dir_.file("empty.db")).flush();
   std::filesystem::copy_file(victim + "-wal", dir_.file("empty.db-wal"));
-  expect_refused({"run", "--db", dir_.file("empty.db"), "--target", target_}, {"--db", "empty.db-wal", "move it away"});
+  expect_refused({"run", "--db", dir_.file("empty.db"), "--target", target_},
+                 {"--db", "empty.db-wal", "move it away"});
   EXPECT_TRUE(slurp(dir_.file("empty.db")).empty());
 
   for (const auto& [file, expect] : files) {
@@ -613,9 +667,10 @@ TEST_F(KvdriveBadInput, ReportReadsAResultsFileOnAReadOnlyFilesystem) {
   std::string db;
   if (geteuid() == 0) {  // root writes through permissions: a read-only bind mount instead
     db = ro + "/r.db";
-    const std::string script = "mount --bind '" + src + "' '" + ro + "' && mount -o remount,bind,ro '" + ro +
-                               "' || exit 77; touch '" + ro + "/probe' 2>/dev/null && exit 78; exec '" +
-                               kv::test::kKvdrive + "' report --db '" + db + "'";
+    const std::string script = "mount --bind '" + src + "' '" + ro +
+                               "' && mount -o remount,bind,ro '" + ro + "' || exit 77; touch '" +
+                               ro + "/probe' 2>/dev/null && exit 78; exec '" + kv::test::kKvdrive +
+                               "' report --db '" + db + "'";
     kv::test::Process p({"/usr/bin/unshare", "-m", "/bin/sh", "-c", script}, log);
     code = p.wait(30'000);
     if (code == 77) GTEST_SKIP() << "cannot make a read-only bind mount here: " << slurp(log);
@@ -652,8 +707,9 @@ TEST_F(KvdriveBadInput, Subcommands) {
 // store: exit 1, and still nothing written. Proves the rows above fail for their bad value.
 TEST_F(KvdriveBadInput, GoodValuesReachTheStore) {
   for (const std::string& db : {previous_, dir_.file("new.db")}) {
-    Outcome out = kv::test::run_kvdrive(dir_, {"run", "--db", db, "--target", target_, "--keys", "1k",
-                                               "--threads", "2", "--timeout", "1s", "--max-errors", "5"});
+    Outcome out =
+        kv::test::run_kvdrive(dir_, {"run", "--db", db, "--target", target_, "--keys", "1k",
+                                     "--threads", "2", "--timeout", "1s", "--max-errors", "5"});
     EXPECT_EQ(out.exit_code, 1) << out.output;
     EXPECT_NE(out.output.find("cannot connect"), std::string::npos) << out.output;
     EXPECT_TRUE(slurp(previous_) == previous_bytes_);

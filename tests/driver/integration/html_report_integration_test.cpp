@@ -5,10 +5,10 @@
 // docs/report-screenshot.png for the README.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
-#include <algorithm>
 #include <iostream>
 
 #include "kvdrive_test_util.hpp"
@@ -22,9 +22,15 @@ const std::string kKvmon = std::string(KV_BINARY_DIR) + "/monitor/kvmon";
 std::string chromium(const std::string& binary, const TempDir& dir, const std::string& html,
                      std::vector<std::string> extra) {
   TempDir profile;  // a new profile each time: nothing read from or written to the user's
-  std::vector<std::string> args{binary, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                                "--no-first-run", "--disable-background-networking",
-                                "--disable-component-update", "--disable-sync",
+  std::vector<std::string> args{binary,
+                                "--headless",
+                                "--no-sandbox",
+                                "--disable-gpu",
+                                "--disable-quic",
+                                "--no-first-run",
+                                "--disable-background-networking",
+                                "--disable-component-update",
+                                "--disable-sync",
                                 "--user-data-dir=" + profile.path()};
   args.insert(args.end(), extra.begin(), extra.end());
   args.push_back("file://" + html);
@@ -38,7 +44,8 @@ std::string chromium(const std::string& binary, const TempDir& dir, const std::s
 
 // A <polyline> whose points attribute holds at least two "x,y" pairs.
 bool has_drawn_line(const std::string& svg) {
-  for (size_t at = svg.find("<polyline"); at != std::string::npos; at = svg.find("<polyline", at + 1)) {
+  for (size_t at = svg.find("<polyline"); at != std::string::npos;
+       at = svg.find("<polyline", at + 1)) {
     size_t p = svg.find("points=\"", at);
     if (p == std::string::npos) continue;
     std::string points = svg.substr(p + 8, svg.find('"', p + 8) - p - 8);
@@ -65,29 +72,34 @@ TEST(HtmlReport, ChartsRenderInHeadlessChromiumWithData) {
   TempDir dir;
   std::string db_path = dir.file("r.db");
   Process kvmon({kKvmon, "--db", db_path, "--pid", std::to_string(redis.pid()), "--pid",
-                 std::to_string(memcached.pid()), "--interval", "200ms",
-                 "--host-interval", "200ms"},  // the scenario's steps last under a second
+                 std::to_string(memcached.pid()), "--interval", "200ms", "--host-interval",
+                 "200ms"},  // the scenario's steps last under a second
                 dir.file("kvmon.log"));
   usleep(500'000);
-  auto plain = run_kvdrive(dir, {"run", "--db", db_path, "--target", redis.uri(), "--target", memcached.uri(),
-                                 "--name", "zipf mix", "--keys", "20000", "--phases", "load,read,mixed",
-                                 "--duration", "2s", "--key-pattern", "zipf"});
+  auto plain =
+      run_kvdrive(dir, {"run", "--db", db_path, "--target", redis.uri(), "--target",
+                        memcached.uri(), "--name", "zipf mix", "--keys", "20000", "--phases",
+                        "load,read,mixed", "--duration", "2s", "--key-pattern", "zipf"});
   ASSERT_EQ(plain.exit_code, 0) << plain.output;
-  auto sweep = run_kvdrive(dir, {"run", "--db", db_path, "--target", redis.uri(), "--target", memcached.uri(),
-                                 "--scenario", "value-size-sweep", "--scale", "0.3"});
+  auto sweep =
+      run_kvdrive(dir, {"run", "--db", db_path, "--target", redis.uri(), "--target",
+                        memcached.uri(), "--scenario", "value-size-sweep", "--scale", "0.3"});
   ASSERT_EQ(sweep.exit_code, 0) << sweep.output;
   usleep(400'000);
   kvmon.signal(SIGTERM);
   ASSERT_EQ(kvmon.wait(10'000), 0) << slurp(dir.file("kvmon.log"));
   {
     auto db = kv::open_results_db(db_path);
-    ASSERT_GT(query_int(db, "SELECT count(*) FROM process_samples"), 10) << slurp(dir.file("kvmon.log"));
+    ASSERT_GT(query_int(db, "SELECT count(*) FROM process_samples"), 10)
+        << slurp(dir.file("kvmon.log"));
   }
 
   std::string html = dir.file("report.html");
-  auto report = run_kvdrive(dir, {"report", "--db", db_path, "--run", "1", "--run", "2", "--html", html});
+  auto report =
+      run_kvdrive(dir, {"report", "--db", db_path, "--run", "1", "--run", "2", "--html", html});
   ASSERT_EQ(report.exit_code, 0) << report.output;
-  EXPECT_NE(report.output.find("run 2 / run 1, stores matched by protocol and position:"), std::string::npos);
+  EXPECT_NE(report.output.find("run 2 / run 1, stores matched by protocol and position:"),
+            std::string::npos);
   std::string page = slurp(html);
   EXPECT_EQ(page.find("<script"), std::string::npos);
   EXPECT_EQ(page.find("<link"), std::string::npos);
@@ -111,10 +123,11 @@ TEST(HtmlReport, ChartsRenderInHeadlessChromiumWithData) {
   }
   // Run 1: 5 timeline panels + 2 latency charts; run 2 (scenario): 5 + steps + 4 latency.
   EXPECT_EQ(charts, 17);
-  for (const char* text : {"Throughput per second", "Store process memory: RSS", "Store process swap",
-                           "Host load average", "Throughput per step (value-size-sweep)",
-                           "Latency percentiles: reads (get)", "redis-server pid", "memcached pid",
-                           "<h2>Comparison</h2>"})
+  for (const char* text :
+       {"Throughput per second", "Store process memory: RSS", "Store process swap",
+        "Host load average", "Throughput per step (value-size-sweep)",
+        "Latency percentiles: reads (get)", "redis-server pid", "memcached pid",
+        "<h2>Comparison</h2>"})
     EXPECT_NE(dom.find(text), std::string::npos) << text;
 
   // A screenshot, kept where a person (or CI's artifacts) can look at it.
@@ -125,7 +138,8 @@ TEST(HtmlReport, ChartsRenderInHeadlessChromiumWithData) {
   chromium(browser, dir, html, {"--screenshot=" + shot, "--window-size=1400,2400"});
   EXPECT_TRUE(is_png(shot, 20'000)) << shot;
   std::cout << "report screenshot: " << shot << "\nreport page: " << out_dir << "/report.html\n";
-  std::filesystem::copy_file(html, out_dir + "/report.html", std::filesystem::copy_options::overwrite_existing);
+  std::filesystem::copy_file(html, out_dir + "/report.html",
+                             std::filesystem::copy_options::overwrite_existing);
 
   const char* update = std::getenv("KV_UPDATE_DOCS_SCREENSHOT");
   if (update && std::string(update) == "1") {

@@ -29,8 +29,10 @@ TEST(KvdriveFaults, KilledMidRunLeavesAnIntactFileAndAnIncompleteRun) {
   auto ic = db.prepare("PRAGMA integrity_check");
   ASSERT_TRUE(ic.step());
   EXPECT_EQ(ic.column_text(0), "ok");
-  EXPECT_EQ(query_int(db, "SELECT count(*) FROM runs WHERE status = 'incomplete' AND "
-                          "ended_ts_us IS NOT NULL AND error LIKE '%ended without closing%'"), 1);
+  EXPECT_EQ(query_int(db,
+                      "SELECT count(*) FROM runs WHERE status = 'incomplete' AND "
+                      "ended_ts_us IS NOT NULL AND error LIKE '%ended without closing%'"),
+            1);
   EXPECT_EQ(query_int(db, "SELECT count(*) FROM phases WHERE status = 'incomplete'"), 1);
   EXPECT_GE(query_int(db, "SELECT count(*) FROM driver_seconds"), 2);
   auto report = run_kvdrive(dir, {"report", "--db", dir.file("r.db")});
@@ -55,12 +57,16 @@ TEST(KvdriveFaults, StalledStoreShowsAsTimeoutsAndTheRunRecovers) {
   EXPECT_EQ(query_int(db, "SELECT status = 'completed' FROM runs"), 1);
   // Timeouts were counted, in the seconds of the stall.
   EXPECT_GT(query_int(db, "SELECT SUM(timeouts) FROM driver_seconds WHERE op = 'get'"), 0);
-  EXPECT_GE(query_int(db, "SELECT count(*) FROM driver_seconds WHERE op = 'get' AND timeouts > 0"), 1);
+  EXPECT_GE(query_int(db, "SELECT count(*) FROM driver_seconds WHERE op = 'get' AND timeouts > 0"),
+            1);
   // Requests succeeded after the stall ...
-  EXPECT_GT(query_int(db, "SELECT SUM(hits) FROM driver_seconds WHERE op = 'get' AND ts_us > "
-                          "(SELECT MAX(ts_us) FROM driver_seconds WHERE timeouts > 0)"), 0);
+  EXPECT_GT(query_int(db,
+                      "SELECT SUM(hits) FROM driver_seconds WHERE op = 'get' AND ts_us > "
+                      "(SELECT MAX(ts_us) FROM driver_seconds WHERE timeouts > 0)"),
+            0);
   // ... and the latency rows show it: the worst second's max is at least the timeout.
-  EXPECT_GE(query_double(db, "SELECT MAX(lat_max_us) FROM driver_seconds WHERE op = 'get'"), 300'000);
+  EXPECT_GE(query_double(db, "SELECT MAX(lat_max_us) FROM driver_seconds WHERE op = 'get'"),
+            300'000);
 }
 
 // memcached stalled (SIGSTOP), blocking and pipelined: the gets of the stall are timeouts or
@@ -88,8 +94,9 @@ TEST(KvdriveFaults, StalledMemcachedGetsAreTimeoutsNotMisses) {
     memcached.process().signal(SIGCONT);
     ASSERT_EQ(p.wait(60'000), 0) << slurp(log);
     auto db = kv::open_results_db(dir.file("r.db"));
-    const std::string read = " FROM driver_seconds d JOIN phases ph USING (phase_id) WHERE "
-                             "ph.run_id = 2 AND d.op = 'get'";
+    const std::string read =
+        " FROM driver_seconds d JOIN phases ph USING (phase_id) WHERE "
+        "ph.run_id = 2 AND d.op = 'get'";
     EXPECT_GT(query_int(db, "SELECT SUM(timeouts) + SUM(errors)" + read), 0);
     EXPECT_EQ(query_int(db, "SELECT SUM(misses)" + read), 0);
     EXPECT_GT(query_int(db, "SELECT SUM(hits)" + read), 0);
@@ -145,11 +152,13 @@ class GarbageServer {
 TEST(KvdriveFaults, GarbageRepliesAreCountedAsErrorsNotACrash) {
   for (const std::string scheme : {"redis", "memcached"}) {
     // Valid enough to get past connect (+OK / VERSION), then nonsense.
-    GarbageServer server(scheme == "redis" ? "+OK\r\n$5\r\nab" : "VERSION 1.6.0\r\nGARBAGE \x01\x02\r\n");
+    GarbageServer server(scheme == "redis" ? "+OK\r\n$5\r\nab"
+                                           : "VERSION 1.6.0\r\nGARBAGE \x01\x02\r\n");
     TempDir dir;
-    auto out = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target",
-                                 scheme + "://127.0.0.1:" + std::to_string(server.port()),
-                                 "--keys", "200", "--threads", "1", "--timeout", "200ms"},
+    auto out = run_kvdrive(dir,
+                           {"run", "--db", dir.file("r.db"), "--target",
+                            scheme + "://127.0.0.1:" + std::to_string(server.port()), "--keys",
+                            "200", "--threads", "1", "--timeout", "200ms"},
                            60'000);
     // Every request failed: the run is failed (exit 1), not completed, and says so.
     EXPECT_EQ(out.exit_code, 1) << scheme << ": " << out.output;
@@ -210,7 +219,8 @@ TEST(KvdriveFaults, CtrlCWhileTheStoreIsStoppedEndsWithinASecond) {
       const long long abandoned = std::stoll(m[1]);
       EXPECT_GE(abandoned, 1);
       EXPECT_LE(abandoned, 2 * std::stoll(pipeline));
-      const long long counted = query_int(db, "SELECT SUM(ops) FROM driver_seconds WHERE op = 'get'");
+      const long long counted =
+          query_int(db, "SELECT SUM(ops) FROM driver_seconds WHERE op = 'get'");
       long long executed = 0;
       for (int i = 0; i < 100; ++i) {  // the store catches up once it runs again
         executed = store_gets(server, redis);
@@ -248,8 +258,10 @@ TEST(KvdriveFaults, SecondCtrlCLeavesAtOnceWithTheRunMarkedInterrupted) {
   EXPECT_EQ(code, 130) << slurp(log);
   EXPECT_LT(took, std::chrono::seconds(5));
   auto db = kv::Database::open(db_path);
-  EXPECT_EQ(query_int(db, "SELECT count(*) FROM runs WHERE status = 'interrupted' AND "
-                          "ended_ts_us IS NOT NULL"), 1);
+  EXPECT_EQ(query_int(db,
+                      "SELECT count(*) FROM runs WHERE status = 'interrupted' AND "
+                      "ended_ts_us IS NOT NULL"),
+            1);
   EXPECT_EQ(query_int(db, "SELECT count(*) FROM runs WHERE status = 'running'"), 0);
   EXPECT_EQ(query_int(db, "SELECT count(*) FROM phases WHERE status = 'running'"), 0);
   EXPECT_EQ(query_int(db, "SELECT status = 'interrupted' FROM phases WHERE kind = 'read'"), 1);

@@ -19,14 +19,15 @@ TEST(Kvdrive, CountsAgreeWithRedisAndMemcachedCounters) {
   KV_START_OR_SKIP(memcached);
   TempDir dir;
   const int kKeys = 20'000;
-  auto out = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", redis.uri(),
-                               "--target", memcached.uri(), "--keys", std::to_string(kKeys),
-                               "--threads", "3", "--value-size", "1KB", "--name", "agree"});
+  auto out = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", redis.uri(), "--target",
+                               memcached.uri(), "--keys", std::to_string(kKeys), "--threads", "3",
+                               "--value-size", "1KB", "--name", "agree"});
   ASSERT_EQ(out.exit_code, 0) << out.output;
   EXPECT_NE(out.output.find("write req/s"), std::string::npos) << out.output;
 
   auto db = kv::open_results_db(dir.file("r.db"));
-  EXPECT_EQ(query_int(db, "SELECT count(*) FROM runs WHERE status = 'completed' AND name = 'agree'"), 1);
+  EXPECT_EQ(
+      query_int(db, "SELECT count(*) FROM runs WHERE status = 'completed' AND name = 'agree'"), 1);
   EXPECT_EQ(query_int(db, "SELECT count(*) FROM phases WHERE status = 'completed'"), 4);
 
   // What kvdrive recorded, second by second.
@@ -49,22 +50,34 @@ TEST(Kvdrive, CountsAgreeWithRedisAndMemcachedCounters) {
   EXPECT_EQ(stat_value(mstats, "get_misses"), 0);
 
   // The stores' own counters were polled each second into store_stats.
-  EXPECT_GE(query_int(db, "SELECT count(DISTINCT ts_us) FROM store_stats s JOIN targets t USING "
-                          "(target_id) WHERE t.protocol = 'redis'"), 1);
-  int64_t polled_sets = query_int(db, "SELECT MAX(value) FROM store_stats s JOIN targets t USING "
-                                      "(target_id) WHERE t.protocol = 'redis' AND name = 'cmdstat_set_calls'");
+  EXPECT_GE(query_int(db,
+                      "SELECT count(DISTINCT ts_us) FROM store_stats s JOIN targets t USING "
+                      "(target_id) WHERE t.protocol = 'redis'"),
+            1);
+  int64_t polled_sets =
+      query_int(db,
+                "SELECT MAX(value) FROM store_stats s JOIN targets t USING "
+                "(target_id) WHERE t.protocol = 'redis' AND name = 'cmdstat_set_calls'");
   EXPECT_EQ(polled_sets, kKeys);  // the last poll comes after the last request
-  EXPECT_EQ(query_int(db, "SELECT MAX(value) FROM store_stats s JOIN targets t USING (target_id) "
-                          "WHERE t.protocol = 'redis' AND name = 'process_id'"), redis.pid());
-  EXPECT_EQ(query_int(db, "SELECT MAX(value) FROM store_stats s JOIN targets t USING (target_id) "
-                          "WHERE t.protocol = 'memcached' AND name = 'pid'"), memcached.pid());
+  EXPECT_EQ(query_int(db,
+                      "SELECT MAX(value) FROM store_stats s JOIN targets t USING (target_id) "
+                      "WHERE t.protocol = 'redis' AND name = 'process_id'"),
+            redis.pid());
+  EXPECT_EQ(query_int(db,
+                      "SELECT MAX(value) FROM store_stats s JOIN targets t USING (target_id) "
+                      "WHERE t.protocol = 'memcached' AND name = 'pid'"),
+            memcached.pid());
   // Histogram rows hold every request of each phase.
-  EXPECT_EQ(query_int(db, "SELECT SUM(count) FROM latency_buckets b JOIN phases p USING (phase_id) "
-                          "JOIN targets t USING (target_id) WHERE t.protocol = 'redis' AND b.op = 'get'"),
-            kKeys);
+  EXPECT_EQ(
+      query_int(db,
+                "SELECT SUM(count) FROM latency_buckets b JOIN phases p USING (phase_id) "
+                "JOIN targets t USING (target_id) WHERE t.protocol = 'redis' AND b.op = 'get'"),
+      kKeys);
   // The summary view shows both stores with non-zero write and read rates.
-  EXPECT_EQ(query_int(db, "SELECT count(*) FROM store_summary WHERE write_req_per_s > 0 AND "
-                          "read_req_per_s > 0"), 2);
+  EXPECT_EQ(query_int(db,
+                      "SELECT count(*) FROM store_summary WHERE write_req_per_s > 0 AND "
+                      "read_req_per_s > 0"),
+            2);
 
   auto report = run_kvdrive(dir, {"report", "--db", dir.file("r.db")});
   EXPECT_EQ(report.exit_code, 0) << report.output;
@@ -124,9 +137,9 @@ TEST(Kvdrive, InterruptKeepsEverySecondAndMarksTheRun) {
   KV_START_OR_SKIP(redis);
   TempDir dir;
   std::string log = dir.file("kvdrive.log");
-  Process p({kKvdrive, "run", "--db", dir.file("r.db"), "--target", redis.uri(),
-                       "--keys", "50M", "--threads", "2"},
-                      log);
+  Process p({kKvdrive, "run", "--db", dir.file("r.db"), "--target", redis.uri(), "--keys", "50M",
+             "--threads", "2"},
+            log);
   ASSERT_TRUE(wait_for_value(dir.file("r.db"), phase_rows_at_least("load", 2))) << slurp(log);
   p.signal(SIGINT);
   EXPECT_EQ(p.wait(30'000), 130) << slurp(log);

@@ -19,9 +19,12 @@ std::vector<std::string> repeated_keys(const std::string& text) {
   std::vector<std::set<std::string>> open;
   std::vector<std::string> repeated;
   json::parser_callback_t cb = [&](int, json::parse_event_t ev, json& parsed) {
-    if (ev == json::parse_event_t::object_start) open.emplace_back();
-    else if (ev == json::parse_event_t::object_end) open.pop_back();
-    else if (ev == json::parse_event_t::key && !open.back().insert(parsed.get<std::string>()).second)
+    if (ev == json::parse_event_t::object_start)
+      open.emplace_back();
+    else if (ev == json::parse_event_t::object_end)
+      open.pop_back();
+    else if (ev == json::parse_event_t::key &&
+             !open.back().insert(parsed.get<std::string>()).second)
       repeated.push_back(parsed.get<std::string>());
     return true;
   };
@@ -37,8 +40,9 @@ TEST(KvdriveJson, SummaryReportAndParametersAreStrictJsonWithoutRepeatedKeys) {
   // Text that string concatenation got wrong: quotes, a backslash, non-ASCII.
   const std::string name = "caf\xc3\xa9 \"quoted\" \\ \xe2\x98\x95";
   const std::string prefix = "q\"\\\xc3\xa9:";
-  auto out = run_kvdrive(dir, {"--log-level", "off", "run", "--db", dir.file("r.db"), "--target", redis.uri(), "--keys", "200",
-                               "--threads", "2", "--name", name, "--key-prefix", prefix, "--json"});
+  auto out = run_kvdrive(
+      dir, {"--log-level", "off", "run", "--db", dir.file("r.db"), "--target", redis.uri(),
+            "--keys", "200", "--threads", "2", "--name", name, "--key-prefix", prefix, "--json"});
   ASSERT_EQ(out.exit_code, 0) << out.output;
   // Only the JSON on stdout (logs are off).
   std::vector<std::string> repeated;
@@ -80,8 +84,9 @@ TEST(KvdriveJson, AProcessGroupsSummaryIsJsonToo) {
   StoreServer redis(StoreServer::Kind::redis);
   KV_START_OR_SKIP(redis);
   TempDir dir;
-  auto out = run_kvdrive(dir, {"--log-level", "off", "run", "--db", dir.file("r.db"), "--target", redis.uri(),
-                               "--keys", "400", "--threads", "2", "--processes", "2", "--json"});
+  auto out = run_kvdrive(
+      dir, {"--log-level", "off", "run", "--db", dir.file("r.db"), "--target", redis.uri(),
+            "--keys", "400", "--threads", "2", "--processes", "2", "--json"});
   ASSERT_EQ(out.exit_code, 0) << out.output;
   std::vector<std::string> repeated;
   ASSERT_NO_THROW(repeated = repeated_keys(out.output)) << out.output;

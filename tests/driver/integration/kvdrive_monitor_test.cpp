@@ -8,8 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -34,23 +34,28 @@ TEST(KvdriveMonitor, SamplesArriveOverTcpInKvdrivesTimeBase) {
                  "--interval", "200ms", "--listen", "127.0.0.1:" + std::to_string(port)},
                 dir.file("kvmon.log"));
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  auto out = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", redis.uri(),
-                               "--keys", "30000", "--threads", "2", "--monitor",
-                               "127.0.0.1:" + std::to_string(port)});
+  auto out =
+      run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", redis.uri(), "--keys", "30000",
+                        "--threads", "2", "--monitor", "127.0.0.1:" + std::to_string(port)});
   kvmon.signal(SIGTERM);
   EXPECT_EQ(kvmon.wait(10'000), 0);
   ASSERT_EQ(out.exit_code, 0) << out.output;
 
   auto db = kv::open_results_db(dir.file("r.db"));
   // One linked session, completed, with its clock offset measured (one host: close to 0).
-  EXPECT_EQ(query_int(db, "SELECT count(*) FROM monitor_sessions WHERE status = 'completed' AND "
-                          "link = '127.0.0.1:" + std::to_string(port) + "'"), 1);
+  EXPECT_EQ(query_int(db,
+                      "SELECT count(*) FROM monitor_sessions WHERE status = 'completed' AND "
+                      "link = '127.0.0.1:" +
+                          std::to_string(port) + "'"),
+            1);
   EXPECT_LT(std::abs(query_int(db, "SELECT clock_offset_us FROM monitor_sessions")), 5000);
   EXPECT_GE(query_int(db, "SELECT clock_uncertainty_us FROM monitor_sessions"), 0);
   // Samples of the store, raw time kept, covering the run.
-  EXPECT_GE(query_int(db, "SELECT count(*) FROM process_samples WHERE remote_ts_us IS NOT NULL"), 3);
+  EXPECT_GE(query_int(db, "SELECT count(*) FROM process_samples WHERE remote_ts_us IS NOT NULL"),
+            3);
   EXPECT_EQ(query_int(db, "SELECT count(*) FROM process_instances WHERE pid = " +
-                              std::to_string(redis.pid())), 1);
+                              std::to_string(redis.pid())),
+            1);
   // ... from the start of the run (within two 200 ms intervals) to its end.
   EXPECT_LE(query_int(db, "SELECT MIN(ts_us) FROM process_samples"),
             query_int(db, "SELECT started_ts_us FROM runs") + 400'000);
@@ -73,10 +78,10 @@ TEST(KvdriveMonitor, WaitsForTheSampleAfterTheEndOfTheRun) {
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   for (int i = 0; i < 3; ++i) {  // three runs end at three different points of kvmon's second
     std::string file = dir.file("r" + std::to_string(i) + ".db");
-    auto out = run_kvdrive(dir, {"run", "--db", file, "--target", redis.uri(), "--keys", "1000",
-                                 "--phases", "mixed", "--duration",
-                                 std::to_string(1200 + 300 * i) + "ms", "--monitor",
-                                 "127.0.0.1:" + std::to_string(port)});
+    auto out =
+        run_kvdrive(dir, {"run", "--db", file, "--target", redis.uri(), "--keys", "1000",
+                          "--phases", "mixed", "--duration", std::to_string(1200 + 300 * i) + "ms",
+                          "--monitor", "127.0.0.1:" + std::to_string(port)});
     ASSERT_EQ(out.exit_code, 0) << out.output;
     auto db = kv::open_results_db(file);
     EXPECT_GE(query_int(db, "SELECT MAX(ts_us) FROM process_samples"),
@@ -92,8 +97,8 @@ TEST(KvdriveMonitor, UnreachableKvmonIsAnErrorUnlessOptional) {
   KV_START_OR_SKIP(redis);
   TempDir dir;
   std::string nowhere = "127.0.0.1:" + std::to_string(free_port());
-  auto out = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", redis.uri(),
-                               "--keys", "100", "--monitor", nowhere});
+  auto out = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", redis.uri(), "--keys",
+                               "100", "--monitor", nowhere});
   EXPECT_EQ(out.exit_code, 1) << out.output;
   EXPECT_NE(out.output.find(nowhere), std::string::npos) << out.output;
   std::ifstream f(dir.file("r.db"));
@@ -103,7 +108,6 @@ TEST(KvdriveMonitor, UnreachableKvmonIsAnErrorUnlessOptional) {
                                     "--keys", "100", "--monitor", nowhere, "--monitor-optional"});
   EXPECT_EQ(optional.exit_code, 0) << optional.output;
 }
-
 
 // One host, no network: kvmon and kvdrive write the same file, and kvmon may join a run that
 // is already going (the other start order is the demo's).
@@ -116,21 +120,25 @@ TEST(KvdriveMonitor, KvmonJoiningARunningKvdriveOnTheSameFile) {
                  "--phases", "load,read", "--duration", "4s", "--threads", "2"},
                 dir.file("kvdrive.log"));
   std::this_thread::sleep_for(std::chrono::milliseconds(1200));
-  Process kvmon({kKvmon, "--db", db_path, "--pid", std::to_string(redis.pid()), "--interval",
-                 "200ms"},
-                dir.file("kvmon.log"));
+  Process kvmon(
+      {kKvmon, "--db", db_path, "--pid", std::to_string(redis.pid()), "--interval", "200ms"},
+      dir.file("kvmon.log"));
   ASSERT_EQ(drive.wait(60'000), 0) << slurp(dir.file("kvdrive.log"));
   kvmon.signal(SIGTERM);
   ASSERT_EQ(kvmon.wait(10'000), 0) << slurp(dir.file("kvmon.log"));
   auto db = kv::open_results_db(db_path);
   EXPECT_EQ(query_int(db, "SELECT count(*) FROM runs WHERE status = 'completed'"), 1);
-  EXPECT_EQ(query_int(db, "SELECT count(*) FROM monitor_sessions WHERE status = 'completed' "
-                          "AND link IS NULL"), 1);
+  EXPECT_EQ(query_int(db,
+                      "SELECT count(*) FROM monitor_sessions WHERE status = 'completed' "
+                      "AND link IS NULL"),
+            1);
   // Seconds after kvmon joined have the store's RSS beside them; none before has a sample
   // from the future.
   EXPECT_GE(query_int(db, "SELECT count(*) FROM timeline WHERE rss_kib > 0"), 2);
-  EXPECT_EQ(query_int(db, "SELECT count(*) FROM timeline WHERE rss_kib IS NOT NULL AND ts_us + "
-                          "1000000 < (SELECT MIN(ts_us) FROM process_samples)"), 0);
+  EXPECT_EQ(query_int(db,
+                      "SELECT count(*) FROM timeline WHERE rss_kib IS NOT NULL AND ts_us + "
+                      "1000000 < (SELECT MIN(ts_us) FROM process_samples)"),
+            0);
   // Sharing the file cost neither writer an error.
   EXPECT_EQ(slurp(dir.file("kvdrive.log")).find(" error: "), std::string::npos);
   EXPECT_EQ(slurp(dir.file("kvmon.log")).find(" error: "), std::string::npos);
@@ -283,9 +291,9 @@ void expect_bounded_and_dropped(FakeKvmon::Mode mode, const char* what) {
   KV_START_OR_SKIP(redis);
   TempDir dir;
   auto run_args = [&](const std::string& db) {
-    return std::vector<std::string>{kKvdrive, "run", "--db", dir.file(db), "--target", redis.uri(),
-                                    "--keys", "1000", "--phases", "mixed", "--duration", "3s",
-                                    "--threads", "1"};
+    return std::vector<std::string>{kKvdrive,     "run",    "--db",      dir.file(db), "--target",
+                                    redis.uri(),  "--keys", "1000",      "--phases",   "mixed",
+                                    "--duration", "3s",     "--threads", "1"};
   };
   // The same run without a link: what kvdrive itself takes in this build (a sanitizer's shadow
   // memory and quarantine make that several times the ~12 MiB of a plain build).
@@ -300,7 +308,8 @@ void expect_bounded_and_dropped(FakeKvmon::Mode mode, const char* what) {
   args.insert(args.end(), {"--monitor", "127.0.0.1:" + std::to_string(fake.port())});
   Process kvdrive(args, dir.file("kvdrive.log"));
   int64_t peak_kib = peak_rss_kib_until_exit(kvdrive, 60'000, &code);
-  const double took_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  const double took_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   const std::string out = slurp(dir.file("kvdrive.log"));
   std::cout << what << ": kvdrive peak VmRSS " << peak_kib << " KiB (" << alone_kib
             << " KiB without the link), run took " << took_s << " s\n";
@@ -311,9 +320,14 @@ void expect_bounded_and_dropped(FakeKvmon::Mode mode, const char* what) {
   // bounds, 1,000 instances a tick kept the run going past 60 s). Margins for a loaded machine.
   EXPECT_LT(took_s, 3.0 + 9.0) << what;
   auto db = kv::open_results_db(dir.file("r.db"));
-  EXPECT_LT(query_int(db, "SELECT MAX(ended_ts_us - started_ts_us) FROM phases"), 7'000'000) << what;
-  EXPECT_EQ(query_int(db, "SELECT count(*) FROM events WHERE kind = 'monitor_dropped' AND "
-                          "source = 'kvdrive'"), 1) << what << "\n" << out;
+  EXPECT_LT(query_int(db, "SELECT MAX(ended_ts_us - started_ts_us) FROM phases"), 7'000'000)
+      << what;
+  EXPECT_EQ(query_int(db,
+                      "SELECT count(*) FROM events WHERE kind = 'monitor_dropped' AND "
+                      "source = 'kvdrive'"),
+            1)
+      << what << "\n"
+      << out;
   EXPECT_EQ(query_int(db, "SELECT count(*) FROM monitor_sessions WHERE status = 'failed'"), 1);
   EXPECT_NE(out.find("dropped"), std::string::npos) << out;  // the warning line
   EXPECT_EQ(fake.connections(), 1) << "a dropped peer is not reconnected";
@@ -354,9 +368,9 @@ TEST(KvdriveMonitor, AShortTokenIsRefusedAndAReadableTokenFileWarns) {
   TempDir dir;
   int port = free_port();
   std::ofstream(dir.file("short")) << "x\n";  // a 1-byte token was accepted
-  auto refused = run_kvdrive(dir, {"run", "--db", dir.file("r0.db"), "--target", redis.uri(),
-                                   "--keys", "100", "--monitor", "127.0.0.1:" + std::to_string(port),
-                                   "--monitor-token-file", dir.file("short")});
+  auto refused = run_kvdrive(
+      dir, {"run", "--db", dir.file("r0.db"), "--target", redis.uri(), "--keys", "100", "--monitor",
+            "127.0.0.1:" + std::to_string(port), "--monitor-token-file", dir.file("short")});
   EXPECT_EQ(refused.exit_code, 2) << refused.output;
   EXPECT_NE(refused.output.find("at least 16"), std::string::npos) << refused.output;
   EXPECT_EQ(std::count(refused.output.begin(), refused.output.end(), '\n'), 1) << refused.output;
@@ -367,14 +381,14 @@ TEST(KvdriveMonitor, AShortTokenIsRefusedAndAReadableTokenFileWarns) {
   ::chmod(dir.file("token").c_str(), 0600);
   std::ofstream(dir.file("shared")) << token << "\n";
   ::chmod(dir.file("shared").c_str(), 0644);
-  Process kvmon({kKvmon, "--db", dir.file("kvmon.db"), "--pid", std::to_string(redis.pid()),
-                 "--interval", "200ms", "--listen", "127.0.0.1:" + std::to_string(port),
-                 "--token-file", dir.file("token")},
-                dir.file("kvmon.log"));
+  Process kvmon(
+      {kKvmon, "--db", dir.file("kvmon.db"), "--pid", std::to_string(redis.pid()), "--interval",
+       "200ms", "--listen", "127.0.0.1:" + std::to_string(port), "--token-file", dir.file("token")},
+      dir.file("kvmon.log"));
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  auto out = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", redis.uri(), "--keys",
-                               "100", "--monitor", "127.0.0.1:" + std::to_string(port),
-                               "--monitor-token-file", dir.file("shared")});
+  auto out = run_kvdrive(
+      dir, {"run", "--db", dir.file("r.db"), "--target", redis.uri(), "--keys", "100", "--monitor",
+            "127.0.0.1:" + std::to_string(port), "--monitor-token-file", dir.file("shared")});
   kvmon.signal(SIGTERM);
   EXPECT_EQ(kvmon.wait(10'000), 0);
   ASSERT_EQ(out.exit_code, 0) << out.output;

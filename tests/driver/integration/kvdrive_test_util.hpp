@@ -2,7 +2,6 @@
 #pragma once
 
 #include <gtest/gtest.h>
-
 #include <sys/stat.h>
 
 #include <chrono>
@@ -12,8 +11,8 @@
 #include <thread>
 #include <vector>
 
-#include "kvbench/schema.hpp"
 #include "db_query.hpp"
+#include "kvbench/schema.hpp"
 #include "servers.hpp"
 
 namespace kv::test {
@@ -38,10 +37,12 @@ inline Outcome run_kvdrive(const TempDir& dir, std::vector<std::string> args,
 // Sum of a driver_seconds column over one protocol's op (optionally one phase kind).
 inline int64_t driver_sum(kv::Database& db, const std::string& column, const std::string& protocol,
                           const std::string& op, const std::string& kind = "") {
-  return query_int(db, "SELECT COALESCE(SUM(d." + column + "), 0) FROM driver_seconds d "
-                       "JOIN phases p USING (phase_id) JOIN targets t USING (target_id) "
-                       "WHERE t.protocol = '" + protocol + "' AND d.op = '" + op + "'" +
-                       (kind.empty() ? "" : " AND p.kind = '" + kind + "'"));
+  return query_int(db, "SELECT COALESCE(SUM(d." + column +
+                           "), 0) FROM driver_seconds d "
+                           "JOIN phases p USING (phase_id) JOIN targets t USING (target_id) "
+                           "WHERE t.protocol = '" +
+                           protocol + "' AND d.op = '" + op + "'" +
+                           (kind.empty() ? "" : " AND p.kind = '" + kind + "'"));
 }
 
 // Waits until the results file at `path` answers `sql` with a value > 0 (e.g. kvdrive started
@@ -52,7 +53,7 @@ inline bool wait_for_value(const std::string& path, const std::string& sql,
                            int timeout_ms = 60'000) {
   auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   while (std::chrono::steady_clock::now() < until) {
-    struct stat st{};
+    struct stat st {};
     if (::stat(path.c_str(), &st) == 0) {
       try {
         if (query_int(path, sql) > 0) return true;
@@ -67,8 +68,10 @@ inline bool wait_for_value(const std::string& path, const std::string& sql,
 
 // SQL for wait_for_value: the phase of that kind has recorded at least `rows` seconds.
 inline std::string phase_rows_at_least(const std::string& kind, int rows) {
-  return "SELECT count(*) >= " + std::to_string(rows) + " FROM driver_seconds d JOIN phases p "
-         "USING (phase_id) WHERE p.kind = '" + kind + "'";
+  return "SELECT count(*) >= " + std::to_string(rows) +
+         " FROM driver_seconds d JOIN phases p "
+         "USING (phase_id) WHERE p.kind = '" +
+         kind + "'";
 }
 
 }  // namespace kv::test

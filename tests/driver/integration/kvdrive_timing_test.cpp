@@ -17,10 +17,11 @@ using namespace kv::test;
 double bucket_p50_us(kv::Database& db, int64_t phase_id, const std::string& op,
                      const std::string& timing) {
   return query_double(
-      db, "SELECT MIN(upper_us) FROM (SELECT upper_us, SUM(count) OVER (ORDER BY upper_us) AS cum, "
-          "SUM(count) OVER () AS total FROM latency_buckets WHERE phase_id = " +
-              std::to_string(phase_id) + " AND op = '" + op + "' AND timing = '" + timing +
-              "') WHERE cum * 2 >= total");
+      db,
+      "SELECT MIN(upper_us) FROM (SELECT upper_us, SUM(count) OVER (ORDER BY upper_us) AS cum, "
+      "SUM(count) OVER () AS total FROM latency_buckets WHERE phase_id = " +
+          std::to_string(phase_id) + " AND op = '" + op + "' AND timing = '" + timing +
+          "') WHERE cum * 2 >= total");
 }
 
 int64_t phase_id(kv::Database& db, int64_t run_id, const std::string& kind) {
@@ -29,8 +30,9 @@ int64_t phase_id(kv::Database& db, int64_t run_id, const std::string& kind) {
 }
 
 double phase_seconds(kv::Database& db, int64_t id) {
-  return query_double(db, "SELECT (ended_ts_us - started_ts_us) / 1e6 FROM phases WHERE phase_id = " +
-                              std::to_string(id));
+  return query_double(db,
+                      "SELECT (ended_ts_us - started_ts_us) / 1e6 FROM phases WHERE phase_id = " +
+                          std::to_string(id));
 }
 
 int64_t phase_ops(kv::Database& db, int64_t id, const std::string& op) {
@@ -49,9 +51,9 @@ TEST(KvdriveTiming, RateModeSendsWithinMicrosecondsOfTheSchedule) {
   StoreServer redis(StoreServer::Kind::redis);
   KV_START_OR_SKIP(redis);
   TempDir dir;
-  auto out = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", redis.uri(), "--keys",
-                               "1000", "--phases", "read", "--rate", "1000", "--threads", "1",
-                               "--duration", "3s"});
+  auto out = run_kvdrive(
+      dir, {"run", "--db", dir.file("r.db"), "--target", redis.uri(), "--keys", "1000", "--phases",
+            "read", "--rate", "1000", "--threads", "1", "--duration", "3s"});
   ASSERT_EQ(out.exit_code, 0) << out.output;
   auto db = kv::open_results_db(dir.file("r.db"));
   const int64_t read = phase_id(db, 1, "read");
@@ -63,16 +65,20 @@ TEST(KvdriveTiming, RateModeSendsWithinMicrosecondsOfTheSchedule) {
   EXPECT_EQ(query_int(db, "SELECT count(slip_p50_us) " + rows), seconds);
   EXPECT_GT(query_double(db, "SELECT MAX(slip_max_us) " + rows), 0.0);
   // Small: the median second's p50.
-  const double slip = query_double(db, "SELECT slip_p50_us " + rows + " ORDER BY slip_p50_us "
-                                       "LIMIT 1 OFFSET " + std::to_string(seconds / 2));
+  const double slip = query_double(db, "SELECT slip_p50_us " + rows +
+                                           " ORDER BY slip_p50_us "
+                                           "LIMIT 1 OFFSET " +
+                                           std::to_string(seconds / 2));
   EXPECT_LT(slip, 40.0) << "median second's slip p50 (µs); latency p50 from the intended time "
                         << bucket_p50_us(db, read, "get", "intended") << " µs, from the send "
                         << bucket_p50_us(db, read, "get", "sent") << " µs";
   // Spinning is reported for every second of a rate-mode phase.
   EXPECT_EQ(query_int(db, "SELECT count(*) FROM client_seconds WHERE phase_id = " +
-                              std::to_string(read) + " AND spin_us IS NULL"), 0);
+                              std::to_string(read) + " AND spin_us IS NULL"),
+            0);
   EXPECT_GT(query_int(db, "SELECT SUM(spin_us) FROM client_seconds WHERE phase_id = " +
-                              std::to_string(read)), 0);
+                              std::to_string(read)),
+            0);
 }
 
 // --rate 0.1 --duration 5s ended after one request: the worker returned when its next send time
@@ -81,14 +87,13 @@ TEST(KvdriveTiming, LowRatePhaseLastsItsDuration) {
   StoreServer redis(StoreServer::Kind::redis);
   KV_START_OR_SKIP(redis);
   TempDir dir;
-  auto out = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", redis.uri(), "--keys",
-                               "100", "--phases", "read", "--rate", "0.2", "--threads", "1",
-                               "--duration", "3s"});
+  auto out =
+      run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", redis.uri(), "--keys", "100",
+                        "--phases", "read", "--rate", "0.2", "--threads", "1", "--duration", "3s"});
   ASSERT_EQ(out.exit_code, 0) << out.output;
   // Four threads at 1/s over 2 s: two of them have their first send time after the end.
-  out = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", redis.uri(), "--keys",
-                          "100", "--phases", "read", "--rate", "1", "--threads", "4",
-                          "--duration", "2s"});
+  out = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", redis.uri(), "--keys", "100",
+                          "--phases", "read", "--rate", "1", "--threads", "4", "--duration", "2s"});
   ASSERT_EQ(out.exit_code, 0) << out.output;
   auto db = kv::open_results_db(dir.file("r.db"));
   const int64_t slow = phase_id(db, 1, "read"), spread = phase_id(db, 2, "read");
@@ -106,8 +111,8 @@ TEST(KvdriveTiming, CtrlCDuringALongWaitForASendTimeEndsTheRun) {
   KV_START_OR_SKIP(redis);
   TempDir dir;
   const std::string db_path = dir.file("r.db"), log = dir.file("kvdrive.log");
-  Process p({kKvdrive, "run", "--db", db_path, "--target", redis.uri(), "--keys", "100",
-             "--phases", "read", "--rate", "0.1", "--threads", "1", "--duration", "120s"},
+  Process p({kKvdrive, "run", "--db", db_path, "--target", redis.uri(), "--keys", "100", "--phases",
+             "read", "--rate", "0.1", "--threads", "1", "--duration", "120s"},
             log);
   ASSERT_TRUE(wait_for_value(db_path, phase_rows_at_least("read", 1))) << slurp(log);
   const auto t0 = std::chrono::steady_clock::now();
@@ -127,9 +132,9 @@ TEST(KvdriveTiming, FewerRequestsThanThreadsKeepTheRate) {
   StoreServer redis(StoreServer::Kind::redis);
   KV_START_OR_SKIP(redis);
   TempDir dir;
-  auto out = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", redis.uri(), "--keys",
-                               "100", "--phases", "read", "--rate", "2", "--threads", "4",
-                               "--requests", "2"});
+  auto out =
+      run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", redis.uri(), "--keys", "100",
+                        "--phases", "read", "--rate", "2", "--threads", "4", "--requests", "2"});
   ASSERT_EQ(out.exit_code, 0) << out.output;
   auto db = kv::open_results_db(dir.file("r.db"));
   const int64_t read = phase_id(db, 1, "read");
@@ -145,10 +150,10 @@ TEST(KvdriveTiming, RateModePacesPipelinedConnections) {
     StoreServer server(kind);
     KV_START_OR_SKIP(server);
     TempDir dir;
-    auto out = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", server.uri(),
-                                 "--keys", "200", "--phases", "load,read", "--rate", "500",
-                                 "--threads", "1", "--connections", "2", "--pipeline", "4",
-                                 "--duration", "2s"});
+    auto out =
+        run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", server.uri(), "--keys",
+                          "200", "--phases", "load,read", "--rate", "500", "--threads", "1",
+                          "--connections", "2", "--pipeline", "4", "--duration", "2s"});
     ASSERT_EQ(out.exit_code, 0) << out.output;
     auto db = kv::open_results_db(dir.file("r.db"));
     const int64_t read = phase_id(db, 1, "read");

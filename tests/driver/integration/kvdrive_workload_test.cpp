@@ -15,9 +15,9 @@ TEST(KvdriveWorkload, HitRateWithinTwoPointsOfTarget) {
   StoreServer memcached(StoreServer::Kind::memcached);
   KV_START_OR_SKIP(memcached);
   TempDir dir;
-  auto out = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", memcached.uri(),
-                               "--keys", "5000", "--requests", "40000", "--hit-rate", "0.8",
-                               "--key-pattern", "uniform"});
+  auto out = run_kvdrive(
+      dir, {"run", "--db", dir.file("r.db"), "--target", memcached.uri(), "--keys", "5000",
+            "--requests", "40000", "--hit-rate", "0.8", "--key-pattern", "uniform"});
   ASSERT_EQ(out.exit_code, 0) << out.output;
   auto db = kv::open_results_db(dir.file("r.db"));
   double hits = static_cast<double>(driver_sum(db, "hits", "memcached", "get"));
@@ -41,10 +41,10 @@ TEST(KvdriveWorkload, HitRateHoldsOnAStorePrefilledWithTenTimesTheKeys) {
     auto prefill = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", server.uri(),
                                      "--keys", "20000", "--phases", "load", "--value-size", "10"});
     ASSERT_EQ(prefill.exit_code, 0) << prefill.output;
-    auto out = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", server.uri(),
-                                 "--keys", "2000", "--phases", "read", "--requests", "20000",
-                                 "--hit-rate", "0.8", "--key-pattern", "uniform",
-                                 "--value-size", "10"});
+    auto out =
+        run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", server.uri(), "--keys",
+                          "2000", "--phases", "read", "--requests", "20000", "--hit-rate", "0.8",
+                          "--key-pattern", "uniform", "--value-size", "10"});
     ASSERT_EQ(out.exit_code, 0) << out.output;
     auto db = kv::open_results_db(dir.file("r.db"));
     const std::string proto = redis ? "redis" : "memcached";
@@ -64,19 +64,22 @@ TEST(KvdriveWorkload, VerificationCountsAValueChangedBehindItsBack) {
   StoreServer redis(StoreServer::Kind::redis);
   KV_START_OR_SKIP(redis);
   TempDir dir;
-  auto load = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", redis.uri(),
-                                "--keys", "1000", "--phases", "load", "--value-size", "100-300"});
+  auto load = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", redis.uri(), "--keys",
+                                "1000", "--phases", "load", "--value-size", "100-300"});
   ASSERT_EQ(load.exit_code, 0) << load.output;
   ASSERT_EQ(tcp_request(redis.port(), "SET kv:7 tampered\r\n", "\r\n"), "+OK\r\n");
-  auto read = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", redis.uri(),
-                                "--keys", "1000", "--phases", "read", "--verify",
-                                "--value-size", "100-300"});
+  auto read = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", redis.uri(), "--keys",
+                                "1000", "--phases", "read", "--verify", "--value-size", "100-300"});
   ASSERT_EQ(read.exit_code, 0) << read.output;
   auto db = kv::open_results_db(dir.file("r.db"));
-  EXPECT_EQ(query_int(db, "SELECT SUM(wrong) FROM driver_seconds d JOIN phases p USING (phase_id) "
-                          "WHERE p.run_id = 2"), 1);
-  EXPECT_EQ(query_int(db, "SELECT SUM(hits) FROM driver_seconds d JOIN phases p USING (phase_id) "
-                          "WHERE p.run_id = 2"), 1000);
+  EXPECT_EQ(query_int(db,
+                      "SELECT SUM(wrong) FROM driver_seconds d JOIN phases p USING (phase_id) "
+                      "WHERE p.run_id = 2"),
+            1);
+  EXPECT_EQ(query_int(db,
+                      "SELECT SUM(hits) FROM driver_seconds d JOIN phases p USING (phase_id) "
+                      "WHERE p.run_id = 2"),
+            1000);
 }
 
 TEST(KvdriveWorkload, KetamaPoolSpreadsKeysOverBothServers) {
@@ -84,10 +87,10 @@ TEST(KvdriveWorkload, KetamaPoolSpreadsKeysOverBothServers) {
   KV_START_OR_SKIP(a);
   KV_START_OR_SKIP(b);
   TempDir dir;
-  std::string pool = "memcached://127.0.0.1:" + std::to_string(a.port()) + ",127.0.0.1:" +
-                     std::to_string(b.port());
-  auto out = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", pool, "--keys",
-                               "10000", "--threads", "2"});
+  std::string pool = "memcached://127.0.0.1:" + std::to_string(a.port()) +
+                     ",127.0.0.1:" + std::to_string(b.port());
+  auto out = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", pool, "--keys", "10000",
+                               "--threads", "2"});
   ASSERT_EQ(out.exit_code, 0) << out.output;
   long long items_a = stat_value(tcp_request(a.port(), "stats\r\n", "END\r\n"), "curr_items");
   long long items_b = stat_value(tcp_request(b.port(), "stats\r\n", "END\r\n"), "curr_items");
@@ -105,10 +108,9 @@ TEST(KvdriveWorkload, MixedPhaseKeepsTheRatioAndAgreesWithRedis) {
   StoreServer redis(StoreServer::Kind::redis);
   KV_START_OR_SKIP(redis);
   TempDir dir;
-  auto out = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", redis.uri(),
-                               "--keys", "1000", "--phases", "load,mixed", "--ratio", "1:4",
-                               "--requests", "10000", "--key-pattern", "zipf:1.1",
-                               "--threads", "2"});
+  auto out = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", redis.uri(), "--keys",
+                               "1000", "--phases", "load,mixed", "--ratio", "1:4", "--requests",
+                               "10000", "--key-pattern", "zipf:1.1", "--threads", "2"});
   ASSERT_EQ(out.exit_code, 0) << out.output;
   auto db = kv::open_results_db(dir.file("r.db"));
   EXPECT_EQ(driver_sum(db, "ops", "redis", "set", "mixed"), 2000);
@@ -121,19 +123,25 @@ TEST(KvdriveWorkload, RateModeHoldsTheRateAndKeepsBothLatencies) {
   StoreServer redis(StoreServer::Kind::redis);
   KV_START_OR_SKIP(redis);
   TempDir dir;
-  auto out = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", redis.uri(),
-                               "--keys", "1000", "--phases", "load,read", "--rate", "2000",
-                               "--duration", "3s", "--threads", "2"});
+  auto out = run_kvdrive(
+      dir, {"run", "--db", dir.file("r.db"), "--target", redis.uri(), "--keys", "1000", "--phases",
+            "load,read", "--rate", "2000", "--duration", "3s", "--threads", "2"});
   ASSERT_EQ(out.exit_code, 0) << out.output;
   auto db = kv::open_results_db(dir.file("r.db"));
   double rate = query_double(db, "SELECT req_per_s FROM phase_summary WHERE kind = 'read'");
   EXPECT_NEAR(rate, 2000, 100) << "achieved rate not within 5 % of the target";
-  EXPECT_EQ(query_int(db, "SELECT count(*) FROM driver_seconds WHERE op = 'get' AND "
-                          "(late IS NULL OR uncorrected_p99_us IS NULL)"), 0);
-  EXPECT_GT(query_int(db, "SELECT count(*) FROM latency_buckets b JOIN phases p USING (phase_id) "
-                          "WHERE p.kind = 'read' AND timing = 'intended'"), 0);
-  EXPECT_GT(query_int(db, "SELECT count(*) FROM latency_buckets b JOIN phases p USING (phase_id) "
-                          "WHERE p.kind = 'read' AND timing = 'sent'"), 0);
+  EXPECT_EQ(query_int(db,
+                      "SELECT count(*) FROM driver_seconds WHERE op = 'get' AND "
+                      "(late IS NULL OR uncorrected_p99_us IS NULL)"),
+            0);
+  EXPECT_GT(query_int(db,
+                      "SELECT count(*) FROM latency_buckets b JOIN phases p USING (phase_id) "
+                      "WHERE p.kind = 'read' AND timing = 'intended'"),
+            0);
+  EXPECT_GT(query_int(db,
+                      "SELECT count(*) FROM latency_buckets b JOIN phases p USING (phase_id) "
+                      "WHERE p.kind = 'read' AND timing = 'sent'"),
+            0);
   // Closed-loop phases keep those columns NULL (not 0).
   EXPECT_EQ(query_int(db, "SELECT count(*) FROM phases WHERE rate = 2000"), 2);
 }
@@ -142,23 +150,27 @@ TEST(KvdriveWorkload, WarmupSecondsAreKeptButLeftOutOfSummaries) {
   StoreServer redis(StoreServer::Kind::redis);
   KV_START_OR_SKIP(redis);
   TempDir dir;
-  auto out = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", redis.uri(),
-                               "--keys", "1000", "--phases", "read", "--duration", "3s",
-                               "--warmup", "1s", "--threads", "1"});
+  auto out = run_kvdrive(
+      dir, {"run", "--db", dir.file("r.db"), "--target", redis.uri(), "--keys", "1000", "--phases",
+            "read", "--duration", "3s", "--warmup", "1s", "--threads", "1"});
   ASSERT_EQ(out.exit_code, 0) << out.output;
   auto db = kv::open_results_db(dir.file("r.db"));
   // Rows are whole seconds of the wall clock: the warm-up ends on the whole second nearest to
   // start + 1 s, so it covers the first (partial) row and maybe the next.
   EXPECT_GE(query_int(db, "SELECT count(*) FROM driver_seconds WHERE warmup = 1"), 1);
   EXPECT_LE(query_int(db, "SELECT count(*) FROM driver_seconds WHERE warmup = 1"), 2);
-  EXPECT_EQ(query_int(db, "SELECT MAX(ts_us + interval_us) % 1000000 FROM driver_seconds WHERE warmup = 1"), 0);
+  EXPECT_EQ(
+      query_int(db,
+                "SELECT MAX(ts_us + interval_us) % 1000000 FROM driver_seconds WHERE warmup = 1"),
+      0);
   int64_t all = query_int(db, "SELECT SUM(ops) FROM driver_seconds");
   int64_t summarized = query_int(db, "SELECT ops FROM phase_summary");
   EXPECT_LT(summarized, all);
   EXPECT_EQ(redis_command_calls(redis.port(), "get"), all);
   EXPECT_NEAR(query_double(db, "SELECT seconds FROM phase_summary"), 2.0, 0.5 + 0.2);
-  EXPECT_NEAR(query_double(db, "SELECT seconds FROM phase_summary"),
-              query_double(db, "SELECT SUM(interval_us) / 1e6 FROM driver_seconds WHERE warmup = 0"), 1e-9);
+  EXPECT_NEAR(
+      query_double(db, "SELECT seconds FROM phase_summary"),
+      query_double(db, "SELECT SUM(interval_us) / 1e6 FROM driver_seconds WHERE warmup = 0"), 1e-9);
 }
 
 TEST(KvdriveWorkload, ServerKilledAndRestartedMidRunIsCountedAndSurvived) {
@@ -166,24 +178,27 @@ TEST(KvdriveWorkload, ServerKilledAndRestartedMidRunIsCountedAndSurvived) {
   KV_START_OR_SKIP(redis);
   TempDir dir;
   std::string log = dir.file("kvdrive.log");
-  Process p({kKvdrive, "run", "--db", dir.file("r.db"), "--target", redis.uri(), "--keys",
-             "1000", "--phases", "load,read", "--duration", "6s", "--threads", "2",
-             "--timeout", "500ms"},
+  Process p({kKvdrive, "run", "--db", dir.file("r.db"), "--target", redis.uri(), "--keys", "1000",
+             "--phases", "load,read", "--duration", "6s", "--threads", "2", "--timeout", "500ms"},
             log);
   ASSERT_TRUE(wait_for_value(dir.file("r.db"), phase_rows_at_least("read", 1))) << slurp(log);
   redis.process().signal(SIGKILL);
   redis.process().wait(5000);
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));
   const long long restarted_us = std::chrono::duration_cast<std::chrono::microseconds>(
-      std::chrono::system_clock::now().time_since_epoch()).count();
+                                     std::chrono::system_clock::now().time_since_epoch())
+                                     .count();
   redis.restart();
   ASSERT_EQ(p.wait(60'000), 0) << slurp(log);
   auto db = kv::open_results_db(dir.file("r.db"));
   EXPECT_EQ(query_int(db, "SELECT count(*) FROM runs WHERE status = 'completed'"), 1);
-  EXPECT_GT(driver_sum(db, "errors", "redis", "get") + driver_sum(db, "timeouts", "redis", "get"), 0);
+  EXPECT_GT(driver_sum(db, "errors", "redis", "get") + driver_sum(db, "timeouts", "redis", "get"),
+            0);
   // Every second of the read phase has its row, before, during and after the outage.
-  EXPECT_GE(query_int(db, "SELECT count(*) FROM driver_seconds d JOIN phases p USING (phase_id) "
-                          "WHERE p.kind = 'read' AND d.op = 'get'"), 6);
+  EXPECT_GE(query_int(db,
+                      "SELECT count(*) FROM driver_seconds d JOIN phases p USING (phase_id) "
+                      "WHERE p.kind = 'read' AND d.op = 'get'"),
+            6);
   // Requests succeeded again after the restart (the data is gone: misses). The new server's
   // gets are kvdrive's misses after the restart, plus at most the gets kvdrive gave up on
   // (a 500 ms timeout, on a loaded machine, that the server still executed); exact when none
@@ -191,7 +206,8 @@ TEST(KvdriveWorkload, ServerKilledAndRestartedMidRunIsCountedAndSurvived) {
   const std::string after = " FROM driver_seconds WHERE op = 'get' AND ts_us + interval_us >= " +
                             std::to_string(restarted_us);
   const long long misses = query_int(db, "SELECT COALESCE(SUM(misses), 0)" + after);
-  const long long failed_after = query_int(db, "SELECT COALESCE(SUM(errors + timeouts), 0)" + after);
+  const long long failed_after =
+      query_int(db, "SELECT COALESCE(SUM(errors + timeouts), 0)" + after);
   const long long server_gets = redis_command_calls(redis.port(), "get");
   EXPECT_GT(misses, 0);
   EXPECT_LE(misses, server_gets) << "kvdrive counted misses the server did not";
@@ -206,8 +222,8 @@ TEST(KvdriveWorkload, MaxErrorsFailsTheRunWithTheReason) {
   KV_START_OR_SKIP(redis);
   TempDir dir;
   std::string log = dir.file("kvdrive.log");
-  Process p({kKvdrive, "run", "--db", dir.file("r.db"), "--target", redis.uri(), "--keys",
-             "1000", "--phases", "read", "--duration", "20s", "--max-errors", "5"},
+  Process p({kKvdrive, "run", "--db", dir.file("r.db"), "--target", redis.uri(), "--keys", "1000",
+             "--phases", "read", "--duration", "20s", "--max-errors", "5"},
             log);
   ASSERT_TRUE(wait_for_value(dir.file("r.db"), phase_rows_at_least("read", 1))) << slurp(log);
   redis.stop();
@@ -219,8 +235,10 @@ TEST(KvdriveWorkload, MaxErrorsFailsTheRunWithTheReason) {
   EXPECT_NE(out.find("max-errors", said), std::string::npos) << out;
   EXPECT_LT(said, out.find("req/s")) << out;
   auto db = kv::open_results_db(dir.file("r.db"));
-  EXPECT_EQ(query_int(db, "SELECT count(*) FROM runs WHERE status = 'failed' AND error LIKE "
-                          "'%max-errors%'"), 1);
+  EXPECT_EQ(query_int(db,
+                      "SELECT count(*) FROM runs WHERE status = 'failed' AND error LIKE "
+                      "'%max-errors%'"),
+            1);
   EXPECT_EQ(query_int(db, "SELECT count(*) FROM phases WHERE status = 'failed'"), 1);
 }
 
@@ -248,15 +266,30 @@ TEST(KvdriveWorkload, ConfigFileSetsOptionsAndRejectsUnknownKeys) {
   EXPECT_NE(bad.output.find("no_such_key"), std::string::npos) << bad.output;
 }
 
-
 TEST(KvdriveWorkload, PipelinedConnectionsCountAndVerifyExactly) {
   StoreServer redis(StoreServer::Kind::redis);
   KV_START_OR_SKIP(redis);
   TempDir dir;
-  auto out = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", redis.uri(),
-                               "--keys", "20000", "--threads", "2", "--connections", "3",
-                               "--pipeline", "16", "--verify", "--value-size", "10-2000",
-                               "--phases", "load,read,mixed", "--requests", "30000"});
+  auto out = run_kvdrive(dir, {"run",
+                               "--db",
+                               dir.file("r.db"),
+                               "--target",
+                               redis.uri(),
+                               "--keys",
+                               "20000",
+                               "--threads",
+                               "2",
+                               "--connections",
+                               "3",
+                               "--pipeline",
+                               "16",
+                               "--verify",
+                               "--value-size",
+                               "10-2000",
+                               "--phases",
+                               "load,read,mixed",
+                               "--requests",
+                               "30000"});
   ASSERT_EQ(out.exit_code, 0) << out.output;
   auto db = kv::open_results_db(dir.file("r.db"));
   EXPECT_EQ(redis_command_calls(redis.port(), "set"), driver_sum(db, "ops", "redis", "set"));
@@ -291,18 +324,18 @@ TEST(KvdriveWorkload, ARunWhoseRequestsAllFailedIsFailed) {
 }
 
 TEST(KvdriveWorkload, RedisAuthAclUserAndSelect) {
-  StoreServer redis(StoreServer::Kind::redis,
-                    {"--requirepass", "topsecret", "--user", "alice", "on", ">alicepw", "~*", "&*",
-                     "+@all"});
+  StoreServer redis(StoreServer::Kind::redis, {"--requirepass", "topsecret", "--user", "alice",
+                                               "on", ">alicepw", "~*", "&*", "+@all"});
   KV_START_OR_SKIP(redis);
   TempDir dir;
   std::string hp = "127.0.0.1:" + std::to_string(redis.port());
-  auto pw = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target",
-                              "redis://topsecret@" + hp + "/2", "--keys", "300", "--phases", "load"});
+  auto pw =
+      run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target",
+                        "redis://topsecret@" + hp + "/2", "--keys", "300", "--phases", "load"});
   ASSERT_EQ(pw.exit_code, 0) << pw.output;
-  auto acl = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target",
-                               "redis://alice:alicepw@" + hp + "/3", "--keys", "200", "--phases",
-                               "load"});
+  auto acl =
+      run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target",
+                        "redis://alice:alicepw@" + hp + "/3", "--keys", "200", "--phases", "load"});
   ASSERT_EQ(acl.exit_code, 0) << acl.output;
   // The keys landed in the databases asked for.
   std::string reply = tcp_request(redis.port(), "AUTH topsecret\r\nINFO keyspace\r\n", "\r\n\r\n");
@@ -310,14 +343,18 @@ TEST(KvdriveWorkload, RedisAuthAclUserAndSelect) {
   EXPECT_NE(reply.find("db3:keys=200,"), std::string::npos) << reply;
   // The password never reaches the results file.
   auto db = kv::open_results_db(dir.file("r.db"));
-  EXPECT_EQ(query_int(db, "SELECT count(*) FROM targets WHERE uri LIKE '%topsecret%' OR uri LIKE "
-                          "'%alicepw%'"), 0);
-  EXPECT_EQ(query_int(db, "SELECT count(*) FROM runs WHERE command_line LIKE '%alicepw%' OR "
-                          "command_line LIKE '%topsecret%'"), 0);
+  EXPECT_EQ(query_int(db,
+                      "SELECT count(*) FROM targets WHERE uri LIKE '%topsecret%' OR uri LIKE "
+                      "'%alicepw%'"),
+            0);
+  EXPECT_EQ(query_int(db,
+                      "SELECT count(*) FROM runs WHERE command_line LIKE '%alicepw%' OR "
+                      "command_line LIKE '%topsecret%'"),
+            0);
   EXPECT_EQ(query_int(db, "SELECT count(*) FROM runs WHERE command_line LIKE '%alice:***@%'"), 1);
   // A wrong password: one clear line, exit 1, nothing more written.
-  auto wrong = run_kvdrive(dir, {"run", "--db", dir.file("w.db"), "--target",
-                                 "redis://nope@" + hp, "--keys", "10"});
+  auto wrong = run_kvdrive(
+      dir, {"run", "--db", dir.file("w.db"), "--target", "redis://nope@" + hp, "--keys", "10"});
   EXPECT_EQ(wrong.exit_code, 1) << wrong.output;
   EXPECT_NE(wrong.output.find("AUTH failed"), std::string::npos) << wrong.output;
   EXPECT_EQ(wrong.output.find("nope"), std::string::npos) << "the password was echoed";
@@ -325,21 +362,22 @@ TEST(KvdriveWorkload, RedisAuthAclUserAndSelect) {
   EXPECT_FALSE(f.good());
 }
 
-
 TEST(KvdriveWorkload, SeveralProcessesShareOneWorkloadAndOneGroup) {
   StoreServer redis(StoreServer::Kind::redis);
   StoreServer memcached(StoreServer::Kind::memcached);
   KV_START_OR_SKIP(redis);
   KV_START_OR_SKIP(memcached);
   TempDir dir;
-  auto out = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", redis.uri(),
-                               "--target", memcached.uri(), "--keys", "9000", "--threads", "2",
-                               "--processes", "3", "--name", "writers"});
+  auto out = run_kvdrive(
+      dir, {"run", "--db", dir.file("r.db"), "--target", redis.uri(), "--target", memcached.uri(),
+            "--keys", "9000", "--threads", "2", "--processes", "3", "--name", "writers"});
   ASSERT_EQ(out.exit_code, 0) << out.output;
   EXPECT_NE(out.output.find("processes"), std::string::npos) << out.output;
   auto db = kv::open_results_db(dir.file("r.db"));
-  EXPECT_EQ(query_int(db, "SELECT count(*) FROM runs WHERE status = 'completed' AND "
-                          "run_group LIKE 'writers-%' AND process_count = 3"), 3);
+  EXPECT_EQ(query_int(db,
+                      "SELECT count(*) FROM runs WHERE status = 'completed' AND "
+                      "run_group LIKE 'writers-%' AND process_count = 3"),
+            3);
   EXPECT_EQ(query_int(db, "SELECT count(DISTINCT process_index) FROM runs"), 3);
   EXPECT_EQ(query_int(db, "SELECT count(DISTINCT client_pid) FROM runs"), 3);
   // Every key was written exactly once across the processes, and the stores agree.
@@ -354,7 +392,6 @@ TEST(KvdriveWorkload, SeveralProcessesShareOneWorkloadAndOneGroup) {
   EXPECT_EQ(query_int(db, "SELECT MIN(processes) FROM group_summary"), 3);
 }
 
-
 // One process of a --processes group killed -9: the group says which one died and of what,
 // exits 1, and the dead process's run is marked incomplete (the others complete).
 TEST(KvdriveWorkload, AKilledProcessOfAGroupIsReportedAndFailsTheGroup) {
@@ -362,16 +399,16 @@ TEST(KvdriveWorkload, AKilledProcessOfAGroupIsReportedAndFailsTheGroup) {
   KV_START_OR_SKIP(redis);
   TempDir dir;
   std::string log = dir.file("kvdrive.log");
-  Process p({kKvdrive, "run", "--db", dir.file("r.db"), "--target", redis.uri(), "--keys",
-             "3000", "--phases", "load,read", "--duration", "8s", "--processes", "3"},
+  Process p({kKvdrive, "run", "--db", dir.file("r.db"), "--target", redis.uri(), "--keys", "3000",
+             "--phases", "load,read", "--duration", "8s", "--processes", "3"},
             log);
   // Every process is in its read phase (8 s long: the processes may start seconds apart under a
   // sanitizer, and the one killed must still be running).
   ASSERT_TRUE(wait_for_value(dir.file("r.db"),
                              "SELECT count(DISTINCT run_id) = 3 FROM phases WHERE kind = 'read'"))
       << slurp(log);
-  std::string children = slurp("/proc/" + std::to_string(p.pid()) + "/task/" +
-                                std::to_string(p.pid()) + "/children");
+  std::string children =
+      slurp("/proc/" + std::to_string(p.pid()) + "/task/" + std::to_string(p.pid()) + "/children");
   std::istringstream in(children);
   std::vector<pid_t> pids;
   for (pid_t c; in >> c;) pids.push_back(c);
@@ -381,10 +418,13 @@ TEST(KvdriveWorkload, AKilledProcessOfAGroupIsReportedAndFailsTheGroup) {
   std::string out = slurp(log);
   EXPECT_NE(out.find("2 of 3 processes completed; 1 did not"), std::string::npos) << out;
   EXPECT_NE(out.find("(pid " + std::to_string(pids[1]) + ") was killed by signal 9"),
-            std::string::npos) << out;
+            std::string::npos)
+      << out;
   auto db = kv::open_results_db(dir.file("r.db"));
-  EXPECT_EQ(query_int(db, "SELECT count(*) FROM runs WHERE status = 'incomplete' AND client_pid = " +
-                          std::to_string(pids[1])), 1);
+  EXPECT_EQ(
+      query_int(db, "SELECT count(*) FROM runs WHERE status = 'incomplete' AND client_pid = " +
+                        std::to_string(pids[1])),
+      1);
   EXPECT_EQ(query_int(db, "SELECT count(*) FROM runs WHERE status = 'completed'"), 2);
 }
 
@@ -409,9 +449,9 @@ TEST(KvdriveWorkload, TtlExpiresTheValuesOnBothProtocols) {
   };
   for (const auto* server : {&redis, &memcached}) {
     SCOPED_TRACE(server->uri());
-    auto load = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", server->uri(),
-                                  "--keys", "500", "--phases", "load", "--ttl", "1h",
-                                  "--key-prefix", "long:"});
+    auto load =
+        run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", server->uri(), "--keys",
+                          "500", "--phases", "load", "--ttl", "1h", "--key-prefix", "long:"});
     ASSERT_EQ(load.exit_code, 0) << load.output;
     for (const char* key : {"long:0", "long:250", "long:499"}) {
       long long ttl = held_ttl(server, key);
@@ -422,9 +462,8 @@ TEST(KvdriveWorkload, TtlExpiresTheValuesOnBothProtocols) {
                                     "--keys", "10", "--phases", "load", "--key-prefix", "none:"});
     ASSERT_EQ(no_ttl.exit_code, 0) << no_ttl.output;
     EXPECT_EQ(held_ttl(server, "none:5"), -1);  // no --ttl: no expiry
-    auto short_ttl = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target",
-                                       server->uri(), "--keys", "500", "--phases", "load",
-                                       "--ttl", "1s"});
+    auto short_ttl = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", server->uri(),
+                                       "--keys", "500", "--phases", "load", "--ttl", "1s"});
     ASSERT_EQ(short_ttl.exit_code, 0) << short_ttl.output;
   }
   // Every 1 s value was set before this point, so after 2.2 s more all have expired however
@@ -437,8 +476,10 @@ TEST(KvdriveWorkload, TtlExpiresTheValuesOnBothProtocols) {
   }
   auto db = kv::open_results_db(dir.file("r.db"));
   for (int run : {7, 8})
-    EXPECT_EQ(query_int(db, "SELECT SUM(misses) FROM driver_seconds d JOIN phases p USING "
-                            "(phase_id) WHERE p.run_id = " + std::to_string(run)),
+    EXPECT_EQ(query_int(db,
+                        "SELECT SUM(misses) FROM driver_seconds d JOIN phases p USING "
+                        "(phase_id) WHERE p.run_id = " +
+                            std::to_string(run)),
               500);
 }
 

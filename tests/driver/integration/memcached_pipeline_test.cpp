@@ -26,7 +26,8 @@ long long mc_stat(int port, const std::string& field) {
 
 long long wall_us() {
   return std::chrono::duration_cast<std::chrono::microseconds>(
-             std::chrono::system_clock::now().time_since_epoch()).count();
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
 }
 
 class MemcachedPipeline : public ::testing::TestWithParam<std::string> {};
@@ -37,11 +38,32 @@ TEST_P(MemcachedPipeline, EveryRequestCountedAsTheServerCountsIt) {
   KV_START_OR_SKIP(memcached);
   TempDir dir;
   const std::string uri = memcached.uri() + "?protocol=" + proto;
-  auto out = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", uri, "--keys", "3000",
-                               "--threads", "2", "--connections", "3", "--pipeline", "16",
-                               "--phases", "load,read,mixed", "--ratio", "1:3", "--requests", "20000",
-                               "--hit-rate", "0.7", "--verify", "--value-size", "10-2000",
-                               "--key-pattern", "uniform"});
+  auto out = run_kvdrive(dir, {"run",
+                               "--db",
+                               dir.file("r.db"),
+                               "--target",
+                               uri,
+                               "--keys",
+                               "3000",
+                               "--threads",
+                               "2",
+                               "--connections",
+                               "3",
+                               "--pipeline",
+                               "16",
+                               "--phases",
+                               "load,read,mixed",
+                               "--ratio",
+                               "1:3",
+                               "--requests",
+                               "20000",
+                               "--hit-rate",
+                               "0.7",
+                               "--verify",
+                               "--value-size",
+                               "10-2000",
+                               "--key-pattern",
+                               "uniform"});
   ASSERT_EQ(out.exit_code, 0) << out.output;
   auto db = kv::open_results_db(dir.file("r.db"));
   EXPECT_EQ(query_int(db, "SELECT connections FROM phases LIMIT 1"), 6);
@@ -55,7 +77,8 @@ TEST_P(MemcachedPipeline, EveryRequestCountedAsTheServerCountsIt) {
   EXPECT_EQ(driver_sum(db, "ops", "memcached", "set", "load"), 3000);
   EXPECT_EQ(driver_sum(db, "ops", "memcached", "get", "read"), 20000);
   EXPECT_EQ(driver_sum(db, "ops", "memcached", "set", "mixed") +
-                driver_sum(db, "ops", "memcached", "get", "mixed"), 20000);
+                driver_sum(db, "ops", "memcached", "get", "mixed"),
+            20000);
   EXPECT_EQ(driver_sum(db, "ops", "memcached", "set", "mixed"), 5000);
   // Hit-rate control: misses aimed at never-written keys, hits verified byte for byte.
   double hits = static_cast<double>(driver_sum(db, "hits", "memcached", "get", "read"));
@@ -71,9 +94,9 @@ TEST_P(MemcachedPipeline, VerificationSeesAValueChangedBehindItsBack) {
   KV_START_OR_SKIP(memcached);
   TempDir dir;
   const std::string uri = memcached.uri() + "?protocol=" + proto;
-  const std::vector<std::string> common = {"--target", uri, "--keys", "1000", "--threads", "1",
-                                           "--connections", "2", "--pipeline", "8",
-                                           "--value-size", "100-300"};
+  const std::vector<std::string> common = {"--target",   uri, "--keys",        "1000",
+                                           "--threads",  "1", "--connections", "2",
+                                           "--pipeline", "8", "--value-size",  "100-300"};
   auto args = [&](std::vector<std::string> a) {
     a.insert(a.end(), common.begin(), common.end());
     return a;
@@ -81,13 +104,18 @@ TEST_P(MemcachedPipeline, VerificationSeesAValueChangedBehindItsBack) {
   auto load = run_kvdrive(dir, args({"run", "--db", dir.file("r.db"), "--phases", "load"}));
   ASSERT_EQ(load.exit_code, 0) << load.output;
   ASSERT_EQ(tcp_request(memcached.port(), "set kv:7 0 0 8\r\ntampered\r\n", "\r\n"), "STORED\r\n");
-  auto read = run_kvdrive(dir, args({"run", "--db", dir.file("r.db"), "--phases", "read", "--verify"}));
+  auto read =
+      run_kvdrive(dir, args({"run", "--db", dir.file("r.db"), "--phases", "read", "--verify"}));
   ASSERT_EQ(read.exit_code, 0) << read.output;
   auto db = kv::open_results_db(dir.file("r.db"));
-  EXPECT_EQ(query_int(db, "SELECT SUM(wrong) FROM driver_seconds d JOIN phases p USING (phase_id) "
-                          "WHERE p.run_id = 2"), 1);
-  EXPECT_EQ(query_int(db, "SELECT SUM(hits) FROM driver_seconds d JOIN phases p USING (phase_id) "
-                          "WHERE p.run_id = 2"), 1000);
+  EXPECT_EQ(query_int(db,
+                      "SELECT SUM(wrong) FROM driver_seconds d JOIN phases p USING (phase_id) "
+                      "WHERE p.run_id = 2"),
+            1);
+  EXPECT_EQ(query_int(db,
+                      "SELECT SUM(hits) FROM driver_seconds d JOIN phases p USING (phase_id) "
+                      "WHERE p.run_id = 2"),
+            1000);
   EXPECT_EQ(mc_stat(memcached.port(), "get_hits"), 1000);
 }
 
@@ -97,10 +125,16 @@ TEST_P(MemcachedPipeline, KilledServerMidBatchCountsErrorsAndRecovers) {
   KV_START_OR_SKIP(memcached);
   TempDir dir;
   std::string log = dir.file("kvdrive.log");
-  Process p({kKvdrive, "run", "--db", dir.file("r.db"), "--target",
-             memcached.uri() + "?protocol=" + proto, "--keys", "1000", "--phases", "load,read",
-             "--duration", "10s", "--threads", "2", "--connections", "4", "--pipeline", "16",
-             "--timeout", "500ms"},
+  Process p({kKvdrive,        "run",
+             "--db",          dir.file("r.db"),
+             "--target",      memcached.uri() + "?protocol=" + proto,
+             "--keys",        "1000",
+             "--phases",      "load,read",
+             "--duration",    "10s",
+             "--threads",     "2",
+             "--connections", "4",
+             "--pipeline",    "16",
+             "--timeout",     "500ms"},
             log);
   ASSERT_TRUE(wait_for_value(dir.file("r.db"), phase_rows_at_least("read", 1))) << slurp(log);
   memcached.process().signal(SIGKILL);
@@ -111,10 +145,13 @@ TEST_P(MemcachedPipeline, KilledServerMidBatchCountsErrorsAndRecovers) {
   ASSERT_EQ(p.wait(60'000), 0) << slurp(log);
   auto db = kv::open_results_db(dir.file("r.db"));
   EXPECT_EQ(query_int(db, "SELECT count(*) FROM runs WHERE status = 'completed'"), 1);
-  EXPECT_GT(driver_sum(db, "errors", "memcached", "get") +
-                driver_sum(db, "timeouts", "memcached", "get"), 0);
-  EXPECT_GE(query_int(db, "SELECT count(*) FROM driver_seconds d JOIN phases p USING (phase_id) "
-                          "WHERE p.kind = 'read' AND d.op = 'get'"), 10);
+  EXPECT_GT(
+      driver_sum(db, "errors", "memcached", "get") + driver_sum(db, "timeouts", "memcached", "get"),
+      0);
+  EXPECT_GE(query_int(db,
+                      "SELECT count(*) FROM driver_seconds d JOIN phases p USING (phase_id) "
+                      "WHERE p.kind = 'read' AND d.op = 'get'"),
+            10);
   // After the restart the data is gone (the read phase lasts 10 s so that, on a loaded machine
   // or under a sanitizer, several seconds remain after the server is back): every get the new
   // server executed was a miss. kvdrive counts a miss only when the server said so, so never
@@ -127,12 +164,14 @@ TEST_P(MemcachedPipeline, KilledServerMidBatchCountsErrorsAndRecovers) {
                             std::to_string(restarted_us);
   const long long misses = query_int(db, "SELECT COALESCE(SUM(misses), 0)" + after);
   const long long server_misses = mc_stat(memcached.port(), "get_misses");
-  const long long failed_after = query_int(db, "SELECT COALESCE(SUM(errors + timeouts), 0)" + after);
+  const long long failed_after =
+      query_int(db, "SELECT COALESCE(SUM(errors + timeouts), 0)" + after);
   const long long timeouts_after = query_int(db, "SELECT COALESCE(SUM(timeouts), 0)" + after);
   EXPECT_GT(misses, 0);
   EXPECT_EQ(mc_stat(memcached.port(), "cmd_get"), server_misses);
   EXPECT_LE(misses, server_misses) << "kvdrive counted misses the server did not";
-  EXPECT_LE(server_misses, misses + failed_after) << failed_after << " gets failed after the restart";
+  EXPECT_LE(server_misses, misses + failed_after)
+      << failed_after << " gets failed after the restart";
   if (timeouts_after == 0) {
     EXPECT_EQ(server_misses, misses);
   }
@@ -146,10 +185,10 @@ TEST(MemcachedPipelineBinary, SetsTheServerRefusesAreErrorsOneByOne) {
   StoreServer memcached(StoreServer::Kind::memcached);
   KV_START_OR_SKIP(memcached);
   TempDir dir;
-  auto out = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target",
-                               memcached.uri() + "?protocol=binary", "--keys", "400", "--threads",
-                               "1", "--connections", "2", "--pipeline", "8", "--phases", "load,read",
-                               "--value-size", "100:3,2MB:1"});
+  auto out = run_kvdrive(
+      dir, {"run", "--db", dir.file("r.db"), "--target", memcached.uri() + "?protocol=binary",
+            "--keys", "400", "--threads", "1", "--connections", "2", "--pipeline", "8", "--phases",
+            "load,read", "--value-size", "100:3,2MB:1"});
   ASSERT_EQ(out.exit_code, 0) << out.output;
   auto db = kv::open_results_db(dir.file("r.db"));
   std::string stats = tcp_request(memcached.port(), "stats\r\n", "END\r\n");
@@ -252,11 +291,16 @@ class TextOnlyServer {
           reply = "SERVER_ERROR out of memory storing object\r\n";
         } else {
           buf.erase(0, eol + 2);
-          if (w[0] == "version") reply = "VERSION 1.1.41\r\n";
-          else if (w[0] == "get" || w[0] == "gets") reply = "END\r\n";
-          else if (w[0] == "stats") reply = "STAT pid 1\r\nEND\r\n";
-          else if (w[0] == "quit") return;
-          else reply = "ERROR\r\n";
+          if (w[0] == "version")
+            reply = "VERSION 1.1.41\r\n";
+          else if (w[0] == "get" || w[0] == "gets")
+            reply = "END\r\n";
+          else if (w[0] == "stats")
+            reply = "STAT pid 1\r\nEND\r\n";
+          else if (w[0] == "quit")
+            return;
+          else
+            reply = "ERROR\r\n";
         }
         replies += reply;
       }
@@ -283,9 +327,9 @@ class TextOnlyServer {
 TEST(MemcachedErrors, BinaryAgainstATextOnlyServerSaysSoInPlainWords) {
   TextOnlyServer server;
   TempDir dir;
-  auto out = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target",
-                               server.uri() + "?protocol=binary", "--keys", "10", "--timeout",
-                               "500ms"});
+  auto out =
+      run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target",
+                        server.uri() + "?protocol=binary", "--keys", "10", "--timeout", "500ms"});
   EXPECT_EQ(out.exit_code, 1) << out.output;
   EXPECT_NE(out.output.find("may not speak the binary protocol"), std::string::npos) << out.output;
   EXPECT_EQ(out.output.find("(0x"), std::string::npos) << out.output;
@@ -317,13 +361,16 @@ TEST(MemcachedErrors, ServerVersionIsWhatTheServerSaid) {
 TEST(MemcachedErrors, RefusedPipelinedTextSetsAreDetectedByReadingKeysBack) {
   TextOnlyServer server;
   TempDir dir;
-  auto out = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", server.uri(),
-                               "--keys", "2000", "--phases", "load", "--pipeline", "16"});
+  auto out = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", server.uri(), "--keys",
+                               "2000", "--phases", "load", "--pipeline", "16"});
   ASSERT_EQ(server.sets_refused(), 2000);
   auto db = kv::open_results_db(dir.file("r.db"));
-  EXPECT_EQ(query_int(db, "SELECT count(*) FROM events WHERE kind = 'set_verdicts_unseen' AND "
-                          "message LIKE '%100 of 100 keys read back after the load are not on "
-                          "the server%'"), 1) << out.output;
+  EXPECT_EQ(query_int(db,
+                      "SELECT count(*) FROM events WHERE kind = 'set_verdicts_unseen' AND "
+                      "message LIKE '%100 of 100 keys read back after the load are not on "
+                      "the server%'"),
+            1)
+      << out.output;
   EXPECT_NE(out.output.find("set verdicts are not seen"), std::string::npos) << out.output;
 }
 
@@ -333,16 +380,19 @@ TEST(MemcachedErrors, RefusedPipelinedTextSetsAreCountedFromTheServersCounters) 
   StoreServer memcached(StoreServer::Kind::memcached, {"-M", "-m", "2", "-I", "512k"});
   KV_START_OR_SKIP(memcached);
   TempDir dir;
-  auto out = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", memcached.uri(),
-                               "--keys", "30000", "--phases", "load", "--pipeline", "16",
-                               "--value-size", "100"});
+  auto out =
+      run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", memcached.uri(), "--keys",
+                        "30000", "--phases", "load", "--pipeline", "16", "--value-size", "100"});
   const long long refused = mc_stat(memcached.port(), "store_no_memory");
   ASSERT_GT(refused, 0) << "memcached stored everything: the test needs a fuller server";
   EXPECT_EQ(mc_stat(memcached.port(), "curr_items") + refused, 30000);
   auto db = kv::open_results_db(dir.file("r.db"));
-  EXPECT_EQ(query_int(db, "SELECT count(*) FROM events WHERE kind = 'set_verdicts_unseen' AND "
-                          "message LIKE '%the server refused " + std::to_string(refused) +
-                          " of the 30000 sets%'"), 1) << out.output;
+  EXPECT_EQ(query_int(db,
+                      "SELECT count(*) FROM events WHERE kind = 'set_verdicts_unseen' AND "
+                      "message LIKE '%the server refused " +
+                          std::to_string(refused) + " of the 30000 sets%'"),
+            1)
+      << out.output;
   EXPECT_NE(out.output.find("set verdicts are not seen"), std::string::npos) << out.output;
 }
 
@@ -365,7 +415,8 @@ TEST(MemcachedErrors, EverySetRefusedOnPipelinedTextIsCountedAsErrors) {
   EXPECT_EQ(out.exit_code, 1) << out.output;
   EXPECT_NE(out.output.find("run 2 FAILED"), std::string::npos) << out.output;
   auto db = kv::open_results_db(dir.file("r.db"));
-  const std::string run2 = " FROM driver_seconds d JOIN phases p USING (phase_id) WHERE p.run_id = 2";
+  const std::string run2 =
+      " FROM driver_seconds d JOIN phases p USING (phase_id) WHERE p.run_id = 2";
   EXPECT_EQ(query_int(db, "SELECT SUM(errors)" + run2), 3000);
   EXPECT_EQ(query_int(db, "SELECT SUM(ok)" + run2), 0);
   EXPECT_EQ(query_int(db, "SELECT count(*) FROM phases WHERE run_id = 2 AND status = 'failed'"), 1);

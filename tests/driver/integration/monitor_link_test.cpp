@@ -1,5 +1,7 @@
 // MonitorLink against the real kvmon binary watching a real redis-server: rows arrive in
 // kvdrive's results file in kvdrive's time base, across link drops and kvmon restarts.
+#include "kvmon_link/monitor_link.hpp"
+
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -13,10 +15,9 @@
 #include <sstream>
 #include <thread>
 
+#include "db_query.hpp"
 #include "kvbench/schema.hpp"
 #include "kvbench/sqlite.hpp"
-#include "kvmon_link/monitor_link.hpp"
-#include "db_query.hpp"
 #include "servers.hpp"
 #include "tcp_cutter.hpp"
 
@@ -24,10 +25,10 @@ namespace kv::drive {
 namespace {
 
 using kv::test::Process;
-using kv::test::StoreServer;
-using kv::test::TempDir;
 using kv::test::query_int;
 using kv::test::slurp;
+using kv::test::StoreServer;
+using kv::test::TempDir;
 
 const std::string kKvmon = std::string(KV_BINARY_DIR) + "/monitor/kvmon";
 
@@ -36,16 +37,17 @@ struct Kvmon {
   int port = kv::test::free_port();
   Process proc;
   void start(pid_t target, const std::string& interval = "100ms") {
-    proc = Process({kKvmon, "--db", dir.file("kvmon.db"), "--pid", std::to_string(target),
-                    "--interval", interval, "--host-interval", interval, "--listen", "127.0.0.1:" + std::to_string(port)},
-                   dir.file("kvmon.log"));
+    proc = Process(
+        {kKvmon, "--db", dir.file("kvmon.db"), "--pid", std::to_string(target), "--interval",
+         interval, "--host-interval", interval, "--listen", "127.0.0.1:" + std::to_string(port)},
+        dir.file("kvmon.log"));
   }
   std::string log() const { return slurp(dir.file("kvmon.log")); }
 };
 
 // Flushes every 100 ms until `done` holds or timeout_ms passes.
-bool flush_until(MonitorLink& link, Database& db, const std::function<bool()>& done,
-                 int timeout_ms, std::vector<MonitorLink::Latest>* latest = nullptr) {
+bool flush_until(MonitorLink& link, Database& db, const std::function<bool()>& done, int timeout_ms,
+                 std::vector<MonitorLink::Latest>* latest = nullptr) {
   auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   while (std::chrono::steady_clock::now() < end) {
     auto l = link.flush_into(db);
@@ -83,9 +85,10 @@ TEST(MonitorLink, PullsSamplesInOurTimeBaseKeepingTheRawTime) {
   start_link(link, kvmon.port);
   ASSERT_TRUE(link.clock());
   std::vector<MonitorLink::Latest> latest;
-  ASSERT_TRUE(flush_until(link, db, [&] {
-    return query_int(db, "SELECT COUNT(*) FROM process_samples") >= 10;
-  }, 10'000, &latest)) << kvmon.log();
+  ASSERT_TRUE(flush_until(
+      link, db, [&] { return query_int(db, "SELECT COUNT(*) FROM process_samples") >= 10; }, 10'000,
+      &latest))
+      << kvmon.log();
   link.stop();
   link.flush_into(db);
 
@@ -96,22 +99,35 @@ TEST(MonitorLink, PullsSamplesInOurTimeBaseKeepingTheRawTime) {
   EXPECT_LT(std::abs(offset), 3000);
   EXPECT_GE(uncertainty, 0);
   EXPECT_LT(uncertainty, 3000);
-  EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM monitor_sessions WHERE status = 'completed' "
-                          "AND link = '127.0.0.1:" + std::to_string(kvmon.port) + "'"), 1);
+  EXPECT_EQ(query_int(db,
+                      "SELECT COUNT(*) FROM monitor_sessions WHERE status = 'completed' "
+                      "AND link = '127.0.0.1:" +
+                          std::to_string(kvmon.port) + "'"),
+            1);
   EXPECT_EQ(query_int(db, "SELECT pid FROM process_instances"), redis.pid());
   // Every row: our time = kvmon's time + the offset, and kvmon's time is kept.
-  EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM process_samples WHERE remote_ts_us IS NULL "
-                          "OR ts_us - remote_ts_us <> " + std::to_string(offset)), 0);
-  EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM host_samples WHERE remote_ts_us IS NULL "
-                          "OR ts_us - remote_ts_us <> " + std::to_string(offset)), 0);
+  EXPECT_EQ(query_int(db,
+                      "SELECT COUNT(*) FROM process_samples WHERE remote_ts_us IS NULL "
+                      "OR ts_us - remote_ts_us <> " +
+                          std::to_string(offset)),
+            0);
+  EXPECT_EQ(query_int(db,
+                      "SELECT COUNT(*) FROM host_samples WHERE remote_ts_us IS NULL "
+                      "OR ts_us - remote_ts_us <> " +
+                          std::to_string(offset)),
+            0);
   EXPECT_GT(query_int(db, "SELECT COUNT(*) FROM host_samples"), 5);
   // The values are kvmon's own: same RSS at the same (raw) time as in kvmon's file.
   db.exec("ATTACH DATABASE '" + kvmon.dir.file("kvmon.db") + "' AS k");
-  EXPECT_GE(query_int(db, "SELECT COUNT(*) FROM process_samples p JOIN k.process_samples q "
-                          "ON q.ts_us = p.remote_ts_us AND q.rss_kib = p.rss_kib"), 5);
-  EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM process_samples p JOIN k.process_samples q "
-                          "ON q.ts_us = p.remote_ts_us WHERE q.rss_kib IS NOT p.rss_kib "
-                          "OR q.major_faults IS NOT p.major_faults"), 0);
+  EXPECT_GE(query_int(db,
+                      "SELECT COUNT(*) FROM process_samples p JOIN k.process_samples q "
+                      "ON q.ts_us = p.remote_ts_us AND q.rss_kib = p.rss_kib"),
+            5);
+  EXPECT_EQ(query_int(db,
+                      "SELECT COUNT(*) FROM process_samples p JOIN k.process_samples q "
+                      "ON q.ts_us = p.remote_ts_us WHERE q.rss_kib IS NOT p.rss_kib "
+                      "OR q.major_faults IS NOT p.major_faults"),
+            0);
   ASSERT_FALSE(latest.empty());
   EXPECT_EQ(latest[0].name, "redis-server");
   EXPECT_GT(latest[0].rss_kib.value_or(0), 0);
@@ -125,7 +141,8 @@ TEST(MonitorLink, UnreachableIsAClearErrorUnlessOptional) {
     FAIL() << "no error";
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("--monitor 127.0.0.1:" + std::to_string(port)),
-              std::string::npos) << e.what();
+              std::string::npos)
+        << e.what();
     EXPECT_NE(std::string(e.what()).find("refused"), std::string::npos) << e.what();
   }
   MonitorLink optional("127.0.0.1:" + std::to_string(port), "", true);
@@ -145,12 +162,15 @@ TEST(MonitorLink, LinkDropIsBackfilledWithoutAGap) {
   MonitorLink link("127.0.0.1:" + std::to_string(cutter.port()), "", false);
   start_link(link, kvmon.port);
   auto count = [&] { return query_int(db, "SELECT COUNT(*) FROM host_samples"); };
-  ASSERT_TRUE(flush_until(link, db, [&] { return count() >= 5; }, 10'000)) << kvmon.log();
+  ASSERT_TRUE(flush_until(
+      link, db, [&] { return count() >= 5; }, 10'000))
+      << kvmon.log();
   cutter.cut_and_pause(true);  // connections dropped; new ones refused for a while
   std::this_thread::sleep_for(std::chrono::milliseconds(800));
   cutter.cut_and_pause(false);
   int64_t before = count();
-  ASSERT_TRUE(flush_until(link, db, [&] { return count() >= before + 30; }, 15'000));
+  ASSERT_TRUE(flush_until(
+      link, db, [&] { return count() >= before + 30; }, 15'000));
   link.stop();
   link.flush_into(db);
   EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM monitor_sessions"), 1) << "same kvmon";
@@ -161,13 +181,20 @@ TEST(MonitorLink, LinkDropIsBackfilledWithoutAGap) {
   kvmon.proc.signal(SIGTERM);
   ASSERT_EQ(kvmon.proc.wait(10'000), 0) << kvmon.log();
   db.exec("ATTACH DATABASE '" + kvmon.dir.file("kvmon.db") + "' AS k");
-  const std::string raw = "(SELECT scheduled_ts_us - ts_us + remote_ts_us AS s FROM main.host_samples)";
-  EXPECT_GT(query_int(db, "SELECT COUNT(*) FROM k.host_samples WHERE scheduled_ts_us BETWEEN "
-                          "(SELECT MIN(s) FROM " + raw + ") AND (SELECT MAX(s) FROM " + raw + ")"),
+  const std::string raw =
+      "(SELECT scheduled_ts_us - ts_us + remote_ts_us AS s FROM main.host_samples)";
+  EXPECT_GT(query_int(db,
+                      "SELECT COUNT(*) FROM k.host_samples WHERE scheduled_ts_us BETWEEN "
+                      "(SELECT MIN(s) FROM " +
+                          raw + ") AND (SELECT MAX(s) FROM " + raw + ")"),
             before + 20);
-  EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM k.host_samples h WHERE scheduled_ts_us BETWEEN "
-                          "(SELECT MIN(s) FROM " + raw + ") AND (SELECT MAX(s) FROM " + raw + ") "
-                          "AND NOT EXISTS (SELECT 1 FROM " + raw + " WHERE s = h.scheduled_ts_us)"),
+  EXPECT_EQ(query_int(db,
+                      "SELECT COUNT(*) FROM k.host_samples h WHERE scheduled_ts_us BETWEEN "
+                      "(SELECT MIN(s) FROM " +
+                          raw + ") AND (SELECT MAX(s) FROM " + raw +
+                          ") "
+                          "AND NOT EXISTS (SELECT 1 FROM " +
+                          raw + " WHERE s = h.scheduled_ts_us)"),
             0);
 }
 
@@ -180,27 +207,35 @@ TEST(MonitorLink, KvmonRestartIsANewSessionAndAGapEvent) {
   Database db = open_results_db(dir.file("run.db"));
   MonitorLink link("127.0.0.1:" + std::to_string(kvmon.port), "", false);
   start_link(link, kvmon.port);
-  ASSERT_TRUE(flush_until(link, db, [&] {
-    return query_int(db, "SELECT COUNT(*) FROM host_samples") >= 5;
-  }, 10'000)) << kvmon.log();
+  ASSERT_TRUE(flush_until(
+      link, db, [&] { return query_int(db, "SELECT COUNT(*) FROM host_samples") >= 5; }, 10'000))
+      << kvmon.log();
   kvmon.proc.signal(SIGKILL);
   kvmon.proc.wait(5000);
   std::this_thread::sleep_for(std::chrono::milliseconds(700));
   kvmon.start(redis.pid());
-  ASSERT_TRUE(flush_until(link, db, [&] {
-    return query_int(db, "SELECT COUNT(*) FROM host_samples WHERE session_id = "
+  ASSERT_TRUE(flush_until(
+      link, db,
+      [&] {
+        return query_int(db,
+                         "SELECT COUNT(*) FROM host_samples WHERE session_id = "
                          "(SELECT MAX(session_id) FROM monitor_sessions)") >= 5 &&
-           query_int(db, "SELECT COUNT(*) FROM monitor_sessions") == 2;
-  }, 15'000)) << kvmon.log();
+               query_int(db, "SELECT COUNT(*) FROM monitor_sessions") == 2;
+      },
+      15'000))
+      << kvmon.log();
   link.stop();
   link.flush_into(db);
-  EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM events WHERE kind = 'monitor_gap' "
-                          "AND source = 'kvdrive' AND message LIKE '%restarted%'"), 1);
+  EXPECT_EQ(query_int(db,
+                      "SELECT COUNT(*) FROM events WHERE kind = 'monitor_gap' "
+                      "AND source = 'kvdrive' AND message LIKE '%restarted%'"),
+            1);
   EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM monitor_sessions WHERE status = 'interrupted'"), 1);
   EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM monitor_sessions WHERE status = 'completed'"), 1);
   // The new session has its own instance row for the same redis-server.
   EXPECT_EQ(query_int(db, "SELECT COUNT(DISTINCT session_id) FROM process_instances WHERE pid = " +
-                              std::to_string(redis.pid())), 2);
+                              std::to_string(redis.pid())),
+            2);
 }
 
 }  // namespace

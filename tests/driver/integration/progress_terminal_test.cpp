@@ -1,9 +1,8 @@
 // The progress line fitted to the terminal: the pure fitting, then the real kvdrive on a pty of
 // 80 and 40 columns, its output replayed through a small terminal model (autowrap, \r, \n,
 // erase-to-end-of-line): no redraw may wrap, and the screen after the run holds only the summary.
-#include <gtest/gtest.h>
-
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <poll.h>
 #include <pty.h>
 #include <sys/wait.h>
@@ -13,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "kvdrive_test_util.hpp"
 #include "engine/progress.hpp"
+#include "kvdrive_test_util.hpp"
 
 namespace kv::drive {
 namespace {
@@ -22,10 +21,14 @@ namespace {
 namespace pp = progress_priority;
 
 std::vector<ProgressField> sample_fields() {
-  return {{"redis://127.0.0.1:6379 read", pp::kLabel}, {"12/60 s", pp::kElapsed},
-          {"1,234,567/5,000,000", pp::kCount},         {"123,456 req/s", pp::kRate},
-          {"p99 0.123 ms", pp::kP99},                  {"errors 0", pp::kNoErrors},
-          {"store mem 1.2 GiB", pp::kStoreMemory},     {"redis rss 1.3 GiB swap 0 B", pp::kMonitored}};
+  return {{"redis://127.0.0.1:6379 read", pp::kLabel},
+          {"12/60 s", pp::kElapsed},
+          {"1,234,567/5,000,000", pp::kCount},
+          {"123,456 req/s", pp::kRate},
+          {"p99 0.123 ms", pp::kP99},
+          {"errors 0", pp::kNoErrors},
+          {"store mem 1.2 GiB", pp::kStoreMemory},
+          {"redis rss 1.3 GiB swap 0 B", pp::kMonitored}};
 }
 
 TEST(ProgressFit, WholeLineWhenItFitsOrTheWidthIsUnknown) {
@@ -45,7 +48,8 @@ TEST(ProgressFit, DropsByPriorityNotByPosition) {
   // Errors, once there are some, outlive p99 and the count.
   auto f = sample_fields();
   f[5] = {"errors 17", pp::kErrors};
-  EXPECT_EQ(fit_progress_line(f, 70), "redis://127.0.0.1:6379 read  12/60 s  123,456 req/s  errors 17");
+  EXPECT_EQ(fit_progress_line(f, 70),
+            "redis://127.0.0.1:6379 read  12/60 s  123,456 req/s  errors 17");
 }
 
 TEST(ProgressFit, CutsTheLabelAtACodePoint) {
@@ -73,8 +77,14 @@ struct Screen {
   void feed(const std::string& bytes) {
     for (size_t i = 0; i < bytes.size(); ++i) {
       unsigned char c = static_cast<unsigned char>(bytes[i]);
-      if (c == '\r') { col = 0; continue; }
-      if (c == '\n') { newline(); continue; }
+      if (c == '\r') {
+        col = 0;
+        continue;
+      }
+      if (c == '\n') {
+        newline();
+        continue;
+      }
       if (c == 0x1b && i + 1 < bytes.size() && bytes[i + 1] == '[') {
         size_t j = i + 2;
         while (j < bytes.size() && !std::isalpha(static_cast<unsigned char>(bytes[j]))) ++j;
@@ -82,9 +92,15 @@ struct Screen {
         i = j;
         continue;
       }
-      if ((c & 0xC0) == 0x80) { cell_tail(c); continue; }  // UTF-8 continuation: same cell
+      if ((c & 0xC0) == 0x80) {
+        cell_tail(c);
+        continue;
+      }  // UTF-8 continuation: same cell
       if (c < 0x20) continue;
-      if (col == width) { ++wraps; newline(); }
+      if (col == width) {
+        ++wraps;
+        newline();
+      }
       auto& r = rows[row];
       if (r.size() <= col) r.resize(col + 1, " ");
       r[col++] = std::string(1, static_cast<char>(c));
@@ -167,9 +183,9 @@ TEST_P(ProgressOnPty, RedrawsNeverWrapAndLeaveNoFragmentAboveTheSummary) {
   kv::test::StoreServer redis(kv::test::StoreServer::Kind::redis);
   KV_START_OR_SKIP(redis);
   kv::test::TempDir dir;
-  const std::vector<std::string> args{"--log-level", "warn", "run", "--db", dir.file("r.db"),
-                                      "--target", redis.uri(), "--keys", "2000",
-                                      "--duration", "3s", "--threads", "1"};
+  const std::vector<std::string> args{
+      "--log-level", "warn", "run",        "--db", dir.file("r.db"), "--target", redis.uri(),
+      "--keys",      "2000", "--duration", "3s",   "--threads",      "1"};
   // The progress line alone (stdout elsewhere): every redraw fits, and nothing stays.
   PtyRun alone = run_on_pty(width, args, dir.file("summary.txt"));
   ASSERT_EQ(alone.exit_code, 0) << alone.bytes;

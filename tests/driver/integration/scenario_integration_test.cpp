@@ -24,20 +24,24 @@ TEST_P(ShippedScenario, RunsAgainstRedisAndMemcached) {
   KV_START_OR_SKIP(redis);
   KV_START_OR_SKIP(memcached);
   TempDir dir;
-  auto out = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", redis.uri(),
-                               "--target", memcached.uri(), "--scenario", c.name, "--scale",
-                               c.scale},
+  auto out = run_kvdrive(dir,
+                         {"run", "--db", dir.file("r.db"), "--target", redis.uri(), "--target",
+                          memcached.uri(), "--scenario", c.name, "--scale", c.scale},
                          300'000);
   ASSERT_EQ(out.exit_code, 0) << out.output;
   auto db = kv::open_results_db(dir.file("r.db"));
   EXPECT_EQ(query_int(db, std::string("SELECT count(*) FROM runs WHERE status = 'completed' "
-                                      "AND scenario = '") + c.name + "'"), 1);
+                                      "AND scenario = '") +
+                              c.name + "'"),
+            1);
   auto s = kv::drive::load_scenario(c.name);
   int64_t steps = static_cast<int64_t>(s.steps.size());
   EXPECT_EQ(query_int(db, "SELECT count(DISTINCT COALESCE(step, '')) FROM phases"), steps);
-  EXPECT_EQ(query_int(db, "SELECT count(*) FROM step_summary WHERE write_req_per_s > 0"), 2 * steps);
+  EXPECT_EQ(query_int(db, "SELECT count(*) FROM step_summary WHERE write_req_per_s > 0"),
+            2 * steps);
   if (c.has_reads) {
-    EXPECT_EQ(query_int(db, "SELECT count(*) FROM step_summary WHERE read_req_per_s > 0"), 2 * steps);
+    EXPECT_EQ(query_int(db, "SELECT count(*) FROM step_summary WHERE read_req_per_s > 0"),
+              2 * steps);
   }
   EXPECT_EQ(query_int(db, "SELECT SUM(errors) FROM step_summary"), 0);
   // The stores counted what kvdrive counted.
@@ -56,18 +60,17 @@ TEST_P(ShippedScenario, RunsAgainstRedisAndMemcached) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Scaled, ShippedScenario,
-    ::testing::Values(ScenarioCase{"small-values", "0.002", true},
-                      ScenarioCase{"large-values", "0.002", true},
-                      ScenarioCase{"value-size-sweep", "0.2", true},
-                      ScenarioCase{"mixed-sizes", "0.002", true},
-                      ScenarioCase{"parallel-writers", "0.005", false}),
-    [](const auto& test_info) {
-      std::string n = test_info.param.name;
-      for (auto& ch : n)
-        if (ch == '-') ch = '_';
-      return n;
-    });
+INSTANTIATE_TEST_SUITE_P(Scaled, ShippedScenario,
+                         ::testing::Values(ScenarioCase{"small-values", "0.002", true},
+                                           ScenarioCase{"large-values", "0.002", true},
+                                           ScenarioCase{"value-size-sweep", "0.2", true},
+                                           ScenarioCase{"mixed-sizes", "0.002", true},
+                                           ScenarioCase{"parallel-writers", "0.005", false}),
+                         [](const auto& test_info) {
+                           std::string n = test_info.param.name;
+                           for (auto& ch : n)
+                             if (ch == '-') ch = '_';
+                           return n;
+                         });
 
 }  // namespace

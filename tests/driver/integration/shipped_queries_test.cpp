@@ -26,7 +26,8 @@ TEST_P(ShippedQueries, TwoStoresOfTheSameNameAreNotMixedUp) {
   KV_START_OR_SKIP(bench);
   KV_START_OR_SKIP(other);
   // One redis-server holds ~100 MB, so the two RSS figures cannot be mistaken for each other.
-  tcp_request((bench_is_big ? bench : other).port(), "DEBUG POPULATE 400000 k 200\r\n", "\r\n", 60'000);
+  tcp_request((bench_is_big ? bench : other).port(), "DEBUG POPULATE 400000 k 200\r\n", "\r\n",
+              60'000);
   TempDir dir;
   const std::string db_path = dir.file("r.db");
   Process kvmon({kKvmon, "--db", db_path, "--name", "redis-server", "--interval", "1s",
@@ -41,20 +42,25 @@ TEST_P(ShippedQueries, TwoStoresOfTheSameNameAreNotMixedUp) {
   ASSERT_EQ(kvmon.wait(10'000), 0) << slurp(dir.file("kvmon.log"));
 
   auto db = kv::Database::open(db_path);
-  ASSERT_GE(query_int(db, "SELECT COUNT(DISTINCT pid) FROM process_instances WHERE "
-                          "name = 'redis-server' AND parent_instance_id IS NULL"), 2)
+  ASSERT_GE(query_int(db,
+                      "SELECT COUNT(DISTINCT pid) FROM process_instances WHERE "
+                      "name = 'redis-server' AND parent_instance_id IS NULL"),
+            2)
       << slurp(dir.file("kvmon.log"));
   const std::string bench_pid = std::to_string(bench.pid());
   auto rss = [&](const char* agg, pid_t pid) {
-    return query_int(db, std::string("SELECT ") + agg + "(s.rss_kib) FROM process_samples s JOIN "
-                         "process_instances i USING (instance_id) WHERE i.pid = " + std::to_string(pid));
+    return query_int(db, std::string("SELECT ") + agg +
+                             "(s.rss_kib) FROM process_samples s JOIN "
+                             "process_instances i USING (instance_id) WHERE i.pid = " +
+                             std::to_string(pid));
   };
   const int64_t bench_min_rss = rss("MIN", bench.pid()), bench_max_rss = rss("MAX", bench.pid());
   const int64_t other_min_rss = rss("MIN", other.pid()), other_max_rss = rss("MAX", other.pid());
   ASSERT_TRUE(other_min_rss > bench_max_rss * 2 || bench_min_rss > other_max_rss * 2)
       << "the two stores must be told apart by RSS";
 
-  for (const auto& entry : std::filesystem::directory_iterator(std::string(KV_SOURCE_DIR) + "/schema/queries")) {
+  for (const auto& entry :
+       std::filesystem::directory_iterator(std::string(KV_SOURCE_DIR) + "/schema/queries")) {
     SCOPED_TRACE(entry.path().filename().string());
     auto q = db.prepare(slurp(entry.path().string()));
     int rows = 0;
@@ -75,12 +81,16 @@ TEST_P(ShippedQueries, TwoStoresOfTheSameNameAreNotMixedUp) {
   }
   // Every whole-second row of the timeline got the one kvmon tick that fell in it, and no
   // sample was shown in two rows.
-  EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM timeline t JOIN driver_seconds d ON d.phase_id = "
-                          "t.phase_id AND d.ts_us = t.ts_us AND d.op = t.op "
-                          "WHERE d.interval_us = 1000000 AND t.rss_kib IS NULL"),
+  EXPECT_EQ(query_int(db,
+                      "SELECT COUNT(*) FROM timeline t JOIN driver_seconds d ON d.phase_id = "
+                      "t.phase_id AND d.ts_us = t.ts_us AND d.op = t.op "
+                      "WHERE d.interval_us = 1000000 AND t.rss_kib IS NULL"),
             0);
-  EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM process_samples s JOIN process_instances i USING "
-                          "(instance_id) WHERE i.pid = " + bench_pid + " AND (SELECT COUNT(*) FROM "
+  EXPECT_EQ(query_int(db,
+                      "SELECT COUNT(*) FROM process_samples s JOIN process_instances i USING "
+                      "(instance_id) WHERE i.pid = " +
+                          bench_pid +
+                          " AND (SELECT COUNT(*) FROM "
                           "driver_seconds d WHERE s.scheduled_ts_us >= d.ts_us AND "
                           "s.scheduled_ts_us < d.ts_us + d.interval_us AND d.op = 'get') > 1"),
             0);

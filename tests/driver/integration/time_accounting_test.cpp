@@ -20,12 +20,12 @@ using namespace std::chrono_literals;
 // Rows of one op of one phase tile [started, ended] without gap or overlap, each at most one
 // second long, every one after the first starting on a whole second.
 void expect_rows_tile_the_phase(kv::Database& db, int64_t phase_id, const std::string& op) {
-  const std::string where =
-      " FROM driver_seconds WHERE phase_id = " + std::to_string(phase_id) + " AND op = '" + op + "'";
-  const int64_t started = query_int(db, "SELECT started_ts_us FROM phases WHERE phase_id = " +
-                                            std::to_string(phase_id));
-  const int64_t ended = query_int(db, "SELECT ended_ts_us FROM phases WHERE phase_id = " +
-                                          std::to_string(phase_id));
+  const std::string where = " FROM driver_seconds WHERE phase_id = " + std::to_string(phase_id) +
+                            " AND op = '" + op + "'";
+  const int64_t started = query_int(
+      db, "SELECT started_ts_us FROM phases WHERE phase_id = " + std::to_string(phase_id));
+  const int64_t ended =
+      query_int(db, "SELECT ended_ts_us FROM phases WHERE phase_id = " + std::to_string(phase_id));
   EXPECT_EQ(query_int(db, "SELECT MIN(ts_us)" + where), started);
   EXPECT_EQ(query_int(db, "SELECT MAX(ts_us + interval_us)" + where), ended);
   EXPECT_EQ(query_int(db, "SELECT SUM(interval_us)" + where), ended - started);
@@ -34,8 +34,10 @@ void expect_rows_tile_the_phase(kv::Database& db, int64_t phase_id, const std::s
                               " AND ts_us % 1000000 != 0"),
             0);
   // Each row starts where the previous one ended.
-  EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM (SELECT ts_us, LAG(ts_us + interval_us) OVER "
-                          "(ORDER BY ts_us) AS prev_end" + where + ") WHERE prev_end != ts_us"),
+  EXPECT_EQ(query_int(db,
+                      "SELECT COUNT(*) FROM (SELECT ts_us, LAG(ts_us + interval_us) OVER "
+                      "(ORDER BY ts_us) AS prev_end" +
+                          where + ") WHERE prev_end != ts_us"),
             0);
 }
 
@@ -81,9 +83,10 @@ TEST(TimeAccounting, StalledSecondsCountInClosedLoop) {
   const double answered = static_cast<double>(query_int(db, "SELECT SUM(ok) FROM driver_seconds"));
   EXPECT_NEAR(query_double(db, "SELECT mixed_req_per_s FROM store_summary"), answered / wall, 1e-6);
   // The timeline's per-second req/s adds up to the same requests.
-  EXPECT_NEAR(query_double(db, "SELECT SUM(req_per_s * (SELECT interval_us FROM driver_seconds d "
-                               "WHERE d.ts_us = timeline.ts_us AND d.op = timeline.op) / 1e6) "
-                               "FROM timeline"),
+  EXPECT_NEAR(query_double(db,
+                           "SELECT SUM(req_per_s * (SELECT interval_us FROM driver_seconds d "
+                           "WHERE d.ts_us = timeline.ts_us AND d.op = timeline.op) / 1e6) "
+                           "FROM timeline"),
               answered, 0.5);
 }
 
@@ -140,7 +143,8 @@ TEST(TimeAccounting, LockedResultsFileDelaysRowsButDoesNotMergeThem) {
 // A store that refuses every request (Redis at maxmemory 1 with noeviction refuses sets): the
 // phase is failed, not completed, and kvdrive exits 1.
 TEST(TimeAccounting, PhaseWithOnlyErrorsIsFailed) {
-  StoreServer redis(StoreServer::Kind::redis, {"--maxmemory", "1", "--maxmemory-policy", "noeviction"});
+  StoreServer redis(StoreServer::Kind::redis,
+                    {"--maxmemory", "1", "--maxmemory-policy", "noeviction"});
   KV_START_OR_SKIP(redis);
   TempDir dir;
   auto out = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", redis.uri(), "--keys",
@@ -157,11 +161,13 @@ TEST(TimeAccounting, PhaseWithOnlyErrorsIsFailed) {
 
 // --max-errors: the number in the message is the number in the tables.
 TEST(TimeAccounting, MaxErrorsMessageCountsWhatTheTablesCount) {
-  StoreServer redis(StoreServer::Kind::redis, {"--maxmemory", "1", "--maxmemory-policy", "noeviction"});
+  StoreServer redis(StoreServer::Kind::redis,
+                    {"--maxmemory", "1", "--maxmemory-policy", "noeviction"});
   KV_START_OR_SKIP(redis);
   TempDir dir;
-  auto out = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", redis.uri(), "--keys",
-                               "200000", "--phases", "load", "--threads", "4", "--max-errors", "1000"});
+  auto out =
+      run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", redis.uri(), "--keys",
+                        "200000", "--phases", "load", "--threads", "4", "--max-errors", "1000"});
   EXPECT_EQ(out.exit_code, 1) << out.output;
   auto db = kv::Database::open(dir.file("r.db"));
   const int64_t failed = query_int(db, "SELECT SUM(errors + timeouts) FROM driver_seconds");
@@ -186,7 +192,8 @@ TEST(TimeAccounting, DeadStoreEndsThePhase) {
   redis.process().signal(SIGKILL);
   const auto killed = std::chrono::steady_clock::now();
   EXPECT_EQ(p.wait(60'000), 1) << slurp(log);
-  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - killed).count();
+  const double took =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - killed).count();
   EXPECT_GE(took, 3.0);
   EXPECT_LT(took, 3.0 + 10.0);
   auto db = kv::Database::open(dir.file("r.db"));

@@ -1,7 +1,7 @@
 // The clock offset estimator: lowest round trip wins, sign and uncertainty.
-#include <gtest/gtest.h>
-
 #include "kvmon_link/clock_sync.hpp"
+
+#include <gtest/gtest.h>
 
 namespace kv::drive {
 namespace {

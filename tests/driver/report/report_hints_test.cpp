@@ -6,8 +6,8 @@
 
 #include <sstream>
 
-#include "report/html_report.hpp"
 #include "kvbench/schema.hpp"
+#include "report/html_report.hpp"
 #include "report/report.hpp"
 #include "servers.hpp"
 
@@ -17,7 +17,7 @@ using kv::drive::compute_hints;
 using kv::drive::Hint;
 
 constexpr int64_t T0 = 1'700'000'000'000'000;  // run start
-constexpr int64_t S = 1'000'000;                // one second
+constexpr int64_t S = 1'000'000;               // one second
 
 struct Synthetic {
   kv::test::TempDir dir;
@@ -25,49 +25,68 @@ struct Synthetic {
   int64_t phase_id = 0;
 
   void run(int64_t id, const std::string& status = "completed") {
-    db.exec("INSERT INTO runs (run_id, started_ts_us, ended_ts_us, status, command_line, kvdrive_version, "
-            "client_host, client_pid, error) VALUES (" + std::to_string(id) + ", " + std::to_string(T0) + ", " +
-            std::to_string(T0 + 60 * S) + ", '" + status + "', 'kvdrive run', '0.1.0', 'h', 1, " +
-            (status == "failed" ? "'lost the store'" : "NULL") + ")");
+    db.exec(
+        "INSERT INTO runs (run_id, started_ts_us, ended_ts_us, status, command_line, "
+        "kvdrive_version, "
+        "client_host, client_pid, error) VALUES (" +
+        std::to_string(id) + ", " + std::to_string(T0) + ", " + std::to_string(T0 + 60 * S) +
+        ", '" + status + "', 'kvdrive run', '0.1.0', 'h', 1, " +
+        (status == "failed" ? "'lost the store'" : "NULL") + ")");
   }
   void target(int64_t id, int64_t run, int ordinal, const std::string& protocol) {
-    db.exec("INSERT INTO targets (target_id, run_id, ordinal, uri, protocol) VALUES (" + std::to_string(id) +
-            ", " + std::to_string(run) + ", " + std::to_string(ordinal) + ", '" + protocol + "://h:" +
-            std::to_string(id) + "', '" + protocol + "')");
+    db.exec("INSERT INTO targets (target_id, run_id, ordinal, uri, protocol) VALUES (" +
+            std::to_string(id) + ", " + std::to_string(run) + ", " + std::to_string(ordinal) +
+            ", '" + protocol + "://h:" + std::to_string(id) + "', '" + protocol + "')");
   }
   // A phase of `seconds` seconds from `start_s`, one driver_seconds row per second with the
   // given ops and errors per second; returns its id.
   int64_t phase(int64_t run, int64_t target, const std::string& step, const std::string& kind,
-                int start_s, const std::vector<int64_t>& ops, const std::vector<int64_t>& errors = {}) {
+                int start_s, const std::vector<int64_t>& ops,
+                const std::vector<int64_t>& errors = {}) {
     ++phase_id;
     int64_t start = T0 + start_s * S;
-    db.exec("INSERT INTO phases (phase_id, run_id, target_id, ordinal, step, name, kind, started_ts_us, "
-            "ended_ts_us, threads, connections, status) VALUES (" + std::to_string(phase_id) + ", " +
-            std::to_string(run) + ", " + std::to_string(target) + ", " + std::to_string(phase_id) + ", " +
-            (step.empty() ? "NULL" : "'" + step + "'") + ", '" + kind + "', '" + kind + "', " +
-            std::to_string(start) + ", " + std::to_string(start + static_cast<int64_t>(ops.size()) * S) +
-            ", 1, 1, 'completed')");
+    db.exec(
+        "INSERT INTO phases (phase_id, run_id, target_id, ordinal, step, name, kind, "
+        "started_ts_us, "
+        "ended_ts_us, threads, connections, status) VALUES (" +
+        std::to_string(phase_id) + ", " + std::to_string(run) + ", " + std::to_string(target) +
+        ", " + std::to_string(phase_id) + ", " + (step.empty() ? "NULL" : "'" + step + "'") +
+        ", '" + kind + "', '" + kind + "', " + std::to_string(start) + ", " +
+        std::to_string(start + static_cast<int64_t>(ops.size()) * S) + ", 1, 1, 'completed')");
     for (size_t i = 0; i < ops.size(); ++i) {
       int64_t err = i < errors.size() ? errors[i] : 0;
-      db.exec("INSERT INTO driver_seconds (phase_id, ts_us, interval_us, op, ops, bytes_out, bytes_in, hits, "
-              "misses, errors, timeouts, lat_p99_us) VALUES (" + std::to_string(phase_id) + ", " +
-              std::to_string(start + static_cast<int64_t>(i) * S) + ", 1000000, '" +
-              (kind == "load" ? "set" : "get") + "', " + std::to_string(ops[i]) + ", 0, 0, 0, 0, " +
-              std::to_string(err) + ", 0, 100)");
+      db.exec(
+          "INSERT INTO driver_seconds (phase_id, ts_us, interval_us, op, ops, bytes_out, bytes_in, "
+          "hits, "
+          "misses, errors, timeouts, lat_p99_us) VALUES (" +
+          std::to_string(phase_id) + ", " + std::to_string(start + static_cast<int64_t>(i) * S) +
+          ", 1000000, '" + (kind == "load" ? "set" : "get") + "', " + std::to_string(ops[i]) +
+          ", 0, 0, 0, 0, " + std::to_string(err) + ", 0, 100)");
     }
     return phase_id;
   }
   // A kvmon session with one process whose swap_kib per second (from T0) is given.
-  int64_t process(int64_t instance, const std::string& name, int64_t pid, const std::vector<int64_t>& swap) {
-    db.exec("INSERT OR IGNORE INTO monitor_sessions (session_id, host, started_ts_us, kvmon_version, kvmon_pid, "
-            "interval_us, command_line) VALUES (1, 'h', " + std::to_string(T0) + ", '0.1.0', 2, 1000000, 'kvmon')");
-    db.exec("INSERT INTO process_instances (instance_id, session_id, host, pid, start_ticks, name, selector, "
-            "first_seen_ts_us) VALUES (" + std::to_string(instance) + ", 1, 'h', " + std::to_string(pid) + ", " +
-            std::to_string(instance) + ", '" + name + "', 'pid:" + std::to_string(pid) + "', " + std::to_string(T0) + ")");
+  int64_t process(int64_t instance, const std::string& name, int64_t pid,
+                  const std::vector<int64_t>& swap) {
+    db.exec(
+        "INSERT OR IGNORE INTO monitor_sessions (session_id, host, started_ts_us, kvmon_version, "
+        "kvmon_pid, "
+        "interval_us, command_line) VALUES (1, 'h', " +
+        std::to_string(T0) + ", '0.1.0', 2, 1000000, 'kvmon')");
+    db.exec(
+        "INSERT INTO process_instances (instance_id, session_id, host, pid, start_ticks, name, "
+        "selector, "
+        "first_seen_ts_us) VALUES (" +
+        std::to_string(instance) + ", 1, 'h', " + std::to_string(pid) + ", " +
+        std::to_string(instance) + ", '" + name + "', 'pid:" + std::to_string(pid) + "', " +
+        std::to_string(T0) + ")");
     for (size_t i = 0; i < swap.size(); ++i) {
       std::string ts = std::to_string(T0 + static_cast<int64_t>(i) * S + S / 2);
-      db.exec("INSERT INTO process_samples (instance_id, ts_us, scheduled_ts_us, rss_kib, swap_kib) VALUES (" +
-              std::to_string(instance) + ", " + ts + ", " + ts + ", 100000, " + std::to_string(swap[i]) + ")");
+      db.exec(
+          "INSERT INTO process_samples (instance_id, ts_us, scheduled_ts_us, rss_kib, swap_kib) "
+          "VALUES (" +
+          std::to_string(instance) + ", " + ts + ", " + ts + ", 100000, " +
+          std::to_string(swap[i]) + ")");
     }
     return instance;
   }
@@ -89,8 +108,10 @@ TEST(ReportHints, CliffBetweenAdjacentStepsOnlyAboveFiveTimes) {
   auto h = s.hints("cliff");
   ASSERT_EQ(h.size(), 1u);
   EXPECT_EQ(h[0].store, "memcached://h:1");
-  EXPECT_NE(h[0].message.find("writes fell from 2,500 req/s at 10K to 400 req/s at 100K (6.2x lower)"),
-            std::string::npos) << h[0].message;
+  EXPECT_NE(
+      h[0].message.find("writes fell from 2,500 req/s at 10K to 400 req/s at 100K (6.2x lower)"),
+      std::string::npos)
+      << h[0].message;
   EXPECT_NE(h[0].rule.find("5x"), std::string::npos);
 }
 
@@ -103,7 +124,8 @@ TEST(ReportHints, SwapOnsetWithThroughputBeforeAndAfter) {
   auto h = s.hints("swap_onset");
   ASSERT_EQ(h.size(), 1u);
   EXPECT_EQ(h[0].ts_us, T0 + 2 * S + S / 2);
-  EXPECT_NE(h[0].message.find("+2.5 s (4,096 KiB); 10,000 req/s before, 100 req/s after"), std::string::npos)
+  EXPECT_NE(h[0].message.find("+2.5 s (4,096 KiB); 10,000 req/s before, 100 req/s after"),
+            std::string::npos)
       << h[0].message;
   EXPECT_EQ(kv::drive::store_instance(s.db, 1), 7);
 }
@@ -114,11 +136,11 @@ TEST(ReportHints, StoreReportedPidBeatsTheNameHeuristic) {
   s.target(1, 1, 0, "redis");
   s.phase(1, 1, "", "read", 0, {10000, 10000, 10000, 10000});
   s.process(7, "redis-server", 4242, {0, 0, 4096, 8192, 8192});  // another redis that swaps
-  s.process(8, "redis-server", 5151, {0, 0, 0, 0});          // ours, by its INFO process_id
+  s.process(8, "redis-server", 5151, {0, 0, 0, 0});              // ours, by its INFO process_id
   s.process(9, "memcached", 6161, {0, 0, 0, 0});
   EXPECT_EQ(kv::drive::store_instance(s.db, 1), 7);  // by name alone: the one with most samples
-  s.db.exec("INSERT INTO store_stats (target_id, ts_us, name, value) VALUES (1, " + std::to_string(T0) +
-            ", 'process_id', 5151)");
+  s.db.exec("INSERT INTO store_stats (target_id, ts_us, name, value) VALUES (1, " +
+            std::to_string(T0) + ", 'process_id', 5151)");
   EXPECT_EQ(kv::drive::store_instance(s.db, 1), 8);
   EXPECT_TRUE(s.hints("swap_onset").empty());
   // Swap already above 0 before the store was benchmarked is no onset either.
@@ -136,8 +158,11 @@ TEST(ReportHints, ClientBoundFromBusyThreadOrEvent) {
   s.target(1, 1, 0, "redis");
   int64_t p = s.phase(1, 1, "", "read", 0, {100, 100, 100});
   for (int i = 0; i < 3; ++i)
-    s.db.exec("INSERT INTO client_seconds (phase_id, ts_us, interval_us, busiest_thread_cpu_pct) VALUES (" +
-              std::to_string(p) + ", " + std::to_string(T0 + i * S) + ", 1000000, " + (i == 1 ? "97" : "40") + ")");
+    s.db.exec(
+        "INSERT INTO client_seconds (phase_id, ts_us, interval_us, busiest_thread_cpu_pct) VALUES "
+        "(" +
+        std::to_string(p) + ", " + std::to_string(T0 + i * S) + ", 1000000, " +
+        (i == 1 ? "97" : "40") + ")");
   auto h = s.hints("client_bound");
   ASSERT_EQ(h.size(), 1u);
   EXPECT_NE(h[0].message.find("1 of 3 seconds"), std::string::npos) << h[0].message;
@@ -148,8 +173,8 @@ TEST(ReportHints, ClientBoundFromBusyThreadOrEvent) {
   e.target(1, 1, 0, "redis");
   e.phase(1, 1, "", "read", 0, {100});
   EXPECT_TRUE(e.hints("client_bound").empty());
-  e.db.exec("INSERT INTO events (ts_us, source, run_id, kind, message) VALUES (" + std::to_string(T0) +
-            ", 'kvdrive', 1, 'client_bound', 'worker 0 at 99 % of a core')");
+  e.db.exec("INSERT INTO events (ts_us, source, run_id, kind, message) VALUES (" +
+            std::to_string(T0) + ", 'kvdrive', 1, 'client_bound', 'worker 0 at 99 % of a core')");
   h = e.hints("client_bound");
   ASSERT_EQ(h.size(), 1u);
   EXPECT_EQ(h[0].message, "worker 0 at 99 % of a core");
@@ -166,7 +191,8 @@ TEST(ReportHints, StoreFailedAfterCleanSecondsOrRunFailed) {
   ASSERT_EQ(h.size(), 1u);
   EXPECT_EQ(h[0].store, "redis://h:1");
   EXPECT_EQ(h[0].ts_us, T0 + 2 * S);
-  EXPECT_NE(h[0].message.find("+2.0 s after 2 clean seconds: 57 errors"), std::string::npos) << h[0].message;
+  EXPECT_NE(h[0].message.find("+2.0 s after 2 clean seconds: 57 errors"), std::string::npos)
+      << h[0].message;
 
   Synthetic f;
   f.run(1, "failed");
@@ -188,23 +214,31 @@ TEST(ReportFormats, CsvTablesAndComparisonRatios) {
   std::ostringstream csv;
   kv::drive::print_report(s.db, {1, 2}, kv::drive::ReportFormat::csv, csv);
   std::string out = csv.str();
-  EXPECT_EQ(out.rfind("run_id,store,write_req_per_s,read_req_per_s,write_p99_us,read_p99_us,errors\n"
-                      "1,redis://h:10,1000,,", 0), 0u) << out;
+  EXPECT_EQ(
+      out.rfind("run_id,store,write_req_per_s,read_req_per_s,write_p99_us,read_p99_us,errors\n"
+                "1,redis://h:10,1000,,",
+                0),
+      0u)
+      << out;
   EXPECT_NE(out.find("\n\nrun_id,store,phase,op,ops,"), std::string::npos);
   EXPECT_NE(out.find("\nredis://h:10 / redis://h:20,write,1000,2000,2,"), std::string::npos) << out;
-  EXPECT_NE(out.find("\nmemcached://h:11 / memcached://h:21,write,4000,4000,1,"), std::string::npos) << out;
+  EXPECT_NE(out.find("\nmemcached://h:11 / memcached://h:21,write,4000,4000,1,"), std::string::npos)
+      << out;
   std::ostringstream text;
   kv::drive::print_report(s.db, {1, 2}, kv::drive::ReportFormat::text, text);
-  EXPECT_NE(text.str().find("run 2 / run 1, stores matched by protocol and position:"), std::string::npos);
+  EXPECT_NE(text.str().find("run 2 / run 1, stores matched by protocol and position:"),
+            std::string::npos);
   std::ostringstream json;
   kv::drive::print_report(s.db, {2}, kv::drive::ReportFormat::json, json);
   EXPECT_EQ(json.str().rfind("{\"run_id\":2,", 0), 0u);
-  EXPECT_THROW(kv::drive::print_report(s.db, {3}, kv::drive::ReportFormat::text, text), std::invalid_argument);
+  EXPECT_THROW(kv::drive::print_report(s.db, {3}, kv::drive::ReportFormat::text, text),
+               std::invalid_argument);
   std::ostringstream html;
   kv::drive::write_html_report(s.db, {1, 2}, html);
   EXPECT_NE(html.str().find("<h2>Comparison</h2>"), std::string::npos);
   EXPECT_EQ(html.str().find("<script"), std::string::npos);
-  EXPECT_EQ(html.str().find("http://"), html.str().find("http://www.w3.org/2000/svg"));  // no fetches
+  EXPECT_EQ(html.str().find("http://"),
+            html.str().find("http://www.w3.org/2000/svg"));  // no fetches
 }
 
 }  // namespace

@@ -73,7 +73,8 @@ TEST(SvgChart, EmptyChartSaysNoDataInsteadOfCrashing) {
 
 TEST(SvgChart, NanBreaksALineAndLonePointsGetADot) {
   Chart c;
-  c.series.push_back({"s", {{0, 1}, {1, 2}, {2, NAN}, {3, 4}, {4, 5}, {5, NAN}, {6, 1}}, -1, true, false, ""});
+  c.series.push_back(
+      {"s", {{0, 1}, {1, 2}, {2, NAN}, {3, 4}, {4, 5}, {5, NAN}, {6, 1}}, -1, true, false, ""});
   std::string svg = render(c);
   EXPECT_EQ(count(svg, "<polyline"), 2);
   EXPECT_EQ(count(svg, "<circle"), 1);
@@ -89,7 +90,8 @@ TEST(SvgChart, CategoryAxisLabelsEveryStepAndMarkersDotEveryPoint) {
   c.y.scale = Scale::log;
   c.series.push_back({"w", {{0, 50000}, {1, 40000}, {2, 300}}, -1, false, true, ""});
   std::string svg = render(c);
-  for (const char* step : {">20B<", ">1K<", ">1M<"}) EXPECT_NE(svg.find(step), std::string::npos) << step;
+  for (const char* step : {">20B<", ">1K<", ">1M<"})
+    EXPECT_NE(svg.find(step), std::string::npos) << step;
   EXPECT_EQ(count(svg, "<circle"), 3);
   EXPECT_NE(svg.find(">100<"), std::string::npos);  // log ticks span 100 .. 100k
   EXPECT_NE(svg.find(">100k<"), std::string::npos);
@@ -99,9 +101,11 @@ TEST(SvgChart, LegendNamesEverySeriesAndGrowsTheHeight) {
   Chart c;
   c.width = 400;
   for (int i = 0; i < 6; ++i)
-    c.series.push_back({"memcached://127.0.0.1:1121" + std::to_string(i), {{0, 1}, {1, 2}}, -1, false, false, ""});
+    c.series.push_back(
+        {"memcached://127.0.0.1:1121" + std::to_string(i), {{0, 1}, {1, 2}}, -1, false, false, ""});
   std::string svg = render(c);
-  for (int i = 0; i < 6; ++i) EXPECT_NE(svg.find(":1121" + std::to_string(i) + "<"), std::string::npos);
+  for (int i = 0; i < 6; ++i)
+    EXPECT_NE(svg.find(":1121" + std::to_string(i) + "<"), std::string::npos);
   EXPECT_EQ(svg.find("height=\"240.0\""), std::string::npos);  // rows of legend added
 }
 

@@ -1,9 +1,9 @@
+#include "store/target_uri.hpp"
+
 #include <gtest/gtest.h>
 
 #include <stdexcept>
 #include <string>
-
-#include "store/target_uri.hpp"
 
 namespace {
 using kv::drive::parse_target_uri;
@@ -78,7 +78,8 @@ TEST(TargetUri, BadUrisNameTheProblem) {
 // The stored command line used to end a URI at the first '/', ' ' or '\'', so these passwords
 // (valid for parse_target_uri) reached runs.command_line unredacted.
 TEST(RedactUriPasswords, HidesEveryPasswordParseTargetUriWouldRead) {
-  EXPECT_EQ(kv::drive::redact_uri_passwords("redis://alice:s3cret@h:6379/2"), "redis://alice:***@h:6379/2");
+  EXPECT_EQ(kv::drive::redact_uri_passwords("redis://alice:s3cret@h:6379/2"),
+            "redis://alice:***@h:6379/2");
   EXPECT_EQ(kv::drive::redact_uri_passwords("redis://pw@h:1"), "redis://***@h:1");
   EXPECT_EQ(kv::drive::redact_uri_passwords("--target=redis://u:pa/ss@h:1?nodelay=0"),
             "--target=redis://u:***@h:1?nodelay=0");
@@ -88,7 +89,8 @@ TEST(RedactUriPasswords, HidesEveryPasswordParseTargetUriWouldRead) {
   EXPECT_EQ(kv::drive::redact_uri_passwords("--threads"), "--threads");
   // Whatever the password, the redacted URI parses to the same target with password ***.
   for (std::string pw : {"p/w", "p w", "p'w", "p@w", "p:w"}) {
-    auto t = kv::drive::parse_target_uri(kv::drive::redact_uri_passwords("redis://bob:" + pw + "@h:7/3"));
+    auto t = kv::drive::parse_target_uri(
+        kv::drive::redact_uri_passwords("redis://bob:" + pw + "@h:7/3"));
     EXPECT_EQ(t.password, "***") << pw;
     EXPECT_EQ(t.user, "bob") << pw;
     EXPECT_EQ(t.servers.at(0).port, 7) << pw;

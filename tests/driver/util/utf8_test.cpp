@@ -14,15 +14,15 @@ TEST(Utf8, AcceptsWellFormedText) {
 
 TEST(Utf8, FindsTheFirstBadByte) {
   const std::pair<std::string, size_t> bad[] = {
-      {"caf\xe9", 3},            // Latin-1
-      {"\x80", 0},               // a lone continuation byte
-      {"\xc0\xaf", 0},           // overlong '/'
-      {"ab\xe0\x80\xaf", 2},     // overlong, three bytes
-      {"\xed\xa0\x80", 0},       // a surrogate
-      {"\xf4\x90\x80\x80", 0},   // above U+10FFFF
-      {"\xf5\x80\x80\x80", 0},   // no such lead byte
-      {"\xe2\x98", 0},           // cut short
-      {"x\xc3", 1},              // cut short at the end
+      {"caf\xe9", 3},           // Latin-1
+      {"\x80", 0},              // a lone continuation byte
+      {"\xc0\xaf", 0},          // overlong '/'
+      {"ab\xe0\x80\xaf", 2},    // overlong, three bytes
+      {"\xed\xa0\x80", 0},      // a surrogate
+      {"\xf4\x90\x80\x80", 0},  // above U+10FFFF
+      {"\xf5\x80\x80\x80", 0},  // no such lead byte
+      {"\xe2\x98", 0},          // cut short
+      {"x\xc3", 1},             // cut short at the end
       {"\xc3\xa9\xff", 2},
   };
   for (const auto& [text, at] : bad) EXPECT_EQ(invalid_utf8_at(text), at) << text;

@@ -1,9 +1,9 @@
+#include "workload/key_chooser.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <vector>
-
-#include "workload/key_chooser.hpp"
 
 namespace {
 using namespace kv::drive;
@@ -21,8 +21,10 @@ TEST(ZipfSampler, FrequenciesFollowThePowerLaw) {
       ++count[k];
     }
     // P(1)/P(2) = 2^s and P(1)/P(10) = 10^s.
-    EXPECT_NEAR(static_cast<double>(count[1]) / count[2], std::pow(2, s), 0.08 * std::pow(2, s)) << s;
-    EXPECT_NEAR(static_cast<double>(count[1]) / count[10], std::pow(10, s), 0.15 * std::pow(10, s)) << s;
+    EXPECT_NEAR(static_cast<double>(count[1]) / count[2], std::pow(2, s), 0.08 * std::pow(2, s))
+        << s;
+    EXPECT_NEAR(static_cast<double>(count[1]) / count[10], std::pow(10, s), 0.15 * std::pow(10, s))
+        << s;
   }
 }
 

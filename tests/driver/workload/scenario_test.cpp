@@ -1,9 +1,10 @@
+#include "workload/scenario.hpp"
+
 #include <gtest/gtest.h>
 
 #include <stdexcept>
 #include <string>
 
-#include "workload/scenario.hpp"
 #include "workload/workload_options.hpp"
 
 namespace {
@@ -48,12 +49,9 @@ TEST(Scenario, ErrorsNameTheLine) {
     const char* text;
     const char* mentions;
   } cases[] = {
-      {"keys = 10\nbogus = 1\n", "line 2"},
-      {"keys = ten\n", "--keys"},
-      {"[stepx]\n", "expected [step NAME]"},
-      {"[step a]\n[step a]\n", "twice"},
-      {"just words\n", "option = value"},
-      {"[step a/b]\n", "without '/'"},
+      {"keys = 10\nbogus = 1\n", "line 2"},  {"keys = ten\n", "--keys"},
+      {"[stepx]\n", "expected [step NAME]"}, {"[step a]\n[step a]\n", "twice"},
+      {"just words\n", "option = value"},    {"[step a/b]\n", "without '/'"},
       {"value-size = 0\n", "value size"},
   };
   for (const auto& c : cases) {

@@ -1,3 +1,5 @@
+#include "workload/workload.hpp"
+
 #include <gtest/gtest.h>
 
 #include <map>
@@ -5,9 +7,8 @@
 #include <sstream>
 #include <string>
 
-#include "stats/interval_stats.hpp"
 #include "report/text_table.hpp"
-#include "workload/workload.hpp"
+#include "stats/interval_stats.hpp"
 
 namespace {
 using namespace kv::drive;
@@ -111,7 +112,8 @@ TEST(ValueSizes, FixedRangeAndWeighted) {
 }
 
 TEST(ValueSizes, BadInputNamesIt) {
-  for (const char* bad : {"0", "1000-100", "1K:0", "1K:x", "1K,2K:3", "100M", "abc", "-5", "1K:60,"}) {
+  for (const char* bad :
+       {"0", "1000-100", "1K:0", "1K:x", "1K,2K:3", "100M", "abc", "-5", "1K:60,"}) {
     try {
       parse_value_sizes(bad);
       ADD_FAILURE() << "accepted " << bad;
