@@ -15,6 +15,7 @@
 #include "engine/worker.hpp"
 #include "kvbench/clock.hpp"
 #include "kvbench/time_base.hpp"
+#include "kvbench/units.hpp"
 
 namespace kv::drive {
 namespace {
@@ -142,18 +143,6 @@ class SinkThread {
   std::exception_ptr error_;
   std::thread thread_;
 };
-
-std::string fmt_seconds(int64_t us) {
-  // Appended piece by piece: `"." + std::to_string(...)` made GCC 12 -O3 warn -Wrestrict (a
-  // false positive) in build-debs.sh's Release build.
-  std::string text = std::to_string(us / 1'000'000);
-  if (us % 1'000'000) {
-    text += '.';
-    text += std::to_string(us % 1'000'000 / 100'000);
-  }
-  text += " s";
-  return text;
-}
 
 }  // namespace
 
@@ -304,7 +293,7 @@ PhaseResult run_phase(const PhasePlan& plan, const WorkloadSpec& w,
                    std::to_string(plan.max_errors) + ")";
   } else if (why == Why::gave_up) {
     result.status = PhaseStatus::failed;
-    result.error = "no request was answered for " + fmt_seconds(plan.give_up_us) + " (" +
+    result.error = "no request was answered for " + format_duration_us(plan.give_up_us) + " (" +
                    std::to_string(failed_since_answer) +
                    " failed meanwhile): the store looks down; gave up (--give-up-after)";
   } else if (result.ops > 0 && result.failed == result.ops) {
