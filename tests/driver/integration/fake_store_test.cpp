@@ -426,7 +426,10 @@ TEST(FakeStoreKvdrive, StalledSecondsKeepTheirRows) {
             1);
   EXPECT_EQ(query_int(db, "SELECT SUM(interval_us) FROM driver_seconds WHERE op = 'get'"),
             query_int(db, "SELECT ended_ts_us - started_ts_us FROM phases"));
-  EXPECT_GE(query_double(db, "SELECT MAX(lat_max_us) FROM driver_seconds"), 2'500'000);
+  // A connection's stall starts at its first request after set_behavior_all, which comes a
+  // little after it (one reply, one send: 0.8 ms once under TSan), and lasts until the release.
+  // So the longest latency covers the stall less that gap; 250 ms of slack is ample.
+  EXPECT_GE(query_double(db, "SELECT MAX(lat_max_us) FROM driver_seconds"), 2'250'000);
   EXPECT_EQ(driver_sum(db, "timeouts", "redis", "get"), 0);
   EXPECT_EQ(driver_sum(db, "ops", "redis", "get"), store.requests("get")) << describe(store);
 }
