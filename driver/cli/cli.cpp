@@ -15,7 +15,9 @@
 #include <sstream>
 
 #include "cli/output_file.hpp"
+#include "cli/run_output.hpp"
 #include "engine/run.hpp"
+#include "engine/run_watcher.hpp"
 #include "kvbench/clock.hpp"
 #include "kvbench/log.hpp"
 #include "kvbench/schema.hpp"
@@ -484,11 +486,13 @@ int kvdrive_main(int argc, char** argv) {
       if (opts.process_count > 1 && opts.run_group.empty()) {
         opts.run_group =
             (opts.name.empty() ? "group" : opts.name) + "-" + std::to_string(now_ts_us());
-        return run_process_group(opts, argc, argv, std::cout);
+        GroupRecord group = run_process_group(opts, argc, argv);
+        return print_group_record(group, opts, std::cout);
       }
       opts.quiet = opts.quiet || !opts.run_group.empty();
       opts.progress = opts.progress && opts.run_group.empty();
-      return run_benchmark(opts, g_stop, std::cout);
+      RunRecord rec = run_benchmark(opts, g_stop);
+      return print_run_record(rec, opts, std::cout);
     }
     if (scenarios->parsed()) {
       list_scenarios(std::cout);

@@ -3,10 +3,12 @@
 #pragma once
 
 #include <atomic>
-#include <ostream>
+#include <cstdint>
 #include <string>
 #include <vector>
 
+#include "engine/phase_runner.hpp"
+#include "kvbench/sqlite.hpp"
 #include "store/store_client.hpp"
 #include "workload/scenario.hpp"
 #include "workload/workload.hpp"
@@ -29,7 +31,7 @@ struct RunOptions {
   bool monitor_optional = false;  // an unreachable kvmon is a warning, not an error
   std::string run_group;          // set in each process of a --processes group
   int process_index = 0, process_count = 1;
-  bool quiet = false;       // no summary (a group member: the parent prints it)
+  bool quiet = false;       // no summary (a group member: the parent prints it; read by cli/)
   uint64_t max_errors = 0;  // failed requests (errors + timeouts) that fail a phase; 0: no limit
   // Fail a phase when requests kept failing and none was answered for this long; 0: never.
   int64_t give_up_us = 30'000'000;
@@ -46,20 +48,21 @@ constexpr int kExitInterrupted = 130;
 // std::invalid_argument naming the option and the value; writes nothing.
 std::vector<TargetSpec> check_run_options(const RunOptions& opts);
 
-// Runs the benchmark; prints the summary to `out`. Returns an exit code. Bad target URIs throw
+// What a run did; cli/ prints it (report/'s summary of run_id read from `db`).
+struct RunRecord {
+  int64_t run_id = 0;
+  PhaseStatus status = PhaseStatus::completed;  // of the run: its first phase not completed
+  std::string error;                            // why it failed or was interrupted
+  Database db;  // the results file the run wrote, still open (its path may have been replaced)
+};
+
+// Runs the benchmark and records it; prints nothing but log lines. Bad target URIs throw
 // std::invalid_argument before anything is written; an unreachable store throws
 // std::runtime_error before anything is written. Once the run row exists, failures are recorded
-// in it (status failed) before they are reported.
-int run_benchmark(const RunOptions& opts, const std::atomic<bool>& stop, std::ostream& out);
+// in it (status failed) and returned, not thrown.
+RunRecord run_benchmark(const RunOptions& opts, const std::atomic<bool>& stop);
 
-// For a signal handler (async-signal-safe): the second Ctrl-C. While run_benchmark is recording
-// a run, its watcher thread marks the run and its running phases `interrupted` on a connection
-// of its own and exits kExitInterrupted at once; otherwise the process exits now.
-void leave_now_on_signal() noexcept;
-
-// --processes N: runs `argv` (this kvdrive's own command line) as N processes that share one
-// run group in the results file, waits for all, and prints the group's summary. Returns the
-// worst exit code of the processes.
-int run_process_group(const RunOptions& opts, int argc, char** argv, std::ostream& out);
+// The exit code of a run: kExitFailed, kExitInterrupted or kExitOk.
+int run_exit_code(PhaseStatus status);
 
 }  // namespace kv::drive

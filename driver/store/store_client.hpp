@@ -90,4 +90,9 @@ class StoreClient {
 // Creates the client for spec.protocol. Does not connect.
 std::unique_ptr<StoreClient> make_store_client(const TargetSpec& spec, const ClientOptions& opts);
 
+// Makes and connects `n` clients to the target; throws std::runtime_error naming it if any
+// cannot connect.
+std::vector<std::unique_ptr<StoreClient>> connect_clients(const TargetSpec& spec, int n,
+                                                          const ClientOptions& opts);
+
 }  // namespace kv::drive

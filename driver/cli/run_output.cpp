@@ -1,0 +1,53 @@
+#include "cli/run_output.hpp"
+
+#include <string>
+
+#include "kvbench/log.hpp"
+#include "report/report.hpp"
+
+namespace kv::drive {
+
+int print_run_record(RunRecord& rec, const RunOptions& opts, std::ostream& out) {
+  const std::string status = phase_status_name(rec.status);
+  if (opts.quiet) {
+    // a group member: the parent prints the group's summary
+  } else if (opts.json) {
+    print_run_json(rec.db, rec.run_id, out);
+  } else {
+    out << "\n";
+    // A run that did not complete says so before any figure (its table still shows req/s).
+    if (rec.status != PhaseStatus::completed) {
+      out << "run " << rec.run_id << " "
+          << (rec.status == PhaseStatus::failed ? "FAILED" : status.c_str())
+          << (rec.error.empty() ? "" : ": " + rec.error) << "\n\n";
+    }
+    print_run_summary(rec.db, rec.run_id, out);
+    out << "\nresults: " << opts.db_path << " (run " << rec.run_id << ", " << status << ")\n";
+  }
+  if (rec.status == PhaseStatus::failed) log_error() << rec.error;
+  return run_exit_code(rec.status);
+}
+
+int print_group_record(GroupRecord& rec, const RunOptions& opts, std::ostream& out) {
+  if (opts.json) {  // --json: the group's summary as JSON too, not the table
+    for (const auto& f : rec.failures) log_error() << f;
+    print_group_json(rec.db, opts.run_group, rec.processes, rec.failures, out);
+    return rec.exit_code;
+  }
+  out << "\n";
+  if (!rec.failures.empty()) {
+    out << (static_cast<size_t>(rec.processes) - rec.failures.size())
+        << " of " << rec.processes << " processes completed; " << rec.failures.size()
+        << " did not:\n";
+    for (const auto& f : rec.failures) {
+      out << "  " << f << "\n";
+      log_error() << f;
+    }
+    out << "\n";
+  }
+  print_group_summary(rec.db, opts.run_group, out);
+  out << "\nresults: " << opts.db_path << " (group " << opts.run_group << ")\n";
+  return rec.exit_code;
+}
+
+}  // namespace kv::drive

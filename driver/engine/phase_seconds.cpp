@@ -1,0 +1,37 @@
+#include "engine/phase_seconds.hpp"
+
+#include "engine/kvmon_memory.hpp"
+#include "engine/progress_text.hpp"
+#include "kvbench/log.hpp"
+#include "report/text_table.hpp"
+
+namespace kv::drive {
+
+PhaseSeconds::PhaseSeconds(Where at, const PhasePlan& plan, ResultsWriter& writer,
+                           ProgressLine& progress)
+    : at_(std::move(at)), plan_(plan), writer_(writer), progress_(progress) {}
+
+void PhaseSeconds::operator()(const SecondReport& sec) {
+  const bool rate_mode = plan_.rate > 0;
+  writer_.write_second(phase_id_, sec, rate_mode);
+  writer_.write_store_stats(at_.target_id, at_.stats->drain());
+  std::string monitored = at_.monitors->flush(*at_.db);
+  if (monitored.empty()) monitored = local_store_memory(*at_.db, *at_.stats);
+  done_ += sec.ops();
+  if (sec.busiest_thread_cpu > 0.9 && !warned_cpu_) {
+    warned_cpu_ = true;
+    std::string msg = "a worker thread used " + fmt_int(sec.busiest_thread_cpu * 100) +
+                      " % of a core: the client may be the bottleneck, not the store";
+    progress_.finish();
+    log_warn() << at_.label << ": " << msg;
+    writer_.event(at_.run_id, "client_bound", at_.label + ": " + msg);
+  }
+  auto fields =
+      progress_fields(at_.label, static_cast<double>(sec.ts_us + sec.interval_us - started_) / 1e6,
+                      sec, done_, plan_.requests, static_cast<double>(plan_.duration_us) / 1e6);
+  add_progress_fields(fields, store_memory_text(*at_.stats), progress_priority::kStoreMemory);
+  add_progress_fields(fields, monitored, progress_priority::kMonitored);
+  progress_.update(fields);
+}
+
+}  // namespace kv::drive

@@ -1,0 +1,56 @@
+// What kvdrive does with each second of a phase, on the phase runner's sink thread.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "engine/progress.hpp"
+#include "kvbench/sqlite.hpp"
+#include "kvmon_link/monitors.hpp"
+#include "results/results_writer.hpp"
+#include "stats/second_report.hpp"
+#include "store/store_stats.hpp"
+#include "workload/phase_plan.hpp"
+
+namespace kv::drive {
+
+// The sink of one phase's seconds (run_phase's on_second). For each second, in order:
+//  1. writes the second's rows;
+//  2. writes the store's own counters polled since the last second;
+//  3. flushes the kvmon links' samples into the file;
+//  4. finds the store's memory as kvmon sees it (the links' figures, else a kvmon on this host
+//     writing the same file);
+//  5. once per phase, when a worker thread used more than 90 % of a core, warns and writes a
+//     `client_bound` event;
+//  6. redraws the progress line.
+// The phase must have begun (began()) before the first second.
+class PhaseSeconds {
+ public:
+  struct Where {
+    int64_t run_id, target_id;
+    std::string label;        // "<target>[ [step]] <phase kind>"
+    StoreStatsPoller* stats;  // the store's own counters, polled on their own connection
+    Monitors* monitors;       // kvmon links (--monitor)
+    Database* db;
+  };
+  PhaseSeconds(Where at, const PhasePlan& plan, ResultsWriter& writer, ProgressLine& progress);
+
+  // The phase's row exists: its id and its start.
+  void began(int64_t phase_id, int64_t started_ts_us) {
+    phase_id_ = phase_id;
+    started_ = started_ts_us;
+  }
+  void operator()(const SecondReport& sec);
+
+ private:
+  Where at_;
+  const PhasePlan& plan_;
+  ResultsWriter& writer_;
+  ProgressLine& progress_;
+  int64_t phase_id_ = 0;
+  int64_t started_ = 0;
+  uint64_t done_ = 0;
+  bool warned_cpu_ = false;
+};
+
+}  // namespace kv::drive
