@@ -17,6 +17,8 @@
 #include "kvbench/time_base.hpp"
 #include "kvbench/units.hpp"
 #include "kvbench/version.hpp"
+#include "metrics_server.hpp"
+#include "metrics_text.hpp"
 #include "samplers.hpp"
 #include "server.hpp"
 #include "sqlite_sink.hpp"
@@ -64,12 +66,14 @@ class Loop {
     const int64_t now = clock_.now_ts_us();
     start_wall_us_ = now - now % config_.interval_us;
     if (!config_.server.address.empty()) start_server();
+    if (!config_.metrics.address.empty()) start_metrics();
     on_tick();
   }
 
   void stop() {
     timer_.cancel();
     if (server_) server_->stop();
+    if (metrics_server_) metrics_server_->stop();
   }
 
   // Writes what is queued and marks the session completed.
@@ -89,6 +93,7 @@ class Loop {
     for (EventRecord& e : server_events_) batch.events.push_back(std::move(e));
     server_events_.clear();
     if (server_) server_->publish(batch);
+    if (metrics_) metrics_->update(batch);
     writer_.push(std::move(batch));
     schedule_next();
   }
@@ -106,6 +111,18 @@ class Loop {
     server_ = std::make_unique<MonitorServer>(
         io_, config_.server, std::move(id),
         [this](EventRecord e) { server_events_.push_back(std::move(e)); });
+  }
+
+  // The /metrics page is made when a scraper asks, from the latest tick; kvmon's own usage is
+  // read then too.
+  void start_metrics() {
+    std::vector<std::string> selectors;
+    for (const Selector& sel : config_.selectors) selectors.push_back(sel.text());
+    metrics_ = std::make_unique<MetricsRegistry>(std::move(selectors), sysconf(_SC_CLK_TCK),
+                                                 sysconf(_SC_PAGESIZE));
+    metrics_server_ = std::make_unique<MetricsServer>(io_, config_.metrics, [this](bool om) {
+      return metrics_->render(om, read_self_usage(sysconf(_SC_CLK_TCK), host_.boot_ts_us()));
+    });
   }
 
   void schedule_next() {
@@ -134,6 +151,8 @@ class Loop {
   asio::steady_timer timer_;
   std::unique_ptr<MonitorServer> server_;
   std::vector<EventRecord> server_events_;
+  std::unique_ptr<MetricsRegistry> metrics_;
+  std::unique_ptr<MetricsServer> metrics_server_;
   int64_t host_every_;  // ticks
   int64_t last_host_slot_ = -1;
   TimeBase clock_;

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "metrics_server.hpp"
 #include "samplers.hpp"
 #include "server.hpp"
 #include "targets.hpp"
@@ -31,6 +32,7 @@ struct MonitorConfig {
   PssPolicy pss;             // off unless --pss-interval
   std::string command_line;  // stored in monitor_sessions
   ServerConfig server;       // --listen: off while server.address is empty
+  MetricsConfig metrics;     // --metrics: off while metrics.address is empty
   std::string proc_root = "/proc";
   std::string sys_root = "/sys";
 };

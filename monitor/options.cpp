@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <iostream>
 #include <stdexcept>
+#include <tuple>
 
 #include "kvbench/log.hpp"
 #include "kvbench/protocol.hpp"
@@ -55,9 +56,30 @@ CLI::Validator parsed_between(Parse parse, T min, T max, const std::string& rang
 struct ListenOptions {
   std::string listen, token_file, client_queue = "4MiB", idle_timeout = "60s";
   std::string history, history_max;  // empty: the defaults of HistoryLimits
+  std::string metrics;               // --metrics ADDR:PORT
 };
 
-void apply_listen_options(const ListenOptions& o, ServerConfig& server,
+// ADDR:PORT or PORT (127.0.0.1) of `option`, "localhost" as 127.0.0.1; a non-loopback address
+// needs a token file.
+std::pair<std::string, int> listen_address(const char* option, const std::string& value,
+                                           bool have_token) {
+  std::string text = value.find(':') == std::string::npos ? "127.0.0.1:" + value : value;
+  auto hp = proto::split_host_port(text);
+  if (!hp) {
+    throw std::invalid_argument(std::string("invalid ") + option + " '" + value +
+                                "': " + hp.error().message);
+  }
+  std::string address = hp.value().host == "localhost" ? "127.0.0.1" : hp.value().host;
+  if (!is_loopback_address(address) && !have_token) {
+    throw std::invalid_argument(std::string(option) + " '" + value +
+                                "' is not a loopback address: it needs --token-file FILE "
+                                "(clients must present that token)");
+  }
+  return {address, hp.value().port};
+}
+
+// --listen, --metrics and friends into `server` and `metrics` (one --token-file for both).
+void apply_listen_options(const ListenOptions& o, ServerConfig& server, MetricsConfig& metrics,
                           std::vector<std::string>* warnings) {
   server.client_queue_bytes = static_cast<size_t>(parse_size(o.client_queue));
   server.idle_timeout_us = parse_duration_us(o.idle_timeout);
@@ -69,26 +91,24 @@ void apply_listen_options(const ListenOptions& o, ServerConfig& server,
     server.history.max_bytes = static_cast<size_t>(parse_size(o.history_max));
   if (server.max_clients < 1) throw std::invalid_argument("--max-clients must be at least 1");
   if (o.listen.empty()) {
-    if (!o.token_file.empty()) throw std::invalid_argument("--token-file needs --listen");
+    if (!o.token_file.empty() && o.metrics.empty()) {
+      throw std::invalid_argument("--token-file needs --listen or --metrics");
+    }
     if (!o.history.empty()) throw std::invalid_argument("--history needs --listen");
     if (!o.history_max.empty()) throw std::invalid_argument("--history-max needs --listen");
-    return;
+  } else {
+    std::tie(server.address, server.port) =
+        listen_address("--listen", o.listen, !o.token_file.empty());
   }
-  std::string text = o.listen.find(':') == std::string::npos ? "127.0.0.1:" + o.listen : o.listen;
-  auto hp = proto::split_host_port(text);
-  if (!hp)
-    throw std::invalid_argument("invalid --listen '" + o.listen + "': " + hp.error().message);
-  server.address = hp.value().host == "localhost" ? "127.0.0.1" : hp.value().host;
-  server.port = hp.value().port;
-  if (!is_loopback_address(server.address) && o.token_file.empty()) {
-    throw std::invalid_argument("--listen '" + o.listen +
-                                "' is not a loopback address: it needs --token-file FILE "
-                                "(clients must present that token)");
+  if (!o.metrics.empty()) {
+    std::tie(metrics.address, metrics.port) =
+        listen_address("--metrics", o.metrics, !o.token_file.empty());
   }
   if (!o.token_file.empty()) {
     TokenFile t = read_token_file(o.token_file, "--token-file");
     if (!t.warning.empty()) warnings->push_back(t.warning);
-    server.token = std::move(t.token);
+    server.token = t.token;
+    if (!o.metrics.empty()) metrics.token = std::move(t.token);
   }
 }
 
@@ -133,9 +153,13 @@ std::optional<Options> parse_options(int argc, const char* const* argv) {
   app.add_option("--listen", lo.listen,
                  "serve samples over TCP on ADDR:PORT (or PORT: 127.0.0.1); off by default")
       ->check(non_empty());
+  app.add_option("--metrics", lo.metrics,
+                 "serve Prometheus metrics over HTTP at ADDR:PORT/metrics (or PORT: "
+                 "127.0.0.1), e.g. 127.0.0.1:9273; off by default")
+      ->check(non_empty());
   app.add_option("--token-file", lo.token_file,
-                 "clients must present the token on this file's first line (required to "
-                 "listen on a non-loopback address)")
+                 "clients (and scrapers, as Authorization: Bearer) must present the token on "
+                 "this file's first line (required on a non-loopback address)")
       ->check(non_empty());
   app.add_option("--max-clients", opt.config.server.max_clients,
                  "clients served at once, 1..10000 (default 16)")
@@ -209,7 +233,7 @@ std::optional<Options> parse_options(int argc, const char* const* argv) {
   for (const auto& v : pidfiles) opt.config.selectors.push_back(make_selector(Kind::pidfile, v));
   for (const auto& v : names) opt.config.selectors.push_back(make_selector(Kind::name, v));
   for (const auto& v : ports) opt.config.selectors.push_back(make_selector(Kind::port, v));
-  apply_listen_options(lo, opt.config.server, &opt.warnings);
+  apply_listen_options(lo, opt.config.server, opt.config.metrics, &opt.warnings);
   opt.config.command_line = join_command_line(argc, argv);
   validate(opt.config);
   return opt;

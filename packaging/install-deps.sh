@@ -14,6 +14,9 @@ packages=(
   # Large (~100 MB with its libraries), but CI needs it: the HTML report's test renders the
   # page in headless Chromium (tests/driver/integration/html_report_integration_test.cpp).
   chromium
+  # kvmon's /metrics test scrapes with curl and lints the page with promtool (package
+  # prometheus; --no-install-recommends: the server is installed but not needed).
+  curl prometheus
 )
 for arg in "$@"; do
   case "$arg" in

@@ -146,11 +146,16 @@ TEST_F(KvmonBadInput, EveryOptionWithBadValues) {
   each("history-max", {"0", "1KiB", "65GiB"}, {"--listen", "7070"});
   each("listen", {"abc", "-1", "0", "65536", "99999999999999999999", "", "host:", ":7070",
                   "127.0.0.1:65536", "::1:7070", "[::1:7070", "127.0.0.1:abc"});
+  each("metrics", {"abc", "-1", "0", "65536", "", "host:", ":9273", "127.0.0.1:65536", "::1:9273",
+                   "[::1:9273", "127.0.0.1:abc"});
   each("log-level", {"bogus", "", "DEBUG", "5"});
   // --listen on another host needs a token file, and the token file must be usable.
   cases.push_back(
       {with({"--listen", "0.0.0.0:7070"}), {"--listen", "0.0.0.0:7070", "--token-file"}});
-  cases.push_back({with({"--token-file", dir_.file("token")}), {"--token-file needs --listen"}});
+  cases.push_back(
+      {with({"--metrics", "0.0.0.0:9273"}), {"--metrics", "0.0.0.0:9273", "--token-file"}});
+  cases.push_back(
+      {with({"--token-file", dir_.file("token")}), {"--token-file needs --listen or --metrics"}});
   cases.push_back({with({"--history", "10m"}), {"--history needs --listen"}});
   cases.push_back({with({"--history-max", "1MiB"}), {"--history-max needs --listen"}});
   for (const auto& [file, why] :
@@ -160,7 +165,8 @@ TEST_F(KvmonBadInput, EveryOptionWithBadValues) {
                                                         {dir_.file("short.token"), "at least 16"},
                                                         {"/dev/zero", "not a regular file"},
                                                         {"", "''"}})
-    cases.push_back({with({"--listen", "7070", "--token-file", file}), {"--token-file", why}});
+    for (const char* listener : {"--listen", "--metrics"})
+      cases.push_back({with({listener, "7070", "--token-file", file}), {"--token-file", why}});
   check_all(cases);
 }
 

@@ -1,0 +1,320 @@
+#include "metrics_text.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <array>
+#include <charconv>
+#include <string_view>
+#include <utility>
+
+#include "proc_parsers.hpp"
+#include "kvbench/version.hpp"
+
+namespace kv::mon {
+namespace {
+
+struct Label {
+  std::string_view key;
+  std::string_view value;
+};
+using LabelList = std::vector<Label>;
+
+void append_escaped(std::string& out, std::string_view v) {
+  for (char c : v) {
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c == '"') {
+      out += "\\\"";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else {
+      out += c;
+    }
+  }
+}
+
+// A page being written: one family at a time, its HELP/TYPE lines written with its first
+// sample, so a family whose values are all unknown leaves no trace.
+class Page {
+ public:
+  explicit Page(bool openmetrics) : om_(openmetrics) { out_.reserve(16 * 1024); }
+
+  // `name` without `_total` for a counter (its samples get the suffix).
+  void family(std::string_view name, std::string_view type, std::string_view help) {
+    name_ = name;
+    type_ = type;
+    help_ = help;
+    header_done_ = false;
+  }
+  void add(const LabelList& labels, double v) {
+    std::array<char, 64> buf{};
+    auto r = std::to_chars(buf.data(), buf.data() + buf.size(), v);
+    write_sample(labels, std::string_view(buf.data(), static_cast<size_t>(r.ptr - buf.data())));
+  }
+  void add(const LabelList& labels, int64_t v) {
+    write_sample(labels, std::to_string(v));
+  }
+  void add(const LabelList& labels, const OptInt& v, int64_t scale = 1) {
+    if (v) add(labels, *v * scale);
+  }
+  void add(const LabelList& labels, const OptReal& v, double scale = 1) {
+    if (v) add(labels, *v * scale);
+  }
+  std::string finish() {
+    if (om_) out_ += "# EOF\n";
+    return std::move(out_);
+  }
+
+ private:
+  void write_sample(const LabelList& labels, std::string_view value) {
+    const bool counter = type_ == "counter";
+    if (!header_done_) {
+      header_done_ = true;
+      std::string_view suffix = counter && !om_ ? "_total" : "";
+      out_.append("# HELP ").append(name_).append(suffix).append(" ").append(help_) += '\n';
+      out_.append("# TYPE ").append(name_).append(suffix).append(" ").append(type_) += '\n';
+    }
+    out_.append(name_);
+    if (counter) out_ += "_total";
+    if (labels.size() > 0) {
+      out_ += '{';
+      bool first = true;
+      for (const Label& l : labels) {
+        if (!first) out_ += ',';
+        first = false;
+        out_.append(l.key).append("=\"");
+        append_escaped(out_, l.value);
+        out_ += '"';
+      }
+      out_ += '}';
+    }
+    out_.append(" ").append(value) += '\n';
+  }
+
+  bool om_;
+  std::string out_;
+  std::string_view name_, type_, help_;
+  bool header_done_ = false;
+};
+
+std::optional<double> seconds_of_ticks(const OptInt& ticks, int64_t ticks_per_s) {
+  if (!ticks || ticks_per_s <= 0) return std::nullopt;
+  return static_cast<double>(*ticks) / static_cast<double>(ticks_per_s);
+}
+
+std::optional<double> seconds_of_us(const OptInt& us) {
+  if (!us) return std::nullopt;
+  return static_cast<double>(*us) / 1e6;
+}
+
+}  // namespace
+
+SelfUsage read_self_usage(int64_t ticks_per_s, std::optional<int64_t> boot_ts_us) {
+  SelfUsage u;
+  int fd = ::open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return u;
+  std::array<char, 1024> buf{};
+  ssize_t n = ::read(fd, buf.data(), buf.size());
+  ::close(fd);
+  if (n <= 0) return u;
+  auto st = parse_pid_stat(std::string_view(buf.data(), static_cast<size_t>(n)));
+  if (!st) return u;
+  const PidStat& s = st.value();
+  if (ticks_per_s > 0) {
+    u.cpu_seconds = static_cast<double>(s.utime_ticks + s.stime_ticks) / static_cast<double>(ticks_per_s);
+    if (boot_ts_us) {
+      u.start_time_seconds =
+          static_cast<double>(*boot_ts_us) / 1e6 + static_cast<double>(s.start_ticks) / static_cast<double>(ticks_per_s);
+    }
+  }
+  long page = sysconf(_SC_PAGESIZE);
+  if (page > 0) u.rss_bytes = s.rss_pages * page;
+  return u;
+}
+
+MetricsRegistry::MetricsRegistry(std::vector<std::string> selectors, int64_t ticks_per_s,
+                                 int64_t page_bytes)
+    : selectors_(std::move(selectors)), ticks_per_s_(ticks_per_s), page_bytes_(page_bytes) {
+  for (const std::string& s : selectors_) restarts_[s] = 0;
+}
+
+void MetricsRegistry::update(const Batch& batch) {
+  ++ticks_;
+  last_scheduled_ts_us_ = batch.scheduled_ts_us;
+  for (const InstanceRecord& r : batch.new_instances) {
+    instances_[r.key] = Instance{r.selector, r.name, r.started_ts_us};
+  }
+  processes_ = batch.processes;
+  if (batch.host) host_ = batch.host;
+  for (const EventRecord& e : batch.events) {
+    if (!e.instance) continue;
+    auto it = instances_.find(*e.instance);
+    if (it == instances_.end()) continue;
+    if (e.kind == "target_restarted") {
+      ++restarts_[it->second.selector];
+    } else if (e.kind == "target_exited" || e.kind == "child_exited") {
+      instances_.erase(it);
+    }
+  }
+}
+
+std::string MetricsRegistry::render(bool openmetrics, const SelfUsage& self) const {
+  Page p(openmetrics);
+  // Per process: the labels of each sample.
+  struct Labels {
+    std::string target, instance, pid, name;
+  };
+  std::vector<Labels> labels;
+  labels.reserve(processes_.size());
+  std::map<std::string, int64_t> live;  // per selector
+  for (const std::string& s : selectors_) live[s] = 0;
+  for (const ProcessSample& s : processes_) {
+    auto it = instances_.find(s.key);
+    Labels l;
+    l.target = it != instances_.end() ? it->second.selector : std::string();
+    l.instance = to_string(s.key);
+    l.pid = std::to_string(s.key.pid);
+    l.name = it != instances_.end() ? it->second.name : s.comm;
+    if (live.count(l.target)) ++live[l.target];
+    labels.push_back(std::move(l));
+  }
+  auto each = [&](auto&& fn) {
+    for (size_t i = 0; i < processes_.size(); ++i) {
+      const Labels& l = labels[i];
+      fn(processes_[i], LabelList{{"target", l.target},
+                                  {"instance", l.instance},
+                                  {"pid", l.pid},
+                                  {"name", l.name}});
+    }
+  };
+
+  p.family("kvmon_process_resident_memory_bytes", "gauge",
+           "Resident set size of the process (VmRSS).");
+  each([&](const ProcessSample& s, const LabelList& ls) { p.add(ls, s.rss_kib, 1024); });
+  p.family("kvmon_process_resident_anon_bytes", "gauge", "Anonymous part of the RSS (RssAnon).");
+  each([&](const ProcessSample& s, const LabelList& ls) { p.add(ls, s.rss_anon_kib, 1024); });
+  p.family("kvmon_process_resident_file_bytes", "gauge", "File-backed part of the RSS (RssFile).");
+  each([&](const ProcessSample& s, const LabelList& ls) { p.add(ls, s.rss_file_kib, 1024); });
+  p.family("kvmon_process_resident_shmem_bytes", "gauge", "Shared-memory part of the RSS.");
+  each([&](const ProcessSample& s, const LabelList& ls) { p.add(ls, s.rss_shmem_kib, 1024); });
+  p.family("kvmon_process_swap_bytes", "gauge", "Swapped-out memory of the process (VmSwap).");
+  each([&](const ProcessSample& s, const LabelList& ls) { p.add(ls, s.swap_kib, 1024); });
+  p.family("kvmon_process_virtual_memory_bytes", "gauge", "Virtual memory size (VmSize).");
+  each([&](const ProcessSample& s, const LabelList& ls) { p.add(ls, s.vsize_kib, 1024); });
+  p.family("kvmon_process_pss_bytes", "gauge", "Proportional set size (with --pss-interval).");
+  each([&](const ProcessSample& s, const LabelList& ls) { p.add(ls, s.pss_kib, 1024); });
+  p.family("kvmon_process_cpu_seconds", "counter", "CPU time of the process by mode.");
+  each([&](const ProcessSample& s, LabelList ls) {
+    ls.push_back({"mode", "user"});
+    p.add(ls, seconds_of_us(s.cpu_user_us));
+    ls.back().value = "system";
+    p.add(ls, seconds_of_us(s.cpu_system_us));
+  });
+  p.family("kvmon_process_context_switches", "counter", "Context switches of the process by kind.");
+  each([&](const ProcessSample& s, LabelList ls) {
+    ls.push_back({"kind", "voluntary"});
+    p.add(ls, s.ctx_voluntary);
+    ls.back().value = "involuntary";
+    p.add(ls, s.ctx_involuntary);
+  });
+  p.family("kvmon_process_minor_faults", "counter", "Page faults that needed no I/O.");
+  each([&](const ProcessSample& s, const LabelList& ls) { p.add(ls, s.minor_faults); });
+  p.family("kvmon_process_major_faults", "counter", "Page faults that read from storage.");
+  each([&](const ProcessSample& s, const LabelList& ls) { p.add(ls, s.major_faults); });
+  p.family("kvmon_process_io_read_bytes", "counter",
+           "Bytes the process caused to be read from storage (/proc/PID/io read_bytes).");
+  each([&](const ProcessSample& s, const LabelList& ls) { p.add(ls, s.io_read_bytes); });
+  p.family("kvmon_process_io_written_bytes", "counter",
+           "Bytes the process caused to be written to storage (/proc/PID/io write_bytes).");
+  each([&](const ProcessSample& s, const LabelList& ls) { p.add(ls, s.io_write_bytes); });
+  p.family("kvmon_process_threads", "gauge", "Threads of the process.");
+  each([&](const ProcessSample& s, const LabelList& ls) { p.add(ls, s.threads); });
+  p.family("kvmon_process_open_fds", "gauge", "Open file descriptors of the process.");
+  each([&](const ProcessSample& s, const LabelList& ls) { p.add(ls, s.fds); });
+  p.family("kvmon_process_start_time_seconds", "gauge",
+           "Start time of the process since the epoch.");
+  each([&](const ProcessSample& s, const LabelList& ls) {
+    auto it = instances_.find(s.key);
+    if (it != instances_.end()) p.add(ls, seconds_of_us(it->second.started_ts_us));
+  });
+
+  p.family("kvmon_target_processes", "gauge",
+           "Live processes a target selector names now (fork children not counted).");
+  for (const auto& [sel, n] : live) p.add({{"target", sel}}, n);
+  p.family("kvmon_target_restarts", "counter",
+           "New instances of a target after it had exited, since kvmon started.");
+  for (const auto& [sel, n] : restarts_) p.add({{"target", sel}}, n);
+
+  if (host_) {
+    const HostSample& h = *host_;
+    p.family("kvmon_host_load1", "gauge", "Load average over 1 minute.");
+    p.add({}, h.load1);
+    p.family("kvmon_host_load5", "gauge", "Load average over 5 minutes.");
+    p.add({}, h.load5);
+    p.family("kvmon_host_load15", "gauge", "Load average over 15 minutes.");
+    p.add({}, h.load15);
+    p.family("kvmon_host_memory_total_bytes", "gauge", "MemTotal of /proc/meminfo.");
+    p.add({}, h.mem_total_kib, 1024);
+    p.family("kvmon_host_memory_available_bytes", "gauge", "MemAvailable of /proc/meminfo.");
+    p.add({}, h.mem_available_kib, 1024);
+    p.family("kvmon_host_swap_total_bytes", "gauge", "SwapTotal of /proc/meminfo.");
+    p.add({}, h.swap_total_kib, 1024);
+    p.family("kvmon_host_swap_free_bytes", "gauge", "SwapFree of /proc/meminfo.");
+    p.add({}, h.swap_free_kib, 1024);
+    p.family("kvmon_host_swapped_in_bytes", "counter", "Bytes swapped in (pswpin x page size).");
+    p.add({}, h.pswpin, page_bytes_);
+    p.family("kvmon_host_swapped_out_bytes", "counter",
+             "Bytes swapped out (pswpout x page size).");
+    p.add({}, h.pswpout, page_bytes_);
+    p.family("kvmon_host_major_faults", "counter", "Major page faults of the host (pgmajfault).");
+    p.add({}, h.pgmajfault);
+    p.family("kvmon_host_cpu_seconds", "counter",
+             "CPU time of all CPUs by mode (/proc/stat; user includes nice).");
+    p.add({{"mode", "user"}}, seconds_of_ticks(h.cpu_user_ticks, ticks_per_s_));
+    p.add({{"mode", "system"}}, seconds_of_ticks(h.cpu_system_ticks, ticks_per_s_));
+    p.add({{"mode", "iowait"}}, seconds_of_ticks(h.cpu_iowait_ticks, ticks_per_s_));
+    p.add({{"mode", "steal"}}, seconds_of_ticks(h.cpu_steal_ticks, ticks_per_s_));
+    p.add({{"mode", "idle"}}, seconds_of_ticks(h.cpu_idle_ticks, ticks_per_s_));
+    p.family("kvmon_host_pressure_avg10_ratio", "gauge",
+             "Pressure stall information: share of the last 10 s some or all tasks stalled.");
+    p.add({{"resource", "memory"}, {"kind", "some"}}, h.psi_memory_some_avg10, 0.01);
+    p.add({{"resource", "memory"}, {"kind", "full"}}, h.psi_memory_full_avg10, 0.01);
+    p.add({{"resource", "io"}, {"kind", "some"}}, h.psi_io_some_avg10, 0.01);
+    p.add({{"resource", "io"}, {"kind", "full"}}, h.psi_io_full_avg10, 0.01);
+    p.add({{"resource", "cpu"}, {"kind", "some"}}, h.psi_cpu_some_avg10, 0.01);
+    auto disks = [&](const char* name, const char* type, const char* help, auto value) {
+      p.family(name, type, help);
+      for (const DiskStat& d : h.disks) p.add({{"device", d.device}}, value(d));
+    };
+    disks("kvmon_host_disk_reads_completed", "counter", "Reads completed by a whole disk.",
+          [](const DiskStat& d) { return d.reads; });
+    disks("kvmon_host_disk_writes_completed", "counter", "Writes completed by a whole disk.",
+          [](const DiskStat& d) { return d.writes; });
+    disks("kvmon_host_disk_read_bytes", "counter", "Bytes read by a whole disk.",
+          [](const DiskStat& d) { return d.sectors_read * 512; });
+    disks("kvmon_host_disk_written_bytes", "counter", "Bytes written by a whole disk.",
+          [](const DiskStat& d) { return d.sectors_written * 512; });
+    disks("kvmon_host_disk_io_time_seconds", "counter", "Time a whole disk had I/O in flight.",
+          [](const DiskStat& d) { return static_cast<double>(d.io_ms) / 1000.0; });
+  }
+
+  p.family("process_cpu_seconds", "counter", "CPU time kvmon itself used (user + system).");
+  p.add({}, self.cpu_seconds);
+  p.family("process_resident_memory_bytes", "gauge", "Resident set size of kvmon itself.");
+  p.add({}, self.rss_bytes);
+  p.family("process_start_time_seconds", "gauge", "Start time of kvmon since the epoch.");
+  p.add({}, self.start_time_seconds);
+  p.family("kvmon_ticks", "counter", "Ticks kvmon has sampled since it started.");
+  p.add({}, ticks_);
+  if (ticks_ > 0) {
+    p.family("kvmon_last_tick_scheduled_seconds", "gauge",
+             "When the latest tick was due, since the epoch.");
+    p.add({}, static_cast<double>(last_scheduled_ts_us_) / 1e6);
+  }
+  p.family("kvmon_build_info", "gauge", "kvmon's version (the value is always 1).");
+  p.add({{"version", version()}}, int64_t{1});
+  return p.finish();
+}
+
+}  // namespace kv::mon
