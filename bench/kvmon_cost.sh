@@ -4,7 +4,7 @@
 # processes in the same run. Also kvmon's sampling jitter (ts_us - scheduled_ts_us).
 #
 # Usage: bench/kvmon_cost.sh [--duration S] [--rates "1 10 100"] [--kvmon PATH] [--out FILE]
-#                            [--no-pidstat] [--host-every-tick] [--keep]
+#                            [--no-pidstat] [--host-every-tick] [--scrape] [--keep]
 #   --duration S   seconds measured per configuration (default 30; six configurations, so the
 #                  whole script takes about 6 x (S + 4) s)
 #   --rates LIST   sampling rates in Hz (default "1 10 100")
@@ -12,6 +12,8 @@
 #   --out FILE     the markdown report (default bench/results/kvmon_cost-<date>.md)
 #   --host-every-tick  also read the host's files every tick (--host-interval = --interval;
 #                  by default kvmon reads them once a second at rates above 1 Hz)
+#   --scrape       also serve --metrics on a free port and scrape it once a second with curl
+#                  while measuring (kvmon's CPU includes serving the page; curl's is not counted)
 #   --keep         keep the temp dir (databases, logs)
 #
 # Starts a redis-server, a memcached and a second redis-server on free loopback ports in a temp
@@ -21,7 +23,7 @@
 # RSS is VmHWM. Keep the machine otherwise quiet while it runs.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-duration=30 rates="1 10 100" kvmon="" out="" keep=0 use_pidstat=1 host_every_tick=0
+duration=30 rates="1 10 100" kvmon="" out="" keep=0 use_pidstat=1 host_every_tick=0 scrape=0
 command_line="$0 $*"
 while (($#)); do
   case "$1" in
@@ -32,7 +34,8 @@ while (($#)); do
     --keep) keep=1; shift ;;
     --no-pidstat) use_pidstat=0; shift ;;
     --host-every-tick) host_every_tick=1; shift ;;
-    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
+    --scrape) scrape=1; shift ;;
+    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
     *) echo "kvmon_cost: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -45,6 +48,7 @@ missing=()
 for prog in redis-server memcached sqlite3 awk; do
   command -v "$prog" >/dev/null || missing+=("$prog (Debian package: ${prog/awk/mawk})")
 done
+((scrape)) && ! command -v curl >/dev/null && missing+=("curl (Debian package: curl)")
 ((use_pidstat)) && ! command -v pidstat >/dev/null && missing+=("pidstat (Debian package: sysstat)")
 if ((${#missing[@]})); then
   echo "kvmon_cost: missing, nothing was installed:" >&2
@@ -117,10 +121,18 @@ measure() {  # $1: rate in Hz, $2...: target pids
   local db="$work/$tag.db" args=()
   for p in "${targets[@]}"; do args+=(--pid "$p"); done
   ((host_every_tick)) && args+=(--host-interval "${interval_ms}ms")
+  local mport=""
+  if ((scrape)); then mport=$(free_port); args+=(--metrics "127.0.0.1:$mport"); fi
   "$kvmon" --db "$db" "${args[@]}" --interval "${interval_ms}ms" --log-level warn \
     2>"$work/$tag.kvmon.log" &
   local kpid=$!
   pids+=("$kpid")
+  if ((scrape)); then
+    wait_port "$mport"
+    (while :; do curl -sf -o /dev/null "http://127.0.0.1:$mport/metrics" || exit 1; sleep 1; done) &
+    local spid=$!
+    pids+=("$spid")
+  fi
   local ppid=""
   if ((use_pidstat)); then
     LC_ALL=C S_TIME_FORMAT= pidstat -rudwh -p "$(IFS=,; echo "${targets[*]}")" 1 >"$work/$tag.pidstat.txt" 2>&1 &
@@ -134,6 +146,7 @@ measure() {  # $1: rate in Hz, $2...: target pids
   sleep "$duration"
   t1=$(now_us); k1=$(cpu_ns "$kpid"); kt1=$(cpu_ticks "$kpid"); khwm=$(hwm_kib "$kpid")
   [[ -n "$ppid" ]] && { p1=$(cpu_ns "$ppid"); pt1=$(cpu_ticks "$ppid"); phwm=$(hwm_kib "$ppid"); }
+  if ((scrape)); then kill -TERM "$spid"; wait "$spid" 2>/dev/null || true; fi
   kill -TERM "$kpid"
   wait "$kpid" || { echo "kvmon_cost: kvmon failed:" >&2; cat "$work/$tag.kvmon.log" >&2; exit 1; }
   if [[ -n "$ppid" ]]; then kill -TERM "$ppid"; wait "$ppid" 2>/dev/null || true; fi
