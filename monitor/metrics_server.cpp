@@ -132,9 +132,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
  private:
   void do_read() {
-    socket_.async_read_some(asio::buffer(rbuf_), [self = shared_from_this()](
-                                                     const boost::system::error_code& ec,
-                                                     size_t n) { self->on_read(ec, n); });
+    socket_.async_read_some(asio::buffer(rbuf_),
+                            [self = shared_from_this()](const boost::system::error_code& ec,
+                                                        size_t n) { self->on_read(ec, n); });
   }
   void on_read(const boost::system::error_code& ec, size_t n) {
     if (closed_) return;
@@ -181,8 +181,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     }
     const bool head_only = r.method == "HEAD";
     if (r.method != "GET" && !head_only) {
-      return answer("405 Method Not Allowed", "text/plain", "only GET\n",
-                    "Allow: GET, HEAD\r\n");
+      return answer("405 Method Not Allowed", "text/plain", "only GET\n", "Allow: GET, HEAD\r\n");
     }
     if (r.path == "/metrics") {
       const bool om = r.accept.find("application/openmetrics-text") != std::string_view::npos;
@@ -201,10 +200,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
     out_.append("\r\nContent-Length: ").append(std::to_string(body.size()));
     out_.append("\r\nConnection: close\r\n").append(extra).append("\r\n");
     if (!head_only) out_ += body;
-    asio::async_write(socket_, asio::buffer(out_),
-                      [self = shared_from_this()](const boost::system::error_code&, size_t) {
-                        self->close();
-                      });
+    asio::async_write(
+        socket_, asio::buffer(out_),
+        [self = shared_from_this()](const boost::system::error_code&, size_t) { self->close(); });
   }
 
   tcp::socket socket_;
@@ -260,8 +258,8 @@ void MetricsServer::Impl::accept() {
 MetricsServer::MetricsServer(asio::io_context& io, MetricsConfig config, Render render)
     : impl_(std::make_shared<Impl>(io, std::move(config), std::move(render))) {
   impl_->listen();
-  log_info() << "serving metrics on http://" << impl_->config.address << ":" << port()
-             << "/metrics" << (impl_->config.token.empty() ? " (no token)" : " (token required)");
+  log_info() << "serving metrics on http://" << impl_->config.address << ":" << port() << "/metrics"
+             << (impl_->config.token.empty() ? " (no token)" : " (token required)");
   impl_->accept();
 }
 

@@ -8,8 +8,8 @@
 #include <string_view>
 #include <utility>
 
-#include "proc_parsers.hpp"
 #include "kvbench/version.hpp"
+#include "proc_parsers.hpp"
 
 namespace kv::mon {
 namespace {
@@ -52,9 +52,7 @@ class Page {
     auto r = std::to_chars(buf.data(), buf.data() + buf.size(), v);
     write_sample(labels, std::string_view(buf.data(), static_cast<size_t>(r.ptr - buf.data())));
   }
-  void add(const LabelList& labels, int64_t v) {
-    write_sample(labels, std::to_string(v));
-  }
+  void add(const LabelList& labels, int64_t v) { write_sample(labels, std::to_string(v)); }
   void add(const LabelList& labels, const OptInt& v, int64_t scale = 1) {
     if (v) add(labels, *v * scale);
   }
@@ -122,10 +120,11 @@ SelfUsage read_self_usage(int64_t ticks_per_s, std::optional<int64_t> boot_ts_us
   if (!st) return u;
   const PidStat& s = st.value();
   if (ticks_per_s > 0) {
-    u.cpu_seconds = static_cast<double>(s.utime_ticks + s.stime_ticks) / static_cast<double>(ticks_per_s);
+    u.cpu_seconds =
+        static_cast<double>(s.utime_ticks + s.stime_ticks) / static_cast<double>(ticks_per_s);
     if (boot_ts_us) {
-      u.start_time_seconds =
-          static_cast<double>(*boot_ts_us) / 1e6 + static_cast<double>(s.start_ticks) / static_cast<double>(ticks_per_s);
+      u.start_time_seconds = static_cast<double>(*boot_ts_us) / 1e6 +
+                             static_cast<double>(s.start_ticks) / static_cast<double>(ticks_per_s);
     }
   }
   long page = sysconf(_SC_PAGESIZE);
@@ -182,10 +181,9 @@ std::string MetricsRegistry::render(bool openmetrics, const SelfUsage& self) con
   auto each = [&](auto&& fn) {
     for (size_t i = 0; i < processes_.size(); ++i) {
       const Labels& l = labels[i];
-      fn(processes_[i], LabelList{{"target", l.target},
-                                  {"instance", l.instance},
-                                  {"pid", l.pid},
-                                  {"name", l.name}});
+      fn(processes_[i],
+         LabelList{
+             {"target", l.target}, {"instance", l.instance}, {"pid", l.pid}, {"name", l.name}});
     }
   };
 
@@ -264,8 +262,7 @@ std::string MetricsRegistry::render(bool openmetrics, const SelfUsage& self) con
     p.add({}, h.swap_free_kib, 1024);
     p.family("kvmon_host_swapped_in_bytes", "counter", "Bytes swapped in (pswpin x page size).");
     p.add({}, h.pswpin, page_bytes_);
-    p.family("kvmon_host_swapped_out_bytes", "counter",
-             "Bytes swapped out (pswpout x page size).");
+    p.family("kvmon_host_swapped_out_bytes", "counter", "Bytes swapped out (pswpout x page size).");
     p.add({}, h.pswpout, page_bytes_);
     p.family("kvmon_host_major_faults", "counter", "Major page faults of the host (pgmajfault).");
     p.add({}, h.pgmajfault);

@@ -2,9 +2,9 @@
 // (curl, and raw requests), its values checked against /proc, its page against promtool.
 #include <dirent.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
-#include <netinet/in.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -137,7 +137,8 @@ TEST(KvmonMetrics, ACurlScrapeOfRedisMatchesProcAndPassesPromtool) {
   const std::string l = "{target=\"" + target + "\",instance=\"";
   auto value = [&](const std::string& name, const std::string& extra = "") -> double {
     for (const auto& [series, v] : m) {
-      if (series.rfind(name + l, 0) == 0 && series.find("pid=\"" + pid + "\"") != std::string::npos &&
+      if (series.rfind(name + l, 0) == 0 &&
+          series.find("pid=\"" + pid + "\"") != std::string::npos &&
           (extra.empty() || series.find(extra) != std::string::npos)) {
         return v;
       }
@@ -151,11 +152,13 @@ TEST(KvmonMetrics, ACurlScrapeOfRedisMatchesProcAndPassesPromtool) {
   // An idle redis-server: threads and fds stay put; RSS moves by a few pages at most.
   EXPECT_EQ(value("kvmon_process_threads"), static_cast<double>(*st.threads));
   EXPECT_EQ(value("kvmon_process_open_fds"), count_fds(redis.pid()));
-  EXPECT_NEAR(value("kvmon_process_resident_memory_bytes"), static_cast<double>(*st.vm_rss_kib) * 1024.0,
+  EXPECT_NEAR(value("kvmon_process_resident_memory_bytes"),
+              static_cast<double>(*st.vm_rss_kib) * 1024.0,
               static_cast<double>(*st.vm_rss_kib) * 1024.0 * 0.1);
   EXPECT_EQ(value("kvmon_process_swap_bytes"), static_cast<double>(*st.vm_swap_kib) * 1024.0);
   const double ticks = static_cast<double>(sysconf(_SC_CLK_TCK));
-  const double cpu_now = static_cast<double>(ps.value().utime_ticks + ps.value().stime_ticks) / ticks;
+  const double cpu_now =
+      static_cast<double>(ps.value().utime_ticks + ps.value().stime_ticks) / ticks;
   const double cpu = value("kvmon_process_cpu_seconds_total", "mode=\"user\"") +
                      value("kvmon_process_cpu_seconds_total", "mode=\"system\"");
   EXPECT_LE(cpu, cpu_now + 1e-9);
@@ -180,9 +183,9 @@ TEST(KvmonMetrics, ACurlScrapeOfRedisMatchesProcAndPassesPromtool) {
   auto self = parse_pid_stat(slurp("/proc/" + std::to_string(kvmon.proc.pid()) + "/stat"));
   ASSERT_TRUE(self);
   EXPECT_GT(m.at("process_resident_memory_bytes"), 0);
-  EXPECT_LE(m.at("process_cpu_seconds_total"),
-            static_cast<double>(self.value().utime_ticks + self.value().stime_ticks) / ticks +
-                1e-9);
+  EXPECT_LE(
+      m.at("process_cpu_seconds_total"),
+      static_cast<double>(self.value().utime_ticks + self.value().stime_ticks) / ticks + 1e-9);
   // One io_context thread serves the page: no thread is added for it (main + the writer).
   EXPECT_EQ(parse_pid_status(slurp("/proc/" + std::to_string(kvmon.proc.pid()) + "/status"))
                 .threads.value_or(-1),
@@ -201,7 +204,8 @@ TEST(KvmonMetrics, ACurlScrapeOfRedisMatchesProcAndPassesPromtool) {
   }
 
   // OpenMetrics when asked for.
-  std::string om = get(kvmon.port, "/metrics", "Accept: application/openmetrics-text; version=1.0.0\r\n");
+  std::string om =
+      get(kvmon.port, "/metrics", "Accept: application/openmetrics-text; version=1.0.0\r\n");
   EXPECT_NE(om.find("Content-Type: application/openmetrics-text"), std::string::npos) << om;
   EXPECT_EQ(om.substr(om.size() - 6), "# EOF\n");
   EXPECT_NE(om.find("# TYPE kvmon_process_cpu_seconds counter"), std::string::npos);

@@ -1,10 +1,10 @@
 // The /metrics page made from batches: names, labels, units, counters, and unknown values left
 // out rather than written as 0.
+#include "metrics_text.hpp"
+
 #include <gtest/gtest.h>
 
 #include <string>
-
-#include "metrics_text.hpp"
 
 namespace kv::mon {
 namespace {
@@ -45,7 +45,8 @@ TEST(MetricsText, ProcessValuesInBaseUnitsWithTheirLabels) {
   b.processes.push_back(sample(42, 900));
   reg.update(b);
   std::string page = reg.render(false, {});
-  const std::string l = R"({target="name:redis-server",instance="42@900",pid="42",name="redis-server")";
+  const std::string l =
+      R"({target="name:redis-server",instance="42@900",pid="42",name="redis-server")";
   EXPECT_TRUE(has_line(page, "kvmon_process_resident_memory_bytes" + l + "} 2097152")) << page;
   EXPECT_TRUE(has_line(page, "kvmon_process_swap_bytes" + l + "} 16384"));
   EXPECT_TRUE(has_line(page, "kvmon_process_cpu_seconds_total" + l + ",mode=\"user\"} 1.5"));
@@ -98,7 +99,8 @@ TEST(MetricsText, UnknownValuesAreLeftOutNeverZero) {
   EXPECT_TRUE(has_line(page, "kvmon_host_memory_total_bytes 1024000")) << page;
   EXPECT_EQ(page.find("kvmon_host_memory_available_bytes"), std::string::npos);
   EXPECT_EQ(page.find("kvmon_host_load1"), std::string::npos);
-  EXPECT_TRUE(has_line(page, R"(kvmon_host_pressure_avg10_ratio{resource="memory",kind="some"} 0.125)"));
+  EXPECT_TRUE(
+      has_line(page, R"(kvmon_host_pressure_avg10_ratio{resource="memory",kind="some"} 0.125)"));
   EXPECT_EQ(page.find(R"(resource="io")"), std::string::npos);
   EXPECT_TRUE(has_line(page, R"(kvmon_host_cpu_seconds_total{mode="idle"} 2.5)"));
   EXPECT_EQ(page.find(R"(kvmon_host_cpu_seconds_total{mode="user"})"), std::string::npos);
