@@ -56,12 +56,17 @@ TargetSpec parse_target_uri(std::string_view uri) {
     bad(uri, "expected redis://host:port or memcached://host:port");
   std::string_view scheme = uri.substr(0, sep);
   std::string_view rest = uri.substr(sep + 3);
-  if (scheme == "redis")
+  if (scheme == "redis" || scheme == "rediss" || scheme == "redis+cluster" ||
+      scheme == "rediss+cluster") {
     t.protocol = Protocol::redis;
-  else if (scheme == "memcached")
+    t.tls.enabled = scheme.substr(0, 6) == "rediss";
+    t.cluster = scheme.size() > 6 && scheme.back() == 'r';
+  } else if (scheme == "memcached") {
     t.protocol = Protocol::memcached;
-  else
-    bad(uri, "unknown scheme '" + std::string(scheme) + "' (expected redis or memcached)");
+  } else {
+    bad(uri, "unknown scheme '" + std::string(scheme) +
+                 "' (expected redis, rediss, redis+cluster, rediss+cluster or memcached)");
+  }
 
   std::string_view query;
   if (auto q = rest.find('?'); q != std::string_view::npos) {
@@ -98,8 +103,9 @@ TargetSpec parse_target_uri(std::string_view uri) {
     if (rest.empty()) bad(uri, "empty server after ','");
   }
   if (t.servers.empty()) bad(uri, "missing host:port");
-  if (t.protocol == Protocol::redis && t.servers.size() > 1)
+  if (t.protocol == Protocol::redis && !t.cluster && t.servers.size() > 1)
     bad(uri, "a redis target has one server (benchmark several with several --target)");
+  if (t.cluster && t.db != 0) bad(uri, "a Redis Cluster has only database 0");
 
   while (!query.empty()) {
     auto amp = query.find('&');
@@ -112,12 +118,28 @@ TargetSpec parse_target_uri(std::string_view uri) {
       t.binary_protocol = val == "binary";
     else if (key == "nodelay" && (val == "0" || val == "1"))
       t.tcp_nodelay = val == "1";
+    else if (key == "tls" && (val == "0" || val == "1"))
+      t.tls.enabled = val == "1" || scheme.substr(0, 6) == "rediss";
+    else if (key == "verify" && (val == "0" || val == "1"))
+      t.tls.verify = val == "1";
+    else if ((key == "ca" || key == "cert" || key == "key" || key == "sni") && !val.empty())
+      (key == "ca"     ? t.tls.ca_file
+       : key == "cert" ? t.tls.cert_file
+       : key == "key"  ? t.tls.key_file
+                       : t.tls.server_name) = std::string(val);
     else
       bad(uri, "unknown option '" + std::string(kv) +
-                   "' (expected protocol=binary|text for memcached, nodelay=0|1)");
+                   "' (expected protocol=binary|text for memcached, nodelay=0|1, tls=0|1, "
+                   "ca=FILE, cert=FILE, key=FILE, sni=NAME, verify=0|1)");
     if (amp == std::string_view::npos) break;
     query = query.substr(amp + 1);
   }
+
+  const TlsOptions& tls = t.tls;
+  if (!tls.enabled && (!tls.ca_file.empty() || !tls.cert_file.empty() || !tls.key_file.empty() ||
+                       !tls.server_name.empty() || !tls.verify))
+    bad(uri, "ca=, cert=, key=, sni= and verify= need TLS (rediss:// or tls=1)");
+  if (!tls.key_file.empty() && tls.cert_file.empty()) bad(uri, "key= needs cert=");
 
   t.display = std::string(uri);
   if (!t.password.empty()) {
@@ -128,10 +150,23 @@ TargetSpec parse_target_uri(std::string_view uri) {
   return t;
 }
 
+namespace {
+// The position just past the next "redis://" (or rediss://, redis+cluster://,
+// rediss+cluster://) at or after `from`; npos if none.
+size_t next_redis_uri(const std::string& arg, size_t from) {
+  for (size_t sep = arg.find("://", from); sep != std::string::npos;
+       sep = arg.find("://", sep + 3)) {
+    for (std::string_view scheme : {"rediss+cluster", "redis+cluster", "rediss", "redis"}) {
+      if (sep >= scheme.size() && arg.compare(sep - scheme.size(), scheme.size(), scheme) == 0)
+        return sep + 3;
+    }
+  }
+  return std::string::npos;
+}
+}  // namespace
+
 std::string redact_uri_passwords(std::string arg) {
-  constexpr std::string_view scheme = "redis://";
-  for (size_t pos = arg.find(scheme); pos != std::string::npos;) {
-    size_t start = pos + scheme.size();
+  for (size_t start = next_redis_uri(arg, 0); start != std::string::npos;) {
     size_t end = std::min(arg.find('?', start), arg.size());
     std::string_view uri(arg.data() + start, end - start);
     if (auto at = uri.rfind('@'); at != std::string_view::npos) {
@@ -140,7 +175,7 @@ std::string redact_uri_passwords(std::string arg) {
       arg.replace(start + secret, at - secret, "***");
       end = start + secret + 3 + (uri.size() - at);
     }
-    pos = arg.find(scheme, end);
+    start = next_redis_uri(arg, end);
   }
   return arg;
 }

@@ -1,5 +1,7 @@
 // Store targets as URIs: redis://[user:password@]host:port[/db] and
-// memcached://host:port[,host:port...][?protocol=binary|text&nodelay=0|1].
+// memcached://host:port[,host:port...][?protocol=binary|text&nodelay=0|1]. TLS: rediss://, or
+// ?tls=1 on either, with ?ca=, cert=, key=, sni=, verify=0|1 (see TlsOptions). Redis Cluster:
+// redis+cluster://seed:port (rediss+cluster:// over TLS), one seed node of the cluster.
 #pragma once
 
 #include <string>
@@ -15,6 +17,17 @@ struct HostPort {
   int port = 0;
 };
 
+// How to open TLS connections to a target. File paths are taken as given (checked when the TLS
+// context is built: store/tls_context.hpp).
+struct TlsOptions {
+  bool enabled = false;     // rediss://, or ?tls=1
+  std::string ca_file;      // ?ca=PATH: PEM CA certificates to trust (empty: the system's store)
+  std::string cert_file;    // ?cert=PATH: PEM client certificate (chain), for mutual TLS
+  std::string key_file;     // ?key=PATH: PEM private key of cert (empty: in the cert file)
+  std::string server_name;  // ?sni=NAME: sent as SNI and verified (empty: the target's host)
+  bool verify = true;       // ?verify=0: no check of the server's certificate or name (insecure)
+};
+
 struct TargetSpec {
   Protocol protocol = Protocol::redis;
   std::vector<HostPort> servers;  // one for redis; a ketama pool for memcached
@@ -23,7 +36,9 @@ struct TargetSpec {
   int db = 0;                     // redis SELECT
   bool binary_protocol = false;   // memcached binary protocol
   bool tcp_nodelay = true;        // off shows the Nagle / delayed-ACK stall
-  std::string display;            // the URI without its password, as stored and printed
+  TlsOptions tls;
+  bool cluster = false;  // redis+cluster://: the server is a seed; keys go by slot
+  std::string display;   // the URI without its password, as stored and printed
 };
 
 // Throws std::invalid_argument naming the URI and what is wrong with it.

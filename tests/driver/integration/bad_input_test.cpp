@@ -330,6 +330,8 @@ TEST_F(KvdriveBadInput, TargetUris) {
       {"memcached://127.0.0.1:11211,", "empty server after ','"},
       {"memcached://127.0.0.1:11211,,127.0.0.1:2", "missing host:port"},
       {"memcached://127.0.0.1:11211?protocol=udp", "unknown option 'protocol=udp'"},
+      {"memcached://127.0.0.1:11211?ca=/ca.pem", "need TLS (rediss:// or tls=1)"},
+      {"rediss://127.0.0.1:6379?key=/k.pem", "key= needs cert="},
   };
   std::vector<Case> cases;
   for (const auto& [uri, expect] : uris)
@@ -341,6 +343,11 @@ TEST_F(KvdriveBadInput, TargetUris) {
   cases.push_back(
       {{"run", "--db", kDb, "--processes", "2", "--target", target_, "--target", "bogus://x:1"},
        {"'bogus://x:1'"}});
+  // Parsed, but not driven yet (#16): refused before any connection, not run as plain TCP.
+  cases.push_back({{"run", "--db", kDb, "--target", "rediss://127.0.0.1:1"},
+                   {"rediss://127.0.0.1:1: TLS targets are not driven by this kvdrive yet"}});
+  cases.push_back({{"run", "--db", kDb, "--target", "redis+cluster://127.0.0.1:1"},
+                   {"Redis Cluster targets are not driven by this kvdrive yet"}});
   cases.push_back({{"run", "--db", kDb}, {"--target is required"}});
   cases.push_back({{"run", "--db", kDb, "--target"}, {"--target"}});
   check_all(cases);

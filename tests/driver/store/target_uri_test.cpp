@@ -41,6 +41,43 @@ TEST(TargetUri, MemcachedPoolBinaryNoDelay) {
   EXPECT_TRUE(parse_target_uri("memcached://a:1").tcp_nodelay);
 }
 
+TEST(TargetUri, TlsByRedissOrOption) {
+  auto t = parse_target_uri("rediss://pw@cache.example:6380");
+  EXPECT_EQ(t.protocol, Protocol::redis);
+  EXPECT_TRUE(t.tls.enabled);
+  EXPECT_TRUE(t.tls.verify);
+  EXPECT_FALSE(t.cluster);
+  EXPECT_EQ(t.display, "rediss://***@cache.example:6380");
+  EXPECT_FALSE(parse_target_uri("redis://h:1").tls.enabled);
+
+  auto m = parse_target_uri(
+      "memcached://127.0.0.1:11211?tls=1&ca=/etc/ca.pem&cert=/c.pem&key=/k.pem&sni=mc.example"
+      "&protocol=binary");
+  EXPECT_EQ(m.protocol, Protocol::memcached);
+  EXPECT_TRUE(m.tls.enabled);
+  EXPECT_TRUE(m.binary_protocol);
+  EXPECT_EQ(m.tls.ca_file, "/etc/ca.pem");
+  EXPECT_EQ(m.tls.cert_file, "/c.pem");
+  EXPECT_EQ(m.tls.key_file, "/k.pem");
+  EXPECT_EQ(m.tls.server_name, "mc.example");
+  EXPECT_FALSE(parse_target_uri("memcached://h:1?tls=1&verify=0").tls.verify);
+  EXPECT_FALSE(parse_target_uri("memcached://h:1?tls=0").tls.enabled);
+}
+
+TEST(TargetUri, ClusterSeeds) {
+  auto c = parse_target_uri("redis+cluster://127.0.0.1:7000,127.0.0.1:7001");
+  EXPECT_TRUE(c.cluster);
+  EXPECT_FALSE(c.tls.enabled);
+  ASSERT_EQ(c.servers.size(), 2u);
+  EXPECT_EQ(c.servers[1].port, 7001);
+  auto s = parse_target_uri("rediss+cluster://u:pw@h:7000?verify=0");
+  EXPECT_TRUE(s.cluster);
+  EXPECT_TRUE(s.tls.enabled);
+  EXPECT_FALSE(s.tls.verify);
+  EXPECT_EQ(s.password, "pw");
+  EXPECT_EQ(s.display, "rediss+cluster://u:***@h:7000?verify=0");
+}
+
 TEST(TargetUri, BadUrisNameTheProblem) {
   struct Case {
     const char* uri;
@@ -60,6 +97,13 @@ TEST(TargetUri, BadUrisNameTheProblem) {
       {"redis://:1", "missing host"},
       {"redis://bad host:1", "space or control character in host"},
       {"memcached://a:1,b\t:2", "space or control character in host"},
+      {"redis://h:1?ca=/x.pem", "need TLS"},
+      {"memcached://h:1?verify=0", "need TLS"},
+      {"rediss://h:1?key=/k.pem", "key= needs cert="},
+      {"rediss://h:1?ca=", "unknown option"},
+      {"rediss://h:1?verify=2", "unknown option"},
+      {"redis+cluster://h:1/2", "only database 0"},
+      {"memcached+cluster://h:1", "unknown scheme"},
   };
   for (const auto& c : cases) {
     try {
@@ -87,6 +131,11 @@ TEST(RedactUriPasswords, HidesEveryPasswordParseTargetUriWouldRead) {
   EXPECT_EQ(kv::drive::redact_uri_passwords("redis://h:1"), "redis://h:1");
   EXPECT_EQ(kv::drive::redact_uri_passwords("memcached://a:1,b:2"), "memcached://a:1,b:2");
   EXPECT_EQ(kv::drive::redact_uri_passwords("--threads"), "--threads");
+  EXPECT_EQ(kv::drive::redact_uri_passwords("rediss://u:pw@h:1"), "rediss://u:***@h:1");
+  EXPECT_EQ(kv::drive::redact_uri_passwords("--target=redis+cluster://pw@h:2"),
+            "--target=redis+cluster://***@h:2");
+  EXPECT_EQ(kv::drive::redact_uri_passwords("rediss+cluster://a:b@h:1?tls=1"),
+            "rediss+cluster://a:***@h:1?tls=1");
   // Whatever the password, the redacted URI parses to the same target with password ***.
   for (std::string pw : {"p/w", "p w", "p'w", "p@w", "p:w"}) {
     auto t = kv::drive::parse_target_uri(
