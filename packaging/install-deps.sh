@@ -8,8 +8,10 @@ set -euo pipefail
 packages=(
   cmake ninja-build g++ pkg-config ccache
   libboost-dev libhiredis-dev libmemcached-dev libproc2-dev libsqlite3-dev libcli11-dev nlohmann-json3-dev
+  libssl-dev  # TLS targets
   libgtest-dev
   redis-server memcached sqlite3
+  redis-tools openssl  # the Cluster tests (redis-cli --cluster create) and the TLS tests' certificates
   help2man man-db dpkg-dev fakeroot  # man-db: the man page tests render the pages
   # Large (~100 MB with its libraries), but CI needs it: the HTML report's test renders the
   # page in headless Chromium (tests/driver/integration/html_report_integration_test.cpp).

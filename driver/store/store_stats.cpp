@@ -23,6 +23,7 @@
 #include "kvbench/clock.hpp"
 #include "kvbench/log.hpp"
 #include "kvbench/result.hpp"
+#include "store/cluster_topology.hpp"
 
 namespace kv::drive {
 namespace {
@@ -172,7 +173,9 @@ using ReplyPtr = std::unique_ptr<redisReply, ReplyFree>;
 // commandstats); if refused, "INFO all" + "INFO commandstats".
 class RedisSource final : public StatsSource {
  public:
-  explicit RedisSource(const TargetSpec& spec) : spec_(spec), server_(spec.servers.front()) {}
+  // Polls `server` (default: the target's only server; a cluster node otherwise).
+  explicit RedisSource(const TargetSpec& spec) : RedisSource(spec, spec.servers.front()) {}
+  RedisSource(const TargetSpec& spec, HostPort server) : spec_(spec), server_(std::move(server)) {}
 
   Result<Values> poll(int64_t timeout_us) override {
     int64_t deadline = steady_us() + timeout_us;
@@ -252,7 +255,7 @@ class RedisSource final : public StatsSource {
   }
 
   const TargetSpec& spec_;
-  const HostPort& server_;
+  const HostPort server_;
   ContextPtr ctx_;
   bool fallback_ = false;
 };
@@ -398,8 +401,25 @@ struct Server {
   bool down = false;   // the last poll failed (and that was logged)
 };
 
-std::vector<Server> make_servers(const TargetSpec& t) {
+// A cluster's masters, from CLUSTER SLOTS of the first seed that answers; the seeds when none
+// does (their polls then fail and say why, once per outage).
+std::vector<HostPort> cluster_nodes(const TargetSpec& t, int64_t timeout_us) {
+  try {
+    return store::cluster_masters(store::fetch_cluster_slots(t.servers, t, nullptr, timeout_us));
+  } catch (const std::exception& e) {
+    log_warn() << "store stats: " << t.display << ": " << e.what() << " (polling the seeds)";
+    return t.servers;
+  }
+}
+
+std::vector<Server> make_servers(const TargetSpec& t, int64_t timeout_us) {
   std::vector<Server> out;
+  if (t.cluster) {
+    for (const auto& node : cluster_nodes(t, timeout_us))
+      out.push_back({std::make_unique<RedisSource>(t, node),
+                     "redis cluster node " + host_port(node), host_port(node) + "/", false});
+    return out;
+  }
   if (t.protocol == Protocol::redis) {
     out.push_back(
         {std::make_unique<RedisSource>(t), "redis " + host_port(t.servers.front()), "", false});
@@ -512,7 +532,7 @@ void StoreStatsPoller::run() {
   using Clock = std::chrono::steady_clock;
   const auto interval = std::chrono::microseconds(interval_us_);
   try {
-    std::vector<Server> servers = make_servers(target_);
+    std::vector<Server> servers = make_servers(target_, timeout_us_);
     auto next = Clock::now();
     std::unique_lock lock(mu_);
     while (!stopping_) {

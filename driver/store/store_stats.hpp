@@ -49,7 +49,10 @@ std::vector<StatValue> parse_memcached_stats(std::string_view text);
 // Each server's poll (connect + request + reply) is bounded by timeout_us, so stop() returns
 // within about one timeout per server of the target. For a memcached pool every server is
 // polled in turn; with more than one server the names are prefixed "host:port/" (one server:
-// plain names). A sample is queued when at least one server answered.
+// plain names). A sample is queued when at least one server answered. A Redis Cluster target
+// (redis+cluster://) polls every master named by CLUSTER SLOTS when the poller starts, one row
+// per node: every name is prefixed "host:port/" (nothing is summed across nodes; a node's
+// cmdstat_set_calls is "127.0.0.1:7000/cmdstat_set_calls"). TLS targets are not polled yet.
 //
 // Samples wait in a bounded queue (kMaxQueued; the oldest are dropped, with one warning) until
 // drain() takes them.

@@ -162,7 +162,7 @@ void StoreServer::launch() {
                              "-t", "2"});
     if (::geteuid() == 0) argv.insert(argv.end(), {"-u", "root"});
   }
-  argv.insert(argv.end(), extra_.begin(), extra_.end());
+  for (const auto& a : extra_) argv.push_back(a == "{port}" ? std::to_string(port_) : a);
   proc_ = Process(argv, dir_.file("server.log"));
   // Up when it accepts a connection (up to 10 s).
   for (int i = 0; i < 1000; ++i) {

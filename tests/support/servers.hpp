@@ -54,7 +54,9 @@ class Process {
 };
 
 // A running store server. start() returns false (and sets `why`) if the binary is missing;
-// throws if it is present but does not come up.
+// throws if it is present but does not come up (it is up when port() accepts a connection).
+// An extra argument "{port}" is replaced by port(): {"--port", "0", "--tls-port", "{port}"}
+// gives a redis-server that speaks only TLS on port().
 class StoreServer {
  public:
   enum class Kind { redis, memcached };

@@ -1,0 +1,84 @@
+// Redis Cluster routing pieces, free of sockets: the key → hash slot function (CRC16 with
+// {hash tags}), the CLUSTER SLOTS reply parser, MOVED / ASK error parsing, and the slot map
+// (slot → master) that a router consults per key and rebuilds on MOVED. hiredis (its reader,
+// for the nested CLUSTER SLOTS array) is included only by cluster.cpp.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "store/target_uri.hpp"
+
+namespace kv::drive::store {
+
+constexpr int kClusterSlots = 16384;
+
+// Redis's CRC16 (XMODEM: poly 0x1021, init 0) of `bytes`.
+uint16_t crc16_xmodem(std::string_view bytes);
+// The key's hash slot, as CLUSTER KEYSLOT: CRC16 mod 16384 of the key, or of the text between
+// the first '{' and the first '}' after it when that text is not empty.
+int key_hash_slot(std::string_view key);
+
+// One node as CLUSTER SLOTS names it.
+struct ClusterNode {
+  HostPort address;
+  std::string id;  // node id (Redis >= 4); empty if the reply has none
+  bool operator==(const ClusterNode& o) const {
+    return address.host == o.address.host && address.port == o.address.port;
+  }
+};
+
+// One range of CLUSTER SLOTS: slots [first, last] served by master, copied on replicas.
+struct SlotRange {
+  int first = 0;
+  int last = 0;
+  ClusterNode master;
+  std::vector<ClusterNode> replicas;
+};
+
+// Parses the raw bytes of one CLUSTER SLOTS reply. A node whose host is empty (Redis names the
+// node that answered so when it does not know its own address) gets `default_host`. Throws
+// std::runtime_error with one line on an error reply ("ERR This instance has cluster support
+// disabled"), an incomplete reply or a shape that is not CLUSTER SLOTS'.
+std::vector<SlotRange> parse_cluster_slots(std::string_view reply, const std::string& default_host);
+
+// A MOVED or ASK error reply's text, "MOVED 3999 127.0.0.1:6381" (without the leading '-').
+struct Redirect {
+  enum class Kind { moved, ask } kind = Kind::moved;
+  int slot = 0;
+  HostPort to;
+};
+// The redirect in an error reply's text; nullopt for any other error (or a malformed one).
+std::optional<Redirect> parse_redirect(std::string_view error_text);
+
+// slot → master node. Built from CLUSTER SLOTS; a MOVED moves one slot until the next refresh.
+// Not thread-safe: one per router (per worker thread).
+class SlotMap {
+ public:
+  // Empty: every slot unassigned.
+  SlotMap() { owner_.fill(kNone); }
+  // Replaces the whole map. Node indexes stay stable for nodes already known (so per-node
+  // connections keep their index); new nodes are appended.
+  void assign(const std::vector<SlotRange>& ranges);
+  // Index into nodes() of the slot's master; -1 if no node serves it.
+  int node_of_slot(int slot) const { return owner_[static_cast<size_t>(slot)]; }
+  int node_of_key(std::string_view key) const { return node_of_slot(key_hash_slot(key)); }
+  // A MOVED: the slot now lives at `to` (added to nodes() if new). Returns its index.
+  int move_slot(int slot, const HostPort& to);
+  // Index of the node at `address` (added if new): for ASK, which goes to a node for one request.
+  int node_index(const HostPort& address);
+  const std::vector<HostPort>& nodes() const { return nodes_; }
+  // How many slots have a master (16384 when the cluster is whole).
+  int covered_slots() const;
+
+ private:
+  static constexpr int16_t kNone = -1;
+  std::array<int16_t, kClusterSlots> owner_{};
+  std::vector<HostPort> nodes_;
+};
+
+}  // namespace kv::drive::store

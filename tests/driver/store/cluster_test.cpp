@@ -1,0 +1,137 @@
+// Redis Cluster routing pieces without a socket (store/cluster.hpp). The slot values are what
+// a real node's CLUSTER KEYSLOT answers (also checked against a live node in
+// cluster_servers_test.cpp, over many keys).
+#include "store/cluster.hpp"
+
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <string>
+
+namespace {
+using namespace kv::drive::store;
+using kv::drive::HostPort;
+
+TEST(ClusterSlots, Crc16AndKnownKeySlots) {
+  EXPECT_EQ(crc16_xmodem("123456789"), 0x31C3);  // the CRC16/XMODEM check value
+  EXPECT_EQ(crc16_xmodem(""), 0);
+  EXPECT_EQ(key_hash_slot("foo"), 12182);
+  EXPECT_EQ(key_hash_slot("bar"), 5061);
+  EXPECT_EQ(key_hash_slot("hello"), 866);
+  EXPECT_EQ(key_hash_slot("kvbench:0000000001"), 6978);
+}
+
+TEST(ClusterSlots, HashTags) {
+  EXPECT_EQ(key_hash_slot("{user1000}.following"), key_hash_slot("user1000"));
+  EXPECT_EQ(key_hash_slot("{user1000}.followers"), key_hash_slot("user1000"));
+  EXPECT_EQ(key_hash_slot("foo{bar}{zap}"), key_hash_slot("bar"));             // the first tag
+  EXPECT_EQ(key_hash_slot("foo{}{bar}"), crc16_xmodem("foo{}{bar}") % 16384);  // empty: whole key
+  EXPECT_EQ(key_hash_slot("foo{{bar}}zap"), key_hash_slot("{bar"));  // up to the first '}'
+  EXPECT_EQ(key_hash_slot("foo{bar"), key_hash_slot(std::string("foo{bar")));
+  EXPECT_EQ(key_hash_slot("foo{bar"), crc16_xmodem("foo{bar") % 16384);  // no '}': whole key
+  EXPECT_EQ(key_hash_slot(std::string("\0{\xff}", 4)), key_hash_slot("\xff"));
+}
+
+// A CLUSTER SLOTS reply as Redis 7 writes it: [first, last, [host, port, id, {}], replicas...].
+std::string node(const std::string& host, int port, const std::string& id) {
+  return "*4\r\n$" + std::to_string(host.size()) + "\r\n" + host + "\r\n:" + std::to_string(port) +
+         "\r\n$" + std::to_string(id.size()) + "\r\n" + id + "\r\n*0\r\n";
+}
+
+TEST(ClusterSlots, ParsesClusterSlotsReplies) {
+  std::string reply = "*2\r\n";
+  reply += "*3\r\n:0\r\n:8191\r\n" + node("127.0.0.1", 7000, "aaaa");
+  reply += "*4\r\n:8192\r\n:16383\r\n" + node("", 7001, "bbbb") + node("10.9.9.9", 7002, "cccc");
+  auto ranges = parse_cluster_slots(reply, "seed.example");
+  ASSERT_EQ(ranges.size(), 2u);
+  EXPECT_EQ(ranges[0].first, 0);
+  EXPECT_EQ(ranges[0].last, 8191);
+  EXPECT_EQ(ranges[0].master.address.host, "127.0.0.1");
+  EXPECT_EQ(ranges[0].master.address.port, 7000);
+  EXPECT_EQ(ranges[0].master.id, "aaaa");
+  EXPECT_TRUE(ranges[0].replicas.empty());
+  EXPECT_EQ(ranges[1].master.address.host, "seed.example");  // "" = the node that answered
+  ASSERT_EQ(ranges[1].replicas.size(), 1u);
+  EXPECT_EQ(ranges[1].replicas[0].address.port, 7002);
+  // Redis 3 style: [host, port] only.
+  auto old = parse_cluster_slots("*1\r\n*3\r\n:0\r\n:16383\r\n*2\r\n$1\r\nh\r\n:1\r\n", "x");
+  EXPECT_EQ(old.at(0).master.id, "");
+  EXPECT_EQ(old.at(0).master.address.host, "h");
+}
+
+TEST(ClusterSlots, BadClusterSlotsRepliesSayWhy) {
+  struct Case {
+    std::string reply, mentions;
+  } cases[] = {
+      {"-ERR This instance has cluster support disabled\r\n", "cluster support disabled"},
+      {"*1\r\n*3\r\n:0\r\n:16383\r\n", "incomplete"},
+      {"+OK\r\n", "not an array"},
+      {"*1\r\n:5\r\n", "a range is not"},
+      {"*1\r\n*3\r\n:10\r\n:5\r\n*2\r\n$1\r\nh\r\n:1\r\n", "out of range"},
+      {"*1\r\n*3\r\n:0\r\n:16384\r\n*2\r\n$1\r\nh\r\n:1\r\n", "out of range"},
+      {"*1\r\n*3\r\n:0\r\n:1\r\n*2\r\n$1\r\nh\r\n:0\r\n", "port 0"},
+      {"*1\r\n*3\r\n:0\r\n:1\r\n*1\r\n$1\r\nh\r\n", "a node is not"},
+      {"?garbage\r\n", "not RESP"},
+  };
+  for (const auto& c : cases) {
+    try {
+      parse_cluster_slots(c.reply, "h");
+      ADD_FAILURE() << "accepted " << c.reply;
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find(c.mentions), std::string::npos)
+          << c.reply << " -> " << e.what();
+    }
+  }
+}
+
+TEST(ClusterSlots, MovedAndAskRedirects) {
+  auto m = parse_redirect("MOVED 3999 127.0.0.1:6381");
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->kind, Redirect::Kind::moved);
+  EXPECT_EQ(m->slot, 3999);
+  EXPECT_EQ(m->to.host, "127.0.0.1");
+  EXPECT_EQ(m->to.port, 6381);
+  auto a = parse_redirect("ASK 16383 [::1]:7000");
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->kind, Redirect::Kind::ask);
+  EXPECT_EQ(a->slot, 16383);
+  EXPECT_EQ(a->to.host, "::1");
+  EXPECT_EQ(a->to.port, 7000);
+  for (const char* bad : {"ERR unknown command", "MOVED", "MOVED 1", "MOVED x h:1",
+                          "MOVED 16384 h:1", "MOVED 1 h:0", "MOVED 1 h", "ASK 1 :1", "moved 1 h:1"})
+    EXPECT_FALSE(parse_redirect(bad)) << bad;
+}
+
+TEST(ClusterSlots, SlotMapAssignMoveAndStableNodeIndexes) {
+  SlotMap map;
+  EXPECT_EQ(map.covered_slots(), 0);
+  EXPECT_EQ(map.node_of_key("foo"), -1);
+  SlotRange a{0, 8191, {{"h", 1}, ""}, {}};
+  SlotRange b{8192, 16383, {{"h", 2}, ""}, {}};
+  map.assign({a, b});
+  EXPECT_EQ(map.covered_slots(), 16384);
+  ASSERT_EQ(map.nodes().size(), 2u);
+  EXPECT_EQ(map.node_of_slot(0), 0);
+  EXPECT_EQ(map.node_of_slot(16383), 1);
+  EXPECT_EQ(map.node_of_key("foo"), 1);  // 12182
+  EXPECT_EQ(map.node_of_key("bar"), 0);  // 5061
+
+  int moved_to = map.move_slot(12182, HostPort{"h", 3});
+  EXPECT_EQ(moved_to, 2);
+  EXPECT_EQ(map.node_of_key("foo"), 2);
+  EXPECT_EQ(map.node_of_slot(12183), 1);
+  EXPECT_EQ(map.node_index(HostPort{"h", 2}), 1);
+
+  // A refresh that drops node 1 keeps the others' indexes.
+  SlotRange c{8192, 16383, {{"h", 3}, ""}, {}};
+  map.assign({a, c});
+  EXPECT_EQ(map.node_of_slot(16383), 2);
+  EXPECT_EQ(map.node_of_slot(0), 0);
+  EXPECT_EQ(map.nodes().size(), 3u);
+  SlotRange partial{0, 99, {{"h", 1}, ""}, {}};
+  map.assign({partial});
+  EXPECT_EQ(map.covered_slots(), 100);
+  EXPECT_EQ(map.node_of_slot(100), -1);
+}
+
+}  // namespace

@@ -1,0 +1,139 @@
+#include "redis_cluster.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <stdexcept>
+#include <thread>
+
+namespace kv::test {
+
+std::string redis_command(int port, const std::vector<std::string>& args, int timeout_ms) {
+  std::string req = "*" + std::to_string(args.size()) + "\r\n";
+  for (const auto& a : args) req += "$" + std::to_string(a.size()) + "\r\n" + a + "\r\n";
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
+      ::write(fd, req.data(), req.size()) != static_cast<ssize_t>(req.size())) {
+    ::close(fd);
+    throw std::runtime_error("cannot send to port " + std::to_string(port));
+  }
+  // A whole reply: a line for + - :, the declared length for $ (arrays are not asked for here).
+  auto whole = [](const std::string& r) {
+    auto nl = r.find("\r\n");
+    if (nl == std::string::npos) return false;
+    if (r[0] != '$') return true;
+    long long len = std::stoll(r.substr(1, nl - 1));
+    return len < 0 || r.size() >= nl + 2 + static_cast<size_t>(len) + 2;
+  };
+  std::string reply;
+  char buf[65536];
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (!whole(reply) && std::chrono::steady_clock::now() < deadline) {
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 100) <= 0) continue;
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n <= 0) break;
+    reply.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  if (!whole(reply))
+    throw std::runtime_error("no whole reply from port " + std::to_string(port) + " to " +
+                             args.front());
+  return reply;
+}
+
+namespace {
+// The value of `field` in CLUSTER INFO text; empty if absent.
+std::string info_field(const std::string& text, const std::string& field) {
+  auto pos = text.find(field + ":");
+  if (pos == std::string::npos) return "";
+  auto start = pos + field.size() + 1;
+  return text.substr(start, text.find('\r', start) - start);
+}
+}  // namespace
+
+bool RedisCluster::start(std::string* why) {
+  cli_ = find_program("redis-cli");
+  if (cli_.empty()) {
+    *why = "redis-cli is not installed (apt-get install redis-tools)";
+    return false;
+  }
+  for (int i = 0; i < masters_; ++i) {
+    auto node = std::make_unique<StoreServer>(
+        StoreServer::Kind::redis,
+        std::vector<std::string>{"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+                                 "--cluster-node-timeout", "5000",
+                                 // The bus port is port + 10000 by default: past 65535 for
+                                 // half of the ephemeral range free_port() draws from.
+                                 "--cluster-port", std::to_string(free_port())});
+    if (!node->start(why)) return false;
+    ports_.push_back(node->port());
+    nodes_.push_back(std::move(node));
+  }
+  std::vector<std::string> args{"--cluster", "create"};
+  for (int p : ports_) args.push_back("127.0.0.1:" + std::to_string(p));
+  args.insert(args.end(), {"--cluster-replicas", "0", "--cluster-yes"});
+  std::string log = nodes_.front()->dir() + "/cluster-create.log";
+  if (int rc = redis_cli(args, 120'000, log); rc != 0)
+    throw std::runtime_error("redis-cli --cluster create failed (exit " + std::to_string(rc) +
+                             "; see " + log + ")");
+  wait_ok();
+  return true;
+}
+
+std::string RedisCluster::uri() const {
+  return "redis+cluster://127.0.0.1:" + std::to_string(ports_.front());
+}
+
+int RedisCluster::redis_cli(const std::vector<std::string>& args, int timeout_ms,
+                            const std::string& log) const {
+  std::vector<std::string> argv{cli_};
+  argv.insert(argv.end(), args.begin(), args.end());
+  Process p(argv, log.empty() ? nodes_.front()->dir() + "/redis-cli.log" : log);
+  return p.wait(timeout_ms);
+}
+
+std::string RedisCluster::node_id(int port) const {
+  std::string r = redis_command(port, {"CLUSTER", "MYID"});
+  auto nl = r.find("\r\n");
+  if (r.empty() || r[0] != '$' || nl == std::string::npos)
+    throw std::runtime_error("bad CLUSTER MYID reply: " + r);
+  return r.substr(nl + 2, r.find("\r\n", nl + 2) - nl - 2);
+}
+
+long long RedisCluster::command_calls(const std::string& cmd) const {
+  long long sum = 0;
+  for (int p : ports_) sum += redis_command_calls(p, cmd);
+  return sum;
+}
+
+void RedisCluster::wait_ok(int timeout_ms) const {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  std::string last;
+  for (;;) {
+    bool all = true;
+    for (int p : ports_) {
+      last = redis_command(p, {"CLUSTER", "INFO"}, 2000);
+      if (info_field(last, "cluster_state") != "ok" ||
+          info_field(last, "cluster_slots_ok") != "16384" ||
+          info_field(last, "cluster_known_nodes") != std::to_string(ports_.size())) {
+        all = false;
+        break;
+      }
+    }
+    if (all) return;
+    if (std::chrono::steady_clock::now() > deadline)
+      throw std::runtime_error("the cluster did not become ok; last CLUSTER INFO: " + last);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+}  // namespace kv::test
