@@ -12,6 +12,7 @@
 #include <span>
 #include <thread>
 
+#include "engine/second_cutter.hpp"
 #include "engine/worker.hpp"
 #include "kvbench/clock.hpp"
 #include "kvbench/time_base.hpp"
@@ -149,7 +150,8 @@ class SinkThread {
 PhaseResult run_phase(const PhasePlan& plan, const WorkloadSpec& w,
                       std::vector<std::unique_ptr<StoreClient>>& clients, const ValueTable& values,
                       const std::atomic<bool>& stop, const std::function<void(int64_t)>& on_start,
-                      const std::function<void(const SecondReport&)>& on_second) {
+                      const std::function<void(const SecondReport&)>& on_second,
+                      ClockSource& clock) {
   const size_t conns = static_cast<size_t>(w.connections);
   const size_t n = clients.size() / conns;  // workers
   std::vector<std::unique_ptr<StatsSlot>> slots;
@@ -163,19 +165,11 @@ PhaseResult run_phase(const PhasePlan& plan, const WorkloadSpec& w,
   const bool sends_gets =
       plan.kind == PhaseKind::read || (plan.kind == PhaseKind::mixed && w.ratio_gets > 0);
 
-  TimeBase clock;
-  const int64_t start_ns = clock.steady_now_ns();
+  SecondCutter cutter(clock, plan.warmup_us);
+  const int64_t start_ns = cutter.start_ns();
   PhaseResult result;
-  result.started_ts_us = clock.to_ts_us(start_ns);
+  result.started_ts_us = cutter.started_ts_us();
   on_start(result.started_ts_us);
-  // The warm-up ends on the whole second nearest to start + warmup (rows are whole seconds),
-  // and covers at least the first, partial row.
-  const int64_t warmup_end_ts =
-      plan.warmup_us <= 0
-          ? INT64_MIN
-          : std::max((result.started_ts_us + plan.warmup_us + 500'000) / 1'000'000 * 1'000'000,
-                     next_multiple_us(result.started_ts_us, 1'000'000));
-  auto in_warmup = [&](int64_t row_end) { return row_end <= warmup_end_ts; };
   const int64_t duration_end_ts =
       plan.duration_us > 0 ? result.started_ts_us + plan.duration_us : INT64_MAX;
 
@@ -199,7 +193,6 @@ PhaseResult run_phase(const PhasePlan& plan, const WorkloadSpec& w,
   CpuMeter cpu(n);
   std::vector<uint64_t> spin_seen(n, 0);
   IntervalStats second;
-  int64_t row_start_ts = result.started_ts_us;
   int64_t last_answer_ts = result.started_ts_us;  // end of the latest row with an answer
   uint64_t failed_since_answer = 0;
   enum class Why { none, max_errors, gave_up } why = Why::none;
@@ -207,48 +200,37 @@ PhaseResult run_phase(const PhasePlan& plan, const WorkloadSpec& w,
     // The row ends at the next whole second, or when the last worker is done. The phase's
     // duration ends inside a row: the collector wakes then to stop the workers, and the row
     // goes on until they are done (with the requests that were in flight).
-    int64_t row_end_ts = next_multiple_us(row_start_ts, 1'000'000);
+    const int64_t row_end_ts = cutter.row_end_ts_us();
     for (;;) {
       const bool duration_first = !abort && duration_end_ts < row_end_ts;
       const int64_t wake_ts = duration_first ? duration_end_ts : row_end_ts;
       std::unique_lock<std::mutex> lock(shared.mu);
       auto deadline = std::chrono::steady_clock::time_point(
-          std::chrono::nanoseconds(clock.to_steady_ns(wake_ts)));
+          std::chrono::nanoseconds(cutter.to_steady_ns(wake_ts)));
       done = shared.cv.wait_until(lock, deadline, [&] { return shared.running == 0; });
       if (done || !duration_first) break;
       abort = true;
     }
-    const int64_t now_ns = clock.steady_now_ns();
-    clock.anchor();  // follow a slewed or stepped wall clock, once a second
-    const int64_t now_ts = clock.to_ts_us(now_ns);
+    SecondCutter::Cut cut = cutter.cut(done);
+    const int64_t now_ts = cut.now_ts_us;
     for (auto& s : slots) s->drain_into(second);
-    if (done) {
-      // The last row ends when the last worker did (never empty: rows are unique by start).
-      row_end_ts = std::min(row_end_ts, std::max(now_ts, row_start_ts + 1));
-    } else {
-      // Woken late past further boundaries (kvdrive itself stalled): those seconds get their
-      // rows too, empty; what completed goes into the last whole second before now.
-      for (int64_t next = next_multiple_us(row_end_ts, 1'000'000); next <= now_ts;
-           next = next_multiple_us(next, 1'000'000)) {
-        SecondReport empty;
-        empty.ts_us = row_start_ts;
-        empty.interval_us = row_end_ts - row_start_ts;
-        empty.warmup = in_warmup(row_end_ts);
-        empty.by_op[0] = summarize(OpStats(), sends_sets);
-        empty.by_op[1] = summarize(OpStats(), sends_gets);
-        empty.clock_offset_us = clock.offset_us();
-        sink.push(std::move(empty));
-        row_start_ts = row_end_ts;
-        row_end_ts = next;
-      }
+    for (const RowFrame& f : cut.empty) {
+      SecondReport empty;
+      empty.ts_us = f.ts_us;
+      empty.interval_us = f.interval_us;
+      empty.warmup = f.warmup;
+      empty.by_op[0] = summarize(OpStats(), sends_sets);
+      empty.by_op[1] = summarize(OpStats(), sends_gets);
+      empty.clock_offset_us = f.clock_offset_us;
+      sink.push(std::move(empty));
     }
     SecondReport report;
-    report.ts_us = row_start_ts;
-    report.interval_us = row_end_ts - row_start_ts;
-    report.warmup = in_warmup(row_end_ts);
+    report.ts_us = cut.row.ts_us;
+    report.interval_us = cut.row.interval_us;
+    report.warmup = cut.row.warmup;
     report.by_op[0] = summarize(second[OpType::set], sends_sets);
     report.by_op[1] = summarize(second[OpType::get], sends_gets);
-    report.clock_offset_us = clock.offset_us();
+    report.clock_offset_us = cut.row.clock_offset_us;
     std::vector<uint64_t> spin_delta(n, 0);
     for (size_t i = 0; i < n; ++i) {
       uint64_t total = slots[i]->spin_ns_total();
@@ -262,14 +244,13 @@ PhaseResult run_phase(const PhasePlan& plan, const WorkloadSpec& w,
     result.ops += report.ops();
     result.failed += report.failed();
     if (report.ok() > 0) {
-      last_answer_ts = row_end_ts;
+      last_answer_ts = cut.row.end_ts_us();
       failed_since_answer = 0;
     } else {
       failed_since_answer += report.failed();
     }
     sink.push(std::move(report));
     second.reset();
-    row_start_ts = row_end_ts;
     if (sink.failed() && !abort) abort = true;  // nowhere to write: stop the workers
     if (why == Why::none && plan.max_errors > 0 && result.failed >= plan.max_errors) {
       why = Why::max_errors;
@@ -283,7 +264,7 @@ PhaseResult run_phase(const PhasePlan& plan, const WorkloadSpec& w,
     if (now_ts >= duration_end_ts) abort = true;  // woken late, past the end
   }
   for (auto& t : threads) t.join();
-  result.ended_ts_us = row_start_ts;
+  result.ended_ts_us = cutter.row_start_ts_us();
   sink.close();
   sink.rethrow();
   if (why == Why::max_errors) {

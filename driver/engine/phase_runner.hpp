@@ -8,6 +8,7 @@
 #include <memory>
 #include <vector>
 
+#include "kvbench/time_base.hpp"
 #include "stats/interval_stats.hpp"
 #include "stats/second_report.hpp"
 #include "store/store_client.hpp"
@@ -37,11 +38,14 @@ struct PhaseResult {
 // every second), from the phase's start to its end, one per second whatever completed in it;
 // on_second is called on a thread of its own in row order, so a slow sink (a locked results
 // file) delays the writing, never the cutting. If on_second throws, the phase is stopped and
-// the exception rethrown here.
+// the exception rethrown here. `clock` is where the rows' times are read (SecondCutter): its
+// steady_ns must be CLOCK_MONOTONIC, the clock of the workers and of the collector's waits; its
+// wall clock may be any (a test can step or slew it).
 PhaseResult run_phase(const PhasePlan& plan, const WorkloadSpec& w,
                       std::vector<std::unique_ptr<StoreClient>>& clients, const ValueTable& values,
                       const std::atomic<bool>& stop,
                       const std::function<void(int64_t started_ts_us)>& on_start,
-                      const std::function<void(const SecondReport&)>& on_second);
+                      const std::function<void(const SecondReport&)>& on_second,
+                      ClockSource& clock = system_clock_source());
 
 }  // namespace kv::drive

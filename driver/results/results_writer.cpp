@@ -2,7 +2,6 @@
 
 #include <unistd.h>
 
-#include "kvbench/clock.hpp"
 #include "kvbench/version.hpp"
 
 namespace kv::drive {
@@ -34,7 +33,7 @@ void ResultsWriter::end_run(int64_t run_id, const std::string& status, const std
   WriteTransaction tx(db_);
   db_.prepare("UPDATE runs SET status = ?, ended_ts_us = ?, error = ? WHERE run_id = ?")
       .bind(1, status)
-      .bind(2, now_ts_us())
+      .bind(2, clock_.wall_us())
       .bind(3, error.empty() ? std::optional<std::string>() : error)
       .bind(4, run_id)
       .run();
@@ -208,7 +207,7 @@ void ResultsWriter::event(std::optional<int64_t> run_id, const std::string& kind
                           const std::string& message) {
   WriteTransaction tx(db_);
   db_.prepare("INSERT INTO events(ts_us, source, run_id, kind, message) VALUES (?,'kvdrive',?,?,?)")
-      .bind(1, now_ts_us())
+      .bind(1, clock_.wall_us())
       .bind(2, run_id)
       .bind(3, kind)
       .bind(4, message)

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "kvbench/sqlite.hpp"
+#include "kvbench/time_base.hpp"
 #include "stats/interval_stats.hpp"
 #include "stats/second_report.hpp"
 #include "store/stat_sample.hpp"
@@ -28,7 +29,9 @@ struct RunInfo {
 
 class ResultsWriter {
  public:
-  explicit ResultsWriter(Database& db) : db_(db) {}
+  // `clock`: where the times of run ends and events are read (a fake in tests).
+  explicit ResultsWriter(Database& db, ClockSource& clock = system_clock_source())
+      : db_(db), clock_(clock) {}
 
   int64_t begin_run(const RunInfo& info);
   // status: completed, interrupted or failed; error: why, or empty.
@@ -57,6 +60,7 @@ class ResultsWriter {
 
  private:
   Database& db_;
+  ClockSource& clock_;
 };
 
 }  // namespace kv::drive
