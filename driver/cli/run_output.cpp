@@ -36,9 +36,8 @@ int print_group_record(GroupRecord& rec, const RunOptions& opts, std::ostream& o
   }
   out << "\n";
   if (!rec.failures.empty()) {
-    out << (static_cast<size_t>(rec.processes) - rec.failures.size())
-        << " of " << rec.processes << " processes completed; " << rec.failures.size()
-        << " did not:\n";
+    out << (static_cast<size_t>(rec.processes) - rec.failures.size()) << " of " << rec.processes
+        << " processes completed; " << rec.failures.size() << " did not:\n";
     for (const auto& f : rec.failures) {
       out << "  " << f << "\n";
       log_error() << f;

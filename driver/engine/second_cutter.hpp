@@ -12,9 +12,9 @@ namespace kv::drive {
 
 // One row's place in time.
 struct RowFrame {
-  int64_t ts_us = 0;        // start (the phase's start for the first row, else a whole second)
-  int64_t interval_us = 0;  // > 0; 1 s except for the first and the last row
-  bool warmup = false;      // the row ends at or before the warm-up's end
+  int64_t ts_us = 0;            // start (the phase's start for the first row, else a whole second)
+  int64_t interval_us = 0;      // > 0; 1 s except for the first and the last row
+  bool warmup = false;          // the row ends at or before the warm-up's end
   int64_t clock_offset_us = 0;  // wall − monotonic at the cut (TimeBase::offset_us)
   int64_t end_ts_us() const { return ts_us + interval_us; }
 };
@@ -40,7 +40,7 @@ class SecondCutter {
     // Whole seconds that passed while the collector was late (kvdrive itself stalled), oldest
     // first: rows with nothing in them.
     std::vector<RowFrame> empty;
-    RowFrame row;     // the row what was collected since the last cut goes into
+    RowFrame row;       // the row what was collected since the last cut goes into
     int64_t now_ts_us;  // the wall time of the cut
   };
   // The collector woke: reads the monotonic clock, re-anchors (following a slewed or stepped

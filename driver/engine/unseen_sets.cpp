@@ -48,8 +48,8 @@ std::string UnseenSetCheck::after(const std::string& label, uint64_t sent, uint6
     const uint64_t refused = no_memory + too_large;
     const uint64_t counted = delta(before_.cmd_set, after.cmd_set);
     if (refused == 0) return "";
-    std::string figures = "store_no_memory +" + std::to_string(no_memory) +
-                          ", store_too_large +" + std::to_string(too_large);
+    std::string figures = "store_no_memory +" + std::to_string(no_memory) + ", store_too_large +" +
+                          std::to_string(too_large);
     // memcached 1.6 leaves sets refused for memory out of cmd_set; others may count them.
     if ((counted == sent || counted + refused == sent) && abandoned == 0) {
       *refused_exactly = refused;

@@ -109,7 +109,8 @@ TEST(SecondCutter, TheWarmupEndsOnTheNearestWholeSecondAndCoversTheFirstRow) {
     return flags;
   };
   // From 0.3 s, 2 s of warm-up ends at 2.0 (2.3 rounded): rows [0.3,1) and [1,2).
-  EXPECT_EQ(warmup_rows(300'000, 2 * kSecond), (std::vector<bool>{true, true, false, false, false}));
+  EXPECT_EQ(warmup_rows(300'000, 2 * kSecond),
+            (std::vector<bool>{true, true, false, false, false}));
   // 1.4 s ends at 2.0 too (1.7 rounds up).
   EXPECT_EQ(warmup_rows(300'000, 1'400'000), (std::vector<bool>{true, true, false, false, false}));
   // 0.1 s would end before the first whole second: it still covers the first, partial row.

@@ -2,9 +2,9 @@
 #include <gtest/gtest.h>
 
 #include "fake_clock.hpp"
-#include "servers.hpp"
 #include "kvbench/schema.hpp"
 #include "results/results_writer.hpp"
+#include "servers.hpp"
 
 namespace kv::drive {
 namespace {
