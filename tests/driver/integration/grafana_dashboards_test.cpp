@@ -47,9 +47,9 @@ TEST(GrafanaDashboards, EverySqlQueryRunsOnARealResultsFile) {
                 dir.file("kvmon.log"));
   ASSERT_TRUE(wait_for_value(db_path, "SELECT COUNT(*) FROM process_samples"))
       << slurp(dir.file("kvmon.log"));
-  auto out = run_kvdrive(dir, {"run", "--db", db_path, "--target", store.redis_uri(), "--keys",
-                               "500", "--phases", "load,read", "--duration", "2s", "--threads",
-                               "1"});
+  auto out =
+      run_kvdrive(dir, {"run", "--db", db_path, "--target", store.redis_uri(), "--keys", "500",
+                        "--phases", "load,read", "--duration", "2s", "--threads", "1"});
   ASSERT_EQ(out.exit_code, 0) << out.output;
   kvmon.signal(SIGTERM);
   ASSERT_EQ(kvmon.wait(30'000), 0) << slurp(dir.file("kvmon.log"));
@@ -59,9 +59,10 @@ TEST(GrafanaDashboards, EverySqlQueryRunsOnARealResultsFile) {
   auto db = kv::Database::open(db_path);
   const std::string run = std::to_string(query_int(db, "SELECT MAX(run_id) FROM runs"));
   auto bind = [&](std::string sql) {
-    for (const auto& [var, value] :
-         {std::pair<std::string, std::string>{"${run}", run}, {"$run", run},
-          {"$__from", "0"}, {"$__to", "4102444800000"}}) {
+    for (const auto& [var, value] : {std::pair<std::string, std::string>{"${run}", run},
+                                     {"$run", run},
+                                     {"$__from", "0"},
+                                     {"$__to", "4102444800000"}}) {
       for (size_t p; (p = sql.find(var)) != std::string::npos;) sql.replace(p, var.size(), value);
     }
     EXPECT_EQ(sql.find('$'), std::string::npos) << "an unknown variable in\n" << sql;
@@ -113,8 +114,8 @@ TEST(GrafanaDashboards, ThePrometheusDashboardAsksOnlyForMetricsKvmonServes) {
   b.processes.push_back(s);
   HostSample h;
   for (const auto& f : kHostFields) {
-    if (auto* i = std::get_if<OptInt HostSample::*>(&f.member)) h.**i = 1;
-    if (auto* x = std::get_if<OptReal HostSample::*>(&f.member)) h.**x = 1;
+    if (auto* i = std::get_if<OptInt HostSample::*>(&f.member)) h.** i = 1;
+    if (auto* x = std::get_if<OptReal HostSample::*>(&f.member)) h.** x = 1;
   }
   h.disks.push_back(DiskStat{"vda", 1, 1, 1, 1, 1});
   b.host = h;
