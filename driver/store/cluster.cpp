@@ -153,6 +153,18 @@ int SlotMap::move_slot(int slot, const HostPort& to) {
   return idx;
 }
 
+ClusterRouter::Action ClusterRouter::on_error(std::string_view error_text) {
+  auto r = parse_redirect(error_text);
+  if (!r) return {};
+  if (r->kind == Redirect::Kind::ask) {
+    ++asked_;
+    return {Action::Kind::retry_asking, map_.node_index(r->to)};
+  }
+  ++moved_;
+  needs_refresh_ = true;
+  return {Action::Kind::retry, map_.move_slot(r->slot, r->to)};
+}
+
 int SlotMap::covered_slots() const {
   int n = 0;
   for (int16_t o : owner_) n += o != kNone;

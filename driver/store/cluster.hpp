@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "store/target_uri.hpp"
@@ -79,6 +80,47 @@ class SlotMap {
   static constexpr int16_t kNone = -1;
   std::array<int16_t, kClusterSlots> owner_{};
   std::vector<HostPort> nodes_;
+};
+
+// A worker's routing for a cluster target: the node a key's request goes to, and what an error
+// reply means. MOVED updates the map (the slot moved for good: later keys of it go there too)
+// and asks for a refresh (other slots may have moved with it); ASK sends one request to the
+// importing node, after ASKING, and leaves the map. Redirects are counted for the per-second
+// figures. Not thread-safe: one per worker thread.
+class ClusterRouter {
+ public:
+  explicit ClusterRouter(SlotMap map) : map_(std::move(map)) {}
+
+  // Index into nodes() of the node for `key`; -1 while its slot has no master (refresh, then
+  // try again, or count the request failed).
+  int node_for(std::string_view key) const { return map_.node_of_key(key); }
+
+  struct Action {
+    enum class Kind { none, retry, retry_asking } kind = Kind::none;
+    int node = -1;  // where to send the request again (retry: as is; retry_asking: ASKING first)
+  };
+  // The action for an error reply's text (without '-'): MOVED → retry (map updated), ASK →
+  // retry_asking, any other error → none (the request's own error).
+  Action on_error(std::string_view error_text);
+
+  // Redirects since the last take (for the per-second row), then zero.
+  uint64_t take_moved() { return std::exchange(moved_, 0); }
+  uint64_t take_asked() { return std::exchange(asked_, 0); }
+  // True after a MOVED until refreshed(): the caller fetches CLUSTER SLOTS (rate-limited) and
+  // calls replace().
+  bool needs_refresh() const { return needs_refresh_; }
+  void replace(const std::vector<SlotRange>& ranges) {
+    map_.assign(ranges);
+    needs_refresh_ = false;
+  }
+  const std::vector<HostPort>& nodes() const { return map_.nodes(); }
+  const SlotMap& map() const { return map_; }
+
+ private:
+  SlotMap map_;
+  uint64_t moved_ = 0;
+  uint64_t asked_ = 0;
+  bool needs_refresh_ = false;
 };
 
 }  // namespace kv::drive::store

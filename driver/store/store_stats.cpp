@@ -24,6 +24,9 @@
 #include "kvbench/log.hpp"
 #include "kvbench/result.hpp"
 #include "store/cluster_topology.hpp"
+#include "store/resp_codec.hpp"
+#include "store/sync_connection.hpp"
+#include "store/tls_context.hpp"
 
 namespace kv::drive {
 namespace {
@@ -393,6 +396,62 @@ class MemcachedSource final : public StatsSource {
   Fd fd_;
 };
 
+// A TLS target's server, through a SyncConnection: Redis (AUTH / SELECT as the target says,
+// then INFO everything) or memcached ("stats").
+class TlsSource final : public StatsSource {
+ public:
+  TlsSource(const TargetSpec& spec, HostPort server, std::shared_ptr<const store::TlsContext> tls)
+      : spec_(spec), server_(std::move(server)), tls_(std::move(tls)) {}
+
+  Result<Values> poll(int64_t timeout_us) override {
+    try {
+      if (!conn_) connect(timeout_us);
+      if (spec_.protocol == Protocol::memcached) {
+        std::string r = conn_->request(
+            "stats\r\n", [](std::string_view g) { return g.ends_with("END\r\n"); }, timeout_us);
+        return parse_memcached_stats(r);
+      }
+      std::string info;
+      store::resp::append_array_header(info, 2);
+      store::resp::append_bulk(info, "INFO");
+      store::resp::append_bulk(info, "everything");
+      std::string r = conn_->request_resp(info, timeout_us);
+      if (r.empty() || r[0] != '$') throw std::runtime_error("INFO: " + r.substr(0, r.find('\r')));
+      return parse_redis_info(r);
+    } catch (const std::exception& e) {
+      conn_.reset();  // a connection is never reused after an error
+      return Error{e.what()};
+    }
+  }
+
+ private:
+  void connect(int64_t timeout_us) {
+    auto c = std::make_unique<store::SyncConnection>(server_, tls_.get(), timeout_us);
+    if (spec_.protocol == Protocol::redis && !spec_.password.empty()) {
+      std::string auth;
+      store::resp::append_auth(auth, spec_.user, spec_.password);
+      std::string r = c->request_resp(auth, timeout_us);
+      // The error's code only (WRONGPASS): never anything that could echo input.
+      if (r.empty() || r[0] != '+')
+        throw std::runtime_error("AUTH failed: " + r.substr(1, r.find_first_of(" \r") - 1));
+    }
+    if (spec_.protocol == Protocol::redis && spec_.db != 0) {
+      std::string sel;
+      store::resp::append_select(sel, static_cast<uint32_t>(spec_.db));
+      std::string r = c->request_resp(sel, timeout_us);
+      if (r.empty() || r[0] != '+')
+        throw std::runtime_error("SELECT " + std::to_string(spec_.db) +
+                                 " failed: " + r.substr(1, r.find('\r') - 1));
+    }
+    conn_ = std::move(c);
+  }
+
+  const TargetSpec& spec_;
+  const HostPort server_;
+  std::shared_ptr<const store::TlsContext> tls_;
+  std::unique_ptr<store::SyncConnection> conn_;
+};
+
 // One server of the target, with what the poller knows about it.
 struct Server {
   std::unique_ptr<StatsSource> source;
@@ -403,9 +462,10 @@ struct Server {
 
 // A cluster's masters, from CLUSTER SLOTS of the first seed that answers; the seeds when none
 // does (their polls then fail and say why, once per outage).
-std::vector<HostPort> cluster_nodes(const TargetSpec& t, int64_t timeout_us) {
+std::vector<HostPort> cluster_nodes(const TargetSpec& t, const store::TlsContext* tls,
+                                    int64_t timeout_us) {
   try {
-    return store::cluster_masters(store::fetch_cluster_slots(t.servers, t, nullptr, timeout_us));
+    return store::cluster_masters(store::fetch_cluster_slots(t.servers, t, tls, timeout_us));
   } catch (const std::exception& e) {
     log_warn() << "store stats: " << t.display << ": " << e.what() << " (polling the seeds)";
     return t.servers;
@@ -414,10 +474,27 @@ std::vector<HostPort> cluster_nodes(const TargetSpec& t, int64_t timeout_us) {
 
 std::vector<Server> make_servers(const TargetSpec& t, int64_t timeout_us) {
   std::vector<Server> out;
+  std::shared_ptr<const store::TlsContext> tls;
+  if (t.tls.enabled) tls = std::make_shared<const store::TlsContext>(t.tls);
   if (t.cluster) {
-    for (const auto& node : cluster_nodes(t, timeout_us))
-      out.push_back({std::make_unique<RedisSource>(t, node),
-                     "redis cluster node " + host_port(node), host_port(node) + "/", false});
+    for (const auto& node : cluster_nodes(t, tls.get(), timeout_us)) {
+      std::unique_ptr<StatsSource> src;
+      if (tls)
+        src = std::make_unique<TlsSource>(t, node, tls);
+      else
+        src = std::make_unique<RedisSource>(t, node);
+      out.push_back(
+          {std::move(src), "redis cluster node " + host_port(node), host_port(node) + "/", false});
+    }
+    return out;
+  }
+  if (tls) {
+    for (const auto& s : t.servers) {
+      std::string prefix = t.servers.size() > 1 ? host_port(s) + "/" : "";
+      out.push_back({std::make_unique<TlsSource>(t, s, tls),
+                     std::string(protocol_name(t.protocol)) + " " + host_port(s) + " (TLS)", prefix,
+                     false});
+    }
     return out;
   }
   if (t.protocol == Protocol::redis) {

@@ -52,7 +52,9 @@ std::vector<StatValue> parse_memcached_stats(std::string_view text);
 // plain names). A sample is queued when at least one server answered. A Redis Cluster target
 // (redis+cluster://) polls every master named by CLUSTER SLOTS when the poller starts, one row
 // per node: every name is prefixed "host:port/" (nothing is summed across nodes; a node's
-// cmdstat_set_calls is "127.0.0.1:7000/cmdstat_set_calls"). TLS targets are not polled yet.
+// cmdstat_set_calls is "127.0.0.1:7000/cmdstat_set_calls"). A TLS target is polled over TLS
+// (its TlsContext is built when the thread starts; a bad CA / cert file stops the poller with
+// one logged line); a TLS cluster (rediss+cluster://) too.
 //
 // Samples wait in a bounded queue (kMaxQueued; the oldest are dropped, with one warning) until
 // drain() takes them.

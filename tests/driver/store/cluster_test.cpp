@@ -134,4 +134,35 @@ TEST(ClusterSlots, SlotMapAssignMoveAndStableNodeIndexes) {
   EXPECT_EQ(map.node_of_slot(100), -1);
 }
 
+TEST(ClusterSlots, RouterFollowsMovedCountsAndAsksOnce) {
+  SlotMap map;
+  map.assign({SlotRange{0, 8191, {{"h", 1}, ""}, {}}, SlotRange{8192, 16383, {{"h", 2}, ""}, {}}});
+  ClusterRouter router(map);
+  EXPECT_EQ(router.node_for("foo"), 1);  // slot 12182
+  EXPECT_FALSE(router.needs_refresh());
+
+  auto none = router.on_error("WRONGTYPE Operation against a key holding the wrong kind of value");
+  EXPECT_EQ(none.kind, ClusterRouter::Action::Kind::none);
+
+  auto ask = router.on_error("ASK 12182 h:3");
+  EXPECT_EQ(ask.kind, ClusterRouter::Action::Kind::retry_asking);
+  EXPECT_EQ(router.nodes()[static_cast<size_t>(ask.node)].port, 3);
+  EXPECT_EQ(router.node_for("foo"), 1);  // ASK leaves the map
+  EXPECT_FALSE(router.needs_refresh());
+
+  auto moved = router.on_error("MOVED 12182 h:3");
+  EXPECT_EQ(moved.kind, ClusterRouter::Action::Kind::retry);
+  EXPECT_EQ(moved.node, ask.node);  // the same node, the same index
+  EXPECT_EQ(router.node_for("foo"), moved.node);
+  EXPECT_TRUE(router.needs_refresh());
+  router.on_error("MOVED 0 h:2");
+  EXPECT_EQ(router.take_moved(), 2u);
+  EXPECT_EQ(router.take_moved(), 0u);
+  EXPECT_EQ(router.take_asked(), 1u);
+
+  router.replace({SlotRange{0, 16383, {{"h", 3}, ""}, {}}});
+  EXPECT_FALSE(router.needs_refresh());
+  EXPECT_EQ(router.node_for("bar"), moved.node);
+}
+
 }  // namespace

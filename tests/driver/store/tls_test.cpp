@@ -1,15 +1,26 @@
 // TLS building blocks against real servers: redis-server --tls-port and memcached -Z on
 // certificates made by the test (tests/support/tls_certs.hpp).
+#include <arpa/inet.h>
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <stdexcept>
 #include <string>
 
+#include "kvbench/clock.hpp"
 #include "servers.hpp"
+#include "store/memcached_codec.hpp"
+#include "store/resp_codec.hpp"
+#include "store/store_stats.hpp"
 #include "store/sync_connection.hpp"
 #include "store/target_uri.hpp"
 #include "store/tls_context.hpp"
+#include "store/tls_session.hpp"
 #include "tls_certs.hpp"
 
 namespace {
@@ -183,6 +194,171 @@ TEST(TlsMemcached, VersionRoundTripAndWrongCa) {
   wrong.ca_file = certs.other_ca_cert();
   std::string e = connect_error(mc.port(), TlsContext(wrong));
   EXPECT_NE(e.find("certificate verify failed"), std::string::npos) << e;
+}
+
+// ---- TlsSession: the non-blocking transport an event loop drives ----
+
+using kv::drive::store::TlsSession;
+
+// A connected, non-blocking socket to 127.0.0.1:port (closed on destruction).
+struct NonBlockingSocket {
+  explicit NonBlockingSocket(int port) {
+    fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons(static_cast<uint16_t>(port));
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0)
+      throw std::runtime_error("connect failed");
+    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+  }
+  ~NonBlockingSocket() { ::close(fd); }
+  int fd = -1;
+};
+
+// Writes all of `out` and reads until `enough(replies so far)`, as an event loop would: write
+// and read what the session takes, poll for what it waits for. Returns false on error/close.
+template <class OnBytes>
+bool drive(TlsSession& s, int fd, const std::string& out, OnBytes on_bytes) {
+  size_t sent = 0;
+  char buf[16384];
+  const int64_t deadline = kv::steady_us() + kTimeoutUs;
+  while (kv::steady_us() < deadline) {
+    short want = 0;
+    while (sent < out.size()) {
+      size_t n = 0;
+      auto io = s.write(out.data() + sent, std::min<size_t>(out.size() - sent, 65536), &n);
+      if (io == TlsSession::Io::done) {
+        sent += n;
+        continue;
+      }
+      if (io != TlsSession::Io::want_read && io != TlsSession::Io::want_write) return false;
+      want |= io == TlsSession::Io::want_read ? POLLIN : POLLOUT;
+      break;
+    }
+    for (;;) {
+      size_t n = 0;
+      auto io = s.read(buf, sizeof buf, &n);
+      if (io == TlsSession::Io::done) {
+        if (on_bytes(std::string_view(buf, n))) return true;
+        continue;
+      }
+      if (io != TlsSession::Io::want_read && io != TlsSession::Io::want_write) return false;
+      want |= io == TlsSession::Io::want_read ? POLLIN : POLLOUT;
+      break;
+    }
+    pollfd p{fd, want, 0};
+    ::poll(&p, 1, 100);
+  }
+  return false;
+}
+
+TEST(TlsSession, PipelinedRedisSetsOverANonBlockingSocketAllAnsweredAndCounted) {
+  TestCertificates certs;
+  KV_MAKE_CERTS_OR_SKIP(certs);
+  StoreServer redis(StoreServer::Kind::redis, certs.redis_args(false));
+  KV_START_OR_SKIP(redis);
+  TlsContext ctx(trusting(certs));
+  NonBlockingSocket sock(redis.port());
+  TlsSession s(ctx, sock.fd, "127.0.0.1");
+  ASSERT_TRUE(s.handshake_until(kv::steady_us() + kTimeoutUs)) << s.error();
+
+  // 2,000 sets of 1 KB in one go: partial TLS writes, replies read while writing.
+  const int kSets = 2000;
+  std::string out;
+  for (int i = 0; i < kSets; ++i)
+    kv::drive::store::resp::append_set(out, "k" + std::to_string(i), std::string(1024, 'v'));
+  kv::drive::store::RespDecoder dec;
+  int ok = 0, other = 0;
+  bool whole = drive(s, sock.fd, out, [&](std::string_view bytes) {
+    EXPECT_TRUE(dec.feed(bytes));
+    kv::drive::store::RespReply r;
+    while (dec.next(&r) == kv::drive::store::ReadStatus::reply)
+      (r.kind == kv::drive::store::RespKind::status && r.text == "OK" ? ok : other)++;
+    return ok + other == kSets;
+  });
+  EXPECT_TRUE(whole) << s.error();
+  EXPECT_EQ(ok, kSets);
+  EXPECT_EQ(other, 0);
+  SyncConnection c(HostPort{"127.0.0.1", redis.port()}, &ctx, kTimeoutUs);
+  std::string stats = c.request_resp("*2\r\n$4\r\nINFO\r\n$12\r\ncommandstats\r\n", kTimeoutUs);
+  EXPECT_NE(stats.find("cmdstat_set:calls=" + std::to_string(kSets) + ","), std::string::npos)
+      << stats;
+}
+
+TEST(TlsSession, MemcachedSetsAndAWrongCaOverNonBlockingSockets) {
+  TestCertificates certs;
+  KV_MAKE_CERTS_OR_SKIP(certs);
+  StoreServer mc(StoreServer::Kind::memcached, certs.memcached_args());
+  KV_START_OR_SKIP(mc);
+  TlsContext ctx(trusting(certs));
+  NonBlockingSocket sock(mc.port());
+  TlsSession s(ctx, sock.fd, "localhost");
+  ASSERT_TRUE(s.handshake_until(kv::steady_us() + kTimeoutUs)) << s.error();
+  // Rounds of kDepth pipelined sets. One burst of all 500 (60 KB) stopped after ~410 replies
+  // against memcached 1.6.18 -Z, while redis-server takes a 2 MB burst through the same loop
+  // (above); not understood yet (suspected: memcached leaves decrypted bytes inside its
+  // OpenSSL until more arrive on the socket).
+  const int kSets = 500, kDepth = 50;
+  for (int round = 0; round < kSets / kDepth; ++round) {
+    std::string out, want;
+    for (int i = 0; i < kDepth; ++i) {
+      out += "set k" + std::to_string(round * kDepth + i) + " 0 0 100\r\n" + std::string(100, 'x') +
+             "\r\n";
+      want += "STORED\r\n";
+    }
+    std::string replies;
+    bool whole = drive(s, sock.fd, out, [&](std::string_view bytes) {
+      replies += bytes;
+      return replies.size() >= want.size();
+    });
+    ASSERT_TRUE(whole) << "round " << round << ": " << s.error();
+    EXPECT_EQ(replies, want) << "round " << round;
+  }
+  SyncConnection c(HostPort{"127.0.0.1", mc.port()}, &ctx, kTimeoutUs);
+  std::string stats = c.request(
+      "stats\r\n", [](std::string_view g) { return g.ends_with("END\r\n"); }, kTimeoutUs);
+  EXPECT_NE(stats.find("STAT cmd_set " + std::to_string(kSets) + "\r\n"), std::string::npos);
+
+  TlsOptions wrong = trusting(certs);
+  wrong.ca_file = certs.other_ca_cert();
+  TlsContext wrong_ctx(wrong);
+  NonBlockingSocket sock2(mc.port());
+  TlsSession bad(wrong_ctx, sock2.fd, "127.0.0.1");
+  EXPECT_FALSE(bad.handshake_until(kv::steady_us() + kTimeoutUs));
+  EXPECT_NE(bad.error().find("TLS handshake: certificate verify failed"), std::string::npos)
+      << bad.error();
+}
+
+// The store-stats poller reads a TLS target's counters over TLS (redis-server here has no plain
+// port at all), one sample per poll.
+TEST(TlsStoreStats, PollerReadsRedisAndMemcachedCountersOverTls) {
+  TestCertificates certs;
+  KV_MAKE_CERTS_OR_SKIP(certs);
+  StoreServer redis(StoreServer::Kind::redis, certs.redis_args(false));
+  KV_START_OR_SKIP(redis);
+  StoreServer mc(StoreServer::Kind::memcached, certs.memcached_args());
+  KV_START_OR_SKIP(mc);
+  TlsContext ctx(trusting(certs));
+  {
+    SyncConnection c(HostPort{"127.0.0.1", redis.port()}, &ctx, kTimeoutUs);
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(c.request_resp(kPing, kTimeoutUs), "+PONG\r\n");
+  }
+  auto latest = [](const std::string& uri, const std::string& name) {
+    kv::drive::StoreStatsPoller poller(kv::drive::parse_target_uri(uri), 100'000, kTimeoutUs);
+    poller.start();
+    poller.stop();
+    return poller.latest(name);
+  };
+  const std::string q = "?ca=" + certs.ca_cert();
+  auto pings =
+      latest("rediss://127.0.0.1:" + std::to_string(redis.port()) + q, "cmdstat_ping_calls");
+  ASSERT_TRUE(pings.has_value());
+  EXPECT_EQ(*pings, 3);
+  auto conns = latest("memcached://127.0.0.1:" + std::to_string(mc.port()) + q + "&tls=1",
+                      "curr_connections");
+  ASSERT_TRUE(conns.has_value());
+  EXPECT_GE(*conns, 1);
 }
 
 }  // namespace
