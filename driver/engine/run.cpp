@@ -14,6 +14,7 @@
 #include "kvmon_link/monitors.hpp"
 #include "results/results_writer.hpp"
 #include "store/store_stats.hpp"
+#include "store/tls_context.hpp"
 
 namespace kv::drive {
 namespace {
@@ -133,6 +134,11 @@ std::vector<TargetSpec> check_run_options(const RunOptions& opts) {
   std::vector<TargetSpec> specs;
   for (const auto& t : opts.targets) specs.push_back(parse_target_uri(t));
   for (const auto& spec : specs) {
+    try {  // a missing or bad CA / certificate / key file: one line, exit 2
+      if (spec.tls.enabled) store::TlsContext check(spec.tls);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(spec.display + ": " + e.what());
+    }
     if (spec.tls.enabled || spec.cluster)  // parsed and tested, not yet driven (#16)
       throw std::invalid_argument(spec.display + ": " + (spec.cluster ? "Redis Cluster" : "TLS") +
                                   " targets are not driven by this kvdrive yet");

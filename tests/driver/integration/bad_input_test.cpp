@@ -346,6 +346,11 @@ TEST_F(KvdriveBadInput, TargetUris) {
   // Parsed, but not driven yet (#16): refused before any connection, not run as plain TCP.
   cases.push_back({{"run", "--db", kDb, "--target", "rediss://127.0.0.1:1"},
                    {"rediss://127.0.0.1:1: TLS targets are not driven by this kvdrive yet"}});
+  cases.push_back({{"run", "--db", kDb, "--target", "rediss://127.0.0.1:1?ca=/nonexistent/ca.pem"},
+                   {"rediss://127.0.0.1:1?ca=/nonexistent/ca.pem: TLS CA file "
+                    "'/nonexistent/ca.pem': cannot read it (No such file or directory)"}});
+  cases.push_back({{"run", "--db", kDb, "--target", "memcached://127.0.0.1:1?tls=1&ca=/dev/null"},
+                   {"TLS CA file '/dev/null': no PEM certificate in it"}});
   cases.push_back({{"run", "--db", kDb, "--target", "redis+cluster://127.0.0.1:1"},
                    {"Redis Cluster targets are not driven by this kvdrive yet"}});
   cases.push_back({{"run", "--db", kDb}, {"--target is required"}});
