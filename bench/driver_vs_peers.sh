@@ -126,7 +126,7 @@ kvdrive_run() { # config proto uri ratio size pipeline round
   run_id=$(jq -r .run_id "$work/kv.json")
   ops=$(jq '[.phases[] | select(.phase == "mixed") | .ops] | add' "$work/kv.json")
   secs=$(jq '[.phases[] | select(.phase == "mixed") | .seconds] | max' "$work/kv.json")
-  mean=$(jq '[.phases[] | select(.phase == "mixed")] | (map(.ops * .mean_us) | add) / (map(.ops) | add)' "$work/kv.json")
+  mean=$(jq '[.phases[] | select(.phase == "mixed")] | (map(.ops * .lat_mean_us) | add) / (map(.ops) | add)' "$work/kv.json")
   p99=$(sqlite3 "$db" "WITH c AS (SELECT upper_us, SUM(count) n FROM latency_buckets
       WHERE timing = 'sent' AND phase_id IN (SELECT phase_id FROM phases WHERE run_id = $run_id AND kind = 'mixed')
       GROUP BY upper_us), t AS (SELECT upper_us, SUM(n) OVER (ORDER BY upper_us) cum, SUM(n) OVER () tot FROM c)

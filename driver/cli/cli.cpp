@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <charconv>
@@ -328,7 +329,8 @@ int kvdrive_main(int argc, char** argv) {
 
   RunOptions opts;
   std::string timeout = "5s", scenario, scale_text, max_errors, processes, process_index;
-  std::string give_up = "30s";
+  std::string give_up = "30s", run_percentiles, run_json_out;
+  RunOutputs run_outputs;
   auto* run = app.add_subcommand("run", "Benchmark one or more stores, one after another");
   run->add_option("--db", opts.db_path, "Results file (SQLite; created if missing)")
       ->required()
@@ -371,6 +373,13 @@ int kvdrive_main(int argc, char** argv) {
       ->capture_default_str()
       ->check(parsed_by(parse_duration_us, "DURATION"));
   run->add_flag("--json", opts.json, "Print the summary as JSON");
+  run->add_option("--percentiles", run_percentiles,
+                  "Latency percentiles shown per phase, e.g. 50,90,99,99.9,99.99 (the max is "
+                  "always shown) [default: 50,90,99,99.9]")
+      ->check(parsed_by(parse_percentiles, "LIST"));
+  run->add_option("--json-out", run_json_out,
+                  "Also write the run as one JSON document to this file (docs/output-fields.md)")
+      ->check(non_empty());
   run->add_option("--monitor", opts.monitors,
                   "kvmon HOST:PORT (kvmon --listen) to pull samples from into the results file, "
                   "in kvdrive's time base; repeatable");
@@ -391,7 +400,9 @@ int kvdrive_main(int argc, char** argv) {
   std::string report_db;
   std::vector<std::string> report_runs_text;
   std::vector<int64_t> report_run_ids;
-  std::string report_format = "text", report_html;
+  std::string report_format = "text", report_html, report_percentiles, report_json_out, report_out,
+              report_table;
+  PercentileList report_list = default_percentiles();
   auto* report = app.add_subcommand("report", "Print the results recorded in a file");
   report->add_option("--db", report_db, "Results file")->required();
   report->add_option(
@@ -404,6 +415,23 @@ int kvdrive_main(int argc, char** argv) {
       ->add_option("--html", report_html,
                    "Also write one self-contained HTML page with charts (SVG) to this file")
       ->check(non_empty());
+  report
+      ->add_option("--percentiles", report_percentiles,
+                   "Latency percentiles shown per phase, e.g. 50,90,99,99.9,99.99 (the max is "
+                   "always shown) [default: 50,90,99,99.9]")
+      ->check(parsed_by(parse_percentiles, "LIST"));
+  report
+      ->add_option("--json-out", report_json_out,
+                   "Also write the runs as one JSON document to this file (docs/output-fields.md)")
+      ->check(non_empty());
+  report
+      ->add_option("--out", report_out,
+                   "With --format csv: write every table to DIR/TABLE.csv (the directory must "
+                   "exist)")
+      ->check(non_empty());
+  report->add_option("table", report_table,
+                     "With --format csv: the one table to print (runs, stores, phases, steps, "
+                     "server, timeline, process_samples, host_samples, events, comparison)");
 
   app.footer(
       "Exit codes: 0 done, 1 a store unreachable or the run failed, 2 bad arguments (nothing\n"
@@ -450,6 +478,14 @@ int kvdrive_main(int argc, char** argv) {
       if (opts.client.timeout_us > 86'400'000'000)
         throw std::invalid_argument("invalid --timeout '" + timeout + "': at most 24h");
       opts.command_line = redacted_command_line(argc, argv);
+      if (!run_percentiles.empty()) run_outputs.percentiles = parse_percentiles(run_percentiles);
+      if (!run_json_out.empty()) {
+        if (opts.process_count > 1)
+          throw std::invalid_argument("--json-out is not available with --processes yet");
+        check_output_path("--json-out", run_json_out);
+        check_not_results_file("--json-out", run_json_out, opts.db_path);
+        run_outputs.json_out = run_json_out;
+      }
       opts.progress = !opts.json;
       check_memcached_ttl(check_run_options(opts), opts.steps);
     }
@@ -460,6 +496,31 @@ int kvdrive_main(int argc, char** argv) {
       if (!report_html.empty()) {
         check_output_path("--html", report_html);
         check_not_results_file("--html", report_html, report_db);
+      }
+      if (!report_json_out.empty()) {
+        check_output_path("--json-out", report_json_out);
+        check_not_results_file("--json-out", report_json_out, report_db);
+      }
+      if (!report_percentiles.empty()) report_list = parse_percentiles(report_percentiles);
+      const ReportFormat format = parse_report_format(report_format);
+      if (format != ReportFormat::csv && (!report_out.empty() || !report_table.empty()))
+        throw std::invalid_argument(std::string(report_out.empty() ? "a table name" : "--out") +
+                                    " goes with --format csv");
+      if (!report_out.empty() && !report_table.empty())
+        throw std::invalid_argument("--out writes every table: give it or a table name, not both");
+      if (format == ReportFormat::csv && report_out.empty() && report_table.empty())
+        throw std::invalid_argument(
+            "--format csv prints one table: name it (kvdrive report --format csv phases) or "
+            "write every table with --out DIR");
+      if (!report_table.empty()) {
+        const auto& names = csv_table_names();
+        if (std::find(names.begin(), names.end(), report_table) == names.end())
+          throw std::invalid_argument("unknown table '" + report_table + "'");
+      }
+      if (!report_out.empty()) {
+        std::error_code ec;
+        if (!std::filesystem::is_directory(report_out, ec))
+          throw std::invalid_argument("--out '" + report_out + "': not a directory");
       }
     }
   } catch (const CLI::ParseError& e) {
@@ -492,7 +553,7 @@ int kvdrive_main(int argc, char** argv) {
       opts.quiet = opts.quiet || !opts.run_group.empty();
       opts.progress = opts.progress && opts.run_group.empty();
       RunRecord rec = run_benchmark(opts, g_stop);
-      return print_run_record(rec, opts, std::cout);
+      return print_run_record(rec, opts, std::cout, run_outputs);
     }
     if (scenarios->parsed()) {
       list_scenarios(std::cout);
@@ -513,7 +574,30 @@ int kvdrive_main(int argc, char** argv) {
           [&] { check_not_results_file("--html", report_html, report_db); });
       std::cerr << "kvdrive: wrote " << report_html << "\n";
     }
-    print_report(db, report_run_ids, parse_report_format(report_format), std::cout);
+    const PercentileList& list = report_list;
+    if (!report_json_out.empty()) {
+      write_file_atomically(
+          report_json_out,
+          [&](std::ostream& o) { write_json_document(db, report_run_ids, list, o); },
+          [&] { check_not_results_file("--json-out", report_json_out, report_db); });
+      std::cerr << "kvdrive: wrote " << report_json_out << "\n";
+    }
+    if (!report_out.empty()) {
+      for (const auto& name : csv_table_names()) {
+        std::ostringstream csv;
+        print_csv_table(db, report_run_ids, name, list, csv);
+        if (csv.str().empty()) continue;
+        const std::string path = (std::filesystem::path(report_out) / (name + ".csv")).string();
+        check_not_results_file("--out", path, report_db);
+        write_file_atomically(
+            path, [&](std::ostream& o) { o << csv.str(); },
+            [&] { check_not_results_file("--out", path, report_db); });
+        std::cerr << "kvdrive: wrote " << path << "\n";
+      }
+      return kExitOk;
+    }
+    print_report(db, report_run_ids, parse_report_format(report_format), std::cout, list,
+                 report_table);
     return kExitOk;
   } catch (const std::invalid_argument& e) {
     return usage_error(e.what());

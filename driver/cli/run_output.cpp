@@ -2,17 +2,34 @@
 
 #include <string>
 
+#include "cli/output_file.hpp"
 #include "kvbench/log.hpp"
+#include "kvbench/schema.hpp"
 #include "report/report.hpp"
 
 namespace kv::drive {
 
-int print_run_record(RunRecord& rec, const RunOptions& opts, std::ostream& out) {
+int print_run_record(RunRecord& rec, const RunOptions& opts, std::ostream& out,
+                     const RunOutputs& outputs) {
   const std::string status = phase_status_name(rec.status);
+  bool outputs_failed = false;
+  if (!outputs.json_out.empty()) {
+    try {
+      write_file_atomically(
+          outputs.json_out,
+          [&](std::ostream& o) {
+            write_json_document(rec.db, {rec.run_id}, outputs.percentiles, o);
+          },
+          [&] { check_not_results_file("--json-out", outputs.json_out, opts.db_path); });
+    } catch (const std::exception& e) {
+      log_error() << e.what();
+      outputs_failed = true;
+    }
+  }
   if (opts.quiet) {
     // a group member: the parent prints the group's summary
   } else if (opts.json) {
-    print_run_json(rec.db, rec.run_id, out);
+    print_run_json(rec.db, rec.run_id, out, outputs.percentiles);
   } else {
     out << "\n";
     // A run that did not complete says so before any figure (its table still shows req/s).
@@ -21,11 +38,12 @@ int print_run_record(RunRecord& rec, const RunOptions& opts, std::ostream& out) 
           << (rec.status == PhaseStatus::failed ? "FAILED" : status.c_str())
           << (rec.error.empty() ? "" : ": " + rec.error) << "\n\n";
     }
-    print_run_summary(rec.db, rec.run_id, out);
+    print_run_summary(rec.db, rec.run_id, out, outputs.percentiles);
     out << "\nresults: " << opts.db_path << " (run " << rec.run_id << ", " << status << ")\n";
   }
   if (rec.status == PhaseStatus::failed) log_error() << rec.error;
-  return run_exit_code(rec.status);
+  const int code = run_exit_code(rec.status);
+  return code == kExitOk && outputs_failed ? kExitFailed : code;
 }
 
 int print_group_record(GroupRecord& rec, const RunOptions& opts, std::ostream& out) {

@@ -2,15 +2,26 @@
 #pragma once
 
 #include <ostream>
+#include <string>
 
 #include "engine/process_group.hpp"
 #include "engine/run.hpp"
+#include "report/percentiles.hpp"
 
 namespace kv::drive {
 
-// Prints the run's summary (nothing with opts.quiet; JSON with opts.json), a run that did not
-// complete saying so first, and logs a failed run's error. Returns the run's exit code.
-int print_run_record(RunRecord& rec, const RunOptions& opts, std::ostream& out);
+// What `kvdrive run` writes besides the results file.
+struct RunOutputs {
+  PercentileList percentiles = default_percentiles();  // --percentiles, of the summary
+  std::string json_out;                                // --json-out FILE, or empty
+};
+
+// Writes `outputs.json_out` (the run as one JSON document), then prints the run's summary
+// (nothing with opts.quiet; JSON with opts.json), a run that did not complete saying so first,
+// and logs a failed run's error. Returns the run's exit code (1 also when the JSON file could
+// not be written; the run stays recorded).
+int print_run_record(RunRecord& rec, const RunOptions& opts, std::ostream& out,
+                     const RunOutputs& outputs = {});
 
 // Prints the group's summary (JSON with opts.json) after one line per process that did not
 // complete, and logs those lines. Returns the group's exit code.

@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "kvbench/clock.hpp"
+#include "kvbench/version.hpp"
+#include "report/data_tables.hpp"
 #include "report/report_hints.hpp"
 #include "report/report_tables.hpp"
 #include "report/text_table.hpp"
@@ -29,8 +31,9 @@ void print_run_header(Statement& r, std::ostream& out) {
 
 }  // namespace
 
-void print_run_summary(Database& db, int64_t run_id, std::ostream& out) {
-  auto tables = run_tables(db, run_id);
+void print_run_summary(Database& db, int64_t run_id, std::ostream& out,
+                       const PercentileList& percentiles) {
+  auto tables = run_tables(db, run_id, percentiles);
   if (tables.empty()) {
     out << "  (no measurements)\n";
     return;
@@ -106,40 +109,213 @@ void print_group_json(Database& db, const std::string& group, int processes,
   out << j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
 }
 
-void print_run_json(Database& db, int64_t run_id, std::ostream& out) {
-  auto r = db.prepare("SELECT status, started_ts_us, ended_ts_us, name FROM runs WHERE run_id = ?");
-  r.bind(1, run_id);
-  if (!r.step())
-    throw std::invalid_argument("no run " + std::to_string(run_id) + " in " + db.path());
-  nlohmann::ordered_json run;
-  run["run_id"] = run_id;
-  run["status"] = r.column_text(0);
-  run["name"] =
-      r.is_null(3) ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(r.column_text(3));
-  run["started_ts_us"] = r.column_int(1);
-  run["ended_ts_us"] =
-      r.is_null(2) ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(r.column_int(2));
-  auto& phases = run["phases"] = nlohmann::ordered_json::array();
-  auto p = db.prepare(
-      "SELECT store, protocol, phase, op, ops, seconds, req_per_s, mib_per_s, lat_mean_us, "
-      "lat_p50_us, lat_p99_us, lat_max_us, hits, misses, errors, timeouts, wrong, late, status "
-      "FROM phase_summary WHERE run_id = ? ORDER BY phase_id, op DESC");
-  p.bind(1, run_id);
-  const char* names[] = {"store",    "protocol",  "phase",     "op",      "ops",
-                         "seconds",  "req_per_s", "mib_per_s", "mean_us", "p50_us",
-                         "p99_us",   "max_us",    "hits",      "misses",  "errors",
-                         "timeouts", "wrong",     "late",      "status"};
-  while (p.step()) {
-    nlohmann::ordered_json phase;
-    for (int c = 0; c < 19; ++c) {
-      const bool text = c < 4 || c == 18;
-      phase[names[c]] = text ? nlohmann::ordered_json(p.column_text(c)) : json_figure(p, c);
-    }
-    phases.push_back(std::move(phase));
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+// A cell as JSON: its raw value (a whole number as an integer), its text, or null ("-").
+Json json_cell(const ReportCell& c) {
+  if (c.value) {
+    const double v = *c.value;
+    if (!std::isfinite(v)) return nullptr;
+    if (v == std::floor(v) && std::fabs(v) < 9.0e15) return static_cast<int64_t>(v);
+    return v;
   }
+  if (c.text == "-") return nullptr;
+  return c.text;
+}
+
+Json json_rows(const ReportTable& t) {
+  Json rows = Json::array();
+  for (const auto& row : t.rows) {
+    Json o = Json::object();
+    for (size_t c = 0; c < t.keys.size() && c < row.size(); ++c) o[t.keys[c]] = json_cell(row[c]);
+    rows.push_back(std::move(o));
+  }
+  return rows;
+}
+
+// The run object: its row, parameters, tables, validity and (with `series`) its series.
+Json run_json(Database& db, int64_t run_id, const PercentileList& percentiles, bool series) {
+  const ReportTable row = run_row_table(db, run_id);
+  if (row.rows.empty())
+    throw std::invalid_argument("no run " + std::to_string(run_id) + " in " + db.path());
+  Json run = json_rows(row).at(0);
+  {
+    auto p = db.prepare("SELECT parameters FROM runs WHERE run_id = ?");
+    p.bind(1, run_id);
+    Json params = nullptr;
+    if (p.step() && !p.is_null(0)) {
+      params = Json::parse(p.column_text(0), nullptr, false);
+      if (params.is_discarded()) params = nullptr;
+    }
+    run["parameters"] = std::move(params);
+  }
+  auto tables = run_tables(db, run_id, percentiles);
+  for (const char* name : {"stores", "phases", "steps", "server"}) {
+    run[name] = Json::array();
+    for (const auto& t : tables)
+      if (t.name == name) run[name] = json_rows(t);
+  }
+  Json hints = Json::array();
+  for (const auto& h : compute_hints(db, run_id)) {
+    Json o;
+    o["kind"] = h.kind;
+    o["store"] = h.store.empty() ? Json(nullptr) : Json(h.store);
+    o["message"] = h.message;
+    o["rule"] = h.rule;
+    o["ts_us"] = h.ts_us ? Json(*h.ts_us) : Json(nullptr);
+    hints.push_back(std::move(o));
+  }
+  run["hints"] = std::move(hints);
+  for (const auto& t : series_tables(db, run_id))
+    if (series || t.name == "events") run[t.name] = json_rows(t);
+  return run;
+}
+
+std::string dump(const Json& j) {
   // Text from a store or an older file may hold bytes that are not UTF-8: replaced (U+FFFD) so
   // the output stays JSON.
-  out << run.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
+  return j.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+// The tables named `name` of each listed run, with their lead columns and values.
+struct LeadTable {
+  std::vector<std::string> lead_keys, lead_values;
+  ReportTable table;
+};
+
+std::vector<LeadTable> tables_named(Database& db, const std::vector<int64_t>& runs,
+                                    const std::vector<int64_t>& listed, const std::string& name,
+                                    const PercentileList& percentiles) {
+  std::vector<LeadTable> out;
+  if (name == "comparison") {
+    auto compared = listed.size() >= 2 ? comparison_tables(db, listed) : std::vector<ReportTable>{};
+    for (size_t i = 0; i < compared.size(); ++i)
+      out.push_back({{"base_run_id", "run_id"},
+                     {std::to_string(listed[0]), std::to_string(listed[i + 1])},
+                     std::move(compared[i])});
+    return out;
+  }
+  for (int64_t id : runs) {
+    std::vector<ReportTable> ts;
+    if (name == "runs")
+      ts.push_back(run_row_table(db, id));
+    else if (name == "timeline" || name == "process_samples" || name == "host_samples" ||
+             name == "events")
+      ts = series_tables(db, id);
+    else
+      ts = run_tables(db, id, percentiles);
+    for (auto& t : ts) {
+      if (t.name != name) continue;
+      if (name == "runs")
+        out.push_back({{}, {}, std::move(t)});
+      else
+        out.push_back({{"run_id"}, {std::to_string(id)}, std::move(t)});
+    }
+  }
+  return out;
+}
+
+std::string csv_value(const ReportCell& c) {
+  if (c.value) {
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%.10g", *c.value);
+    return buf;
+  }
+  return c.text == "-" ? "" : c.text;
+}
+
+std::string csv_quoted(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+// Tables of several runs under one header: the union of their keys, each key placed after the
+// key it followed in the first table that has it.
+void print_merged_csv(const std::vector<LeadTable>& tables, std::ostream& out) {
+  std::vector<std::string> keys;
+  for (const auto& lt : tables) {
+    auto at = keys.begin();
+    for (const auto& k : lt.table.keys) {
+      auto found = std::find(keys.begin(), keys.end(), k);
+      at = found != keys.end() ? found + 1 : keys.insert(at, k) + 1;
+    }
+  }
+  const auto& lead = tables.front().lead_keys;
+  std::vector<std::string> header(lead);
+  header.insert(header.end(), keys.begin(), keys.end());
+  auto line = [&](const std::vector<std::string>& cells) {
+    for (size_t i = 0; i < cells.size(); ++i) out << (i ? "," : "") << csv_quoted(cells[i]);
+    out << "\n";
+  };
+  line(header);
+  for (const auto& lt : tables) {
+    std::vector<int> where;
+    for (const auto& k : keys) {
+      auto it = std::find(lt.table.keys.begin(), lt.table.keys.end(), k);
+      where.push_back(it == lt.table.keys.end() ? -1
+                                                : static_cast<int>(it - lt.table.keys.begin()));
+    }
+    for (const auto& row : lt.table.rows) {
+      std::vector<std::string> cells(lt.lead_values);
+      for (int w : where)
+        cells.push_back(w < 0 || static_cast<size_t>(w) >= row.size()
+                            ? std::string()
+                            : csv_value(row[static_cast<size_t>(w)]));
+      line(cells);
+    }
+  }
+}
+
+}  // namespace
+
+void print_run_json(Database& db, int64_t run_id, std::ostream& out,
+                    const PercentileList& percentiles) {
+  out << dump(run_json(db, run_id, percentiles, false)) << "\n";
+}
+
+void write_json_document(Database& db, const std::vector<int64_t>& run_ids,
+                         const PercentileList& percentiles, std::ostream& out) {
+  Json doc;
+  doc["format"] = "kvbench-results";
+  doc["format_version"] = 1;
+  doc["kvdrive_version"] = version();
+  doc["percentiles"] = percentiles.values;
+  Json& runs = doc["runs"] = Json::array();
+  for (int64_t id : report_runs(db, run_ids)) runs.push_back(run_json(db, id, percentiles, true));
+  Json& comparison = doc["comparison"] = Json::array();
+  for (const auto& lt : tables_named(db, {}, run_ids, "comparison", percentiles))
+    for (auto row : json_rows(lt.table)) {
+      Json o;
+      o["base_run_id"] = std::stoll(lt.lead_values[0]);
+      o["run_id"] = std::stoll(lt.lead_values[1]);
+      for (auto& [k, v] : row.items()) o[k] = v;
+      comparison.push_back(std::move(o));
+    }
+  out << dump(doc) << "\n";
+}
+
+const std::vector<std::string>& csv_table_names() {
+  static const std::vector<std::string> names{
+      "runs",     "stores",          "phases",       "steps",  "server",
+      "timeline", "process_samples", "host_samples", "events", "comparison"};
+  return names;
+}
+
+void print_csv_table(Database& db, const std::vector<int64_t>& run_ids, const std::string& table,
+                     const PercentileList& percentiles, std::ostream& out) {
+  const auto& names = csv_table_names();
+  if (std::find(names.begin(), names.end(), table) == names.end()) {
+    std::string list;
+    for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+    throw std::invalid_argument("unknown table '" + table + "' (expected one of " + list + ")");
+  }
+  auto tables = tables_named(db, report_runs(db, run_ids), run_ids, table, percentiles);
+  if (tables.empty()) return;
+  print_merged_csv(tables, out);
 }
 
 std::vector<int64_t> report_runs(Database& db, const std::vector<int64_t>& run_ids) {
@@ -161,32 +337,19 @@ ReportFormat parse_report_format(const std::string& s) {
 }
 
 void print_report(Database& db, const std::vector<int64_t>& run_ids, ReportFormat format,
-                  std::ostream& out) {
+                  std::ostream& out, const PercentileList& percentiles,
+                  const std::string& csv_table) {
   auto runs = report_runs(db, run_ids);
-  if (runs.empty() && format == ReportFormat::text) out << db.path() << " holds no runs yet\n";
-  auto compared = run_ids.size() >= 2 ? comparison_tables(db, run_ids) : std::vector<ReportTable>{};
   if (format == ReportFormat::json) {
-    for (int64_t id : runs) print_run_json(db, id, out);
+    write_json_document(db, run_ids, percentiles, out);
     return;
   }
   if (format == ReportFormat::csv) {
-    // Machine form: the long per-step table instead of the pivot; one table after another.
-    bool first = true;
-    for (int64_t id : runs) {
-      for (const auto& t : run_tables(db, id)) {
-        if (t.name == "steps_pivot") continue;
-        if (!first) out << "\n";
-        first = false;
-        print_table_csv(t, out, "run_id", std::to_string(id));
-      }
-    }
-    for (const auto& t : compared) {
-      if (!first) out << "\n";
-      first = false;
-      print_table_csv(t, out);
-    }
+    print_csv_table(db, run_ids, csv_table, percentiles, out);
     return;
   }
+  if (runs.empty()) out << db.path() << " holds no runs yet\n";
+  auto compared = run_ids.size() >= 2 ? comparison_tables(db, run_ids) : std::vector<ReportTable>{};
   auto r = db.prepare(
       "SELECT run_id, name, started_ts_us, status, ended_ts_us, client_host, error "
       "FROM runs WHERE run_id = ?");
@@ -195,7 +358,7 @@ void print_report(Database& db, const std::vector<int64_t>& run_ids, ReportForma
     r.bind(1, runs[i]);
     r.step();
     print_run_header(r, out);
-    print_run_summary(db, runs[i], out);
+    print_run_summary(db, runs[i], out, percentiles);
     r.reset();
   }
   for (const auto& t : compared) {

@@ -9,14 +9,36 @@
 #include <vector>
 
 #include "kvbench/sqlite.hpp"
+#include "report/percentiles.hpp"
 
 namespace kv::drive {
 
 // The published-table shape for one run: store, write req/s, read req/s, p99s, errors; then
-// one line per phase and op.
-void print_run_summary(Database& db, int64_t run_id, std::ostream& out);
-// The same as JSON: {"run_id", "status", "phases": [{store, phase, op, ops, req_per_s, ...}]}.
-void print_run_json(Database& db, int64_t run_id, std::ostream& out);
+// one line per phase and op, with `percentiles` and the max of each.
+void print_run_summary(Database& db, int64_t run_id, std::ostream& out,
+                       const PercentileList& percentiles = default_percentiles());
+// The same as one JSON object on one line (`kvdrive run --json`): the run object of
+// write_json_document without its per-second and kvmon sample series.
+void print_run_json(Database& db, int64_t run_id, std::ostream& out,
+                    const PercentileList& percentiles = default_percentiles());
+// The listed runs (every run when empty) as one JSON document, the structure of
+// docs/output-fields.md (format "kvbench-results", format_version 1): the percentile list, then
+// per run its parameters, tables (stores, phases, steps, server), validity (status, error,
+// hints, events) and series (timeline, process_samples, host_samples); then the comparison of
+// each later run with the first when two or more are listed. Names are the CSV files' keys.
+void write_json_document(Database& db, const std::vector<int64_t>& run_ids,
+                         const PercentileList& percentiles, std::ostream& out);
+
+// The tables of the machine formats, by name: runs, stores, phases, steps, server, timeline,
+// process_samples, host_samples, events, comparison (see docs/output-fields.md).
+const std::vector<std::string>& csv_table_names();
+// One table of the listed runs (every run when empty) as CSV: a header line of keys, a leading
+// run_id column (base_run_id, run_id for comparison), rows of every run under one header (the
+// union of their columns); nothing at all when no listed run has that table (steps outside
+// scenario runs, server without kvmon, comparison with fewer than two runs). Throws
+// std::invalid_argument for a name not in csv_table_names().
+void print_csv_table(Database& db, const std::vector<int64_t>& run_ids, const std::string& table,
+                     const PercentileList& percentiles, std::ostream& out);
 // A --processes group: per store, phase kind and op, the requests of all its processes over
 // the group's wall-clock time.
 void print_group_summary(Database& db, const std::string& group, std::ostream& out);
@@ -37,12 +59,12 @@ ReportFormat parse_report_format(const std::string& s);
 std::vector<int64_t> report_runs(Database& db, const std::vector<int64_t>& run_ids);
 // The listed runs (every run when empty) in one format:
 //  - text: each run's header and tables, as print_run_summary;
-//  - csv:  one table after another, each a header line of column keys and raw values in the
-//          results file's units (req/s, µs), a leading run_id column, a blank line between;
-//  - json: print_run_json for each run, one object per line.
-// With two or more runs listed, text and csv end with the comparison tables (ratios of each
-// run to the first, per store and op; see comparison_tables).
+//  - csv:  print_csv_table of `csv_table` (required: one table per stream);
+//  - json: write_json_document.
+// With two or more runs listed, text ends with the comparison tables (ratios of each run to the
+// first, per store and op; see comparison_tables).
 void print_report(Database& db, const std::vector<int64_t>& run_ids, ReportFormat format,
-                  std::ostream& out);
+                  std::ostream& out, const PercentileList& percentiles = default_percentiles(),
+                  const std::string& csv_table = "phases");
 
 }  // namespace kv::drive

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <map>
 
+#include "report/percentiles.hpp"
 #include "report/text_table.hpp"
 
 namespace kv::drive {
@@ -143,7 +144,8 @@ void add_server_side(Database& db, int64_t run_id, std::vector<ReportTable>& out
   if (any) out.push_back(std::move(t));
 }
 
-std::vector<ReportTable> run_tables(Database& db, int64_t run_id) {
+std::vector<ReportTable> run_tables(Database& db, int64_t run_id,
+                                    const PercentileList& percentiles) {
   std::vector<ReportTable> out;
   add_steps(db, run_id, out);
   // write: the sets of load phases, read: the gets of read phases, mixed: every answered
@@ -186,30 +188,45 @@ std::vector<ReportTable> run_tables(Database& db, int64_t run_id) {
   }
   if (stores.rows.empty()) return out;
   out.push_back(std::move(stores));
+  // The percentiles asked for (--percentiles), from each phase's histogram, then the max.
+  const PhasePercentiles pct = run_percentiles(db, run_id, percentiles);
   ReportTable phases{
       "phases",
       "per phase and op",
-      {"store", "phase", "op", "requests", "seconds", "req/s", "failed/s", "MiB/s", "mean ms",
-       "p50 ms", "p99 ms", "max ms", "hits", "misses", "errors", "timeouts", "wrong", "status"},
+      {"store", "phase", "op", "requests", "seconds", "req/s", "failed/s", "MiB/s", "mean ms"},
       {"store", "phase", "op", "ops", "seconds", "req_per_s", "failed_per_s", "mib_per_s",
-       "lat_mean_us", "lat_p50_us", "lat_p99_us", "lat_max_us", "hits", "misses", "errors",
-       "timeouts", "wrong", "status"},
+       "lat_mean_us"},
       {},
       {},
       {}};
+  for (double q : percentiles.values) {
+    phases.header.push_back(percentile_label(q) + " ms");
+    phases.keys.push_back("lat_" + percentile_name(q) + "_us");
+  }
+  phases.header.insert(phases.header.end(),
+                       {"max ms", "hits", "misses", "errors", "timeouts", "wrong", "status"});
+  phases.keys.insert(phases.keys.end(),
+                     {"lat_max_us", "hits", "misses", "errors", "timeouts", "wrong", "status"});
   auto p = db.prepare(
-      "SELECT store, phase, op, ops, seconds, req_per_s, mib_per_s, lat_mean_us, lat_p50_us, "
-      "lat_p99_us, lat_max_us, hits, misses, errors, timeouts, wrong, status, failed_per_s "
+      "SELECT store, phase, op, ops, seconds, req_per_s, mib_per_s, lat_mean_us, phase_id, "
+      "lat_max_us, hits, misses, errors, timeouts, wrong, status, failed_per_s "
       "FROM phase_summary WHERE run_id = ? ORDER BY phase_id, op DESC");
   p.bind(1, run_id);
   while (p.step()) {
     bool get = p.column_text(2) == "get";
     auto get_only = [&](int col) { return get ? count(opt(p, col)) : text("-"); };
-    phases.rows.push_back(
-        {text(p.column_text(0)), text(p.column_text(1)), text(p.column_text(2)), count(opt(p, 3)),
-         fixed(opt(p, 4), 1), count(opt(p, 5)), count(opt(p, 17)), fixed(opt(p, 6), 2),
-         ms(opt(p, 7)), ms(opt(p, 8)), ms(opt(p, 9)), ms(opt(p, 10)), get_only(11), get_only(12),
-         count(opt(p, 13)), count(opt(p, 14)), get_only(15), text(p.column_text(16))});
+    std::vector<ReportCell> row{
+        text(p.column_text(0)), text(p.column_text(1)), text(p.column_text(2)),
+        count(opt(p, 3)),       fixed(opt(p, 4), 1),    count(opt(p, 5)),
+        count(opt(p, 16)),      fixed(opt(p, 6), 2),    ms(opt(p, 7))};
+    const auto it = pct.find({p.column_int(8), p.column_text(2)});
+    for (size_t i = 0; i < percentiles.values.size(); ++i) {
+      const bool known = it != pct.end() && it->second[i].has_value();
+      row.push_back(ms(known ? *it->second[i] : std::nan("")));
+    }
+    row.insert(row.end(), {ms(opt(p, 9)), get_only(10), get_only(11), count(opt(p, 12)),
+                           count(opt(p, 13)), get_only(14), text(p.column_text(15))});
+    phases.rows.push_back(std::move(row));
   }
   out.push_back(std::move(phases));
   add_server_side(db, run_id, out);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kvbench/sqlite.hpp"
+#include "report/percentiles.hpp"
 
 namespace kv::drive {
 
@@ -28,9 +29,11 @@ struct ReportTable {
   std::vector<std::string> notes_before, notes_after;  // printed around the text table
 };
 
-// A run's tables: steps_pivot and steps for scenario runs, then stores and phases. Tables with
-// no rows are left out (a run without measurements gives none).
-std::vector<ReportTable> run_tables(Database& db, int64_t run_id);
+// A run's tables: steps_pivot and steps for scenario runs, then stores, phases (with the
+// `percentiles` of each phase, then its max) and server. Tables with no rows are left out (a
+// run without measurements gives none).
+std::vector<ReportTable> run_tables(Database& db, int64_t run_id,
+                                    const PercentileList& percentiles = default_percentiles());
 // Runs side by side: for each run after the first, its store_summary against the first run's,
 // stores matched by protocol and position (the 2nd redis target with the 2nd redis target),
 // with ratios later/first per store and op.

@@ -76,7 +76,7 @@ TEST(KvdriveJson, SummaryReportAndParametersAreStrictJsonWithoutRepeatedKeys) {
   ASSERT_EQ(report.exit_code, 0) << report.output;
   ASSERT_NO_THROW(repeated = repeated_keys(report.output)) << report.output;
   EXPECT_TRUE(repeated.empty());
-  EXPECT_EQ(json::parse(report.output)["name"], name);
+  EXPECT_EQ(json::parse(report.output)["runs"][0]["name"], name);
 }
 
 // --json with --processes printed the group's text table: JSON too now.

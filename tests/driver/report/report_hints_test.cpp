@@ -8,6 +8,7 @@
 
 #include "kvbench/schema.hpp"
 #include "report/html_report.hpp"
+#include "report/percentiles.hpp"
 #include "report/report.hpp"
 #include "servers.hpp"
 
@@ -211,26 +212,45 @@ TEST(ReportFormats, CsvTablesAndComparisonRatios) {
     s.phase(run, run * 10, "", "load", 0, {1000 * run});
     s.phase(run, run * 10 + 1, "", "load", 2, {4000});
   }
-  std::ostringstream csv;
-  kv::drive::print_report(s.db, {1, 2}, kv::drive::ReportFormat::csv, csv);
-  std::string out = csv.str();
+  // One table per stream, every listed run under one header (no stacked tables).
+  auto csv_of = [&](const std::string& table) {
+    std::ostringstream csv;
+    kv::drive::print_csv_table(s.db, {1, 2}, table, kv::drive::default_percentiles(), csv);
+    return csv.str();
+  };
+  std::string out = csv_of("stores");
   EXPECT_EQ(
       out.rfind("run_id,store,write_req_per_s,read_req_per_s,write_p99_us,read_p99_us,errors\n"
                 "1,redis://h:10,1000,,",
                 0),
       0u)
       << out;
-  EXPECT_NE(out.find("\n\nrun_id,store,phase,op,ops,"), std::string::npos);
-  EXPECT_NE(out.find("\nredis://h:10 / redis://h:20,write,1000,2000,2,"), std::string::npos) << out;
-  EXPECT_NE(out.find("\nmemcached://h:11 / memcached://h:21,write,4000,4000,1,"), std::string::npos)
+  EXPECT_EQ(out.find("\n\n"), std::string::npos) << out;
+  EXPECT_EQ(out.find("run_id,", 1), std::string::npos) << out;  // one header
+  EXPECT_NE(out.find("\n2,redis://h:20,2000,"), std::string::npos) << out;
+  EXPECT_EQ(csv_of("phases").rfind("run_id,store,phase,op,ops,seconds,req_per_s,failed_per_s,"
+                                   "mib_per_s,lat_mean_us,lat_p50_us,lat_p90_us,lat_p99_us,"
+                                   "lat_p999_us,lat_max_us,hits,",
+                                   0),
+            0u);
+  out = csv_of("comparison");
+  EXPECT_EQ(out.rfind("base_run_id,run_id,store,op,", 0), 0u) << out;
+  EXPECT_NE(out.find("\n1,2,redis://h:10 / redis://h:20,write,1000,2000,2,"), std::string::npos)
       << out;
+  EXPECT_NE(out.find("\n1,2,memcached://h:11 / memcached://h:21,write,4000,4000,1,"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(csv_of("steps"), "");  // no scenario run
+  EXPECT_THROW(csv_of("nope"), std::invalid_argument);
   std::ostringstream text;
   kv::drive::print_report(s.db, {1, 2}, kv::drive::ReportFormat::text, text);
   EXPECT_NE(text.str().find("run 2 / run 1, stores matched by protocol and position:"),
             std::string::npos);
   std::ostringstream json;
   kv::drive::print_report(s.db, {2}, kv::drive::ReportFormat::json, json);
-  EXPECT_EQ(json.str().rfind("{\"run_id\":2,", 0), 0u);
+  EXPECT_EQ(json.str().rfind("{\"format\":\"kvbench-results\",\"format_version\":1,", 0), 0u)
+      << json.str();
+  EXPECT_NE(json.str().find("\"runs\":[{\"run_id\":2,"), std::string::npos);
   EXPECT_THROW(kv::drive::print_report(s.db, {3}, kv::drive::ReportFormat::text, text),
                std::invalid_argument);
   std::ostringstream html;
@@ -239,6 +259,46 @@ TEST(ReportFormats, CsvTablesAndComparisonRatios) {
   EXPECT_EQ(html.str().find("<script"), std::string::npos);
   EXPECT_EQ(html.str().find("http://"),
             html.str().find("http://www.w3.org/2000/svg"));  // no fetches
+}
+
+}  // namespace
+
+namespace {
+
+TEST(Percentiles, NamesListsAndTheClampToTheObservedRange) {
+  using kv::drive::percentile_label;
+  using kv::drive::percentile_name;
+  EXPECT_EQ(percentile_name(50), "p50");
+  EXPECT_EQ(percentile_name(99.9), "p999");
+  EXPECT_EQ(percentile_name(99.99), "p9999");
+  EXPECT_EQ(percentile_name(99.5), "p995");
+  EXPECT_EQ(percentile_name(5), "p05");
+  EXPECT_EQ(percentile_name(0.5), "p005");
+  EXPECT_EQ(percentile_label(99.99), "p99.99");
+  EXPECT_EQ(kv::drive::parse_percentiles("99.9,50,50,90").values,
+            (std::vector<double>{50, 90, 99.9}));
+  for (const char* bad : {"", "50,", "x", "100", "0", "99.9999", "1e400"})
+    EXPECT_THROW(kv::drive::parse_percentiles(bad), std::invalid_argument) << bad;
+
+  Synthetic s;
+  s.run(1);
+  s.target(10, 1, 0, "redis");
+  const int64_t phase = s.phase(1, 10, "", "read", 0, {100});
+  // 98 requests at <= 10 µs, 2 in the bucket up to 1000 µs, the slowest seen 500 µs.
+  s.db.exec("INSERT INTO latency_buckets (phase_id, op, timing, upper_us, count) VALUES (" +
+            std::to_string(phase) + ", 'get', 'sent', 10, 98), (" + std::to_string(phase) +
+            ", 'get', 'sent', 1000, 2)");
+  s.db.exec(
+      "INSERT INTO latency_range (phase_id, op, timing, count, min_us, max_us, mean_us) "
+      "VALUES (" +
+      std::to_string(phase) + ", 'get', 'sent', 100, 4, 500, 20)");
+  auto p = kv::drive::run_percentiles(s.db, 1, kv::drive::parse_percentiles("50,98,99,99.99"));
+  const auto& v = p.at({phase, "get"});
+  ASSERT_EQ(v.size(), 4u);
+  EXPECT_EQ(v[0], 10);   // rank 50 of 100
+  EXPECT_EQ(v[1], 10);   // rank 98: still the first bucket
+  EXPECT_EQ(v[2], 500);  // rank 99: the 1000 µs bucket, but nothing slower than 500 was seen
+  EXPECT_EQ(v[3], 500);
 }
 
 }  // namespace

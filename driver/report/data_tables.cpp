@@ -1,0 +1,141 @@
+// A run's raw series as report tables: see data_tables.hpp.
+#include "report/data_tables.hpp"
+
+#include <cmath>
+#include <set>
+#include <string>
+
+#include "report/report_hints.hpp"
+
+namespace kv::drive {
+namespace {
+
+// A table from one query: a column's key is its name; the `texts` columns are text, the rest
+// numbers (NULL stays empty). `bind` binds the query's parameters.
+template <typename Bind>
+ReportTable query_table(Database& db, std::string name, std::string title, const char* sql,
+                        const std::set<std::string>& texts, Bind bind) {
+  ReportTable t{std::move(name), std::move(title), {}, {}, {}, {}, {}};
+  auto s = db.prepare(sql);
+  bind(s);
+  for (int c = 0; c < s.column_count(); ++c) t.keys.push_back(s.column_name(c));
+  t.header = t.keys;
+  std::vector<bool> is_text;
+  for (const auto& k : t.keys) is_text.push_back(texts.count(k) > 0);
+  while (s.step()) {
+    std::vector<ReportCell> row;
+    for (int c = 0; c < s.column_count(); ++c) {
+      if (s.is_null(c))
+        row.push_back({"-", std::nullopt});
+      else if (is_text[static_cast<size_t>(c)])
+        row.push_back({s.column_text(c), std::nullopt});
+      else
+        row.push_back({s.column_text(c), s.column_double(c)});
+    }
+    t.rows.push_back(std::move(row));
+  }
+  return t;
+}
+
+// The kvmon instance chosen as each of the run's targets' store (store_instance).
+std::vector<std::pair<int64_t, int64_t>> store_instances(Database& db, int64_t run_id) {
+  std::vector<std::pair<int64_t, int64_t>> out;
+  auto s = db.prepare("SELECT target_id FROM targets WHERE run_id = ? ORDER BY ordinal");
+  s.bind(1, run_id);
+  std::vector<int64_t> targets;
+  while (s.step()) targets.push_back(s.column_int(0));
+  for (int64_t t : targets)
+    if (auto i = store_instance(db, t)) out.emplace_back(t, *i);
+  return out;
+}
+
+}  // namespace
+
+std::vector<ReportTable> series_tables(Database& db, int64_t run_id) {
+  std::vector<ReportTable> out;
+  auto by_run = [run_id](Statement& s) { s.bind(1, run_id); };
+  // Every second and op; the kvmon columns are the timeline view's (the store process's sample
+  // whose tick fell in the second, the host's likewise, the store's latest used_memory).
+  out.push_back(query_table(
+      db, "timeline", "per second and op",
+      "SELECT t.uri AS store, p.name AS phase, d.op, d.ts_us, d.interval_us, d.warmup, d.ops, "
+      "COALESCE(d.ok, d.ops - d.errors - d.timeouts) AS ok, "
+      "COALESCE(d.ok, d.ops - d.errors - d.timeouts) * 1e6 / d.interval_us AS req_per_s, "
+      "(d.errors + d.timeouts) * 1e6 / d.interval_us AS failed_per_s, "
+      "d.hits, d.misses, d.errors, d.timeouts, d.wrong, d.late, d.bytes_out, d.bytes_in, "
+      "d.lat_mean_us, d.lat_p50_us, d.lat_p90_us, d.lat_p99_us, d.lat_p999_us, d.lat_max_us, "
+      "d.uncorrected_p50_us, d.uncorrected_p99_us, d.uncorrected_max_us, "
+      "d.slip_p50_us, d.slip_p99_us, d.slip_max_us, "
+      "c.cpu_user_us AS client_cpu_user_us, c.cpu_system_us AS client_cpu_system_us, "
+      "c.busiest_thread_cpu_pct, c.spin_us AS client_spin_us, "
+      "tl.rss_kib, tl.swap_kib, tl.major_faults, tl.cpu_us AS store_cpu_us, tl.io_write_bytes, "
+      "tl.load1, tl.host_swap_used_kib, tl.pswpin, tl.pswpout, tl.store_used_memory "
+      "FROM driver_seconds d JOIN phases p ON p.phase_id = d.phase_id "
+      "JOIN targets t ON t.target_id = p.target_id "
+      "LEFT JOIN client_seconds c ON c.phase_id = d.phase_id AND c.ts_us = d.ts_us "
+      "LEFT JOIN timeline tl ON tl.phase_id = d.phase_id AND tl.ts_us = d.ts_us AND tl.op = d.op "
+      "WHERE p.run_id = ? ORDER BY t.ordinal, p.ordinal, d.ts_us, d.op DESC",
+      {"store", "phase", "op"}, by_run));
+
+  // kvmon's samples of each target's store process during the run.
+  ReportTable proc;
+  bool first = true;
+  auto instances = store_instances(db, run_id);
+  if (instances.empty()) instances.emplace_back(-1, -1);  // the header alone
+  for (const auto& [target, instance] : instances) {
+    auto t = query_table(
+        db, "process_samples", "kvmon samples of the stores",
+        "SELECT t.uri AS store, i.host, i.pid, i.name AS process, s.ts_us, s.scheduled_ts_us, "
+        "s.rss_kib, s.rss_anon_kib, s.rss_file_kib, s.rss_shmem_kib, s.swap_kib, s.vsize_kib, "
+        "s.cpu_user_us, s.cpu_system_us, s.threads, s.fds, s.io_read_bytes, s.io_write_bytes, "
+        "s.minor_faults, s.major_faults, s.ctx_voluntary, s.ctx_involuntary, s.pss_kib "
+        "FROM process_samples s JOIN process_instances i ON i.instance_id = s.instance_id "
+        "JOIN targets t ON t.target_id = ?1 JOIN runs r ON r.run_id = t.run_id "
+        "WHERE s.instance_id = ?2 AND s.ts_us BETWEEN r.started_ts_us "
+        " AND COALESCE(r.ended_ts_us, s.ts_us) ORDER BY s.ts_us",
+        {"store", "host", "process"}, [&](Statement& s) {
+          s.bind(1, target);
+          s.bind(2, instance);
+        });
+    if (first) {
+      proc = std::move(t);
+      first = false;
+    } else {
+      for (auto& row : t.rows) proc.rows.push_back(std::move(row));
+    }
+  }
+  out.push_back(std::move(proc));
+
+  out.push_back(query_table(
+      db, "host_samples", "kvmon samples of the hosts",
+      "SELECT m.host, h.ts_us, h.scheduled_ts_us, h.load1, h.load5, h.load15, h.mem_total_kib, "
+      "h.mem_available_kib, h.swap_total_kib, h.swap_free_kib, h.pswpin, h.pswpout, "
+      "h.pgmajfault, h.cpu_user_ticks, h.cpu_system_ticks, h.cpu_iowait_ticks, "
+      "h.cpu_steal_ticks, h.cpu_idle_ticks, h.psi_memory_some_avg10, h.psi_memory_full_avg10, "
+      "h.psi_io_some_avg10, h.psi_io_full_avg10, h.psi_cpu_some_avg10 "
+      "FROM host_samples h JOIN monitor_sessions m ON m.session_id = h.session_id "
+      "JOIN runs r ON r.run_id = ?1 "
+      "WHERE h.ts_us BETWEEN r.started_ts_us AND COALESCE(r.ended_ts_us, h.ts_us) "
+      "ORDER BY m.host, h.ts_us",
+      {"host"}, by_run));
+
+  out.push_back(query_table(db, "events", "events of the run",
+                            "SELECT e.ts_us, e.source, e.kind, e.message FROM events e "
+                            "WHERE e.run_id = ? ORDER BY e.ts_us, e.event_id",
+                            {"source", "kind", "message"}, by_run));
+  return out;
+}
+
+ReportTable run_row_table(Database& db, int64_t run_id) {
+  return query_table(
+      db, "runs", "the run",
+      "SELECT run_id, name, status, error, started_ts_us, ended_ts_us, "
+      "(ended_ts_us - started_ts_us) / 1e6 AS seconds, command_line, kvdrive_version, "
+      "client_host, client_pid, scenario, scale, run_group, process_index, process_count "
+      "FROM runs WHERE run_id = ?",
+      {"name", "status", "error", "command_line", "kvdrive_version", "client_host", "scenario",
+       "run_group"},
+      [run_id](Statement& s) { s.bind(1, run_id); });
+}
+
+}  // namespace kv::drive

@@ -1,0 +1,22 @@
+// A run's raw series as report tables, for the machine formats (CSV files, JSON): every second
+// the driver recorded beside what kvmon and the store saw in it, kvmon's samples of the stores
+// and of the host during the run, and the run's events. Column keys are the results file's
+// column names (units in the name: _us, _kib, _bytes); docs/output-fields.md lists them.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "kvbench/sqlite.hpp"
+#include "report/report_tables.hpp"
+
+namespace kv::drive {
+
+// "timeline", "process_samples", "host_samples", "events", in that order; each present even
+// when it has no rows (so a CSV file per table always exists, with its header).
+std::vector<ReportTable> series_tables(Database& db, int64_t run_id);
+
+// The run's own row ("runs": parameters, status, validity), one row.
+ReportTable run_row_table(Database& db, int64_t run_id);
+
+}  // namespace kv::drive

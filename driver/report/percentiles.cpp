@@ -1,0 +1,151 @@
+// The shared percentile list and a phase's percentiles from its histogram: see percentiles.hpp.
+#include "report/percentiles.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <stdexcept>
+
+namespace kv::drive {
+namespace {
+
+// A percentile in thousandths of a percent (99.9 → 99900): exact for up to 3 decimals.
+int64_t milli(double p) { return std::llround(p * 1000); }
+
+}  // namespace
+
+const PercentileList& default_percentiles() {
+  static const PercentileList list{{50, 90, 99, 99.9}};
+  return list;
+}
+
+PercentileList parse_percentiles(const std::string& text) {
+  auto bad = [&](const std::string& why) {
+    return std::invalid_argument("invalid --percentiles '" + text + "': " + why);
+  };
+  if (text.empty()) throw bad("expected a list such as 50,90,99,99.9");
+  PercentileList out;
+  size_t start = 0;
+  while (true) {
+    const size_t comma = text.find(',', start);
+    const std::string item =
+        text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    double v = 0;
+    auto [p, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+    if (item.empty() || ec != std::errc() || p != item.data() + item.size())
+      throw bad("'" + item + "' is not a number (expected a list such as 50,90,99,99.9)");
+    if (!(v > 0) || !(v < 100))
+      throw bad(item + " is not above 0 and below 100 (the maximum is always shown)");
+    const auto dot = item.find('.');
+    if (dot != std::string::npos && item.size() - dot - 1 > 3)
+      throw bad(item + " has more than 3 decimals");
+    out.values.push_back(static_cast<double>(milli(v)) / 1000);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  std::sort(out.values.begin(), out.values.end());
+  out.values.erase(std::unique(out.values.begin(), out.values.end()), out.values.end());
+  if (out.values.size() > 16) throw bad("at most 16 percentiles");
+  return out;
+}
+
+std::string percentile_name(double p) {
+  const int64_t m = milli(p);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%02lld", static_cast<long long>(m / 1000));
+  std::string name = std::string("p") + buf;
+  if (m % 1000 != 0) {
+    std::snprintf(buf, sizeof buf, "%03lld", static_cast<long long>(m % 1000));
+    std::string decimals = buf;
+    while (decimals.back() == '0') decimals.pop_back();
+    name += decimals;
+  }
+  return name;
+}
+
+std::string percentile_label(double p) {
+  const int64_t m = milli(p);
+  std::string label = "p" + std::to_string(m / 1000);
+  if (m % 1000 != 0) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%03lld", static_cast<long long>(m % 1000));
+    std::string decimals = buf;
+    while (decimals.back() == '0') decimals.pop_back();
+    label += "." + decimals;
+  }
+  return label;
+}
+
+PhasePercentiles run_percentiles(Database& db, int64_t run_id, const PercentileList& list) {
+  PhasePercentiles out;
+  // The bounds: the recorded range, and the largest per-second maximum outside the warm-up.
+  struct Bounds {
+    double min_us = 0, max_us = INFINITY;
+  };
+  std::map<std::pair<int64_t, std::string>, Bounds> bounds;
+  auto b = db.prepare(
+      "SELECT p.phase_id, d.op, MAX(d.lat_max_us), r.min_us, r.max_us "
+      "FROM phases p JOIN driver_seconds d ON d.phase_id = p.phase_id AND d.warmup = 0 "
+      "LEFT JOIN latency_range r ON r.phase_id = p.phase_id AND r.op = d.op "
+      " AND r.timing = CASE WHEN p.rate IS NULL THEN 'sent' ELSE 'intended' END "
+      "WHERE p.run_id = ? GROUP BY p.phase_id, d.op");
+  b.bind(1, run_id);
+  while (b.step()) {
+    Bounds& x = bounds[{b.column_int(0), b.column_text(1)}];
+    if (!b.is_null(2)) x.max_us = b.column_double(2);
+    if (!b.is_null(4)) x.max_us = std::min(x.max_us, b.column_double(4));
+    if (!b.is_null(3)) x.min_us = b.column_double(3);
+  }
+  auto s = db.prepare(
+      "SELECT l.phase_id, l.op, l.upper_us, l.count FROM latency_buckets l "
+      "JOIN phases p ON p.phase_id = l.phase_id "
+      "WHERE p.run_id = ? AND l.count > 0 "
+      " AND l.timing = CASE WHEN p.rate IS NULL THEN 'sent' ELSE 'intended' END "
+      "ORDER BY l.phase_id, l.op, l.upper_us");
+  s.bind(1, run_id);
+  std::vector<std::pair<double, int64_t>> buckets;
+  auto finish = [&](int64_t phase, const std::string& op) {
+    int64_t total = 0;
+    for (const auto& [upper, n] : buckets) total += n;
+    std::vector<std::optional<double>> values(list.values.size());
+    if (total > 0) {
+      const auto it = bounds.find({phase, op});
+      const Bounds x = it == bounds.end() ? Bounds{} : it->second;
+      for (size_t i = 0; i < list.values.size(); ++i) {
+        // rank = ceil(q * total), q in thousandths of a percent (integer: no rounding flip).
+        const int64_t m = milli(list.values[i]);
+        const int64_t rank = total < 90'000'000'000'000
+                                 ? (m * total + 99'999) / 100'000
+                                 : static_cast<int64_t>(std::ceil(static_cast<double>(m) / 1e5 *
+                                                                  static_cast<double>(total)));
+        int64_t cum = 0;
+        for (const auto& [upper, n] : buckets) {
+          cum += n;
+          if (cum >= rank) {
+            values[i] = std::max(std::min(upper, x.max_us), x.min_us);
+            break;
+          }
+        }
+      }
+    }
+    out[{phase, op}] = std::move(values);
+    buckets.clear();
+  };
+  int64_t phase = -1;
+  std::string op;
+  while (s.step()) {
+    const int64_t ph = s.column_int(0);
+    std::string o = s.column_text(1);
+    if (ph != phase || o != op) {
+      if (phase >= 0) finish(phase, op);
+      phase = ph;
+      op = std::move(o);
+    }
+    buckets.emplace_back(s.column_double(2), s.column_int(3));
+  }
+  if (phase >= 0) finish(phase, op);
+  return out;
+}
+
+}  // namespace kv::drive

@@ -1,0 +1,45 @@
+// The latency percentiles every report shows (`--percentiles`, memtier's --print-percentiles):
+// one list shared by the text, CSV, JSON and HTML reports, and the one computation of a phase's
+// percentiles from its stored histogram (latency_buckets), bounded by its observed range.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kvbench/sqlite.hpp"
+
+namespace kv::drive {
+
+// Percentiles in (0, 100), ascending, no repeats. The maximum is always shown beside them.
+struct PercentileList {
+  std::vector<double> values;
+};
+
+// 50, 90, 99, 99.9 (and max beside them).
+const PercentileList& default_percentiles();
+// "50,90,99,99.9,99.99": each a number above 0 and below 100 (100 is the max, always shown),
+// at most 3 decimals, at most 16 of them. Sorted, repeats dropped. Throws
+// std::invalid_argument naming --percentiles and the value.
+PercentileList parse_percentiles(const std::string& text);
+
+// The field name of a percentile: "p" + its two integer digits + its decimals without the
+// point: 50 → "p50", 99.9 → "p999", 99.99 → "p9999", 5 → "p05", 0.5 → "p005" (unambiguous,
+// and p50/p90/p99/p999 are the names the results file's columns already use).
+std::string percentile_name(double p);
+// For people: 50 → "p50", 99.9 → "p99.9".
+std::string percentile_label(double p);
+
+// A phase's latency percentiles per op, in µs, from its histogram rows (warm-up left out, the
+// timing the phase summary uses: 'intended' in rate mode, else 'sent'): the upper bound of the
+// bucket holding rank ceil(q * count) (as the phase_percentiles view), never above the largest
+// latency observed (latency_range, and the per-second maxima) nor below the smallest. nullopt
+// when the phase recorded no latency for that op.
+using PhasePercentiles = std::map<std::pair<int64_t, std::string>,  // (phase_id, op)
+                                  std::vector<std::optional<double>>>;
+PhasePercentiles run_percentiles(Database& db, int64_t run_id, const PercentileList& list);
+
+}  // namespace kv::drive

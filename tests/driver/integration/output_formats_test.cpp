@@ -1,0 +1,238 @@
+// The machine outputs of #19: --percentiles, the JSON document (--json-out, report --format
+// json) checked field by field against docs/output-fields.md, and CSV one file per table.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "kvdrive_test_util.hpp"
+
+namespace {
+using namespace kv::test;
+using nlohmann::json;
+
+// The documented fields per table: `### \`name\`` sections of docs/output-fields.md, rows
+// "| `field` | meaning |". A field whose meaning starts "only" is optional; "JSON only" fields
+// are JSON's alone.
+struct Field {
+  std::string name;
+  bool optional = false, json_only = false;
+};
+std::map<std::string, std::vector<Field>> documented_fields() {
+  std::ifstream in(std::string(KV_SOURCE_DIR) + "/docs/output-fields.md");
+  EXPECT_TRUE(in.good());
+  std::map<std::string, std::vector<Field>> out;
+  std::string line, table;
+  while (std::getline(in, line)) {
+    if (line.rfind("### `", 0) == 0) {
+      table = line.substr(5, line.find('`', 5) - 5);
+      continue;
+    }
+    if (table.empty() || line.rfind("| `", 0) != 0) continue;
+    const auto end = line.find('`', 3);
+    Field f{line.substr(3, end - 3)};
+    const std::string meaning = line.substr(line.find('|', end) + 2);
+    f.optional = meaning.rfind("only", 0) == 0;
+    f.json_only = meaning.rfind("JSON only", 0) == 0;
+    out[table].push_back(f);
+  }
+  return out;
+}
+
+// The fields of `table` with the percentile placeholder expanded for `percentile_names`.
+std::vector<Field> expanded(const std::vector<Field>& fields,
+                            const std::vector<std::string>& percentile_names) {
+  std::vector<Field> out;
+  for (const auto& f : fields) {
+    if (f.name != "lat_<p>_us") {
+      out.push_back(f);
+      continue;
+    }
+    for (const auto& p : percentile_names) out.push_back({"lat_" + p + "_us"});
+  }
+  return out;
+}
+
+// Every key of `row` is documented for `table`, every documented (not optional) key is there.
+void expect_documented(const json& row, const std::vector<Field>& fields, const std::string& table,
+                       const std::set<std::string>& extra = {}) {
+  std::set<std::string> names;
+  for (const auto& f : fields) {
+    names.insert(f.name);
+    if (!f.optional) {
+      EXPECT_TRUE(row.contains(f.name)) << table << "." << f.name;
+    }
+  }
+  for (const auto& [k, v] : row.items())
+    EXPECT_TRUE(names.count(k) || extra.count(k)) << table << "." << k << " is not documented";
+}
+
+std::vector<std::string> csv_lines(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<std::string> lines;
+  std::string l;
+  while (std::getline(in, l)) lines.push_back(l);
+  return lines;
+}
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (true) {
+    auto c = s.find(',', start);
+    out.push_back(s.substr(start, c == std::string::npos ? std::string::npos : c - start));
+    if (c == std::string::npos) return out;
+    start = c + 1;
+  }
+}
+
+TEST(OutputFormats, JsonDocumentHasEveryDocumentedFieldAndCsvOneFilePerTable) {
+  StoreServer redis(StoreServer::Kind::redis);
+  KV_START_OR_SKIP(redis);
+  TempDir dir;
+  const std::string db = dir.file("r.db");
+  auto first = run_kvdrive(dir, {"--log-level", "off", "run", "--db", db, "--target", redis.uri(),
+                                 "--keys", "3000", "--threads", "2", "--percentiles",
+                                 "99.99,50,90,99,99.9", "--json-out", dir.file("a.json")});
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  // The summary's per-phase table shows the asked percentiles.
+  EXPECT_NE(first.output.find("p50 ms  p90 ms  p99 ms  p99.9 ms  p99.99 ms  max ms"),
+            std::string::npos)
+      << first.output;
+  auto second = run_kvdrive(dir, {"--log-level", "off", "run", "--db", db, "--target", redis.uri(),
+                                  "--keys", "3000", "--threads", "2"});
+  ASSERT_EQ(second.exit_code, 0) << second.output;
+
+  const auto docs = documented_fields();
+  for (const char* t : {"runs", "stores", "phases", "server", "hints", "timeline",
+                        "process_samples", "host_samples", "events", "comparison"})
+    EXPECT_FALSE(docs.count(t) == 0) << t;
+
+  json a = json::parse(slurp(dir.file("a.json")));
+  EXPECT_EQ(a["format"], "kvbench-results");
+  EXPECT_EQ(a["format_version"], 1);
+  EXPECT_EQ(a["percentiles"], json::parse("[50, 90, 99, 99.9, 99.99]"));
+  ASSERT_EQ(a["runs"].size(), 1u);
+  const json& run = a["runs"][0];
+  const std::vector<std::string> pnames{"p50", "p90", "p99", "p999", "p9999"};
+  expect_documented(run, docs.at("runs"), "runs",
+                    {"stores", "phases", "steps", "server", "hints", "timeline", "process_samples",
+                     "host_samples", "events"});
+  EXPECT_EQ(run["status"], "completed");
+  ASSERT_EQ(run["phases"].size(), 2u);
+  for (const auto& p : run["phases"]) {
+    expect_documented(p, expanded(docs.at("phases"), pnames), "phases");
+    // Ascending, and never above the max.
+    double prev = 0;
+    for (const auto& n : pnames) {
+      const double v = p["lat_" + n + "_us"].get<double>();
+      EXPECT_GE(v, prev) << n;
+      EXPECT_LE(v, p["lat_max_us"].get<double>()) << n;
+      prev = v;
+    }
+  }
+  EXPECT_EQ(run["phases"][0]["ops"], 3000);
+  for (const auto& s : run["stores"]) expect_documented(s, docs.at("stores"), "stores");
+  ASSERT_FALSE(run["timeline"].empty());
+  for (const auto& s : run["timeline"]) expect_documented(s, docs.at("timeline"), "timeline");
+  int64_t timeline_ops = 0;
+  for (const auto& s : run["timeline"]) timeline_ops += s["ops"].get<int64_t>();
+  EXPECT_EQ(timeline_ops, 6000);
+  for (const auto& h : run["hints"]) expect_documented(h, docs.at("hints"), "hints");
+  for (const auto& e : run["events"]) expect_documented(e, docs.at("events"), "events");
+
+  // The percentiles agree with the results file's own view where it has them.
+  auto d = kv::open_results_db(db);
+  auto s = d.prepare(
+      "SELECT lat_p50_us, lat_p90_us, lat_p99_us, lat_p999_us FROM phase_summary "
+      "WHERE run_id = 1 ORDER BY phase_id, op DESC");
+  for (int i = 0; s.step(); ++i) {
+    const json& p = run["phases"][static_cast<size_t>(i)];
+    EXPECT_DOUBLE_EQ(p["lat_p50_us"].get<double>(), s.column_double(0));
+    EXPECT_DOUBLE_EQ(p["lat_p90_us"].get<double>(), s.column_double(1));
+    EXPECT_DOUBLE_EQ(p["lat_p99_us"].get<double>(), s.column_double(2));
+    EXPECT_DOUBLE_EQ(p["lat_p999_us"].get<double>(), s.column_double(3));
+  }
+
+  // Two runs: one document, with the comparison.
+  auto both = run_kvdrive(dir, {"--log-level", "off", "report", "--db", db, "--run", "1", "--run",
+                                "2", "--format", "json"});
+  ASSERT_EQ(both.exit_code, 0) << both.output;
+  json doc;
+  ASSERT_NO_THROW(doc = json::parse(both.output)) << both.output;
+  ASSERT_EQ(doc["runs"].size(), 2u);
+  EXPECT_EQ(doc["runs"][1]["run_id"], 2);
+  EXPECT_EQ(doc["percentiles"], json::parse("[50, 90, 99, 99.9]"));
+  ASSERT_EQ(doc["comparison"].size(), 2u);  // write and read of the one store
+  for (const auto& c : doc["comparison"]) expect_documented(c, docs.at("comparison"), "comparison");
+  EXPECT_EQ(doc["comparison"][0]["base_run_id"], 1);
+
+  // CSV: one file per table, one header each, the JSON's names.
+  std::filesystem::create_directory(dir.file("csv"));
+  auto csv = run_kvdrive(dir, {"--log-level", "off", "report", "--db", db, "--run", "1", "--run",
+                               "2", "--format", "csv", "--out", dir.file("csv")});
+  ASSERT_EQ(csv.exit_code, 0) << csv.output;
+  for (const char* t : {"runs", "stores", "phases", "timeline", "process_samples", "host_samples",
+                        "events", "comparison"}) {
+    SCOPED_TRACE(t);
+    auto lines = csv_lines(dir.file("csv/" + std::string(t) + ".csv"));
+    ASSERT_FALSE(lines.empty());
+    EXPECT_EQ(std::count(lines.begin(), lines.end(), lines[0]), 1);
+    EXPECT_EQ(std::count(lines.begin(), lines.end(), ""), 0);
+    std::vector<std::string> expected;
+    if (std::string(t) != "runs" && std::string(t) != "comparison") expected.push_back("run_id");
+    for (const auto& f : expanded(docs.at(t), {"p50", "p90", "p99", "p999"}))
+      if (!f.optional && !f.json_only) expected.push_back(f.name);
+    EXPECT_EQ(split(lines[0]), expected);
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir.file("csv/steps.csv")));  // no scenario run
+  // timeline: a line per driver second of both runs.
+  EXPECT_EQ(static_cast<int64_t>(csv_lines(dir.file("csv/timeline.csv")).size()) - 1,
+            query_int(d, "SELECT COUNT(*) FROM driver_seconds"));
+  // One table on stdout.
+  auto phases = run_kvdrive(dir, {"--log-level", "off", "report", "--db", db, "--format", "csv",
+                                  "--percentiles", "50,99.99", "phases"});
+  ASSERT_EQ(phases.exit_code, 0) << phases.output;
+  EXPECT_EQ(phases.output.rfind("run_id,store,phase,op,ops,seconds,req_per_s,failed_per_s,"
+                                "mib_per_s,lat_mean_us,lat_p50_us,lat_p9999_us,lat_max_us,",
+                                0),
+            0u)
+      << phases.output;
+  EXPECT_EQ(std::count(phases.output.begin(), phases.output.end(), '\n'), 5);  // header + 4
+}
+
+// A bad list is one line and exit 2, with nothing written.
+TEST(OutputFormats, BadPercentileListsAndCsvUsageAreOneLineExit2) {
+  TempDir dir;
+  for (const char* bad : {"", "50,abc", "100", "0", "50,,99", "-1", "99.9999", "nan", "50;99"}) {
+    SCOPED_TRACE(bad);
+    auto out = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", "redis://127.0.0.1:1",
+                                 "--percentiles", bad});
+    EXPECT_EQ(out.exit_code, 2) << out.output;
+    EXPECT_EQ(std::count(out.output.begin(), out.output.end(), '\n'), 1) << out.output;
+    EXPECT_NE(out.output.find("--percentiles"), std::string::npos) << out.output;
+    EXPECT_FALSE(std::filesystem::exists(dir.file("r.db")));
+  }
+  // A results file to report on.
+  kv::open_results_db(dir.file("e.db"));
+  for (std::vector<std::string> args : {std::vector<std::string>{"--format", "csv"},
+                                        {"--format", "csv", "nope"},
+                                        {"phases"},
+                                        {"--out", dir.path()},
+                                        {"--format", "csv", "--out", dir.file("missing")},
+                                        {"--format", "csv", "--out", dir.path(), "phases"},
+                                        {"--percentiles", "50,200"}}) {
+    args.insert(args.begin(), {"report", "--db", dir.file("e.db")});
+    auto out = run_kvdrive(dir, args);
+    EXPECT_EQ(out.exit_code, 2) << out.output;
+    EXPECT_EQ(std::count(out.output.begin(), out.output.end(), '\n'), 1) << out.output;
+  }
+}
+
+}  // namespace
