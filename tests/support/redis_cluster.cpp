@@ -12,6 +12,42 @@
 
 namespace kv::test {
 
+namespace {
+// Where the whole RESP reply starting at pos ends; npos while it is incomplete.
+size_t resp_end(const std::string& r, size_t pos) {
+  size_t nl = r.find("\r\n", pos);
+  if (nl == std::string::npos) return std::string::npos;
+  char type = r[pos];
+  if (type != '$' && type != '*') return nl + 2;
+  long long n = std::stoll(r.substr(pos + 1, nl - pos - 1));
+  if (type == '$') {
+    size_t end = n < 0 ? nl + 2 : nl + 2 + static_cast<size_t>(n) + 2;
+    return r.size() >= end ? end : std::string::npos;
+  }
+  size_t at = nl + 2;
+  for (long long i = 0; i < n; ++i) {
+    if (at >= r.size()) return std::string::npos;
+    at = resp_end(r, at);
+    if (at == std::string::npos) return at;
+  }
+  return at;
+}
+
+// The bulk strings of a flat array reply.
+std::vector<std::string> bulk_strings(const std::string& r) {
+  std::vector<std::string> out;
+  if (r.empty() || r[0] != '*') throw std::runtime_error("not an array: " + r.substr(0, 80));
+  size_t at = r.find("\r\n") + 2;
+  while (at < r.size() && r[at] == '$') {
+    size_t nl = r.find("\r\n", at);
+    auto len = static_cast<size_t>(std::stoll(r.substr(at + 1, nl - at - 1)));
+    out.push_back(r.substr(nl + 2, len));
+    at = nl + 2 + len + 2;
+  }
+  return out;
+}
+}  // namespace
+
 std::string redis_command(int port, const std::vector<std::string>& args, int timeout_ms) {
   std::string req = "*" + std::to_string(args.size()) + "\r\n";
   for (const auto& a : args) req += "$" + std::to_string(a.size()) + "\r\n" + a + "\r\n";
@@ -25,14 +61,7 @@ std::string redis_command(int port, const std::vector<std::string>& args, int ti
     ::close(fd);
     throw std::runtime_error("cannot send to port " + std::to_string(port));
   }
-  // A whole reply: a line for + - :, the declared length for $ (arrays are not asked for here).
-  auto whole = [](const std::string& r) {
-    auto nl = r.find("\r\n");
-    if (nl == std::string::npos) return false;
-    if (r[0] != '$') return true;
-    long long len = std::stoll(r.substr(1, nl - 1));
-    return len < 0 || r.size() >= nl + 2 + static_cast<size_t>(len) + 2;
-  };
+  auto whole = [](const std::string& r) { return resp_end(r, 0) != std::string::npos; };
   std::string reply;
   char buf[65536];
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
@@ -109,10 +138,58 @@ std::string RedisCluster::node_id(int port) const {
   return r.substr(nl + 2, r.find("\r\n", nl + 2) - nl - 2);
 }
 
+long long RedisCluster::command_stat(const std::string& cmd, const std::string& field) const {
+  long long sum = 0;
+  for (int p : ports_) {
+    std::string text = redis_info(p, "commandstats");
+    auto line = text.find("cmdstat_" + cmd + ":");
+    if (line == std::string::npos) continue;
+    auto end = text.find('\r', line);
+    std::string l = text.substr(line, end - line);
+    auto pos = l.find(field + "=");
+    while (pos != std::string::npos && pos > 0 && l[pos - 1] != ':' && l[pos - 1] != ',')
+      pos = l.find(field + "=", pos + 1);  // "calls=" inside "rejected_calls="
+    if (pos != std::string::npos) sum += std::stoll(l.substr(pos + field.size() + 1));
+  }
+  return sum;
+}
+
 long long RedisCluster::command_calls(const std::string& cmd) const {
   long long sum = 0;
   for (int p : ports_) sum += redis_command_calls(p, cmd);
   return sum;
+}
+
+int RedisCluster::migrate_slot(int slot, int from_port, int to_port, int batch,
+                               int pause_ms) const {
+  const std::string s = std::to_string(slot);
+  const std::string from_id = node_id(from_port), to_id = node_id(to_port);
+  auto expect_ok = [](const std::string& reply, const std::string& what) {
+    if (reply.rfind("+OK", 0) != 0 && reply.rfind("+NOKEY", 0) != 0)
+      throw std::runtime_error(what + ": " + reply);
+  };
+  expect_ok(redis_command(to_port, {"CLUSTER", "SETSLOT", s, "IMPORTING", from_id}), "IMPORTING");
+  expect_ok(redis_command(from_port, {"CLUSTER", "SETSLOT", s, "MIGRATING", to_id}), "MIGRATING");
+  int moved = 0;
+  for (;;) {
+    std::string r =
+        redis_command(from_port, {"CLUSTER", "GETKEYSINSLOT", s, std::to_string(batch)});
+    std::vector<std::string> keys = bulk_strings(r);
+    if (keys.empty()) break;
+    std::vector<std::string> args{"MIGRATE", "127.0.0.1", std::to_string(to_port), "", "0",
+                                  "5000",    "KEYS"};
+    args.insert(args.end(), keys.begin(), keys.end());
+    expect_ok(redis_command(from_port, args, 10'000), "MIGRATE");
+    moved += static_cast<int>(keys.size());
+    if (pause_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms));
+  }
+  // The new owner first, then the old one (as redis-cli does), then the rest.
+  expect_ok(redis_command(to_port, {"CLUSTER", "SETSLOT", s, "NODE", to_id}), "SETSLOT NODE");
+  expect_ok(redis_command(from_port, {"CLUSTER", "SETSLOT", s, "NODE", to_id}), "SETSLOT NODE");
+  for (int p : ports_)
+    if (p != to_port && p != from_port)
+      expect_ok(redis_command(p, {"CLUSTER", "SETSLOT", s, "NODE", to_id}), "SETSLOT NODE");
+  return moved;
 }
 
 void RedisCluster::wait_ok(int timeout_ms) const {

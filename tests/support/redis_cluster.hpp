@@ -27,8 +27,16 @@ class RedisCluster {
                 const std::string& log = "") const;
   // A node's CLUSTER MYID.
   std::string node_id(int port) const;
-  // Sum over the nodes of cmdstat_<cmd> calls.
+  // Sum over the nodes of cmdstat_<cmd> calls: what ran. A command refused with MOVED / ASK
+  // is not among them: Redis 7 counts it in rejected_calls (command_stat(cmd, "rejected_calls")).
   long long command_calls(const std::string& cmd) const;
+  // Sum over the nodes of a field of cmdstat_<cmd> ("calls", "rejected_calls", "failed_calls").
+  long long command_stat(const std::string& cmd, const std::string& field) const;
+  // Moves `slot` and its keys from the node on from_port to the node on to_port, the way
+  // redis-cli --cluster reshard does: IMPORTING / MIGRATING, MIGRATE of batch keys at a time
+  // (sleeping pause_ms between batches, so traffic can meet the slot mid-way), then SETSLOT
+  // NODE on every node. Returns how many keys moved. Throws on an unexpected reply.
+  int migrate_slot(int slot, int from_port, int to_port, int batch = 10, int pause_ms = 0) const;
   // Waits (up to timeout_ms) until every node reports cluster_state:ok and all slots assigned.
   void wait_ok(int timeout_ms = 60'000) const;
 
@@ -39,7 +47,8 @@ class RedisCluster {
   std::vector<int> ports_;
 };
 
-// One RESP command (its arguments as bulk strings) to 127.0.0.1:port; the raw reply bytes.
+// One RESP command (its arguments as bulk strings) to 127.0.0.1:port on a connection of its
+// own; the raw bytes of its whole reply (arrays too). Throws when none comes in timeout_ms.
 std::string redis_command(int port, const std::vector<std::string>& args, int timeout_ms = 5000);
 
 }  // namespace kv::test
