@@ -3,6 +3,7 @@
 #include <iostream>
 #include <stdexcept>
 
+#include "kvbench/exit_codes.hpp"
 #include "kvbench/log.hpp"
 #include "monitor.hpp"
 #include "options.hpp"
@@ -12,17 +13,17 @@ int main(int argc, char** argv) {
   std::optional<kv::mon::Options> options;
   try {
     options = kv::mon::parse_options(argc, argv);
-    if (!options) return 0;  // --help or --version
+    if (!options) return kv::kExitOk;  // --help or --version
     kv::set_log_level(kv::parse_log_level(options->log_level));
     for (const std::string& w : options->warnings) kv::log_warn() << w;
   } catch (const std::exception& e) {
     std::cerr << "kvmon: " << e.what() << " (see kvmon --help)\n";
-    return 2;
+    return kv::kExitUsage;
   }
   try {
     return kv::mon::run_monitor(options->config);
   } catch (const std::exception& e) {
     std::cerr << "kvmon: " << e.what() << "\n";
-    return 1;
+    return kv::kExitFailed;
   }
 }

@@ -13,6 +13,7 @@
 
 #include "batch_writer.hpp"
 #include "kvbench/clock.hpp"
+#include "kvbench/exit_codes.hpp"
 #include "kvbench/log.hpp"
 #include "kvbench/time_base.hpp"
 #include "kvbench/units.hpp"
@@ -204,7 +205,7 @@ int run_monitor(const MonitorConfig& config) {
   io.run();
   loop.finish();
   log_info() << "session ended";
-  return 0;
+  return kExitOk;
 }
 
 }  // namespace kv::mon

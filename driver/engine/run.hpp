@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "engine/phase_runner.hpp"
+#include "kvbench/exit_codes.hpp"
 #include "kvbench/sqlite.hpp"
 #include "store/store_client.hpp"
 #include "workload/scenario.hpp"
@@ -36,12 +37,6 @@ struct RunOptions {
   // Fail a phase when requests kept failing and none was answered for this long; 0: never.
   int64_t give_up_us = 30'000'000;
 };
-
-// Exit codes, as documented in --help.
-constexpr int kExitOk = 0;
-constexpr int kExitFailed = 1;  // a store unreachable, or the run failed
-constexpr int kExitUsage = 2;   // bad arguments: nothing was written
-constexpr int kExitInterrupted = 130;
 
 // Checks everything about `opts` that needs no store: --db, the target URIs and memcached's
 // limits, --monitor addresses and the token file. Returns the parsed targets. Throws

@@ -1,0 +1,43 @@
+// `kvdrive report`: its options, their checks once parsed, and the report. CLI11 stays in the
+// .cpp.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "report/percentiles.hpp"
+
+namespace CLI {
+class App;
+}  // namespace CLI
+
+namespace kv::drive {
+
+class ReportCommand {
+ public:
+  // Adds the `report` subcommand and its options to `app`, bound to this object (which must
+  // stay where it is while `app` parses).
+  explicit ReportCommand(CLI::App& app);
+  ReportCommand(const ReportCommand&) = delete;
+  ReportCommand& operator=(const ReportCommand&) = delete;
+
+  bool parsed() const;
+  // After a successful parse of `report`: checks --db (a kvbench results file), the run ids
+  // and the --html path. Throws std::invalid_argument naming the option; writes nothing.
+  void check();
+  // Prints the report (and writes the --html page); returns the exit code. Throws
+  // std::invalid_argument for bad input (an unknown run, a schema too old to read read-only),
+  // another std::exception for a failure (exit 1).
+  int execute();
+
+ private:
+  CLI::App* sub_ = nullptr;
+  std::string db_;
+  std::vector<std::string> runs_text_;
+  std::vector<int64_t> run_ids_;
+  std::string format_ = "text", html_, percentiles_, json_out_, out_, table_;
+  PercentileList list_ = default_percentiles();
+};
+
+}  // namespace kv::drive

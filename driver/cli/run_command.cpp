@@ -1,0 +1,228 @@
+#include "cli/run_command.hpp"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <atomic>
+#include <charconv>
+#include <cstdint>
+#include <iostream>
+#include <stdexcept>
+
+#include "cli/run_output.hpp"
+#include "engine/process_group.hpp"
+#include "engine/run_watcher.hpp"
+#include "kvbench/cli_validators.hpp"
+#include "kvbench/clock.hpp"
+#include "kvbench/exit_codes.hpp"
+#include "kvbench/schema.hpp"
+#include "kvbench/units.hpp"
+#include "kvbench/version.hpp"
+#include "report/percentiles.hpp"
+#include "store/target_uri.hpp"
+#include "workload/scenario.hpp"
+#include "workload/workload_options.hpp"
+
+namespace kv::drive {
+namespace {
+
+std::atomic<bool> g_stop{false};  // the one mutable global: set by SIGINT/SIGTERM
+
+void on_signal(int) {
+  if (g_stop.exchange(true)) leave_now_on_signal();  // a second Ctrl-C: leave now, marked
+}
+
+void install_signal_handlers() {
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+}
+
+double parse_scale(std::string_view text) {
+  double v = 0;
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || p != text.data() + text.size() || !(v > 0) || v > 1000)
+    throw std::invalid_argument("invalid scale '" + std::string(text) +
+                                "': expected a number above 0 and at most 1000");
+  return v;
+}
+
+// The command line as stored in the results file: passwords in redis:// URIs become ***.
+std::string redacted_command_line(int argc, char** argv) {
+  std::vector<std::string> args;
+  for (int i = 0; i < argc; ++i) args.push_back(redact_uri_passwords(argv[i]));
+  std::vector<const char*> ptrs;
+  for (const auto& a : args) ptrs.push_back(a.c_str());
+  return join_command_line(argc, ptrs.data());
+}
+
+// Every connection may hold --pipeline values of the largest size in its buffers at once: more
+// than the machine's memory can only end in the OOM killer (64M x --pipeline 4096 is 256 GiB
+// per connection), so it is refused before anything starts.
+void check_bytes_in_flight(const WorkloadSpec& w, int processes) {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page <= 0) return;
+  const double memory = static_cast<double>(pages) * static_cast<double>(page);
+  const double in_flight =
+      static_cast<double>(w.values.largest()) * w.pipeline * w.connections * w.threads * processes;
+  if (in_flight > memory)
+    throw std::invalid_argument(
+        "--value-size " + format_size(w.values.largest()) + " x --pipeline " +
+        std::to_string(w.pipeline) + " x --connections " + std::to_string(w.connections) +
+        " x --threads " + std::to_string(w.threads) +
+        (processes > 1 ? " x --processes " + std::to_string(processes) : std::string()) + " = " +
+        format_size(static_cast<uint64_t>(in_flight)) +
+        " in flight, more than this machine's memory (" +
+        format_size(static_cast<uint64_t>(memory)) + ")");
+}
+
+// memcached reads an expiry above 30 days as a Unix time, which would be long past: every value
+// would expire at once while the run looks fine.
+void check_memcached_ttl(const std::vector<TargetSpec>& specs, const std::vector<RunStep>& steps) {
+  constexpr uint32_t kMemcachedMaxRelativeTtlS = 30 * 86'400;
+  for (const auto& spec : specs) {
+    if (spec.protocol != Protocol::memcached) continue;
+    for (const auto& step : steps)
+      if (step.workload.ttl_s > kMemcachedMaxRelativeTtlS)
+        throw std::invalid_argument(
+            "--ttl " + format_duration_us(int64_t{step.workload.ttl_s} * 1'000'000) + ": " +
+            spec.display +
+            " reads an expiry above 30 days as a Unix time (long past); at most "
+            "720h for memcached targets");
+  }
+}
+
+}  // namespace
+
+RunCommand::RunCommand(CLI::App& app)
+    : sub_(app.add_subcommand("run", "Benchmark one or more stores, one after another")) {
+  CLI::App* run = sub_;
+  run->add_option("--db", opts_.db_path, "Results file (SQLite; created if missing)")
+      ->required()
+      ->check(cli::non_empty());
+  run->add_option("--target", opts_.targets,
+                  "Store URI, repeatable: redis://[user:password@]host:port[/db] or\n"
+                  "memcached://host:port[,host:port...][?protocol=binary][&nodelay=0]")
+      ->required();
+  run->add_option("--name", opts_.name, "A name for the run");
+  run->add_option("--scenario", scenario_,
+                  "A shipped scenario (see `kvdrive scenarios`) or a scenario file; options given "
+                  "here override its values")
+      ->check(cli::non_empty());
+  run->add_option("--scale", scale_text_, "Scenario size factor: keys, requests and durations x F")
+      ->check(cli::parsed_by(parse_scale, "F"));
+  for (const auto& o : workload_options()) {
+    std::string help = o.help;
+    CLI::Option* opt = nullptr;
+    if (o.flag) {
+      opt = run->add_flag("--" + std::string(o.name), workload_flags_[o.name], help);
+    } else {
+      help += std::string(" [default: ") + o.default_text + "]";
+      opt = run->add_option("--" + std::string(o.name), workload_text_[o.name], help);
+    }
+    workload_cli_.emplace_back(&o, opt);
+  }
+  run->add_option("--timeout", timeout_, "Per-request and connect timeout")
+      ->capture_default_str()
+      ->check(cli::parsed_by(parse_duration_us, "DURATION"));
+  run->add_option("--max-errors", max_errors_,
+                  "Fail the run once this many requests failed (0: never)")
+      ->check(cli::parsed_by(parse_count, "N"));
+  run->add_option("--give-up-after", give_up_,
+                  "Fail a phase when requests kept failing and none was answered for this long "
+                  "(a store that died for good; 0: never)")
+      ->capture_default_str()
+      ->check(cli::parsed_by(parse_duration_us, "DURATION"));
+  run->add_flag("--json", opts_.json, "Print the summary as JSON");
+  run->add_option("--percentiles", percentiles_,
+                  "Latency percentiles shown per phase, e.g. 50,90,99,99.9,99.99 (the max is "
+                  "always shown) [default: 50,90,99,99.9]")
+      ->check(cli::parsed_by(parse_percentiles, "LIST"));
+  run->add_option("--json-out", json_out_,
+                  "Also write the run as one JSON document to this file (docs/output-fields.md)")
+      ->check(cli::non_empty());
+  run->add_option("--monitor", opts_.monitors,
+                  "kvmon HOST:PORT (kvmon --listen) to pull samples from into the results file, "
+                  "in kvdrive's time base; repeatable");
+  run->add_option("--monitor-token-file", opts_.monitor_token_file,
+                  "File whose first line is the token kvmon requires")
+      ->check(cli::non_empty());
+  run->add_option("--processes", processes_,
+                  "Run as N kvdrive processes sharing the workload (one run each, one group); "
+                  "1 to 256")
+      ->check(cli::non_empty());
+  run->add_option("--run-group", opts_.run_group)->group("");  // set for the group's processes
+  run->add_option("--process-index", process_index_)->group("")->check(cli::non_empty());
+  run->add_flag("--monitor-optional", opts_.monitor_optional,
+                "Go on (with a warning) if a kvmon cannot be reached");
+}
+
+bool RunCommand::parsed() const { return sub_->parsed(); }
+
+void RunCommand::check(int argc, char** argv) {
+  std::vector<std::pair<std::string, std::string>> overrides;
+  for (const auto& [o, cli] : workload_cli_) {
+    if (cli->count() == 0) continue;
+    overrides.emplace_back(
+        o->name, o->flag ? (workload_flags_[o->name] ? "true" : "false") : workload_text_[o->name]);
+  }
+  Scenario sc = scenario_.empty() ? Scenario{"", "", {}, {{"", {}}}} : load_scenario(scenario_);
+  const double scale = scale_text_.empty() ? 1.0 : parse_scale(scale_text_);
+  if (scenario_.empty() && !scale_text_.empty())
+    throw std::invalid_argument("--scale applies to a --scenario");
+  opts_.steps = expand_scenario(sc, WorkloadSpec{}, overrides, scale);
+  if (!max_errors_.empty()) opts_.max_errors = parse_count(max_errors_);
+  opts_.give_up_us = parse_duration_us(give_up_);
+  if (!processes_.empty())
+    opts_.process_count = static_cast<int>(parse_whole_number("--processes", processes_, 1, 256));
+  if (!process_index_.empty())
+    opts_.process_index =
+        static_cast<int>(parse_whole_number("--process-index", process_index_, 0, 255));
+  if (opts_.process_index < 0 || opts_.process_index >= opts_.process_count)
+    throw std::invalid_argument("--process-index must be below --processes");
+  for (auto& step : opts_.steps) {
+    step.workload.process_index = opts_.process_index;
+    step.workload.process_count = opts_.process_count;
+    check_bytes_in_flight(step.workload, opts_.process_count);
+  }
+  opts_.scenario = scenario_;
+  opts_.scale = scale;
+  opts_.client.timeout_us = parse_duration_us(timeout_);
+  if (opts_.client.timeout_us < 1000)
+    throw std::invalid_argument("invalid --timeout '" + timeout_ + "': must be at least 1ms");
+  // libmemcached keeps it as an int32 of milliseconds (24.8 days); a day is already far
+  // beyond any request worth waiting for.
+  if (opts_.client.timeout_us > 86'400'000'000)
+    throw std::invalid_argument("invalid --timeout '" + timeout_ + "': at most 24h");
+  opts_.command_line = redacted_command_line(argc, argv);
+  if (!percentiles_.empty()) outputs_.percentiles = parse_percentiles(percentiles_);
+  if (!json_out_.empty()) {
+    if (opts_.process_count > 1)
+      throw std::invalid_argument("--json-out is not available with --processes yet");
+    check_output_path("--json-out", json_out_);
+    check_not_results_file("--json-out", json_out_, opts_.db_path);
+    outputs_.json_out = json_out_;
+  }
+  opts_.progress = !opts_.json;
+  check_memcached_ttl(check_run_options(opts_), opts_.steps);
+}
+
+int RunCommand::execute(int argc, char** argv) {
+  install_signal_handlers();
+  if (opts_.process_count > 1 && opts_.run_group.empty()) {
+    opts_.run_group =
+        (opts_.name.empty() ? "group" : opts_.name) + "-" + std::to_string(now_ts_us());
+    GroupRecord group = run_process_group(opts_, argc, argv);
+    return print_group_record(group, opts_, std::cout);
+  }
+  opts_.quiet = opts_.quiet || !opts_.run_group.empty();
+  opts_.progress = opts_.progress && opts_.run_group.empty();
+  RunRecord rec = run_benchmark(opts_, g_stop);
+  return print_run_record(rec, opts_, std::cout, outputs_);
+}
+
+}  // namespace kv::drive

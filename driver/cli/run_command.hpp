@@ -1,0 +1,52 @@
+// `kvdrive run`: its options, their checks once parsed (everything that needs no store), and
+// the run itself. CLI11 stays in the .cpp.
+#pragma once
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cli/run_output.hpp"
+#include "engine/run.hpp"
+
+namespace CLI {
+class App;
+class Option;
+}  // namespace CLI
+
+namespace kv::drive {
+
+struct WorkloadOption;
+
+class RunCommand {
+ public:
+  // Adds the `run` subcommand and its options to `app`, bound to this object (which must stay
+  // where it is while `app` parses).
+  explicit RunCommand(CLI::App& app);
+  RunCommand(const RunCommand&) = delete;
+  RunCommand& operator=(const RunCommand&) = delete;
+
+  bool parsed() const;
+  // After a successful parse of `run`: turns the options into RunOptions and checks everything
+  // that needs no store (the scenario, workload, processes, timeout, --db, target URIs,
+  // --monitor, the token file). Throws std::invalid_argument naming the option; writes nothing.
+  void check(int argc, char** argv);
+  // Installs the signal handlers and runs the benchmark (or the --processes group); returns
+  // the exit code. Throws std::invalid_argument for bad input found late (nothing written),
+  // another std::exception for a failure (exit 1).
+  int execute(int argc, char** argv);
+
+ private:
+  CLI::App* sub_ = nullptr;
+  RunOptions opts_;
+  std::string timeout_ = "5s", scenario_, scale_text_, max_errors_, processes_, process_index_;
+  std::string give_up_ = "30s", percentiles_, json_out_;
+  RunOutputs outputs_;
+  // The workload options, from the one table that scenario files use too.
+  std::vector<std::pair<const WorkloadOption*, CLI::Option*>> workload_cli_;
+  std::map<std::string, std::string> workload_text_;
+  std::map<std::string, bool> workload_flags_;
+};
+
+}  // namespace kv::drive
