@@ -8,7 +8,7 @@
 #include "engine/phase_runner.hpp"
 #include "kvbench/sqlite.hpp"
 #include "results/results_writer.hpp"
-#include "store/memcached_client.hpp"
+#include "store/memcached_probe.hpp"
 #include "store/target_uri.hpp"
 #include "workload/workload.hpp"
 

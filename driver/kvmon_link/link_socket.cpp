@@ -13,6 +13,9 @@
 #include <cstring>
 #include <utility>
 
+#include "kvbench/clock.hpp"
+#include "kvbench/tcp_connect.hpp"
+
 namespace kv::drive {
 namespace {
 
@@ -29,29 +32,11 @@ int wait_fd(int fd, short events, int timeout_ms) {
 }
 
 Result<int> connect_one(const addrinfo* ai, int timeout_ms) {
-  int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol);
-  if (fd < 0) return Error{errno_text(errno)};
-  int rc = ::connect(fd, ai->ai_addr, ai->ai_addrlen);
-  if (rc != 0 && errno == EINPROGRESS) {
-    rc = wait_fd(fd, POLLOUT, timeout_ms);
-    int err = 0;
-    socklen_t len = sizeof err;
-    if (rc == 0) {
-      close(fd);
-      return Error{"timed out"};
-    }
-    getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
-    if (err != 0) {
-      close(fd);
-      return Error{errno_text(err)};
-    }
-  } else if (rc != 0) {
-    int err = errno;
-    close(fd);
-    return Error{errno_text(err)};
-  }
+  auto fd = tcp_connect_address(*ai, steady_us() + int64_t{timeout_ms} * 1000);
+  if (!fd) return fd;
   int one = 1;
-  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);  // time requests go out at once
+  setsockopt(fd.value(), IPPROTO_TCP, TCP_NODELAY, &one,
+             sizeof one);  // time requests go out at once
   return fd;
 }
 

@@ -7,6 +7,8 @@
 #include <memory>
 #include <stdexcept>
 
+#include "store/hiredis_ptr.hpp"
+
 namespace kv::drive::store {
 namespace {
 
@@ -22,13 +24,6 @@ constexpr std::array<uint16_t, 256> make_crc16_table() {
   return t;
 }
 constexpr std::array<uint16_t, 256> kCrc16 = make_crc16_table();
-
-struct ReaderFree {
-  void operator()(redisReader* r) const noexcept { redisReaderFree(r); }
-};
-struct ReplyFree {
-  void operator()(void* r) const noexcept { freeReplyObject(r); }
-};
 
 [[noreturn]] void bad_shape(const std::string& why) {
   throw std::runtime_error("CLUSTER SLOTS reply: " + why);
@@ -75,14 +70,14 @@ int key_hash_slot(std::string_view key) {
 
 std::vector<SlotRange> parse_cluster_slots(std::string_view reply,
                                            const std::string& default_host) {
-  std::unique_ptr<redisReader, ReaderFree> reader(redisReaderCreate());
+  RedisReaderPtr reader(redisReaderCreate());
   if (!reader) throw std::bad_alloc();
   void* raw = nullptr;
   if (redisReaderFeed(reader.get(), reply.data(), reply.size()) != REDIS_OK ||
       redisReaderGetReply(reader.get(), &raw) != REDIS_OK)
     bad_shape(std::string("not RESP (") + reader->errstr + ")");
   if (!raw) bad_shape("incomplete");
-  std::unique_ptr<void, ReplyFree> owned(raw);
+  std::unique_ptr<void, RedisReplyFree> owned(raw);
   const auto* r = static_cast<const redisReply*>(raw);
   if (r->type == REDIS_REPLY_ERROR) throw std::runtime_error(std::string(r->str, r->len));
   if (r->type != REDIS_REPLY_ARRAY) bad_shape("not an array");

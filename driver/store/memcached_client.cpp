@@ -1,22 +1,16 @@
 #include "store/memcached_client.hpp"
 
-#include <dirent.h>
 #include <libmemcached/memcached.h>
-#include <netdb.h>
 #include <netinet/in.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <time.h>
-#include <unistd.h>
 
-#include <cstdlib>
 #include <regex>
 #include <string>
 #include <vector>
 
-#include "kvbench/clock.hpp"
 #include "kvbench/protocol.hpp"
-#include "store/store_stats.hpp"
+#include "store/memcached_probe.hpp"
+#include "store/reconnect_policy.hpp"
+#include "store/socket_finder.hpp"
 
 namespace kv::drive {
 namespace {
@@ -25,24 +19,24 @@ struct MemcFree {
   void operator()(memcached_st* m) const noexcept { memcached_free(m); }
 };
 
-// A failed request's status. When no server answered at all (down, or disabled until its
-// retry timeout), pause 10 ms: libmemcached fails those at once, and a worker must not spin.
-OpStatus classify(memcached_return_t rc) {
+// Whether a failed request found no server at all (down, or disabled until its retry timeout):
+// libmemcached fails those at once, so the client pauses (ReconnectPolicy::store_gone).
+bool store_gone(memcached_return_t rc) {
   switch (rc) {
-    case MEMCACHED_TIMEOUT:
-      return OpStatus::timeout;
     case MEMCACHED_CONNECTION_FAILURE:
     case MEMCACHED_SERVER_TEMPORARILY_DISABLED:
     case MEMCACHED_SERVER_MARKED_DEAD:
     case MEMCACHED_NO_SERVERS:
-    case MEMCACHED_ERRNO: {
-      timespec pause{0, 10'000'000};
-      nanosleep(&pause, nullptr);
-      return OpStatus::error;
-    }
+    case MEMCACHED_ERRNO:
+      return true;
     default:
-      return OpStatus::error;
+      return false;
   }
+}
+
+// A failed request's status.
+OpStatus classify(memcached_return_t rc) {
+  return rc == MEMCACHED_TIMEOUT ? OpStatus::timeout : OpStatus::error;
 }
 
 }  // namespace
@@ -62,65 +56,11 @@ std::string clean_memcached_error(std::string_view text) {
 
 namespace {
 
-// Sends `request` over a new text-protocol connection and returns the reply once `done` says
-// it is whole (given all that arrived so far); empty if the server did not answer within
-// timeout_us, could not be reached, or sent more than 1 MiB.
-template <typename Done>
-std::string text_request(const HostPort& server, std::string_view request, int64_t timeout_us,
-                         Done done) {
-  addrinfo hints{};
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* found = nullptr;
-  if (getaddrinfo(server.host.c_str(), std::to_string(server.port).c_str(), &hints, &found) != 0)
-    return "";
-  std::unique_ptr<addrinfo, void (*)(addrinfo*)> guard(found, freeaddrinfo);
-  int fd = ::socket(found->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (fd < 0) return "";
-  std::unique_ptr<int, void (*)(int*)> closer(&fd, [](int* f) { ::close(*f); });
-  const int64_t deadline = steady_us() + timeout_us;
-  auto wait = [&](short events) {
-    int64_t left = deadline - steady_us();
-    if (left <= 0) return false;
-    pollfd p{fd, events, 0};
-    return ::poll(&p, 1, static_cast<int>((left + 999) / 1000)) == 1;
-  };
-  if (::connect(fd, found->ai_addr, found->ai_addrlen) != 0 && errno != EINPROGRESS) return "";
-  size_t sent = 0;
-  while (sent < request.size()) {
-    if (!wait(POLLOUT)) return "";
-    ssize_t n = ::send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
-    if (n <= 0) return "";
-    sent += static_cast<size_t>(n);
-  }
-  std::string reply;
-  for (;;) {
-    if (done(std::string_view(reply))) return reply;
-    if (reply.size() > (1u << 20) || !wait(POLLIN)) return "";
-    char buf[4096];
-    ssize_t n = ::recv(fd, buf, sizeof buf, 0);
-    if (n <= 0) return "";
-    reply.append(buf, static_cast<size_t>(n));
-  }
-}
-
-// The first line a memcached-protocol server sends back to a text "version" request, as it
-// sent it ("VERSION 1.6.18", only printable bytes kept); empty if it answered nothing within
-// timeout_us (a server that speaks only the binary protocol) or could not be reached.
-std::string text_version_reply(const HostPort& server, int64_t timeout_us) {
-  std::string reply = text_request(server, "version\r\n", timeout_us, [](std::string_view r) {
-    return r.find('\n') != std::string_view::npos;
-  });
-  reply.resize(std::min(reply.find_first_of("\r\n"), reply.size()));
-  std::string shown;
-  for (char c : reply) shown += (c >= ' ' && c < 0x7f) ? c : '?';
-  return shown;
-}
-
 // The sockets of mc's open connections. libmemcached does not hand out its descriptors, so they
 // are found among this process's open files by their local port (which libmemcached does give)
 // and the server's port. Costs a directory listing: called after a (re)connect, not per request.
 std::vector<int> connection_fds(const memcached_st* mc) {
-  std::vector<std::pair<in_port_t, in_port_t>> ends;  // local port, server port
+  std::vector<std::pair<uint16_t, uint16_t>> ends;  // local port, server port
   for (uint32_t i = 0; i < memcached_server_count(mc); ++i) {
     const memcached_instance_st* s = memcached_server_instance_by_position(mc, i);
     if (!s) continue;
@@ -128,29 +68,7 @@ std::vector<int> connection_fds(const memcached_st* mc) {
     if (local != 0 && local != static_cast<in_port_t>(-1))
       ends.emplace_back(local, memcached_server_port(s));
   }
-  std::vector<int> fds;
-  if (ends.empty()) return fds;
-  DIR* dir = opendir("/proc/self/fd");
-  if (!dir) return fds;
-  auto port_of = [](const sockaddr_storage& a) -> in_port_t {
-    if (a.ss_family == AF_INET) return ntohs(reinterpret_cast<const sockaddr_in&>(a).sin_port);
-    if (a.ss_family == AF_INET6) return ntohs(reinterpret_cast<const sockaddr_in6&>(a).sin6_port);
-    return 0;
-  };
-  while (dirent* e = readdir(dir)) {
-    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
-    int fd = std::atoi(e->d_name);
-    sockaddr_storage local{}, peer{};
-    socklen_t ll = sizeof local, pl = sizeof peer;
-    if (getsockname(fd, reinterpret_cast<sockaddr*>(&local), &ll) != 0 ||
-        getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &pl) != 0)
-      continue;
-    for (auto [l, p] : ends) {
-      if (port_of(local) == l && port_of(peer) == p) fds.push_back(fd);
-    }
-  }
-  closedir(dir);
-  return fds;
+  return sockets_by_ports(ends);
 }
 
 // The end of a multi-get's replies (or of a read that found nothing more to read).
@@ -256,7 +174,7 @@ class MemcachedClient final : public StoreClient {
     if (memcached_return_t err = error_during_mget(); err != MEMCACHED_SUCCESS) {
       lost_connection();
       memcached_quit(mc_.get());  // whatever did go out is not read: a new connection next time
-      return failed_as(classify(err));
+      return failed_as(failure_status(err));
     }
     OpStatus status = OpStatus::miss;
     // Drain to the end marker, as the protocol requires before the next request.
@@ -477,7 +395,7 @@ class MemcachedClient final : public StoreClient {
     if (failed_) return;
     failed_ = true;
     failed_status_ = interrupted() ? OpStatus::interrupted
-                                   : classify(rc);  // pauses 10 ms once when the server is gone
+                                   : failure_status(rc);  // pauses once when the server is gone
     for (size_t i = next_; i < entries_.size(); ++i) {
       if (!entries_[i].done) {
         entries_[i].status = failed_status_;
@@ -526,7 +444,13 @@ class MemcachedClient final : public StoreClient {
   // A blocking request that failed: libmemcached may have closed the connection.
   OpStatus failed(memcached_return_t rc) {
     if (memcached_fatal(rc)) lost_connection();
-    return failed_as(classify(rc));
+    return failed_as(failure_status(rc));
+  }
+
+  // A failed request's status, after the one reconnect policy's pause when the server is gone.
+  OpStatus failure_status(memcached_return_t rc) const {
+    if (store_gone(rc)) reconnect_.store_gone();
+    return classify(rc);
   }
 
   void reset_batch() {
@@ -538,6 +462,8 @@ class MemcachedClient final : public StoreClient {
 
   TargetSpec spec_;
   ClientOptions opts_;
+  // Only its pause: libmemcached spaces the reconnects (its retry timeout, per server).
+  ReconnectPolicy reconnect_{opts_.reconnect_backoff_max_us};
   std::unique_ptr<memcached_st, MemcFree> mc_;
   memcached_result_st result_storage_{};
   memcached_result_st* result_ = nullptr;  // &result_storage_ once created
@@ -563,59 +489,6 @@ class MemcachedClient final : public StoreClient {
 std::unique_ptr<StoreClient> make_memcached_client(const TargetSpec& spec,
                                                    const ClientOptions& opts) {
   return std::make_unique<MemcachedClient>(spec, opts);
-}
-
-std::optional<MemcachedSetCounters> read_set_counters(const TargetSpec& spec, int64_t timeout_us) {
-  std::string reply = text_request(
-      spec.servers.front(), "stats\r\n", timeout_us,
-      [](std::string_view r) { return r.ends_with("END\r\n") || r.ends_with("ERROR\r\n"); });
-  if (reply.empty()) return std::nullopt;
-  MemcachedSetCounters c;
-  bool any = false;
-  for (const StatValue& v : parse_memcached_stats(reply)) {
-    auto n = static_cast<int64_t>(v.value);
-    if (v.name == "cmd_set") c.cmd_set = n, any = true;
-    if (v.name == "store_too_large") c.too_large = n, any = true;
-    if (v.name == "store_no_memory") c.no_memory = n, any = true;
-  }
-  if (!any) return std::nullopt;
-  return c;
-}
-
-std::optional<SampleCheck> sample_keys_present(const TargetSpec& spec,
-                                               const std::vector<std::string>& keys,
-                                               int64_t timeout_us) {
-  if (keys.empty()) return std::nullopt;
-  const uint64_t samples = keys.size();
-  std::string request = "get";
-  for (const std::string& key : keys) {
-    request += ' ';
-    request += key;
-  }
-  request += "\r\n";
-  // "VALUE <key> <flags> <bytes>\r\n<data>\r\n" per hit, then "END\r\n": whole once END is
-  // reached walking the values by their lengths (a value may hold any bytes).
-  uint64_t present = 0;
-  bool ok = false;
-  auto walk = [&](std::string_view r) {
-    present = 0;
-    size_t pos = 0;
-    for (;;) {
-      size_t nl = r.find("\r\n", pos);
-      if (nl == std::string_view::npos) return false;
-      std::string_view line = r.substr(pos, nl - pos);
-      if (line == "END") return ok = true;
-      if (!line.starts_with("VALUE ")) return true;  // an error line: whole, not ok
-      size_t sp = line.rfind(' ');
-      uint64_t bytes = std::strtoull(std::string(line.substr(sp + 1)).c_str(), nullptr, 10);
-      pos = nl + 2 + bytes + 2;
-      if (pos > r.size()) return false;
-      ++present;
-    }
-  };
-  std::string reply = text_request(spec.servers.front(), request, timeout_us, walk);
-  if (reply.empty() || !ok) return std::nullopt;
-  return SampleCheck{samples, present};
 }
 
 }  // namespace kv::drive

@@ -12,17 +12,14 @@
 #include <string>
 #include <vector>
 
+#include "store/hiredis_ptr.hpp"
+#include "store/reconnect_policy.hpp"
+
 namespace kv::drive {
 namespace {
 
-struct ContextFree {
-  void operator()(redisContext* c) const noexcept { redisFree(c); }
-};
-struct ReplyFree {
-  void operator()(redisReply* r) const noexcept { freeReplyObject(r); }
-};
-using ContextPtr = std::unique_ptr<redisContext, ContextFree>;
-using ReplyPtr = std::unique_ptr<redisReply, ReplyFree>;
+using ContextPtr = RedisContextPtr;
+using ReplyPtr = RedisReplyPtr;
 
 timeval to_timeval(int64_t us) {
   return timeval{static_cast<time_t>(us / 1'000'000), static_cast<suseconds_t>(us % 1'000'000)};
@@ -202,27 +199,19 @@ class RedisClient final : public StoreClient {
   }
 
  private:
-  // Connected, or reconnected after an earlier error (with a growing pause between attempts so
-  // a dead server is not hammered). False while disconnected, and once interrupted.
+  // Connected, or reconnected after an earlier error (attempts spaced by the one reconnect
+  // policy, store/reconnect_policy.hpp, so a dead server is not hammered). False while
+  // disconnected, and once interrupted.
   bool ready() {
     if (interrupted()) return false;  // nothing new is sent after an interrupt
     if (ctx_) return true;
-    timespec now{};
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    int64_t now_us = now.tv_sec * 1'000'000 + now.tv_nsec / 1000;
-    if (now_us < next_connect_us_) {
-      timespec pause{0, 10'000'000};  // don't spin while waiting for the server to return
-      nanosleep(&pause, nullptr);
-      return false;
-    }
+    if (!reconnect_.may_connect()) return false;
     if (connect().ok()) {
-      backoff_us_ = 0;
+      reconnect_.connected();
       return true;
     }
     drop();
-    backoff_us_ =
-        backoff_us_ == 0 ? 50'000 : std::min(backoff_us_ * 2, opts_.reconnect_backoff_max_us);
-    next_connect_us_ = now_us + backoff_us_;
+    reconnect_.connect_failed();
     return false;
   }
 
@@ -270,8 +259,7 @@ class RedisClient final : public StoreClient {
   bool batch_unsent_ = false;                // ... before any of it was sent
   OpStatus batch_status_ = OpStatus::error;  // what the failed batch's requests report
   std::string cmd_;
-  int64_t backoff_us_ = 0;
-  int64_t next_connect_us_ = 0;
+  ReconnectPolicy reconnect_{opts_.reconnect_backoff_max_us};
 };
 
 }  // namespace

@@ -23,7 +23,9 @@
 #include "kvbench/clock.hpp"
 #include "kvbench/log.hpp"
 #include "kvbench/result.hpp"
+#include "kvbench/tcp_connect.hpp"
 #include "store/cluster_topology.hpp"
+#include "store/hiredis_ptr.hpp"
 #include "store/resp_codec.hpp"
 #include "store/sync_connection.hpp"
 #include "store/tls_context.hpp"
@@ -162,14 +164,8 @@ class StatsSource {
   virtual Result<Values> poll(int64_t timeout_us) = 0;
 };
 
-struct ContextFree {
-  void operator()(redisContext* c) const noexcept { redisFree(c); }
-};
-struct ReplyFree {
-  void operator()(redisReply* r) const noexcept { freeReplyObject(r); }
-};
-using ContextPtr = std::unique_ptr<redisContext, ContextFree>;
-using ReplyPtr = std::unique_ptr<redisReply, ReplyFree>;
+using ContextPtr = RedisContextPtr;
+using ReplyPtr = RedisReplyPtr;
 
 // Redis: a blocking hiredis context whose socket timeout is set, before each command, to what
 // is left of the poll's budget. "INFO everything" (Redis >= 2.8: all sections plus
@@ -377,18 +373,9 @@ class MemcachedSource final : public StatsSource {
   }
 
   Result<void> connect_one(const addrinfo* a, int64_t deadline) {
-    Fd fd(::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a->ai_protocol));
-    if (!fd) return Error{std::string("socket: ") + std::strerror(errno)};
-    if (::connect(fd.get(), a->ai_addr, a->ai_addrlen) != 0) {
-      if (errno != EINPROGRESS) return Error{std::strerror(errno)};
-      auto w = wait_fd(fd.get(), POLLOUT, deadline);
-      if (!w.ok()) return Error{"no answer within the timeout"};
-      int err = 0;
-      socklen_t len = sizeof err;
-      ::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &err, &len);
-      if (err != 0) return Error{std::strerror(err)};
-    }
-    fd_ = std::move(fd);
+    auto fd = tcp_connect_address(*a, deadline);
+    if (!fd) return fd.error();
+    fd_ = Fd(fd.value());
     return {};
   }
 

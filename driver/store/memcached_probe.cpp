@@ -1,0 +1,121 @@
+#include "store/memcached_probe.hpp"
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <memory>
+
+#include "kvbench/clock.hpp"
+#include "kvbench/tcp_connect.hpp"
+#include "store/store_stats.hpp"
+
+namespace kv::drive {
+namespace {
+
+// Sends `request` over a new text-protocol connection and returns the reply once `done` says
+// it is whole (given all that arrived so far); empty if the server did not answer within
+// timeout_us, could not be reached, or sent more than 1 MiB.
+template <typename Done>
+std::string text_request(const HostPort& server, std::string_view request, int64_t timeout_us,
+                         Done done) {
+  const int64_t deadline = steady_us() + timeout_us;
+  auto connected = tcp_connect(server.host, server.port, deadline);
+  if (!connected) return "";
+  int fd = connected.value();
+  std::unique_ptr<int, void (*)(int*)> closer(&fd, [](int* f) { ::close(*f); });
+  auto wait = [&](short events) {
+    int64_t left = deadline - steady_us();
+    if (left <= 0) return false;
+    pollfd p{fd, events, 0};
+    return ::poll(&p, 1, static_cast<int>((left + 999) / 1000)) == 1;
+  };
+  size_t sent = 0;
+  while (sent < request.size()) {
+    if (!wait(POLLOUT)) return "";
+    ssize_t n = ::send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
+    if (n <= 0) return "";
+    sent += static_cast<size_t>(n);
+  }
+  std::string reply;
+  for (;;) {
+    if (done(std::string_view(reply))) return reply;
+    if (reply.size() > (1u << 20) || !wait(POLLIN)) return "";
+    char buf[4096];
+    ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) return "";
+    reply.append(buf, static_cast<size_t>(n));
+  }
+}
+
+}  // namespace
+
+// The first line a memcached-protocol server sends back to a text "version" request, as it
+// sent it ("VERSION 1.6.18", only printable bytes kept); empty if it answered nothing within
+// timeout_us (a server that speaks only the binary protocol) or could not be reached.
+std::string text_version_reply(const HostPort& server, int64_t timeout_us) {
+  std::string reply = text_request(server, "version\r\n", timeout_us, [](std::string_view r) {
+    return r.find('\n') != std::string_view::npos;
+  });
+  reply.resize(std::min(reply.find_first_of("\r\n"), reply.size()));
+  std::string shown;
+  for (char c : reply) shown += (c >= ' ' && c < 0x7f) ? c : '?';
+  return shown;
+}
+
+std::optional<MemcachedSetCounters> read_set_counters(const TargetSpec& spec, int64_t timeout_us) {
+  std::string reply = text_request(
+      spec.servers.front(), "stats\r\n", timeout_us,
+      [](std::string_view r) { return r.ends_with("END\r\n") || r.ends_with("ERROR\r\n"); });
+  if (reply.empty()) return std::nullopt;
+  MemcachedSetCounters c;
+  bool any = false;
+  for (const StatValue& v : parse_memcached_stats(reply)) {
+    auto n = static_cast<int64_t>(v.value);
+    if (v.name == "cmd_set") c.cmd_set = n, any = true;
+    if (v.name == "store_too_large") c.too_large = n, any = true;
+    if (v.name == "store_no_memory") c.no_memory = n, any = true;
+  }
+  if (!any) return std::nullopt;
+  return c;
+}
+
+std::optional<SampleCheck> sample_keys_present(const TargetSpec& spec,
+                                               const std::vector<std::string>& keys,
+                                               int64_t timeout_us) {
+  if (keys.empty()) return std::nullopt;
+  const uint64_t samples = keys.size();
+  std::string request = "get";
+  for (const std::string& key : keys) {
+    request += ' ';
+    request += key;
+  }
+  request += "\r\n";
+  // "VALUE <key> <flags> <bytes>\r\n<data>\r\n" per hit, then "END\r\n": whole once END is
+  // reached walking the values by their lengths (a value may hold any bytes).
+  uint64_t present = 0;
+  bool ok = false;
+  auto walk = [&](std::string_view r) {
+    present = 0;
+    size_t pos = 0;
+    for (;;) {
+      size_t nl = r.find("\r\n", pos);
+      if (nl == std::string_view::npos) return false;
+      std::string_view line = r.substr(pos, nl - pos);
+      if (line == "END") return ok = true;
+      if (!line.starts_with("VALUE ")) return true;  // an error line: whole, not ok
+      size_t sp = line.rfind(' ');
+      uint64_t bytes = std::strtoull(std::string(line.substr(sp + 1)).c_str(), nullptr, 10);
+      pos = nl + 2 + bytes + 2;
+      if (pos > r.size()) return false;
+      ++present;
+    }
+  };
+  std::string reply = text_request(spec.servers.front(), request, timeout_us, walk);
+  if (reply.empty() || !ok) return std::nullopt;
+  return SampleCheck{samples, present};
+}
+
+}  // namespace kv::drive
