@@ -379,7 +379,7 @@ struct FakeStore::Impl {
   }
 
   // ---- memcached text ----
-  std::vector<std::pair<std::string, std::string>> stats() const {
+  std::vector<std::pair<std::string, std::string>> stats(const Behavior& behavior) const {
     int64_t bytes = 0;
     for (const auto& [k, v] : items) bytes += static_cast<int64_t>(k.size() + v.value.size());
     auto sum = [&](const char* a, const char* b) {
@@ -392,8 +392,15 @@ struct FakeStore::Impl {
       }
       return std::to_string(n);
     };
+    const std::string version = behavior.version.empty() ? kMemcachedVersion : behavior.version;
+    if (!behavior.set_counters)
+      return {{"pid", std::to_string(::getpid())},
+              {"version", version},
+              {"cmd_get", sum("get", "gets")},
+              {"curr_items", std::to_string(items.size())},
+              {"bytes", std::to_string(bytes)}};
     return {{"pid", std::to_string(::getpid())},
-            {"version", kMemcachedVersion},
+            {"version", version},
             {"curr_connections", std::to_string(conns.size())},
             {"total_connections", std::to_string(counters.size())},
             {"cmd_get", sum("get", "gets")},
@@ -434,14 +441,16 @@ struct FakeStore::Impl {
       return out + "END\r\n";
     }
     count(c, cmd);
-    if (cmd == "version") return std::string("VERSION ") + kMemcachedVersion + "\r\n";
+    if (cmd == "version")
+      return "VERSION " + (c.b.version.empty() ? std::string(kMemcachedVersion) : c.b.version) +
+             "\r\n";
     if (cmd == "quit") {
       c.closing = true;
       return "";
     }
     if (cmd == "stats") {
       std::string out;
-      for (const auto& [k, v] : stats()) out += "STAT " + k + " " + v + "\r\n";
+      for (const auto& [k, v] : stats(c.b)) out += "STAT " + k + " " + v + "\r\n";
       return out + "END\r\n";
     }
     if (cmd == "delete" && a.size() >= 2) {
@@ -506,10 +515,11 @@ struct FakeStore::Impl {
       case 0x0a:
         return bin_reply(r.header, 0);
       case 0x0b:
-        return bin_reply(r.header, 0, {}, {}, kMemcachedVersion);
+        return bin_reply(r.header, 0, {}, {},
+                         c.b.version.empty() ? std::string(kMemcachedVersion) : c.b.version);
       case 0x10: {
         std::string out;
-        for (const auto& [k, v] : stats()) out += bin_reply(r.header, 0, {}, k, v);
+        for (const auto& [k, v] : stats(c.b)) out += bin_reply(r.header, 0, {}, k, v);
         return out + bin_reply(r.header, 0);
       }
       case 0x07:
@@ -557,7 +567,11 @@ struct FakeStore::Impl {
       std::string reply = r.wire == Wire::resp   ? resp(c, r)
                           : r.wire == Wire::text ? text(c, r)
                                                  : binary(c, r);
-      if (c.b.garbage_after_requests >= 0 && c.requests > c.b.garbage_after_requests) {
+      const bool version = r.wire == Wire::text ? !r.args.empty() && lower(r.args[0]) == "version"
+                                                : r.wire == Wire::binary &&
+                                                      static_cast<uint8_t>(r.header[1]) == 0x0b;
+      if (c.b.garbage_after_requests >= 0 && c.requests > c.b.garbage_after_requests &&
+          !(version && c.b.garbage_spares_version)) {
         reply = r.wire == Wire::resp   ? "?garbage\x01\r\n"
                 : r.wire == Wire::text ? "GARBAGE \x01\x02\r\n"
                                        : std::string(24, '\x7f');

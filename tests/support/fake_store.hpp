@@ -59,6 +59,11 @@ class FakeStore {
     int64_t close_after_reply_bytes = -1;  // closed once this many reply bytes went out in all:
                                            // a reply cut in the middle
     bool text_only = false;                // memcached binary requests are read and never answered
+    bool garbage_spares_version = false;   // a memcached "version" is answered anyway (what
+                                           // libmemcached's connect asks), garbage or not
+    std::string version;                   // memcached's VERSION reply; empty: "1.6.18"
+    bool set_counters = true;  // false: memcached stats without cmd_set, store_too_large and
+                               // store_no_memory (a memcached-protocol server that is not one)
   };
 
   struct ConnectionCounters {

@@ -10,6 +10,7 @@
 #include <regex>
 #include <thread>
 
+#include "fake_store.hpp"
 #include "kvdrive_test_util.hpp"
 
 namespace {
@@ -103,57 +104,14 @@ TEST(KvdriveFaults, StalledMemcachedGetsAreTimeoutsNotMisses) {
   }
 }
 
-// A "store" that answers every request with garbage, or closes mid-reply.
-class GarbageServer {
- public:
-  explicit GarbageServer(std::string reply) : reply_(std::move(reply)) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    int one = 1;
-    setsockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    socklen_t len = sizeof a;
-    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
-    port_ = ntohs(a.sin_port);
-    ::listen(fd_, 16);
-    thread_ = std::thread([this] { serve(); });
-  }
-  ~GarbageServer() {
-    stop_ = true;
-    ::shutdown(fd_, SHUT_RDWR);
-    ::close(fd_);
-    thread_.join();
-  }
-  int port() const { return port_; }
-
- private:
-  void serve() {
-    while (!stop_) {
-      int c = ::accept(fd_, nullptr, nullptr);
-      if (c < 0) return;
-      char buf[4096];
-      // Answer each read with the reply, then close after a few (a close mid-stream).
-      for (int i = 0; i < 50 && !stop_; ++i) {
-        if (::read(c, buf, sizeof buf) <= 0) break;
-        if (::write(c, reply_.data(), reply_.size()) < 0) break;
-      }
-      ::close(c);
-    }
-  }
-  std::string reply_;
-  int fd_ = -1;
-  int port_ = 0;
-  std::atomic<bool> stop_{false};
-  std::thread thread_;
-};
-
 TEST(KvdriveFaults, GarbageRepliesAreCountedAsErrorsNotACrash) {
   for (const std::string scheme : {"redis", "memcached"}) {
-    // Valid enough to get past connect (+OK / VERSION), then nonsense.
-    GarbageServer server(scheme == "redis" ? "+OK\r\n$5\r\nab"
-                                           : "VERSION 1.6.0\r\nGARBAGE \x01\x02\r\n");
+    // Valid enough to get past connect (memcached's version is answered), then nonsense.
+    FakeStore server;
+    FakeStore::Behavior garbage;
+    garbage.garbage_after_requests = 0;
+    garbage.garbage_spares_version = true;
+    server.set_behavior_all(garbage);
     TempDir dir;
     auto out = run_kvdrive(dir,
                            {"run", "--db", dir.file("r.db"), "--target",

@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "fake_store.hpp"
 #include "kvdrive_test_util.hpp"
 
 namespace {
@@ -216,110 +217,25 @@ TEST(MemcachedPipelinePool, PipeliningAPoolIsRefusedBeforeWritingAnything) {
   EXPECT_FALSE(f.good());
 }
 
-// A memcached-protocol server that is not memcached: text protocol only (a binary request,
-// which has no line end, is never answered), "VERSION 1.1.41", no set counters in its stats,
-// and it refuses every set ("SERVER_ERROR out of memory storing object"), as a read-only or
-// full store would.
+// A memcached-protocol server that is not memcached (the fake store): text protocol only (a
+// binary request is never answered), "VERSION 1.1.41", no set counters in its stats, and it
+// refuses every set ("SERVER_ERROR out of memory storing object"), as a read-only or full store
+// would.
 class TextOnlyServer {
  public:
   TextOnlyServer() {
-    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    int one = 1;
-    setsockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    socklen_t len = sizeof a;
-    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
-    port_ = ntohs(a.sin_port);
-    ::listen(fd_, 64);
-    accept_thread_ = std::thread([this] { accept_loop(); });
+    FakeStore::Behavior b;
+    b.text_only = true;
+    b.version = "1.1.41";
+    b.set_counters = false;
+    b.refuse_sets = FakeStore::Refusal::out_of_memory;
+    store_.set_behavior_all(b);
   }
-  ~TextOnlyServer() {
-    stop_ = true;
-    ::shutdown(fd_, SHUT_RDWR);
-    ::close(fd_);
-    accept_thread_.join();
-    std::lock_guard<std::mutex> lock(mu_);
-    for (int c : conns_) ::shutdown(c, SHUT_RDWR);
-    for (auto& t : threads_) t.join();
-    for (int c : conns_) ::close(c);
-  }
-  std::string uri() const { return "memcached://127.0.0.1:" + std::to_string(port_); }
-  long long sets_refused() const { return refused_.load(); }
+  std::string uri() const { return store_.memcached_uri(); }
+  long long sets_refused() const { return store_.requests("set"); }
 
  private:
-  void accept_loop() {
-    while (!stop_) {
-      int c = ::accept(fd_, nullptr, nullptr);
-      if (c < 0) return;
-      int one = 1;
-      setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-      std::lock_guard<std::mutex> lock(mu_);
-      conns_.push_back(c);
-      threads_.emplace_back([this, c] {
-        serve(c);
-        ::shutdown(c, SHUT_RDWR);  // the client waits for the close after "quit"
-      });
-    }
-  }
-  void serve(int c) {
-    std::string buf, replies;
-    char chunk[65536];
-    for (;;) {
-      size_t eol;
-      while ((eol = buf.find("\r\n")) != std::string::npos) {
-        std::string line = buf.substr(0, eol);
-        std::vector<std::string> w;
-        for (size_t p = 0; p < line.size();) {
-          size_t q = line.find(' ', p);
-          if (q == std::string::npos) q = line.size();
-          if (q > p) w.push_back(line.substr(p, q - p));
-          p = q + 1;
-        }
-        if (w.empty()) {
-          buf.erase(0, eol + 2);
-          continue;
-        }
-        std::string reply;
-        if (w[0] == "set" && w.size() >= 5) {
-          size_t bytes = std::stoul(w[4]);
-          if (buf.size() < eol + 2 + bytes + 2) break;  // the value is not all here yet
-          buf.erase(0, eol + 2 + bytes + 2);
-          ++refused_;
-          reply = "SERVER_ERROR out of memory storing object\r\n";
-        } else {
-          buf.erase(0, eol + 2);
-          if (w[0] == "version")
-            reply = "VERSION 1.1.41\r\n";
-          else if (w[0] == "get" || w[0] == "gets")
-            reply = "END\r\n";
-          else if (w[0] == "stats")
-            reply = "STAT pid 1\r\nEND\r\n";
-          else if (w[0] == "quit")
-            return;
-          else
-            reply = "ERROR\r\n";
-        }
-        replies += reply;
-      }
-      // One write per read, as a real server answers a pipelined batch.
-      if (!replies.empty() && ::send(c, replies.data(), replies.size(), MSG_NOSIGNAL) < 0) return;
-      replies.clear();
-      ssize_t n = ::read(c, chunk, sizeof chunk);
-      if (n <= 0) return;
-      buf.append(chunk, static_cast<size_t>(n));
-    }
-  }
-  int fd_ = -1;
-  int port_ = 0;
-  std::atomic<bool> stop_{false};
-  std::atomic<long long> refused_{0};
-  std::thread accept_thread_;
-  std::mutex mu_;
-  std::vector<int> conns_;
-  std::vector<std::thread> threads_;
+  FakeStore store_;
 };
 
 // ?protocol=binary against a server that speaks only text: the error says the server may not
