@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <tuple>
 
 #include "kvbench/clock.hpp"
 #include "kvbench/version.hpp"
@@ -36,6 +37,13 @@ th { background: #f0f2f6; text-align: left; } td.n, th.n { text-align: right; fo
 tr:nth-child(even) td { background: #fafbfc; }
 .note { color: #666; font-size: 12px; margin: 2px 0; }
 svg.chart { display: block; margin: 2px 0; max-width: 100%; height: auto; }
+.multiples { display: flex; flex-wrap: wrap; gap: 6px 10px; }
+.multiples svg.chart { margin: 0; }
+.nodata { color: #666; font-size: 13px; background: #f6f7fa; border: 1px dashed #ccd;
+          padding: 6px 10px; margin: 6px 0; }
+.wide { max-width: 100%; overflow-x: auto; }
+table.dense { font-size: 11px; } table.dense th, table.dense td { padding: 2px 5px; }
+th { white-space: normal; vertical-align: bottom; }
 )";
 
 struct Window {
@@ -86,6 +94,25 @@ void add_point(svg::Series& s, double x, double y, double gap) {
   s.points.emplace_back(x, y);
 }
 
+// A chart, or where it would have nothing to draw, one line saying so instead of an empty frame.
+void emit(const svg::Chart& c, const std::string& why_empty, std::ostream& out) {
+  if (svg::has_data(c)) {
+    out << svg::render(c);
+    return;
+  }
+  out << "<p class=\"nodata\"><b>" << escape_xml(c.title) << "</b>: no data"
+      << (why_empty.empty() ? "" : " (" + escape_xml(why_empty) + ")") << "</p>\n";
+}
+
+// The percentiles drawn per second: colour by percentile, line style by op.
+struct Pct {
+  const char* column;
+  const char* name;
+  int color;
+};
+constexpr Pct kSecondPercentiles[] = {
+    {"lat_p50_us", "p50", 2}, {"lat_p99_us", "p99", 3}, {"lat_p999_us", "p99.9", 1}};
+
 void timeline(Database& db, int64_t run_id, const std::vector<Hint>& hints, std::ostream& out) {
   Window w = run_window(db, run_id);
   auto targets = targets_of(db, run_id);
@@ -101,22 +128,35 @@ void timeline(Database& db, int64_t run_id, const std::vector<Hint>& hints, std:
     return c;
   };
   svg::Chart rate = panel("Throughput per second", "req/s", svg::Scale::linear);
-  svg::Chart p99 = panel("p99 latency per second (log scale)", "latency (ms)", svg::Scale::log);
-  svg::Chart rss = panel("Store process memory: RSS", "RSS (MiB)", svg::Scale::linear);
-  svg::Chart swap = panel("Store process swap", "swapped out (MiB)", svg::Scale::linear);
+  std::map<int64_t, svg::Chart> latency;  // per target
+  for (const auto& t : targets)
+    latency[t.id] = panel("Latency per second: p50, p99, p99.9 on " + t.uri + " (log scale)",
+                          "latency (ms)", svg::Scale::log);
+  svg::Chart memory = panel("Store memory: RSS, swap and the store's own used memory (one scale)",
+                            "MiB", svg::Scale::linear);
+  svg::Chart cpu = panel("Store process CPU", "CPU (% of one core)", svg::Scale::linear);
+  svg::Chart hit = panel("Hit ratio of reads per second", "hits (% of gets)", svg::Scale::linear);
+  hit.y.min = 0.0;
+  hit.y.max = 100.0;
   svg::Chart load =
       panel("Host load average (1 min)", "load1 (runnable tasks)", svg::Scale::linear);
-  // Shaded bands: which store (and phase, outside scenarios) ran when.
+  std::vector<svg::Chart*> all{&rate};
+  for (auto& [id, c] : latency) all.push_back(&c);
+  for (auto* c : {&memory, &cpu, &hit, &load}) all.push_back(c);
+  // Shaded bands: which store (and phase, outside scenarios) ran when; scenario steps as
+  // boundary lines with the step's name.
   bool steps = false;
   {
     auto s = db.prepare(
         "SELECT t.protocol, p.name, p.started_ts_us, COALESCE(p.ended_ts_us, p.started_ts_us), "
-        "p.step, "
-        "t.ordinal FROM phases p JOIN targets t USING (target_id) WHERE p.run_id = ? ORDER BY "
-        "p.phase_id");
+        "p.step, t.ordinal FROM phases p JOIN targets t USING (target_id) WHERE p.run_id = ? "
+        "ORDER BY p.phase_id");
     s.bind(1, run_id);
     std::vector<svg::Band> bands;
+    std::vector<svg::Marker> boundaries;
     std::map<int64_t, svg::Band> per_target;
+    std::string last_step;
+    int64_t last_target = -1;
     while (s.step()) {
       steps = steps || !s.is_null(4);
       bands.push_back(
@@ -124,60 +164,119 @@ void timeline(Database& db, int64_t run_id, const std::vector<Hint>& hints, std:
       auto [it, fresh] = per_target.try_emplace(
           s.column_int(5), svg::Band{bands.back().x0, bands.back().x1, s.column_text(0)});
       if (!fresh) it->second.x1 = bands.back().x1;
+      std::string step = s.is_null(4) ? "" : s.column_text(4);
+      if (!step.empty() && (step != last_step || s.column_int(5) != last_target))
+        boundaries.push_back({bands.back().x0, step});
+      last_step = step;
+      last_target = s.column_int(5);
     }
     if (steps) {
       bands.clear();
       for (auto& [ord, b] : per_target) bands.push_back(b);
     }
-    for (auto* c : {&rate, &p99, &rss, &swap, &load}) c->bands = bands;
+    for (auto* c : all) {
+      c->bands = bands;
+      c->boundaries = boundaries;
+    }
   }
   for (const auto& h : hints)
     if (h.ts_us && (h.kind == "swap_onset" || h.kind == "store_failed"))
-      for (auto* c : {&rate, &p99, &rss, &swap, &load})
+      for (auto* c : all)
         c->markers.push_back({w.x(*h.ts_us), h.kind == "swap_onset" ? "swap onset" : "failures"});
 
+  // Driver seconds: req/s, the three percentiles, and the hit ratio of gets.
   std::map<std::pair<int64_t, std::string>, size_t> index;
+  std::map<std::tuple<int64_t, std::string, int>, size_t> lat_index;
+  std::map<int64_t, size_t> hit_index;
   auto d = db.prepare(
-      "SELECT t.target_id, t.ordinal, t.uri, d.op, d.ts_us, d.interval_us, d.ops, d.lat_p99_us, "
+      "SELECT t.target_id, t.ordinal, t.uri, d.op, d.ts_us, d.interval_us, d.ops, d.lat_p50_us, "
+      "d.lat_p99_us, d.lat_p999_us, d.hits, d.misses, "
       "(SELECT MAX(x.interval_us) FROM driver_seconds x WHERE x.phase_id = d.phase_id) "
       "FROM driver_seconds d JOIN phases p USING (phase_id) JOIN targets t USING (target_id) "
       "WHERE p.run_id = ? ORDER BY t.ordinal, d.op DESC, d.ts_us");
   d.bind(1, run_id);
   while (d.step()) {
-    auto key = std::pair{d.column_int(0), d.column_text(3)};
+    const int64_t target = d.column_int(0);
+    const int ordinal = static_cast<int>(d.column_int(1));
+    const std::string op = d.column_text(3);
+    auto key = std::pair{target, op};
     auto [it, fresh] = index.try_emplace(key, rate.series.size());
-    if (fresh) {
-      svg::Series s = line(d.column_text(2) + " " + key.second, static_cast<int>(d.column_int(1)),
-                           key.second == "get");
-      rate.series.push_back(s);
-      p99.series.push_back(s);
-    }
+    if (fresh) rate.series.push_back(line(d.column_text(2) + " " + op, ordinal, op == "get"));
     double iv = static_cast<double>(d.column_int(5));
     // A phase's last, partial second (under 0.5 s, beside full ones) is noise as a rate: left out.
-    if (iv < 5e5 && d.column_int(8) >= 1'000'000) continue;
+    if (iv < 5e5 && d.column_int(12) >= 1'000'000) continue;
     double x = w.x(d.column_int(4)) + iv / 2e6;
     add_point(rate.series[it->second], x, static_cast<double>(d.column_int(6)) * 1e6 / iv, 1.6);
-    add_point(p99.series[it->second], x, d.is_null(7) ? kNaN : d.column_double(7) / 1000, 1.6);
+    svg::Chart& lc = latency[target];
+    for (int k = 0; k < 3; ++k) {
+      auto [li, lfresh] = lat_index.try_emplace(std::tuple{target, op, k}, lc.series.size());
+      if (lfresh)
+        lc.series.push_back(
+            line(op + " " + kSecondPercentiles[k].name, kSecondPercentiles[k].color, op == "get"));
+      add_point(lc.series[li->second], x, d.is_null(7 + k) ? kNaN : d.column_double(7 + k) / 1000,
+                1.6);
+    }
+    if (op == "get" && !d.is_null(10) && !d.is_null(11)) {
+      const double hits = d.column_double(10), misses = d.column_double(11);
+      auto [hi, hfresh] = hit_index.try_emplace(target, hit.series.size());
+      if (hfresh) hit.series.push_back(line(d.column_text(2), ordinal, false));
+      add_point(hit.series[hi->second], x,
+                hits + misses > 0 ? 100.0 * hits / (hits + misses) : kNaN, 1.6);
+    }
   }
+  // kvmon's samples of each store's process, and the store's own figure of its memory.
   std::set<int64_t> seen;
   for (const auto& t : targets) {
+    const std::string server = t.protocol == "redis" ? "redis-server" : "memcached";
     auto inst = store_instance(db, t.id);
-    if (!inst || !seen.insert(*inst).second) continue;
-    auto s = db.prepare(
-        "SELECT s.ts_us, s.rss_kib, s.swap_kib, i.pid FROM process_samples s JOIN "
-        "process_instances i "
-        "USING (instance_id) WHERE s.instance_id = ? AND s.ts_us BETWEEN ? AND ? ORDER BY s.ts_us");
-    s.bind(1, *inst).bind(2, w.t0).bind(3, w.t1);  // this run's time only
-    svg::Series r = line(t.uri, t.ordinal, false), sw = r;
-    while (s.step()) {
-      r.name = sw.name = t.uri + " (" + (t.protocol == "redis" ? "redis-server" : "memcached") +
-                         " pid " + std::to_string(s.column_int(3)) + ")";
-      double x = w.x(s.column_int(0));
-      add_point(r, x, s.is_null(1) ? kNaN : static_cast<double>(s.column_int(1)) / 1024, 5);
-      add_point(sw, x, s.is_null(2) ? kNaN : static_cast<double>(s.column_int(2)) / 1024, 5);
+    if (inst && seen.insert(*inst).second) {
+      auto s = db.prepare(
+          "SELECT s.ts_us, s.rss_kib, s.swap_kib, i.pid, s.cpu_user_us + s.cpu_system_us "
+          "FROM process_samples s JOIN process_instances i USING (instance_id) "
+          "WHERE s.instance_id = ? AND s.ts_us BETWEEN ? AND ? ORDER BY s.ts_us");
+      s.bind(1, *inst).bind(2, w.t0).bind(3, w.t1);  // this run's time only
+      svg::Series r = line(t.uri, t.ordinal, false), sw = line(t.uri, t.ordinal, true),
+                  c = line(t.uri, t.ordinal, false);
+      int64_t prev_ts = -1, prev_cpu = 0;  // the last sample with CPU; -1: none
+      while (s.step()) {
+        std::string who = " (" + server + " pid " + std::to_string(s.column_int(3)) + ")";
+        r.name = t.uri + " RSS" + who;
+        sw.name = t.uri + " swap";
+        c.name = t.uri + who;
+        double x = w.x(s.column_int(0));
+        add_point(r, x, s.is_null(1) ? kNaN : static_cast<double>(s.column_int(1)) / 1024, 5);
+        add_point(sw, x, s.is_null(2) ? kNaN : static_cast<double>(s.column_int(2)) / 1024, 5);
+        if (s.is_null(4)) {
+          prev_ts = -1;
+          continue;
+        }
+        const int64_t ts = s.column_int(0), used = s.column_int(4);
+        if (prev_ts >= 0 && ts > prev_ts)
+          add_point(
+              c, x,
+              100.0 * static_cast<double>(used - prev_cpu) / static_cast<double>(ts - prev_ts), 5);
+        prev_ts = ts;
+        prev_cpu = used;
+      }
+      memory.series.push_back(std::move(r));
+      memory.series.push_back(std::move(sw));
+      cpu.series.push_back(std::move(c));
     }
-    rss.series.push_back(std::move(r));
-    swap.series.push_back(std::move(sw));
+    auto m = db.prepare(
+        "SELECT ts_us, value FROM store_stats WHERE target_id = ? AND name = ? "
+        "AND ts_us BETWEEN ? AND ? ORDER BY ts_us");
+    m.bind(1, t.id)
+        .bind(2, t.protocol == "redis" ? "used_memory" : "bytes")
+        .bind(3, w.t0)
+        .bind(4, w.t1);
+    svg::Series u =
+        line(t.uri + (t.protocol == "redis" ? " used_memory" : " bytes") + " (the store's own)",
+             t.ordinal, false);
+    u.dotted = true;
+    u.width = 2.4;
+    while (m.step())
+      add_point(u, w.x(m.column_int(0)), m.is_null(1) ? kNaN : m.column_double(1) / 1048576.0, 5);
+    if (!u.points.empty()) memory.series.push_back(std::move(u));
   }
   auto h = db.prepare(
       "SELECT h.session_id, m.host, h.ts_us, h.load1 FROM host_samples h JOIN monitor_sessions m "
@@ -193,28 +292,36 @@ void timeline(Database& db, int64_t run_id, const std::vector<Hint>& hints, std:
               5);
   }
   out << "<h3>Timeline</h3>\n<p class=\"note\">One time axis for all panels; shaded bands show "
-         "which "
-         "store"
-      << (steps ? "" : " and phase")
-      << " ran when. Writes (set) solid, reads (get) dashed; "
-         "memory and swap from kvmon's samples of the store's process; a phase's last "
-         "partial second (under 0.5 s) is not drawn"
-      << (rss.series.empty() ? " (none here: kvmon did not watch the stores)" : "") << ".</p>\n";
-  for (auto* c : {&rate, &p99, &rss, &swap, &load}) out << svg::render(*c);
+         "which store"
+      << (steps ? " ran when, grey lines where each scenario step began" : " and phase ran when")
+      << ". Writes (set) solid, reads (get) dashed; in the latency panels p50 green, p99 "
+         "orange, p99.9 red. Memory: RSS solid, swap dashed (kvmon's samples of the store's "
+         "process), the store's own figure dotted, all in MiB on one scale. A phase's last "
+         "partial second (under 0.5 s) is not drawn.</p>\n";
+  const std::string no_kvmon = "kvmon did not watch the store's process during this run";
+  emit(rate, "no driver seconds", out);
+  for (auto& [id, c] : latency) emit(c, "no request completed", out);
+  emit(memory, no_kvmon + ", and the store reported no memory figure", out);
+  emit(cpu, no_kvmon, out);
+  emit(hit, "no reads in this run", out);
+  emit(load, "kvmon did not sample the host during this run", out);
 }
 
-void step_chart(Database& db, int64_t run_id, const std::string& scenario, std::ostream& out) {
+// Per step and store, writes and reads: req/s (`mib` false) or MiB/s.
+void step_chart(Database& db, int64_t run_id, const std::string& scenario, bool mib,
+                std::ostream& out) {
   svg::Chart c;
-  c.title = "Throughput per step" + (scenario.empty() ? "" : " (" + scenario + ")");
+  c.title = (mib ? "MiB/s per step" : "Throughput per step") +
+            (scenario.empty() ? "" : " (" + scenario + ")");
   c.height = 300;
   c.x.label = "scenario step";
-  c.y.label = "req/s";
+  c.y.label = mib ? "MiB/s (values sent or received)" : "req/s";
   std::map<std::pair<int64_t, int>, size_t> index;
   auto s = db.prepare(
-      "SELECT s.step, s.target_id, s.store, s.write_req_per_s, s.read_req_per_s, t.ordinal "
-      "FROM step_summary s JOIN targets t USING (target_id) WHERE s.run_id = ? AND s.step IS NOT "
-      "NULL "
-      "ORDER BY s.first_phase_id");
+      std::string("SELECT s.step, s.target_id, s.store, ") +
+      (mib ? "s.write_mib_per_s, s.read_mib_per_s" : "s.write_req_per_s, s.read_req_per_s") +
+      ", t.ordinal FROM step_summary s JOIN targets t USING (target_id) "
+      "WHERE s.run_id = ? AND s.step IS NOT NULL ORDER BY s.first_phase_id");
   s.bind(1, run_id);
   double lo = INFINITY, hi = 0;
   while (s.step()) {
@@ -239,11 +346,57 @@ void step_chart(Database& db, int64_t run_id, const std::string& scenario, std::
   bool log = lo > 0 && hi / lo > 30;
   if (log) {
     c.y.scale = svg::Scale::log;
-    c.y.label = "req/s (log scale)";
+    c.y.label += " (log scale)";
   }
-  out << "<h3>Throughput per step</h3>\n<p class=\"note\">Per store: writes solid, reads dashed"
-      << (log ? "; log scale because the rates span more than 30x" : "") << ".</p>\n"
-      << svg::render(c);
+  out << "<h3>" << (mib ? "MiB/s per step" : "Throughput per step")
+      << "</h3>\n<p class=\"note\">Per store: writes solid, reads dashed"
+      << (log ? "; log scale because the values span more than 30x" : "") << ".</p>\n";
+  emit(c, "no step completed a request", out);
+}
+
+// More curves than this in one chart (a scenario's 13 steps) are shown as small multiples.
+constexpr size_t kMaxCurvesInOneChart = 6;
+
+// One small chart per series of `ch`, on the same axes: the series in its colour over all the
+// others in light grey, so each step reads alone and against the rest.
+void small_multiples(const svg::Chart& ch, std::ostream& out) {
+  double lo = INFINITY, hi = 0;
+  for (const auto& se : ch.series)
+    for (const auto& p : se.points)
+      if (std::isfinite(p.second) && p.second > 0) {
+        lo = std::min(lo, p.second);
+        hi = std::max(hi, p.second);
+      }
+  out << "<p class=\"note\"><b>" << escape_xml(ch.title) << "</b>: one chart per step (in "
+      << "colour; the other steps grey), all on the same axes (" << escape_xml(ch.y.label)
+      << "; x: " << escape_xml(ch.x.label) << ").</p>\n<div class=\"multiples\">\n";
+  for (size_t i = 0; i < ch.series.size(); ++i) {
+    svg::Chart m = ch;
+    m.title = ch.series[i].name;
+    m.width = 272;
+    m.height = 190;
+    m.legend = false;
+    m.x.label = "percentile (%)";
+    m.y.label = "ms";
+    if (hi > 0) {
+      m.y.min = std::pow(10.0, std::floor(std::log10(lo)));
+      m.y.max = std::pow(10.0, std::ceil(std::log10(hi)));
+    }
+    m.series.clear();
+    for (size_t k = 0; k < ch.series.size(); ++k) {
+      if (k == i) continue;
+      svg::Series grey = ch.series[k];
+      grey.css_color = "#d4d6dc";
+      grey.width = 1.0;
+      grey.in_legend = false;
+      m.series.push_back(std::move(grey));
+    }
+    svg::Series own = ch.series[i];
+    own.width = 2.4;
+    m.series.push_back(std::move(own));  // drawn last: on top
+    out << svg::render(m);
+  }
+  out << "</div>\n";
 }
 
 // Percentile curves: x is the number of nines of the percentile (0 → p0, 1 → p90, 2 → p99 ...).
@@ -315,7 +468,9 @@ void latency_charts(Database& db, int64_t run_id, bool steps, std::ostream& out)
          "0 → p0, 90 → p90, 99 → p99 … each step one more nine; a curve ends at the slowest "
          "request. "
          "Latency from the actual send (rate mode: from the intended send time).</p>\n";
-  if (order.empty()) out << "<p class=\"note\">no latency histograms in this run</p>\n";
+  if (order.empty())
+    out << "<p class=\"nodata\">Latency percentiles: no data (no latency "
+           "histograms in this run)</p>\n";
   for (auto& name : order) {
     svg::Chart& ch = charts[name];
     double maxx = 2;
@@ -324,13 +479,20 @@ void latency_charts(Database& db, int64_t run_id, bool steps, std::ostream& out)
     ch.x.max = std::min(5.0, std::ceil(maxx - 1e-9));
     ch.x.min = 0.0;
     while (!ch.x.ticks.empty() && ch.x.ticks.back().first > *ch.x.max) ch.x.ticks.pop_back();
-    out << svg::render(ch);
+    if (ch.series.size() <= kMaxCurvesInOneChart) {
+      out << svg::render(ch);
+    } else {
+      small_multiples(ch, out);
+    }
   }
 }
 
 void html_table(const ReportTable& t, std::ostream& out) {
   for (const auto& n : t.notes_before) out << "<p class=\"note\">" << escape_xml(n) << "</p>\n";
-  out << "<table>\n<tr>";
+  // Wide tables: smaller type, headers that wrap, and a horizontal scroll inside the page's
+  // width rather than past it.
+  out << "<div class=\"wide\"><table" << (t.header.size() > 10 ? " class=\"dense\"" : "")
+      << ">\n<tr>";
   std::vector<bool> numeric(t.header.size(), true);
   for (const auto& row : t.rows)
     for (size_t c = 0; c < row.size() && c < numeric.size(); ++c)
@@ -346,7 +508,7 @@ void html_table(const ReportTable& t, std::ostream& out) {
           << escape_xml(row[c].text) << "</td>";
     out << "</tr>\n";
   }
-  out << "</table>\n";
+  out << "</table></div>\n";
   for (const auto& n : t.notes_after) out << "<p class=\"note\">" << escape_xml(n) << "</p>\n";
 }
 
@@ -387,7 +549,10 @@ void run_section(Database& db, int64_t run_id, std::ostream& out) {
   auto tables = run_tables(db, run_id);
   bool steps = !tables.empty() && tables.front().name == "steps_pivot";
   timeline(db, run_id, hints, out);
-  if (steps) step_chart(db, run_id, scenario, out);
+  if (steps) {
+    step_chart(db, run_id, scenario, false, out);
+    step_chart(db, run_id, scenario, true, out);
+  }
   latency_charts(db, run_id, steps, out);
   out << "<h3>Summary</h3>\n";
   if (tables.empty()) out << "<p class=\"note\">no measurements</p>\n";

@@ -2,10 +2,14 @@
 // no script, no font or file from elsewhere) per results file. For each run:
 //  - hints (report_hints.hpp) with the rule behind each;
 //  - a timeline of stacked panels on one time axis (seconds since the run started): driver
-//    req/s and p99 per store and op, the store process's RSS and swap (kvmon), host load1;
-//  - scenario runs: req/s per step and store, writes and reads;
-//  - latency percentile curves (nines scale) per store and op, from latency_buckets;
-//  - the summary tables of the text report.
+//    req/s per store and op, latency p50/p99/p99.9 per second (a panel per store), the store's
+//    RSS and swap (kvmon) and its own used_memory on one scale, the store process's CPU %, the
+//    hit ratio of gets, host load1; scenario step boundaries as lines; a panel without data is
+//    a "no data" note, not an empty frame;
+//  - scenario runs: req/s and MiB/s per step and store, writes and reads;
+//  - latency percentile curves (nines scale) per store and op, from latency_buckets; more than
+//    six curves in one chart (a scenario's steps) become small multiples on shared axes;
+//  - the summary tables of the text report (wide ones dense, in a box that scrolls).
 // With two or more runs, the comparison tables follow.
 #pragma once
 

@@ -184,6 +184,13 @@ std::string tick_label(double v) {
   return buf;
 }
 
+bool has_data(const Chart& c) {
+  for (const auto& s : c.series)
+    for (auto [x, y] : s.points)
+      if (usable(x, c.x.scale) && usable(y, c.y.scale)) return true;
+  return false;
+}
+
 std::string render(const Chart& c) {
   // Legend layout first: it sets the SVG's height.
   double W = c.width;
@@ -191,6 +198,10 @@ std::string render(const Chart& c) {
   double lx = kLeft, rows = 0;
   if (c.legend) {
     for (const auto& s : c.series) {
+      if (!s.in_legend) {
+        legend_pos.emplace_back(-1, -1);
+        continue;
+      }
       double w = 34 + kCharWidth * static_cast<double>(s.name.size()) + 16;
       if (lx + w > W - kRight && lx > kLeft) {
         lx = kLeft;
@@ -199,7 +210,8 @@ std::string render(const Chart& c) {
       legend_pos.emplace_back(lx, rows);
       lx += w;
     }
-    if (!c.series.empty()) rows += 1;
+    if (std::any_of(c.series.begin(), c.series.end(), [](const Series& s) { return s.in_legend; }))
+      rows += 1;
   }
   double H = c.height + rows * kLegendRow + (rows > 0 ? 6 : 0);
   double px0 = kLeft, px1 = W - kRight, py0 = kTop, py1 = c.height - kBottom;
@@ -265,6 +277,19 @@ std::string render(const Chart& c) {
   o << "<text x=\"14\" y=\"" << num(ym)
     << "\" text-anchor=\"middle\" fill=\"#222\" transform=\"rotate(-90 14 " << num(ym) << ")\">"
     << escape_xml(c.y.label) << "</text>\n";
+  double last_label_end = -1e9;
+  for (const auto& m : c.boundaries) {
+    if (!usable(m.x, mx.scale)) continue;
+    double x = X(m.x);
+    o << "<line class=\"boundary\" x1=\"" << num(x) << "\" x2=\"" << num(x) << "\" y1=\""
+      << num(py0) << "\" y2=\"" << num(py1) << "\" stroke=\"#99a\" stroke-width=\"0.8\"/>\n";
+    double label_w = 5.5 * static_cast<double>(m.label.size());
+    if (x + 2 > last_label_end && x + 2 + label_w < px1) {
+      o << "<text x=\"" << num(x + 2) << "\" y=\"" << num(py1 - 4)
+        << "\" font-size=\"9\" fill=\"#556\">" << escape_xml(m.label) << "</text>\n";
+      last_label_end = x + 2 + label_w + 4;
+    }
+  }
   for (const auto& m : c.markers) {
     if (!usable(m.x, mx.scale)) continue;
     double x = X(m.x);
@@ -281,12 +306,14 @@ std::string render(const Chart& c) {
     const auto& s = c.series[si];
     std::string color =
         !s.css_color.empty() ? s.css_color : palette(s.color >= 0 ? s.color : static_cast<int>(si));
-    std::string dash = s.dashed ? " stroke-dasharray=\"6 4\"" : "";
+    std::string dash = s.dotted   ? " stroke-dasharray=\"1.5 3\""
+                       : s.dashed ? " stroke-dasharray=\"6 4\""
+                                  : "";
     std::vector<std::pair<double, double>> segment, dots;
     auto flush = [&] {
       if (segment.size() > 1) {
-        o << "<polyline fill=\"none\" stroke=\"" << color << "\" stroke-width=\"1.8\"" << dash
-          << " stroke-linejoin=\"round\" points=\"";
+        o << "<polyline fill=\"none\" stroke=\"" << color << "\" stroke-width=\"" << num(s.width)
+          << "\"" << dash << " stroke-linejoin=\"round\" points=\"";
         for (size_t i = 0; i < segment.size(); ++i)
           o << (i ? " " : "") << num(segment[i].first) << "," << num(segment[i].second);
         o << "\"/>\n";
@@ -304,7 +331,7 @@ std::string render(const Chart& c) {
     for (auto [x, y] : dots)
       o << "<circle cx=\"" << num(x) << "\" cy=\"" << num(y) << "\" r=\"2.8\" fill=\"" << color
         << "\"/>\n";
-    if (c.legend) {
+    if (c.legend && s.in_legend) {
       auto [lx0, row] = legend_pos[si];
       double ly = c.height + 10 + row * kLegendRow;
       o << "<line x1=\"" << num(lx0) << "\" x2=\"" << num(lx0 + 26) << "\" y1=\"" << num(ly - 4)

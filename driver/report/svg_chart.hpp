@@ -35,6 +35,9 @@ struct Series {
   bool dashed = false;                            // e.g. reads dashed, writes solid
   bool markers = false;   // a dot on every point (always on for single points)
   std::string css_color;  // overrides `color` when set, e.g. "#3b528b"
+  bool dotted = false;    // a third line style (overrides dashed)
+  bool in_legend = true;  // false: drawn but not named (e.g. grey context curves)
+  double width = 1.8;     // stroke width in px
 };
 
 // A shaded range of x with a label at the top (e.g. which store / phase ran then).
@@ -56,11 +59,16 @@ struct Chart {
   std::vector<Series> series;
   std::vector<Band> bands;
   std::vector<Marker> markers;
+  // Thin grey vertical lines with a label at the bottom of the plot (e.g. scenario step
+  // boundaries); a label that would overlap the previous one is left out.
+  std::vector<Marker> boundaries;
   bool legend = true;
 };
 
 // The chart as one <svg> element.
 std::string render(const Chart& chart);
+// Whether the chart has at least one point it can draw (finite, and positive on a log axis).
+bool has_data(const Chart& chart);
 
 // Round tick values covering [lo, hi]: steps of 1, 2 or 5 × 10^k, about `target` of them.
 std::vector<double> nice_ticks(double lo, double hi, int target = 5);

@@ -88,6 +88,10 @@ TEST(HtmlReport, ChartsRenderInHeadlessChromiumWithData) {
   usleep(400'000);
   kvmon.signal(SIGTERM);
   ASSERT_EQ(kvmon.wait(10'000), 0) << slurp(dir.file("kvmon.log"));
+  // Run 3: writes only, kvmon gone: its process, CPU, hit-ratio and host panels have nothing.
+  auto unwatched = run_kvdrive(dir, {"run", "--db", db_path, "--target", redis.uri(), "--keys",
+                                     "2000", "--phases", "load", "--rate", "1000"});
+  ASSERT_EQ(unwatched.exit_code, 0) << unwatched.output;
   {
     auto db = kv::open_results_db(db_path);
     ASSERT_GT(query_int(db, "SELECT count(*) FROM process_samples"), 10)
@@ -95,8 +99,8 @@ TEST(HtmlReport, ChartsRenderInHeadlessChromiumWithData) {
   }
 
   std::string html = dir.file("report.html");
-  auto report =
-      run_kvdrive(dir, {"report", "--db", db_path, "--run", "1", "--run", "2", "--html", html});
+  auto report = run_kvdrive(
+      dir, {"report", "--db", db_path, "--run", "1", "--run", "2", "--run", "3", "--html", html});
   ASSERT_EQ(report.exit_code, 0) << report.output;
   EXPECT_NE(report.output.find("run 2 / run 1, stores matched by protocol and position:"),
             std::string::npos);
@@ -121,14 +125,56 @@ TEST(HtmlReport, ChartsRenderInHeadlessChromiumWithData) {
     EXPECT_TRUE(has_drawn_line(svg)) << "chart without a line: " << title;
     EXPECT_EQ(svg.find("no data"), std::string::npos) << title;
   }
-  // Run 1: 5 timeline panels + 2 latency charts; run 2 (scenario): 5 + steps + 4 latency.
-  EXPECT_EQ(charts, 17);
+  // Run 1: 7 timeline panels (req/s, latency per store, memory, CPU, hit ratio, load) + 2
+  // latency percentile charts; run 2 (scenario): 7 + req/s and MiB/s per step + 2 stores x 2 ops
+  // x 13 steps of small multiples; run 3: req/s, latency, memory (the store's own figure) and
+  // the writes' percentiles, the rest "no data" notes.
+  EXPECT_EQ(charts, 9 + 9 + 52 + 4);
   for (const char* text :
-       {"Throughput per second", "Store process memory: RSS", "Store process swap",
+       {"Throughput per second", "Latency per second: p50, p99, p99.9 on redis://", "get p50",
+        "get p99", "get p99.9", "set p99.9",
+        "Store memory: RSS, swap and the store's own used memory (one scale)",
+        "used_memory (the store's own)", "Store process CPU", "Hit ratio of reads per second",
         "Host load average", "Throughput per step (value-size-sweep)",
-        "Latency percentiles: reads (get)", "redis-server pid", "memcached pid",
-        "<h2>Comparison</h2>"})
+        "MiB/s per step (value-size-sweep)", "Latency percentiles: reads (get)", "redis-server pid",
+        "memcached pid", "<h2>Comparison</h2>"})
     EXPECT_NE(dom.find(text), std::string::npos) << text;
+  // RSS and swap on one chart: the same <svg> names both.
+  {
+    size_t at = dom.find("Store memory: RSS, swap");
+    ASSERT_NE(at, std::string::npos);
+    std::string svg = dom.substr(at, dom.find("</svg>", at) - at);
+    EXPECT_NE(svg.find(" RSS (redis-server pid"), std::string::npos);
+    EXPECT_NE(svg.find(" swap<"), std::string::npos);
+  }
+  // The scenario's 13 steps: boundary lines on its timeline, one small chart per step.
+  const std::string run2 =
+      dom.substr(dom.find("<h2>Run 2"), dom.find("<h2>Run 3") - dom.find("<h2>Run 2"));
+  size_t boundaries = 0;
+  for (size_t at = run2.find("class=\"boundary\""); at != std::string::npos;
+       at = run2.find("class=\"boundary\"", at + 1))
+    ++boundaries;
+  EXPECT_GE(boundaries, 7u * 13u) << "13 step boundaries on each of the 7 timeline panels";
+  size_t multiples = 0;
+  for (size_t at = run2.find("<div class=\"multiples\">"); at != std::string::npos;
+       at = run2.find("<div class=\"multiples\">", at + 1))
+    ++multiples;
+  EXPECT_EQ(multiples, 4u);
+  // Run 3: notes instead of empty frames.
+  const std::string run3 = dom.substr(dom.find("<h2>Run 3"));
+  for (const char* note :
+       {"Store process CPU</b>: no data", "Hit ratio of reads per second</b>: no data",
+        "Host load average (1 min)</b>: no data"})
+    EXPECT_NE(run3.find(note), std::string::npos) << note;
+  // Wide tables fit: each one inside a box that scrolls within the page's width.
+  size_t tables = 0;
+  for (size_t at = dom.find("<table"); at != std::string::npos; at = dom.find("<table", at + 1)) {
+    ++tables;
+    EXPECT_EQ(dom.rfind("<div class=\"wide\">", at),
+              at - std::string("<div class=\"wide\">").size())
+        << dom.substr(at, 200);
+  }
+  EXPECT_GT(tables, 5u);
 
   // A screenshot, kept where a person (or CI's artifacts) can look at it.
   std::string out_dir = std::string(KV_BINARY_DIR) + "/test-output";

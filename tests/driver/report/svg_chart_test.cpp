@@ -116,4 +116,37 @@ TEST(SvgChart, SequentialColoursRunFromDarkToLight) {
   EXPECT_EQ(sequential(0.5).size(), 7u);
 }
 
+TEST(SvgChart, BoundariesContextSeriesAndLineStyles) {
+  Chart c;
+  c.x.min = 0.0;
+  c.x.max = 10.0;
+  Series own{"own", {{0, 1}, {10, 2}}, 0, false, false, ""};
+  own.dotted = true;
+  Series grey{"grey context", {{0, 2}, {10, 3}}, 1, false, false, "#d4d6dc"};
+  grey.in_legend = false;
+  c.series = {grey, own};
+  // Two boundaries 0.1 apart: both lines drawn, the second label left out (it would overlap).
+  c.boundaries = {{2.0, "step-one"}, {2.1, "step-two"}, {7.0, "step-three"}};
+  std::string svg = render(c);
+  EXPECT_EQ(count(svg, "class=\"boundary\""), 3);
+  EXPECT_EQ(count(svg, ">step-one<"), 1);
+  EXPECT_EQ(count(svg, ">step-two<"), 0);
+  EXPECT_EQ(count(svg, ">step-three<"), 1);
+  EXPECT_EQ(count(svg, "grey context"), 0);  // drawn, not in the legend
+  EXPECT_EQ(count(svg, ">own<"), 1);
+  EXPECT_EQ(count(svg, "stroke-dasharray=\"1.5 3\""), 2);  // the line and its legend swatch
+  EXPECT_EQ(count(svg, "<polyline"), 2);
+  EXPECT_TRUE(has_data(c));
+}
+
+TEST(SvgChart, HasDataIsFalseWithoutADrawablePoint) {
+  Chart c;
+  c.y.scale = Scale::log;
+  c.series = {Series{"s", {{0, 0}, {1, NAN}, {2, -1}}, 0, false, false, ""}};
+  EXPECT_FALSE(has_data(c));  // zero and negative have no place on a log axis
+  c.series[0].points.emplace_back(3, 0.5);
+  EXPECT_TRUE(has_data(c));
+  EXPECT_FALSE(has_data(Chart{}));
+}
+
 }  // namespace
