@@ -94,7 +94,7 @@ int ReportCommand::execute() {
   report_runs(db, run_ids_);  // every listed run exists, before any file is written
   if (!html_.empty()) {
     write_file_atomically(
-        html_, [&](std::ostream& html) { write_html_report(db, run_ids_, html); },
+        html_, [&](std::ostream& html) { write_html_report(db, run_ids_, html, list_); },
         [&] { check_not_results_file("--html", html_, db_); });
     std::cerr << "kvdrive: wrote " << html_ << "\n";
   }

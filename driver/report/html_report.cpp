@@ -512,7 +512,8 @@ void html_table(const ReportTable& t, std::ostream& out) {
   for (const auto& n : t.notes_after) out << "<p class=\"note\">" << escape_xml(n) << "</p>\n";
 }
 
-void run_section(Database& db, int64_t run_id, std::ostream& out) {
+void run_section(Database& db, int64_t run_id, const PercentileList& percentiles,
+                 std::ostream& out) {
   auto r = db.prepare(
       "SELECT name, status, started_ts_us, ended_ts_us, client_host, command_line, scenario, "
       "scale, error "
@@ -546,7 +547,7 @@ void run_section(Database& db, int64_t run_id, std::ostream& out) {
           << " <span class=\"rule\">(rule: " << escape_xml(h.rule) << ")</span></li>\n";
     out << "</ul></div>\n";
   }
-  auto tables = run_tables(db, run_id);
+  auto tables = run_tables(db, run_id, percentiles);
   bool steps = !tables.empty() && tables.front().name == "steps_pivot";
   timeline(db, run_id, hints, out);
   if (steps) {
@@ -570,7 +571,8 @@ void run_section(Database& db, int64_t run_id, std::ostream& out) {
 
 }  // namespace
 
-void write_html_report(Database& db, const std::vector<int64_t>& run_ids, std::ostream& out) {
+void write_html_report(Database& db, const std::vector<int64_t>& run_ids, std::ostream& out,
+                       const PercentileList& percentiles) {
   auto runs = report_runs(db, run_ids);
   out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>kvbench "
          "report: "
@@ -579,7 +581,7 @@ void write_html_report(Database& db, const std::vector<int64_t>& run_ids, std::o
       << runs.size() << (runs.size() == 1 ? " run" : " runs") << " · kvdrive "
       << escape_xml(version()) << "</p>\n";
   if (runs.empty()) out << "<p>This file holds no runs yet.</p>\n";
-  for (int64_t id : runs) run_section(db, id, out);
+  for (int64_t id : runs) run_section(db, id, percentiles, out);
   if (run_ids.size() >= 2) {
     out << "<h2>Comparison</h2>\n";
     for (const auto& t : comparison_tables(db, run_ids)) html_table(t, out);

@@ -18,10 +18,13 @@
 #include <vector>
 
 #include "kvbench/sqlite.hpp"
+#include "report/percentiles.hpp"
 
 namespace kv::drive {
 
-// `run_ids` empty: every run in the file. Throws std::invalid_argument for a run not in it.
-void write_html_report(Database& db, const std::vector<int64_t>& run_ids, std::ostream& out);
+// `run_ids` empty: every run in the file. `percentiles`: those of the per-phase tables
+// (--percentiles). Throws std::invalid_argument for a run not in it.
+void write_html_report(Database& db, const std::vector<int64_t>& run_ids, std::ostream& out,
+                       const PercentileList& percentiles = default_percentiles());
 
 }  // namespace kv::drive

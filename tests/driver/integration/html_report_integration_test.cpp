@@ -99,12 +99,15 @@ TEST(HtmlReport, ChartsRenderInHeadlessChromiumWithData) {
   }
 
   std::string html = dir.file("report.html");
-  auto report = run_kvdrive(
-      dir, {"report", "--db", db_path, "--run", "1", "--run", "2", "--run", "3", "--html", html});
+  auto report = run_kvdrive(dir, {"report", "--db", db_path, "--run", "1", "--run", "2", "--run",
+                                  "3", "--percentiles", "50,99.99", "--html", html});
   ASSERT_EQ(report.exit_code, 0) << report.output;
   EXPECT_NE(report.output.find("run 2 / run 1, stores matched by protocol and position:"),
             std::string::npos);
   std::string page = slurp(html);
+  // --percentiles sets the per-phase columns of the HTML tables too.
+  EXPECT_NE(page.find("<th class=\"n\">p99.99 ms</th>"), std::string::npos);
+  EXPECT_EQ(page.find("<th class=\"n\">p90 ms</th>"), std::string::npos);
   EXPECT_EQ(page.find("<script"), std::string::npos);
   EXPECT_EQ(page.find("<link"), std::string::npos);
   EXPECT_EQ(page.find("src="), std::string::npos);
