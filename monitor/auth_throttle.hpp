@@ -1,8 +1,8 @@
-// Failed tokens, per client address, for kvmon's listeners (the /metrics endpoint; the link
-// server keeps the same rules in server.cpp): the first kFreeAuthFailures cost nothing (a
-// mistyped token), each one after that shuts the address out for 1 s, doubling to 60 s; a
-// success forgets them, and so do 10 minutes without one. Attempts are logged as one line per
-// address and 10 s, with their counts, not one line each. Not thread-safe: one io_context thread.
+// Failed tokens, per client address, for kvmon's listeners (the kvmon link and /metrics): the
+// first 3 failures cost nothing (a mistyped token), each one after that shuts the address out
+// for 1 s, doubling to 60 s; a success forgets them, and so do 10 minutes without one. Attempts
+// are logged as one line per address and 10 s, with their counts, not one line each (at most
+// 4096 addresses are remembered). Not thread-safe: one io_context thread.
 #pragma once
 
 #include <cstdint>

@@ -10,6 +10,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "auth_throttle.hpp"
 #include "kvbench/clock.hpp"
 #include "kvbench/log.hpp"
 #include "kvbench/protocol.hpp"
@@ -30,27 +31,11 @@ constexpr int kSocketSendBufferBytes = 128 * 1024;
 constexpr size_t kBackfillChunkBytes = 64 * 1024;      // history is pulled in pieces this large
 constexpr auto kCloseGrace = std::chrono::seconds(5);  // to flush an error reply
 
-// Failed tokens, per client address: the first kFreeAuthFailures cost nothing (a mistyped
-// token), each one after that shuts the address out for 1 s, doubling to 60 s; a success
-// forgets them, and so do 10 minutes without one. Attempts are logged as one line per address
-// and kAuthLogPeriod, with their counts, not one line each.
-constexpr int kFreeAuthFailures = 3;
-constexpr int64_t kAuthBackoffFirstUs = 1'000'000;
-constexpr int64_t kAuthBackoffMaxUs = 60'000'000;
-constexpr int64_t kAuthForgetUs = 600'000'000;
-constexpr int64_t kAuthLogPeriodUs = 10'000'000;
-constexpr size_t kMaxAuthAddresses = 4096;
+// Failed tokens are rate-limited per address (auth_throttle.hpp); "too many clients" refusals
+// are summarised, one line per kBusyLogPeriodUs.
+constexpr int64_t kBusyLogPeriodUs = 10'000'000;
 
 class Client;
-
-// Failed authentication from one address (see kFreeAuthFailures).
-struct AuthRecord {
-  int failures = 0;             // since the last success or kAuthForgetUs of quiet
-  int64_t last_failure_us = 0;  // steady clock
-  int64_t blocked_until_us = 0;
-  int64_t unlogged_failures = 0, unlogged_refusals = 0;
-  int64_t last_log_us = 0;
-};
 
 }  // namespace
 
@@ -68,12 +53,8 @@ struct MonitorServer::Impl : std::enable_shared_from_this<MonitorServer::Impl> {
   void remove(Client* c) { clients.erase(c); }
   // Whether `address` is shut out now (a refusal is counted for the summary); the microseconds
   // left in *wait_us.
-  bool auth_blocked(const std::string& address, int64_t* wait_us);
-  void auth_failed(const std::string& address, const std::string& peer);
-  void auth_succeeded(const std::string& address) { auth.erase(address); }
   // Logs the counts of addresses whose period has passed; forgets quiet ones.
   void log_auth_summaries(bool all);
-  void summarize(const std::string& address, AuthRecord& r, int64_t now);
   std::vector<std::shared_ptr<Client>> snapshot() const {
     std::vector<std::shared_ptr<Client>> out;
     for (const auto& [p, c] : clients) out.push_back(c);
@@ -88,7 +69,7 @@ struct MonitorServer::Impl : std::enable_shared_from_this<MonitorServer::Impl> {
   asio::steady_timer retry;
   HistoryRing ring;
   std::map<Client*, std::shared_ptr<Client>> clients;
-  std::map<std::string, AuthRecord> auth;
+  AuthThrottle auth{"client"};
   int64_t busy_refused = 0, busy_last_log_us = 0;  // "too many clients", summarised likewise
   bool stopped = false;
 };
@@ -220,7 +201,7 @@ void Client::on_hello(const Message& m) {
   const std::string& token = server_->config.token;
   if (!token.empty()) {
     int64_t wait_us = 0;
-    if (server_->auth_blocked(address_, &wait_us)) {  // not even compared: no guess is made
+    if (server_->auth.blocked(address_, &wait_us)) {  // not even compared: no guess is made
       return fail(proto::kErrAuth,
                   "too many failed attempts from " + address_ + "; retry in " +
                       std::to_string((wait_us + 999'999) / 1'000'000) + " s",
@@ -228,10 +209,10 @@ void Client::on_hello(const Message& m) {
     }
     const std::string* given = m.find("token");
     if (!given || !proto::constant_time_equal(*given, token)) {
-      server_->auth_failed(address_, peer_);
+      server_->auth.failed(address_, peer_);
       return fail(proto::kErrAuth, "wrong or missing token", true);
     }
-    server_->auth_succeeded(address_);
+    server_->auth.succeeded(address_);
   }
   hello_ = true;
   const ServerIdentity& id = server_->identity;
@@ -410,67 +391,10 @@ void Client::close() {
 
 }  // namespace
 
-bool MonitorServer::Impl::auth_blocked(const std::string& address, int64_t* wait_us) {
-  auto it = auth.find(address);
-  if (it == auth.end()) return false;
-  const int64_t now = steady_us();
-  if (now >= it->second.blocked_until_us) return false;
-  *wait_us = it->second.blocked_until_us - now;
-  ++it->second.unlogged_refusals;
-  summarize(address, it->second, now);
-  return true;
-}
-
-void MonitorServer::Impl::auth_failed(const std::string& address, const std::string& peer) {
-  const int64_t now = steady_us();
-  if (auth.size() >= kMaxAuthAddresses && !auth.count(address)) log_auth_summaries(true);
-  AuthRecord& r = auth[address];
-  if (r.failures > 0 && now - r.last_failure_us > kAuthForgetUs) r.failures = 0;
-  ++r.failures;
-  r.last_failure_us = now;
-  if (r.failures > kFreeAuthFailures) {
-    int shift = std::min(r.failures - kFreeAuthFailures - 1, 6);
-    r.blocked_until_us = now + std::min(kAuthBackoffFirstUs << shift, kAuthBackoffMaxUs);
-  }
-  if (r.last_log_us == 0) {  // the first of a series: said at once, with the port
-    log_warn() << "client " << peer << ": wrong or missing token (further failed attempts from "
-               << address << " are counted, one line per " << kAuthLogPeriodUs / 1'000'000 << " s)";
-    r.last_log_us = now;
-    return;
-  }
-  ++r.unlogged_failures;
-  summarize(address, r, now);
-}
-
-void MonitorServer::Impl::summarize(const std::string& address, AuthRecord& r, int64_t now) {
-  if (r.unlogged_failures + r.unlogged_refusals == 0 || now - r.last_log_us < kAuthLogPeriodUs) {
-    return;
-  }
-  log_warn() << "clients from " << address << ": " << r.unlogged_failures
-             << " wrong or missing tokens and " << r.unlogged_refusals
-             << " attempts refused unchecked in the last "
-             << (now - r.last_log_us + 500'000) / 1'000'000 << " s (" << r.failures
-             << " failures in a row; shut out for "
-             << std::max<int64_t>(0, r.blocked_until_us - now) / 1000 << " ms after the last)";
-  r.unlogged_failures = r.unlogged_refusals = 0;
-  r.last_log_us = now;
-}
-
 void MonitorServer::Impl::log_auth_summaries(bool all) {
+  auth.log_summaries(all);
   const int64_t now = steady_us();
-  for (auto it = auth.begin(); it != auth.end();) {
-    AuthRecord& r = it->second;
-    if (all) r.last_log_us = std::min(r.last_log_us, now - kAuthLogPeriodUs);
-    summarize(it->first, r, now);
-    bool quiet = now - r.last_failure_us > kAuthForgetUs && now >= r.blocked_until_us;
-    // Full (many addresses): keep only those shut out now.
-    if (quiet || (all && now >= r.blocked_until_us)) {
-      it = auth.erase(it);
-    } else {
-      ++it;
-    }
-  }
-  if (busy_refused > 0 && (all || now - busy_last_log_us >= kAuthLogPeriodUs)) {
+  if (busy_refused > 0 && (all || now - busy_last_log_us >= kBusyLogPeriodUs)) {
     log_warn() << busy_refused << " more clients refused: too many clients (max "
                << config.max_clients << ")";
     busy_refused = 0;
@@ -506,7 +430,7 @@ void MonitorServer::Impl::accept() {
         auto client = std::make_shared<Client>(std::move(socket), self);
         if (clients.size() >= static_cast<size_t>(config.max_clients)) {
           const int64_t now = steady_us();
-          if (busy_last_log_us == 0 || now - busy_last_log_us >= kAuthLogPeriodUs) {
+          if (busy_last_log_us == 0 || now - busy_last_log_us >= kBusyLogPeriodUs) {
             log_warn() << "client " << client->peer() << " refused: too many clients"
                        << (busy_refused ? " (and " + std::to_string(busy_refused) +
                                               " more since "
@@ -540,7 +464,7 @@ MonitorServer::~MonitorServer() { stop(); }
 
 void MonitorServer::publish(const Batch& batch) {
   if (impl_->stopped) return;
-  if (!impl_->auth.empty() || impl_->busy_refused > 0) impl_->log_auth_summaries(false);
+  if (impl_->auth.addresses() > 0 || impl_->busy_refused > 0) impl_->log_auth_summaries(false);
   const TickEntry& entry = impl_->ring.add(batch);
   for (const auto& client : impl_->snapshot()) client->offer(entry);
 }
