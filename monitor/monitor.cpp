@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
@@ -51,6 +52,7 @@ class Loop {
                 queue_capacity(config), effective_flush_interval_us(config)),
         io_(io),
         timer_(io),
+        cgroup_notify_(io),
         host_every_(std::max<int64_t>(1, effective_host_interval_us(config) / config.interval_us)) {
   }
 
@@ -68,11 +70,17 @@ class Loop {
     start_wall_us_ = now - now % config_.interval_us;
     if (!config_.server.address.empty()) start_server();
     if (!config_.metrics.address.empty()) start_metrics();
+    if (tracker_.cgroup_notify_fd() >= 0) {
+      cgroup_notify_.assign(::dup(tracker_.cgroup_notify_fd()));
+      watch_cgroups();
+    }
     on_tick();
   }
 
   void stop() {
     timer_.cancel();
+    boost::system::error_code ignored;
+    cgroup_notify_.close(ignored);
     if (server_) server_->stop();
     if (metrics_server_) metrics_server_->stop();
   }
@@ -93,10 +101,23 @@ class Loop {
     }
     for (EventRecord& e : server_events_) batch.events.push_back(std::move(e));
     server_events_.clear();
+    for (EventRecord& e : cgroup_events_) batch.events.push_back(std::move(e));
+    cgroup_events_.clear();
     if (server_) server_->publish(batch);
     if (metrics_) metrics_->update(batch);
     writer_.push(std::move(batch));
     schedule_next();
+  }
+
+  // A watched cgroup events file changed (v2 memory.events): its events are read at once, with
+  // the time of that reading, and go out with the next tick.
+  void watch_cgroups() {
+    cgroup_notify_.async_wait(asio::posix::stream_descriptor::wait_read,
+                              [this](const boost::system::error_code& ec) {
+                                if (ec) return;
+                                tracker_.on_cgroup_notify(cgroup_events_);
+                                watch_cgroups();
+                              });
   }
 
   // Events of the server (a client dropped) go out with the next tick, through the same path.
@@ -150,6 +171,8 @@ class Loop {
   BatchWriter writer_;
   asio::io_context& io_;
   asio::steady_timer timer_;
+  asio::posix::stream_descriptor cgroup_notify_;
+  std::vector<EventRecord> cgroup_events_;
   std::unique_ptr<MonitorServer> server_;
   std::vector<EventRecord> server_events_;
   std::unique_ptr<MetricsRegistry> metrics_;

@@ -155,6 +155,7 @@ class ProcFs {
   // sys_root/block/<device>/stat, opened (a failure is kept in the OpenFile's err()).
   OpenFile open_block_stat(const std::string& device) const;
   const std::string& proc_root() const { return proc_root_; }
+  const std::string& sys_root() const { return sys_root_; }
   // Whether proc_root is a procfs mount. On one that is not (a fixture tree in tests) a file
   // kept open still reads after its process's directory is removed: samplers then check that
   // the file was not deleted, where procfs itself fails the read (ESRCH).

@@ -11,6 +11,7 @@ Tracker::Tracker(const ProcFs& fs, std::vector<Selector> selectors, int64_t tick
                  std::optional<int64_t> boot_ts_us, PssPolicy pss)
     : fs_(fs),
       sampler_(fs, ticks_per_s, pss),
+      cgroups_(fs),
       ticks_per_s_(ticks_per_s),
       boot_ts_us_(boot_ts_us),
       loadavg_(fs.open("loadavg")) {
@@ -28,6 +29,7 @@ void Tracker::tick(Batch& batch) {
     }
   }
   sample_children(batch, sampled);
+  cgroups_.retain(sampled);
   sampler_.retain(sampled);  // close what was kept open for processes not sampled any more
 }
 
@@ -93,7 +95,7 @@ void Tracker::sample_children(Batch& batch, std::set<ProcessKey>& sampled) {
 }
 
 void Tracker::add_sample(const ProcessKey& key, Batch& batch, std::set<ProcessKey>& sampled,
-                         bool* gone) {
+                         bool* gone, const Target* target) {
   *gone = false;
   if (sampled.count(key)) return;
   auto s = sampler_.sample(key);
@@ -102,6 +104,10 @@ void Tracker::add_sample(const ProcessKey& key, Batch& batch, std::set<ProcessKe
     return;
   }
   s.value().scheduled_ts_us = batch.scheduled_ts_us;
+  if (target) {  // fork children share their parent's cgroup: read it once
+    cgroups_.sample(key, target->selector.text() + " (pid " + std::to_string(key.pid) + ")",
+                    s.value(), batch.events);
+  }
   batch.processes.push_back(std::move(s).value());
   sampled.insert(key);
 }
@@ -109,12 +115,14 @@ void Tracker::add_sample(const ProcessKey& key, Batch& batch, std::set<ProcessKe
 void Tracker::sample_live(Target& t, Batch& batch, std::set<ProcessKey>& sampled) {
   for (auto it = t.live.begin(); it != t.live.end();) {
     bool gone = false;
-    add_sample(*it, batch, sampled, &gone);
+    add_sample(*it, batch, sampled, &gone, &t);
     if (!gone) {
       ++it;
       continue;
     }
     std::string msg = t.selector.text() + ": process " + std::to_string(it->pid) + " exited";
+    std::string cause = cgroups_.exit_cause(*it, batch.events);
+    if (!cause.empty()) msg += ": " + cause;
     log_info() << msg;
     batch.events.push_back(EventRecord{now_ts_us(), "target_exited", msg, *it});
     it = t.live.erase(it);
@@ -149,7 +157,8 @@ void Tracker::resolve_absent(Target& t, Batch& batch, std::set<ProcessKey>& samp
     // is no find and no restart. The sample sits before the instance row in the batch; the
     // sink writes instances first.
     bool gone = false;
-    add_sample(info.key, batch, sampled, &gone);
+    const size_t events_before = batch.events.size();
+    add_sample(info.key, batch, sampled, &gone, &t);
     if (gone) continue;
     any = true;
     t.live.push_back(info.key);
@@ -162,6 +171,9 @@ void Tracker::resolve_absent(Target& t, Batch& batch, std::set<ProcessKey>& samp
                       (t.ever_found ? " (re)started" : " found") + " (" + info.comm + ")";
     log_info() << msg;
     batch.events.push_back(EventRecord{ts, kind, msg, info.key});
+    // said before what the sample found (its cgroup)
+    std::rotate(batch.events.begin() + static_cast<ptrdiff_t>(events_before),
+                batch.events.end() - 1, batch.events.end());
   }
   if (!any) {
     if (!t.selector.follows_restarts() && t.live.empty()) t.finished = true;

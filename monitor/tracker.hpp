@@ -7,6 +7,7 @@
 #include <set>
 #include <vector>
 
+#include "cgroup.hpp"
 #include "procfs.hpp"
 #include "records.hpp"
 #include "samplers.hpp"
@@ -25,6 +26,12 @@ class Tracker {
   // The text of /proc/loadavg as the last tick read it (empty if it could not be read), for
   // the host sample of the same tick.
   std::string_view loadavg_text() const { return loadavg_.text(); }
+  // Readable when a watched cgroup events file changed (-1: none can be watched); then
+  // on_cgroup_notify() appends the events, stamped with the time they were read.
+  int cgroup_notify_fd() const { return cgroups_.notify_fd(); }
+  void on_cgroup_notify(std::vector<EventRecord>& events) { cgroups_.on_notify(events); }
+  // The cgroup directories of a followed process (for tests and logs); empty if none.
+  std::string cgroup_of(const ProcessKey& key) const { return cgroups_.describe(key); }
 
  private:
   struct Target {
@@ -40,12 +47,15 @@ class Tracker {
   void sample_children(Batch& batch, std::set<ProcessKey>& sampled);
   void sample_live(Target& t, Batch& batch, std::set<ProcessKey>& sampled);
   void resolve_absent(Target& t, Batch& batch, std::set<ProcessKey>& sampled);
-  void add_sample(const ProcessKey& key, Batch& batch, std::set<ProcessKey>& sampled, bool* gone);
+  // `target`: the target it is sampled for (its cgroup is read too); nullptr for fork children.
+  void add_sample(const ProcessKey& key, Batch& batch, std::set<ProcessKey>& sampled, bool* gone,
+                  const Target* target = nullptr);
   InstanceRecord instance_record(const ProcessInfo& info, const std::string& selector,
                                  int64_t ts_us) const;
 
   const ProcFs& fs_;
   ProcessSampler sampler_;
+  CgroupSampler cgroups_;
   std::vector<Target> targets_;
   int64_t ticks_per_s_;
   std::optional<int64_t> boot_ts_us_;

@@ -135,9 +135,21 @@ TEST(SampleFields, KvmonAndTheLinkStoreTheSameProcessRow) {
   s.minor_faults = 12;
   s.major_faults = 13;
   s.ctx_voluntary = 14;
-  s.ctx_involuntary = 15;  // rss_shmem_kib and pss_kib unknown
+  s.ctx_involuntary = 15;                  // rss_shmem_kib and pss_kib unknown
+  s.cg_memory_max_bytes = kNoCgroupLimit;  // the cgroup columns (migration 005): a few known
+  s.cg_failcnt = 0;
+  s.cg_psi_memory_some_avg10 = 1.5;
   auto [kvmon, link] = both_paths(kProcessTable, s);
-  EXPECT_EQ(kvmon, "1 2 3 NULL 0 -5 6 7 8 9 10 11 12 13 14 15 NULL");
+  std::string cgroup;
+  for (const auto& f : kProcessFields) {
+    std::string c = f.column;
+    if (!c.starts_with("cg_")) continue;
+    cgroup += c == "cg_memory_max_bytes"        ? " 9223372036854775807"
+              : c == "cg_failcnt"               ? " 0"
+              : c == "cg_psi_memory_some_avg10" ? " 1.5"
+                                                : " NULL";
+  }
+  EXPECT_EQ(kvmon, "1 2 3 NULL 0 -5 6 7 8 9 10 11 12 13 14 15 NULL" + cgroup);
   EXPECT_EQ(link, kvmon);
 }
 

@@ -51,7 +51,25 @@ struct ProcessSample {
   OptInt minor_faults, major_faults;
   OptInt ctx_voluntary, ctx_involuntary;
   OptInt pss_kib;
+  // The process's cgroup (migration 005; monitor/README.md "Cgroups"): memory and cpu from the
+  // v1 hierarchy of that controller where one is mounted, else from cgroup v2; io and pressure
+  // from v2 only. Set on target rows; NULL on fork children (their parent's cgroup) and where a
+  // file is absent. A limit that is not set ("max", v1's unlimited) is kNoCgroupLimit.
+  OptInt cg_memory_bytes, cg_memory_max_bytes, cg_memory_high_bytes;
+  OptInt cg_swap_bytes, cg_swap_max_bytes, cg_memsw_bytes, cg_memsw_max_bytes;
+  OptInt cg_anon_bytes, cg_file_bytes, cg_kernel_bytes, cg_shmem_bytes;
+  OptInt cg_pgmajfault, cg_workingset_refault_anon, cg_workingset_refault_file;
+  OptInt cg_pgscan, cg_pgsteal;
+  OptInt cg_events_high, cg_events_max, cg_events_oom, cg_events_oom_kill;
+  OptInt cg_swap_events_max, cg_swap_events_fail, cg_under_oom, cg_failcnt;
+  OptInt cg_cpu_usage_us, cg_cpu_nr_periods, cg_cpu_nr_throttled, cg_cpu_throttled_us;
+  OptInt cg_io_read_bytes, cg_io_write_bytes, cg_io_reads, cg_io_writes;
+  OptReal cg_psi_memory_some_avg10, cg_psi_memory_full_avg10;
+  OptReal cg_psi_io_some_avg10, cg_psi_io_full_avg10, cg_psi_cpu_some_avg10;
 };
+
+// A cgroup limit that is not set (v2 "max"; v1's page-rounded LONG_MAX is mapped to it too).
+inline constexpr int64_t kNoCgroupLimit = INT64_MAX;
 
 // One line of /proc/diskstats (the first 11 counters after the name): one disk_samples row.
 struct DiskStat {
@@ -111,6 +129,43 @@ inline constexpr SampleField<ProcessSample> kProcessFields[] = {
     {"ctx_voluntary", "", true, &ProcessSample::ctx_voluntary},
     {"ctx_involuntary", "", true, &ProcessSample::ctx_involuntary},
     {"pss_kib", "KiB", true, &ProcessSample::pss_kib},
+    {"cg_memory_bytes", "bytes", true, &ProcessSample::cg_memory_bytes},
+    {"cg_memory_max_bytes", "bytes", true, &ProcessSample::cg_memory_max_bytes},
+    {"cg_memory_high_bytes", "bytes", true, &ProcessSample::cg_memory_high_bytes},
+    {"cg_swap_bytes", "bytes", true, &ProcessSample::cg_swap_bytes},
+    {"cg_swap_max_bytes", "bytes", true, &ProcessSample::cg_swap_max_bytes},
+    {"cg_memsw_bytes", "bytes", true, &ProcessSample::cg_memsw_bytes},
+    {"cg_memsw_max_bytes", "bytes", true, &ProcessSample::cg_memsw_max_bytes},
+    {"cg_anon_bytes", "bytes", true, &ProcessSample::cg_anon_bytes},
+    {"cg_file_bytes", "bytes", true, &ProcessSample::cg_file_bytes},
+    {"cg_kernel_bytes", "bytes", true, &ProcessSample::cg_kernel_bytes},
+    {"cg_shmem_bytes", "bytes", true, &ProcessSample::cg_shmem_bytes},
+    {"cg_pgmajfault", "", true, &ProcessSample::cg_pgmajfault},
+    {"cg_workingset_refault_anon", "pages", true, &ProcessSample::cg_workingset_refault_anon},
+    {"cg_workingset_refault_file", "pages", true, &ProcessSample::cg_workingset_refault_file},
+    {"cg_pgscan", "pages", true, &ProcessSample::cg_pgscan},
+    {"cg_pgsteal", "pages", true, &ProcessSample::cg_pgsteal},
+    {"cg_events_high", "", true, &ProcessSample::cg_events_high},
+    {"cg_events_max", "", true, &ProcessSample::cg_events_max},
+    {"cg_events_oom", "", true, &ProcessSample::cg_events_oom},
+    {"cg_events_oom_kill", "", true, &ProcessSample::cg_events_oom_kill},
+    {"cg_swap_events_max", "", true, &ProcessSample::cg_swap_events_max},
+    {"cg_swap_events_fail", "", true, &ProcessSample::cg_swap_events_fail},
+    {"cg_under_oom", "", true, &ProcessSample::cg_under_oom},
+    {"cg_failcnt", "", true, &ProcessSample::cg_failcnt},
+    {"cg_cpu_usage_us", "us", true, &ProcessSample::cg_cpu_usage_us},
+    {"cg_cpu_nr_periods", "", true, &ProcessSample::cg_cpu_nr_periods},
+    {"cg_cpu_nr_throttled", "", true, &ProcessSample::cg_cpu_nr_throttled},
+    {"cg_cpu_throttled_us", "us", true, &ProcessSample::cg_cpu_throttled_us},
+    {"cg_io_read_bytes", "bytes", true, &ProcessSample::cg_io_read_bytes},
+    {"cg_io_write_bytes", "bytes", true, &ProcessSample::cg_io_write_bytes},
+    {"cg_io_reads", "", true, &ProcessSample::cg_io_reads},
+    {"cg_io_writes", "", true, &ProcessSample::cg_io_writes},
+    {"cg_psi_memory_some_avg10", "%", true, &ProcessSample::cg_psi_memory_some_avg10},
+    {"cg_psi_memory_full_avg10", "%", true, &ProcessSample::cg_psi_memory_full_avg10},
+    {"cg_psi_io_some_avg10", "%", true, &ProcessSample::cg_psi_io_some_avg10},
+    {"cg_psi_io_full_avg10", "%", true, &ProcessSample::cg_psi_io_full_avg10},
+    {"cg_psi_cpu_some_avg10", "%", true, &ProcessSample::cg_psi_cpu_some_avg10},
 };
 // process_samples columns each writer sets itself: instance_id (each file's own
 // process_instances row, from key), ts_us and scheduled_ts_us (kvdrive moves them into its time

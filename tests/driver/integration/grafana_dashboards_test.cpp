@@ -110,7 +110,10 @@ TEST(GrafanaDashboards, ThePrometheusDashboardAsksOnlyForMetricsKvmonServes) {
   b.new_instances.push_back(r);
   ProcessSample s;
   s.key = {1, 1};
-  for (const auto& f : kProcessFields) s.*std::get<OptInt ProcessSample::*>(f.member) = 1;
+  for (const auto& f : kProcessFields) {
+    if (auto* i = std::get_if<OptInt ProcessSample::*>(&f.member)) s.** i = 1;
+    if (auto* x = std::get_if<OptReal ProcessSample::*>(&f.member)) s.** x = 1;
+  }
   b.processes.push_back(s);
   HostSample h;
   for (const auto& f : kHostFields) {

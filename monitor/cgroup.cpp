@@ -1,0 +1,605 @@
+#include "cgroup.hpp"
+
+#include <fcntl.h>
+#include <sys/inotify.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <memory>
+
+#include "kvbench/clock.hpp"
+#include "kvbench/log.hpp"
+#include "proc_parsers.hpp"
+
+namespace kv::mon {
+namespace {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\n')) {
+    s.remove_prefix(1);
+  }
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\n')) {
+    s.remove_suffix(1);
+  }
+  return s;
+}
+
+OptInt int_of(std::string_view s) {
+  s = trim(s);
+  if (s.empty()) return std::nullopt;
+  int64_t v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+// Calls f(line) for each line of text.
+template <typename F>
+void for_each_line(std::string_view text, F&& f) {
+  while (!text.empty()) {
+    size_t nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    f(line);
+    if (nl == std::string_view::npos) break;
+    text.remove_prefix(nl + 1);
+  }
+}
+
+// The space-separated fields of a line.
+std::vector<std::string_view> fields(std::string_view line) {
+  std::vector<std::string_view> out;
+  size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && line[i] == ' ') ++i;
+    size_t j = line.find(' ', i);
+    if (j == std::string_view::npos) j = line.size();
+    if (j > i) out.push_back(line.substr(i, j - i));
+    i = j;
+  }
+  return out;
+}
+
+// mountinfo escapes space, tab, newline and backslash as \ooo.
+std::string unescape(std::string_view s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '\\' && i + 3 < s.size() + 0 && s[i + 1] >= '0' && s[i + 1] <= '3') {
+      out.push_back(
+          static_cast<char>((s[i + 1] - '0') * 64 + (s[i + 2] - '0') * 8 + (s[i + 3] - '0')));
+      i += 3;
+    } else {
+      out.push_back(s[i]);
+    }
+  }
+  return out;
+}
+
+OptInt ns_to_us(OptInt ns) {
+  if (!ns) return std::nullopt;
+  return *ns / 1000;
+}
+
+// Reads an open file; the text, or empty when it cannot be read.
+std::string_view text_of(OpenFile& f) {
+  if (!f.is_open() || !f.read()) return {};
+  return f.text();
+}
+
+OptInt int_file(OpenFile& f) { return int_of(text_of(f)); }
+OptInt limit_file(OpenFile& f) { return parse_cgroup_limit(text_of(f)); }
+
+// A v1 memory.stat value: the hierarchical total_ key (as v2's are), else the plain one.
+OptInt v1_stat(std::string_view text, std::string_view key) {
+  std::string total = "total_" + std::string(key);
+  if (OptInt v = keyed_value(text, total)) return v;
+  return keyed_value(text, key);
+}
+
+}  // namespace
+
+ProcCgroup parse_proc_cgroup(std::string_view text) {
+  ProcCgroup out;
+  for_each_line(text, [&](std::string_view line) {
+    size_t c1 = line.find(':');
+    if (c1 == std::string_view::npos) return;
+    size_t c2 = line.find(':', c1 + 1);
+    if (c2 == std::string_view::npos) return;
+    std::string_view ctrls = line.substr(c1 + 1, c2 - c1 - 1);
+    std::string path(line.substr(c2 + 1));
+    if (path.empty() || path.front() != '/') return;
+    if (line.substr(0, c1) == "0" && ctrls.empty()) {
+      out.v2 = path;
+      return;
+    }
+    while (!ctrls.empty()) {
+      size_t comma = ctrls.find(',');
+      std::string_view c = ctrls.substr(0, comma);
+      if (!c.empty()) out.v1.emplace(std::string(c), path);
+      if (comma == std::string_view::npos) break;
+      ctrls.remove_prefix(comma + 1);
+    }
+  });
+  return out;
+}
+
+CgroupMounts parse_cgroup_mounts(std::string_view mountinfo) {
+  CgroupMounts out;
+  for_each_line(mountinfo, [&](std::string_view line) {
+    std::vector<std::string_view> f = fields(line);
+    size_t dash = 0;
+    for (size_t i = 6; i < f.size(); ++i) {
+      if (f[i] == "-") {
+        dash = i;
+        break;
+      }
+    }
+    if (dash == 0 || dash + 3 >= f.size() + 0 || f.size() < 5) return;
+    std::string_view type = f[dash + 1];
+    CgroupMount m{unescape(f[3]), unescape(f[4])};
+    if (type == "cgroup2") {
+      if (!out.v2) out.v2 = m;
+      return;
+    }
+    if (type != "cgroup" || dash + 3 >= f.size()) return;
+    std::string_view opts = f[dash + 3];
+    while (!opts.empty()) {
+      size_t comma = opts.find(',');
+      std::string_view o = opts.substr(0, comma);
+      if (o.starts_with("name=")) {
+        out.v1.emplace(std::string(o), m);
+      } else if (o != "rw" && o != "ro" && !o.empty() && o.find('=') == std::string_view::npos &&
+                 o != "noprefix" && o != "clone_children" && o != "xattr" &&
+                 o != "cpuset_v2_mode") {
+        out.v1.emplace(std::string(o), m);
+      }
+      if (comma == std::string_view::npos) break;
+      opts.remove_prefix(comma + 1);
+    }
+  });
+  return out;
+}
+
+std::optional<std::string> cgroup_dir(const CgroupMount& mount, std::string_view path) {
+  std::string_view root = mount.root;
+  if (root != "/") {
+    if (!path.starts_with(root) || (path.size() > root.size() && path[root.size()] != '/')) {
+      return std::nullopt;
+    }
+    path.remove_prefix(root.size());
+  }
+  std::string dir = mount.mount_point;
+  while (!dir.empty() && dir.back() == '/') dir.pop_back();
+  if (path.empty() || path == "/") return dir.empty() ? std::string("/") : dir;
+  return dir + std::string(path);
+}
+
+OptInt parse_cgroup_limit(std::string_view text) {
+  text = trim(text);
+  if (text == "max") return kNoCgroupLimit;
+  OptInt v = int_of(text);
+  if (v && *v >= INT64_MAX - 4095) return kNoCgroupLimit;
+  return v;
+}
+
+OptInt keyed_value(std::string_view text, std::string_view key) {
+  size_t at = 0;
+  while (at < text.size()) {
+    size_t found = text.find(key, at);
+    if (found == std::string_view::npos) return std::nullopt;
+    bool line_start = found == 0 || text[found - 1] == '\n';
+    size_t after = found + key.size();
+    if (line_start && after < text.size() && text[after] == ' ') {
+      size_t end = text.find('\n', after);
+      return int_of(text.substr(after + 1, end == std::string_view::npos ? end : end - after - 1));
+    }
+    at = found + 1;
+  }
+  return std::nullopt;
+}
+
+IoStat parse_io_stat(std::string_view text) {
+  IoStat s;
+  auto add = [](OptInt& sum, std::string_view v) {
+    if (OptInt n = int_of(v)) sum = sum.value_or(0) + *n;
+  };
+  bool any = false;
+  for_each_line(text, [&](std::string_view line) {
+    std::vector<std::string_view> f = fields(line);
+    if (f.empty()) return;
+    any = true;
+    for (size_t i = 1; i < f.size(); ++i) {
+      size_t eq = f[i].find('=');
+      if (eq == std::string_view::npos) continue;
+      std::string_view k = f[i].substr(0, eq);
+      std::string_view v = f[i].substr(eq + 1);
+      if (k == "rbytes") add(s.read_bytes, v);
+      if (k == "wbytes") add(s.write_bytes, v);
+      if (k == "rios") add(s.reads, v);
+      if (k == "wios") add(s.writes, v);
+    }
+  });
+  // A readable, empty io.stat (no I/O yet) is zeros, not unknown.
+  if (!any || !s.read_bytes) s = IoStat{0, 0, 0, 0};
+  return s;
+}
+
+CgroupCounters counters_of(const ProcessSample& s) {
+  return {s.cg_events_high,     s.cg_events_max,       s.cg_events_oom, s.cg_events_oom_kill,
+          s.cg_swap_events_max, s.cg_swap_events_fail, s.cg_under_oom,  s.cg_failcnt};
+}
+
+std::vector<CgroupEvent> cgroup_events(const CgroupCounters& before, const CgroupCounters& after,
+                                       std::string_view who, bool v2) {
+  std::vector<CgroupEvent> out;
+  auto grew = [&](const OptInt& a, const OptInt& b, const char* kind, const char* file,
+                  const char* key, const char* meaning) {
+    if (!a || !b || *b <= *a) return;
+    out.push_back({kind, std::string(who) + ": " + file + " " + key + " " + std::to_string(*a) +
+                             " -> " + std::to_string(*b) + " (" + meaning + ")"});
+  };
+  if (v2) {
+    grew(before.high, after.high, "cgroup_high", "memory.events", "high",
+         "usage went over memory.high: the cgroup was throttled and reclaimed");
+    grew(before.max, after.max, "cgroup_max", "memory.events", "max",
+         "usage reached memory.max: direct reclaim");
+    grew(before.oom, after.oom, "cgroup_oom", "memory.events", "oom",
+         "memory.max could not be kept by reclaim");
+    grew(before.oom_kill, after.oom_kill, "cgroup_oom_kill", "memory.events", "oom_kill",
+         "a process in the cgroup was killed by the OOM killer");
+    grew(before.swap_max, after.swap_max, "cgroup_swap_max", "memory.swap.events", "max",
+         "swap usage reached memory.swap.max");
+    grew(before.swap_fail, after.swap_fail, "cgroup_swap_fail", "memory.swap.events", "fail",
+         "a swap-out failed: swap full or memory.swap.max");
+  } else {
+    grew(before.failcnt, after.failcnt, "cgroup_failcnt", "memory.failcnt", "",
+         "usage hit memory.limit_in_bytes: reclaim");
+    grew(before.oom_kill, after.oom_kill, "cgroup_oom_kill", "memory.oom_control", "oom_kill",
+         "a process in the cgroup was killed by the OOM killer");
+    if (before.under_oom && after.under_oom && *before.under_oom == 0 && *after.under_oom != 0) {
+      out.push_back({"cgroup_under_oom",
+                     std::string(who) + ": memory.oom_control under_oom 0 -> 1 (the cgroup is " +
+                         "out of memory and waits: OOM killer disabled or a kill pending)"});
+    }
+  }
+  // "memory.failcnt  A -> B": no key for a one-value file
+  for (CgroupEvent& e : out) {
+    size_t dbl = e.message.find("  ");
+    if (dbl != std::string::npos) e.message.erase(dbl, 1);
+  }
+  return out;
+}
+
+// ---- the sampler ----
+
+struct CgroupSampler::Group {
+  ProcessKey key;
+  std::string who;
+  OpenFile proc_cgroup;
+  std::string proc_cgroup_text;
+  std::string moved_text;  // a different /proc/PID/cgroup seen last tick
+  std::string v2_dir, mem_dir, cpu_dir, cpuacct_dir;
+  bool mem_v1 = false, cpu_v1 = false;
+  // memory: v2 files, or v1 usage/limit/stat in the same slots
+  OpenFile current, max, high, swap_current, swap_max, stat, events, swap_events;
+  OpenFile memsw_usage, memsw_limit, kmem_usage, oom_control, failcnt;  // v1
+  OpenFile cpu_stat, cpuacct_usage;
+  OpenFile io_stat, psi_memory, psi_io, psi_cpu;
+  CgroupCounters last;  // the event baseline
+  // oom_kill at the process's sample before last: a process being killed may still be sampled
+  // once after the kill counted (it is not a zombie yet)
+  OptInt oom_kill_at_sample, oom_kill_at_last_sample;
+  int wd_events = -1, wd_swap_events = -1;
+
+  CgroupCounters read_counters() {
+    CgroupCounters c;
+    if (mem_v1) {
+      std::string_view oc = text_of(oom_control);
+      c.oom_kill = keyed_value(oc, "oom_kill");
+      c.under_oom = keyed_value(oc, "under_oom");
+      c.failcnt = int_file(failcnt);
+    } else {
+      std::string_view ev = text_of(events);
+      c.high = keyed_value(ev, "high");
+      c.max = keyed_value(ev, "max");
+      c.oom = keyed_value(ev, "oom");
+      c.oom_kill = keyed_value(ev, "oom_kill");
+      std::string_view sev = text_of(swap_events);
+      c.swap_max = keyed_value(sev, "max");
+      c.swap_fail = keyed_value(sev, "fail");
+    }
+    return c;
+  }
+};
+
+CgroupSampler::CgroupSampler(const ProcFs& fs) : fs_(fs) {
+  inotify_fd_ = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+}
+
+CgroupSampler::~CgroupSampler() {
+  if (inotify_fd_ >= 0) ::close(inotify_fd_);
+}
+
+std::string CgroupSampler::under_sys(const std::string& path) const {
+  if (fs_.sys_root() != "/sys" && (path == "/sys" || path.starts_with("/sys/"))) {
+    return fs_.sys_root() + path.substr(4);
+  }
+  return path;
+}
+
+std::string CgroupSampler::describe(const ProcessKey& key) const {
+  auto it = groups_.find(key);
+  if (it == groups_.end()) return {};
+  const Group& g = *it->second;
+  std::string out;
+  auto add = [&](const char* what, const std::string& dir) {
+    if (dir.empty()) return;
+    if (!out.empty()) out += ", ";
+    out += std::string(what) + " " + dir;
+  };
+  add("v2", g.v2_dir);
+  add(g.mem_v1 ? "v1 memory" : "v2 memory", g.mem_v1 ? g.mem_dir : std::string());
+  add("v1 cpu", g.cpu_v1 ? g.cpu_dir : std::string());
+  add("v1 cpuacct", g.cpu_v1 ? g.cpuacct_dir : std::string());
+  return out;
+}
+
+CgroupSampler::Group* CgroupSampler::locate(const ProcessKey& key, std::string_view who,
+                                            std::vector<EventRecord>& events) {
+  auto it = groups_.find(key);
+  if (it != groups_.end()) {
+    Group& g = *it->second;
+    // Moved to another cgroup (a service manager, or a test, moves it after its start)? Only
+    // when two ticks agree: a process being killed shows the root cgroup while it exits, and
+    // its exit is told with the cgroup it lived in.
+    if (!g.proc_cgroup.read() || g.proc_cgroup.text() == g.proc_cgroup_text) {
+      g.moved_text.clear();
+      return &g;
+    }
+    if (g.proc_cgroup.text() != g.moved_text) {
+      g.moved_text = std::string(g.proc_cgroup.text());
+      return &g;
+    }
+  }
+  auto dir = fs_.open_pid(key.pid);
+  if (!dir) return it == groups_.end() ? nullptr : it->second.get();
+  auto g = std::make_unique<Group>();
+  g->key = key;
+  g->who = std::string(who);
+  g->proc_cgroup = dir->open("cgroup");
+  if (!g->proc_cgroup.read()) return it == groups_.end() ? nullptr : it->second.get();
+  g->proc_cgroup_text = std::string(g->proc_cgroup.text());
+  ProcCgroup pc = parse_proc_cgroup(g->proc_cgroup_text);
+  FileText mi = fs_.read("self/mountinfo");
+  if (mi.ok()) mounts_ = parse_cgroup_mounts(mi.text);
+
+  auto v1_dir = [&](const char* ctrl) -> std::string {
+    auto m = mounts_.v1.find(ctrl);
+    auto p = pc.v1.find(ctrl);
+    if (m == mounts_.v1.end() || p == pc.v1.end()) return {};
+    auto d = cgroup_dir(m->second, p->second);
+    return d ? under_sys(*d) : std::string();
+  };
+  if (mounts_.v2 && pc.v2) {
+    if (auto d = cgroup_dir(*mounts_.v2, *pc.v2)) g->v2_dir = under_sys(*d);
+  }
+  g->mem_v1 = mounts_.v1.count("memory") > 0;  // then the memory controller cannot be in v2
+  g->cpu_v1 = mounts_.v1.count("cpu") > 0 || mounts_.v1.count("cpuacct") > 0;
+  auto open = [](const std::string& d, const char* name) {
+    if (d.empty()) return OpenFile();
+    return OpenFile(AT_FDCWD, (d + "/" + name).c_str());
+  };
+  if (g->mem_v1) {
+    g->mem_dir = v1_dir("memory");
+    const std::string& m = g->mem_dir;
+    g->current = open(m, "memory.usage_in_bytes");
+    g->max = open(m, "memory.limit_in_bytes");
+    g->stat = open(m, "memory.stat");
+    g->memsw_usage = open(m, "memory.memsw.usage_in_bytes");
+    g->memsw_limit = open(m, "memory.memsw.limit_in_bytes");
+    g->kmem_usage = open(m, "memory.kmem.usage_in_bytes");
+    g->oom_control = open(m, "memory.oom_control");
+    g->failcnt = open(m, "memory.failcnt");
+  } else {
+    const std::string& v = g->v2_dir;
+    g->current = open(v, "memory.current");
+    g->max = open(v, "memory.max");
+    g->high = open(v, "memory.high");
+    g->swap_current = open(v, "memory.swap.current");
+    g->swap_max = open(v, "memory.swap.max");
+    g->stat = open(v, "memory.stat");
+    g->events = open(v, "memory.events");
+    g->swap_events = open(v, "memory.swap.events");
+    if (inotify_fd_ >= 0 && g->events.is_open()) {
+      g->wd_events = ::inotify_add_watch(inotify_fd_, (v + "/memory.events").c_str(), IN_MODIFY);
+    }
+    if (inotify_fd_ >= 0 && g->swap_events.is_open()) {
+      g->wd_swap_events =
+          ::inotify_add_watch(inotify_fd_, (v + "/memory.swap.events").c_str(), IN_MODIFY);
+    }
+  }
+  if (g->cpu_v1) {
+    g->cpu_dir = v1_dir("cpu");
+    g->cpuacct_dir = v1_dir("cpuacct");
+    g->cpu_stat = open(g->cpu_dir, "cpu.stat");
+    g->cpuacct_usage = open(g->cpuacct_dir, "cpuacct.usage");
+  } else {
+    g->cpu_stat = open(g->v2_dir, "cpu.stat");
+  }
+  g->io_stat = open(g->v2_dir, "io.stat");
+  g->psi_memory = open(g->v2_dir, "memory.pressure");
+  g->psi_io = open(g->v2_dir, "io.pressure");
+  g->psi_cpu = open(g->v2_dir, "cpu.pressure");
+  g->last = g->read_counters();
+  Group* out = g.get();
+  const bool moved = it != groups_.end();
+  if (moved) {
+    std::swap(it->second, g);
+    drop_watches(*g);  // the old group's, unless the new one (or another process) shares them
+  } else {
+    groups_.emplace(key, std::move(g));
+  }
+  std::string where = describe(key);
+  if (!where.empty()) {
+    std::string msg = std::string(who) + (moved ? ": moved to cgroup " : ": cgroup ") + where;
+    log_info() << msg;
+    events.push_back(EventRecord{now_ts_us(), "cgroup_found", msg, key});
+  }
+  return out;
+}
+
+void CgroupSampler::drop_watches(Group& g) {
+  for (int* wd : {&g.wd_events, &g.wd_swap_events}) {
+    if (*wd < 0) continue;
+    // inotify gives one watch per file: keep it while another group watches the same file
+    bool shared = false;
+    for (const auto& [k, other] : groups_) {
+      if (other.get() != &g && (other->wd_events == *wd || other->wd_swap_events == *wd)) {
+        shared = true;
+      }
+    }
+    if (!shared) ::inotify_rm_watch(inotify_fd_, *wd);
+    *wd = -1;
+  }
+}
+
+void CgroupSampler::read_events(Group& g, std::vector<EventRecord>& events) {
+  CgroupCounters now = g.read_counters();
+  const int64_t ts = now_ts_us();
+  for (CgroupEvent& e : cgroup_events(g.last, now, g.who, !g.mem_v1)) {
+    log_info() << e.message;
+    events.push_back(EventRecord{ts, std::move(e.kind), std::move(e.message), g.key});
+  }
+  g.last = now;
+}
+
+void CgroupSampler::sample(const ProcessKey& key, std::string_view who, ProcessSample& s,
+                           std::vector<EventRecord>& events) {
+  Group* gp = locate(key, who, events);
+  if (!gp) return;
+  Group& g = *gp;
+  std::string_view st = text_of(g.stat);
+  if (g.mem_v1) {
+    s.cg_memory_bytes = int_file(g.current);
+    s.cg_memory_max_bytes = limit_file(g.max);
+    s.cg_memsw_bytes = int_file(g.memsw_usage);
+    s.cg_memsw_max_bytes = limit_file(g.memsw_limit);
+    s.cg_kernel_bytes = int_file(g.kmem_usage);
+    s.cg_anon_bytes = v1_stat(st, "rss");
+    s.cg_file_bytes = v1_stat(st, "cache");
+    s.cg_shmem_bytes = v1_stat(st, "shmem");
+    s.cg_pgmajfault = v1_stat(st, "pgmajfault");
+    s.cg_workingset_refault_anon = v1_stat(st, "workingset_refault_anon");
+    s.cg_workingset_refault_file = v1_stat(st, "workingset_refault_file");
+  } else {
+    s.cg_memory_bytes = int_file(g.current);
+    s.cg_memory_max_bytes = limit_file(g.max);
+    s.cg_memory_high_bytes = limit_file(g.high);
+    s.cg_swap_bytes = int_file(g.swap_current);
+    s.cg_swap_max_bytes = limit_file(g.swap_max);
+    s.cg_anon_bytes = keyed_value(st, "anon");
+    s.cg_file_bytes = keyed_value(st, "file");
+    s.cg_kernel_bytes = keyed_value(st, "kernel");
+    s.cg_shmem_bytes = keyed_value(st, "shmem");
+    s.cg_pgmajfault = keyed_value(st, "pgmajfault");
+    s.cg_workingset_refault_anon = keyed_value(st, "workingset_refault_anon");
+    s.cg_workingset_refault_file = keyed_value(st, "workingset_refault_file");
+    s.cg_pgscan = keyed_value(st, "pgscan");
+    s.cg_pgsteal = keyed_value(st, "pgsteal");
+  }
+  CgroupCounters c = g.read_counters();
+  s.cg_events_high = c.high;
+  s.cg_events_max = c.max;
+  s.cg_events_oom = c.oom;
+  s.cg_events_oom_kill = c.oom_kill;
+  s.cg_swap_events_max = c.swap_max;
+  s.cg_swap_events_fail = c.swap_fail;
+  s.cg_under_oom = c.under_oom;
+  s.cg_failcnt = c.failcnt;
+  const int64_t ts = now_ts_us();
+  for (CgroupEvent& e : cgroup_events(g.last, c, g.who, !g.mem_v1)) {
+    log_info() << e.message;
+    events.push_back(EventRecord{ts, std::move(e.kind), std::move(e.message), g.key});
+  }
+  g.last = c;
+  g.oom_kill_at_sample = g.oom_kill_at_last_sample ? g.oom_kill_at_last_sample : c.oom_kill;
+  g.oom_kill_at_last_sample = c.oom_kill;
+
+  std::string_view cpu = text_of(g.cpu_stat);
+  s.cg_cpu_nr_periods = keyed_value(cpu, "nr_periods");
+  s.cg_cpu_nr_throttled = keyed_value(cpu, "nr_throttled");
+  if (g.cpu_v1) {
+    s.cg_cpu_throttled_us = ns_to_us(keyed_value(cpu, "throttled_time"));
+    s.cg_cpu_usage_us = ns_to_us(int_file(g.cpuacct_usage));
+  } else {
+    s.cg_cpu_throttled_us = keyed_value(cpu, "throttled_usec");
+    s.cg_cpu_usage_us = keyed_value(cpu, "usage_usec");
+  }
+  if (g.io_stat.is_open() && g.io_stat.read()) {
+    IoStat io = parse_io_stat(g.io_stat.text());
+    s.cg_io_read_bytes = io.read_bytes;
+    s.cg_io_write_bytes = io.write_bytes;
+    s.cg_io_reads = io.reads;
+    s.cg_io_writes = io.writes;
+  }
+  if (std::string_view t = text_of(g.psi_memory); !t.empty()) {
+    Pressure p = parse_pressure(t);
+    s.cg_psi_memory_some_avg10 = p.some_avg10;
+    s.cg_psi_memory_full_avg10 = p.full_avg10;
+  }
+  if (std::string_view t = text_of(g.psi_io); !t.empty()) {
+    Pressure p = parse_pressure(t);
+    s.cg_psi_io_some_avg10 = p.some_avg10;
+    s.cg_psi_io_full_avg10 = p.full_avg10;
+  }
+  if (std::string_view t = text_of(g.psi_cpu); !t.empty()) {
+    s.cg_psi_cpu_some_avg10 = parse_pressure(t).some_avg10;
+  }
+}
+
+std::string CgroupSampler::exit_cause(const ProcessKey& key, std::vector<EventRecord>& events) {
+  auto it = groups_.find(key);
+  if (it == groups_.end()) return {};
+  Group& g = *it->second;
+  read_events(g, events);
+  std::string cause;
+  if (g.oom_kill_at_sample && g.last.oom_kill && *g.last.oom_kill > *g.oom_kill_at_sample) {
+    const std::string& dir = g.mem_v1 ? g.mem_dir : g.v2_dir;
+    cause = "killed by the OOM killer (cgroup " + dir + " oom_kill " +
+            std::to_string(*g.oom_kill_at_sample) + " -> " + std::to_string(*g.last.oom_kill) + ")";
+  }
+  drop_watches(g);
+  groups_.erase(it);
+  return cause;
+}
+
+void CgroupSampler::retain(const std::set<ProcessKey>& keys) {
+  for (auto it = groups_.begin(); it != groups_.end();) {
+    if (keys.count(it->first)) {
+      ++it;
+      continue;
+    }
+    drop_watches(*it->second);
+    it = groups_.erase(it);
+  }
+}
+
+void CgroupSampler::on_notify(std::vector<EventRecord>& events) {
+  if (inotify_fd_ < 0) return;
+  alignas(inotify_event) char buf[4096];
+  std::set<int> changed;
+  for (;;) {
+    ssize_t n = ::read(inotify_fd_, buf, sizeof buf);
+    if (n <= 0) break;
+    for (char* p = buf; p < buf + n;) {
+      auto* ev = reinterpret_cast<inotify_event*>(p);
+      changed.insert(ev->wd);
+      p += sizeof(inotify_event) + ev->len;
+    }
+  }
+  for (auto& [key, g] : groups_) {
+    if (changed.count(g->wd_events) || changed.count(g->wd_swap_events)) read_events(*g, events);
+  }
+}
+
+}  // namespace kv::mon

@@ -1,0 +1,123 @@
+// A target's cgroup, v1 and v2: where it is (/proc/PID/cgroup against the cgroup mounts of
+// /proc/self/mountinfo), its files read each tick into the cg_* columns of its process sample,
+// and its memory events (v2 memory.events / memory.swap.events, watched with inotify; v1
+// memory.oom_control / memory.failcnt, polled each tick) as event rows. Which hierarchy a value
+// comes from: memory and cpu from the v1 hierarchy of that controller when one is mounted (the
+// controller cannot be in v2 then), else from v2; io.stat and the pressure files from v2 only.
+// kvmon only reads: no file here is ever written. One thread owns a CgroupSampler.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "procfs.hpp"
+#include "records.hpp"
+
+namespace kv::mon {
+
+// ---- pure parsers (no I/O) ----
+
+// /proc/PID/cgroup: "0::/path" (v2) and "N:ctrl[,ctrl...]:/path" (v1, one line per hierarchy;
+// "name=systemd" hierarchies are kept under that name).
+struct ProcCgroup {
+  std::optional<std::string> v2;
+  std::map<std::string, std::string, std::less<>> v1;  // controller -> path
+};
+ProcCgroup parse_proc_cgroup(std::string_view text);
+
+// The cgroup mounts of a mountinfo file: mount point and the cgroup path it shows (its root).
+struct CgroupMount {
+  std::string root;         // 4th field: the cgroup mounted there ("/" usually)
+  std::string mount_point;  // 5th field, \040-style escapes undone
+};
+struct CgroupMounts {
+  std::optional<CgroupMount> v2;                       // the first cgroup2 mount
+  std::map<std::string, CgroupMount, std::less<>> v1;  // controller -> its hierarchy's mount
+};
+CgroupMounts parse_cgroup_mounts(std::string_view mountinfo);
+
+// The directory of cgroup `path` under `mount`; nullopt when the mount does not show it.
+std::optional<std::string> cgroup_dir(const CgroupMount& mount, std::string_view path);
+
+// A limit file (memory.max, memory.limit_in_bytes, ...): "max" and v1's unlimited (anything from
+// 2^63 - 4096, LONG_MAX rounded down to a page) are kNoCgroupLimit.
+OptInt parse_cgroup_limit(std::string_view text);
+// The value of `key` in a flat keyed file ("key value" lines: memory.stat, cpu.stat,
+// memory.events, memory.oom_control).
+OptInt keyed_value(std::string_view text, std::string_view key);
+// io.stat summed over its devices (rbytes, wbytes, rios, wios).
+struct IoStat {
+  OptInt read_bytes, write_bytes, reads, writes;
+};
+IoStat parse_io_stat(std::string_view text);
+
+// The event counters of a cgroup, as the sample holds them (cg_events_*, cg_swap_events_*,
+// cg_under_oom, cg_failcnt).
+struct CgroupCounters {
+  OptInt high, max, oom, oom_kill, swap_max, swap_fail, under_oom, failcnt;
+};
+CgroupCounters counters_of(const ProcessSample& s);
+// The events between two readings of the counters: a counter that grew (under_oom: that went
+// from 0 to 1) is one event row of kind cgroup_<name> (cgroup_high, cgroup_max, cgroup_oom,
+// cgroup_oom_kill, cgroup_swap_max, cgroup_swap_fail, cgroup_under_oom, cgroup_failcnt), its
+// message "<who>: <file> <key> A -> B (<what it means>)". A counter unknown in either reading
+// gives none (the first reading is the baseline).
+struct CgroupEvent {
+  std::string kind;
+  std::string message;
+};
+std::vector<CgroupEvent> cgroup_events(const CgroupCounters& before, const CgroupCounters& after,
+                                       std::string_view who, bool v2);
+
+// ---- the sampler ----
+
+class CgroupSampler {
+ public:
+  // Reads proc_root/self/mountinfo for the mounts (again whenever a new process is located).
+  // Mount points under /sys are taken under the ProcFs's sys root (fixture trees in tests).
+  explicit CgroupSampler(const ProcFs& fs);
+  ~CgroupSampler();
+  CgroupSampler(const CgroupSampler&) = delete;
+  CgroupSampler& operator=(const CgroupSampler&) = delete;
+
+  // Fills the cg_* fields of `s` (the sample of target `key`, named `who` in messages) and
+  // appends to `events` what its counters did since the last reading. The first time (and
+  // when /proc/PID/cgroup has changed on two ticks in a row) it locates the cgroup, opens its
+  // files and appends a `cgroup_found` event naming the directories.
+  void sample(const ProcessKey& key, std::string_view who, ProcessSample& s,
+              std::vector<EventRecord>& events);
+  // The cause of the exit of `key`, found gone this tick: "killed by the OOM killer (...)" when
+  // its cgroup's oom_kill count grew since its sample before last (a process being killed may
+  // be sampled once more after the kill was counted), else empty. Forgets `key`.
+  std::string exit_cause(const ProcessKey& key, std::vector<EventRecord>& events);
+  // Forgets processes not in `keys`.
+  void retain(const std::set<ProcessKey>& keys);
+
+  // An inotify descriptor (non-blocking) that becomes readable when a watched v2 memory.events
+  // or memory.swap.events changes; -1 if inotify is unavailable.
+  int notify_fd() const { return inotify_fd_; }
+  // Drains notify_fd() and re-reads the changed files: their events, stamped with the time of
+  // the reading, go to `events`.
+  void on_notify(std::vector<EventRecord>& events);
+  // The directories located for `key` (for tests); empty if none.
+  std::string describe(const ProcessKey& key) const;
+
+ private:
+  struct Group;
+  Group* locate(const ProcessKey& key, std::string_view who, std::vector<EventRecord>& events);
+  void read_events(Group& g, std::vector<EventRecord>& events);
+  void drop_watches(Group& g);
+  std::string under_sys(const std::string& path) const;
+
+  const ProcFs& fs_;
+  CgroupMounts mounts_;
+  int inotify_fd_ = -1;
+  std::map<ProcessKey, std::unique_ptr<Group>> groups_;
+};
+
+}  // namespace kv::mon
