@@ -1,9 +1,11 @@
 // The report's hints, each from one stated rule: see report_hints.hpp.
 #include "report/report_hints.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <utility>
 
 #include "report/text_table.hpp"
 
@@ -118,6 +120,148 @@ void swap_hints(Database& db, int64_t run_id, const std::vector<Target>& targets
   }
 }
 
+// req/s (answered, per wall second: a second has a row per op) of a target and how many seconds
+// it had requests, in [from, until).
+std::pair<double, int64_t> window_rate(Database& db, int64_t target_id, int64_t from,
+                                       int64_t until) {
+  auto s = db.prepare(
+      "SELECT SUM(COALESCE(d.ok, d.ops - d.errors - d.timeouts)) * 1e6 / "
+      "NULLIF(SUM(d.interval_us), 0) * COUNT(*) / NULLIF(COUNT(DISTINCT d.ts_us), 0), "
+      "COUNT(DISTINCT CASE WHEN d.ops > 0 THEN d.ts_us END) FROM driver_seconds d "
+      "JOIN phases p USING (phase_id) WHERE p.target_id = ?1 AND d.warmup = 0 "
+      "AND d.ts_us >= ?2 AND d.ts_us + d.interval_us <= ?3");
+  s.bind(1, target_id).bind(2, from).bind(3, until);
+  if (!s.step() || s.is_null(0)) return {std::nan(""), 0};
+  return {s.column_double(0), s.column_int(1)};
+}
+
+// The first of each cgroup memory event of the store's instance while it was benchmarked,
+// with req/s in the kWindow seconds before and after: at least kMinSeconds seconds with
+// requests on each side, so it does not fire on noise.
+constexpr int64_t kWindowUs = 5'000'000;
+constexpr int64_t kMinSeconds = 3;
+
+void cgroup_hints(Database& db, int64_t run_id, const std::vector<Target>& targets,
+                  std::vector<Hint>& out) {
+  int64_t start = run_start(db, run_id);
+  for (const auto& t : targets) {
+    auto inst = store_instance(db, t.id);
+    if (!inst) continue;
+    // The cgroup's memory against its limit (kvmon's cg_* columns), when it has one.
+    auto lim = db.prepare(
+        "SELECT MAX(cg_memory_bytes), MIN(cg_memory_max_bytes) FROM process_samples WHERE "
+        "instance_id = ?1 AND ts_us BETWEEN ?2 AND ?3 AND cg_memory_max_bytes < "
+        "9223372036854775807");
+    lim.bind(1, *inst).bind(2, t.lo).bind(3, t.hi);
+    if (lim.step() && !lim.is_null(0) && !lim.is_null(1) && lim.column_int(1) > 0) {
+      double peak = static_cast<double>(lim.column_int(0)),
+             limit = static_cast<double>(lim.column_int(1));
+      out.push_back(
+          {"cgroup_limit", t.uri,
+           "the store's cgroup memory peaked at " + fmt_fixed(peak / 1048576, 1) + " MiB of its " +
+               fmt_fixed(limit / 1048576, 1) + " MiB limit (" + fmt_int(peak / limit * 100) + " %)",
+           "kvmon cg_memory_bytes against cg_memory_max_bytes while benchmarked", std::nullopt});
+    }
+    auto s = db.prepare(
+        "SELECT kind, MIN(ts_us) FROM events WHERE instance_id = ?1 AND ts_us BETWEEN ?2 AND ?3 "
+        "AND kind IN ('cgroup_high', 'cgroup_max', 'cgroup_failcnt', 'cgroup_oom_kill') "
+        "GROUP BY kind ORDER BY MIN(ts_us)");
+    s.bind(1, *inst).bind(2, t.lo).bind(3, t.hi);
+    while (s.step()) {
+      std::string kind = s.column_text(0);
+      int64_t ts = s.column_int(1);
+      auto [before, n_before] = window_rate(db, t.id, ts - kWindowUs, ts);
+      auto [after, n_after] = window_rate(db, t.id, ts, ts + kWindowUs);
+      if (n_before < kMinSeconds || n_after < kMinSeconds || !(before > 0)) continue;
+      const char* what = kind == "cgroup_high"      ? "memory.high reached"
+                         : kind == "cgroup_max"     ? "memory.max reached"
+                         : kind == "cgroup_failcnt" ? "the cgroup's memory limit hit"
+                                                    : "an OOM kill in the store's cgroup";
+      double change = (after - before) / before * 100;
+      std::string how = std::abs(change) < 5 ? "throughput held"
+                        : change < 0         ? "throughput fell " + fmt_int(-change) + " %"
+                                             : "throughput rose " + fmt_int(change) + " %";
+      out.push_back({"cgroup_memory", t.uri,
+                     std::string(what) + " at " + at(ts, start) + ", " + how +
+                         " in the next 5 s (" + rate(before) + " -> " + rate(after) + ")",
+                     "first kvmon cgroup event of its kind, req/s 5 s before vs after (>= 3 s "
+                     "with requests each side)",
+                     ts});
+    }
+  }
+}
+
+// Redis BGSAVE / AOF rewrite: a store_stats poll with rdb_bgsave_in_progress (or
+// aof_rewrite_in_progress) 1 after one with 0; p99 (the worst op's, per second) in the 5 s
+// before the poll before it, against the seconds until one poll after it ended. Fires when p99
+// more than doubled, with at least kMinSeconds seconds of p99 before.
+void persistence_hints(Database& db, int64_t run_id, const std::vector<Target>& targets,
+                       std::vector<Hint>& out) {
+  int64_t start = run_start(db, run_id);
+  const int64_t poll_us = 1'000'000;
+  for (const auto& t : targets) {
+    for (const char* name : {"rdb_bgsave_in_progress", "aof_rewrite_in_progress"}) {
+      auto s = db.prepare(
+          "SELECT ts_us, (SELECT MIN(e.ts_us) FROM store_stats e WHERE e.target_id = ?1 AND "
+          "e.name = ?2 AND e.ts_us > o.ts_us AND e.value = 0) FROM (SELECT ts_us, value, "
+          "LAG(value) OVER (ORDER BY ts_us) AS prev FROM store_stats WHERE target_id = ?1 AND "
+          "name = ?2) o WHERE value = 1 AND prev = 0 AND ts_us BETWEEN ?3 AND ?4 "
+          "ORDER BY ts_us LIMIT 3");
+      s.bind(1, t.id).bind(2, std::string(name)).bind(3, t.lo).bind(4, t.hi);
+      while (s.step()) {
+        int64_t onset = s.column_int(0) - poll_us;  // it began after the poll before
+        int64_t end = s.is_null(1) ? onset + 2 * poll_us : s.column_int(1) + poll_us;
+        auto p99s = [&](int64_t from, int64_t until) {
+          std::vector<double> v;
+          auto q = db.prepare(
+              "SELECT MAX(d.lat_p99_us) FROM driver_seconds d JOIN phases p USING (phase_id) "
+              "WHERE p.target_id = ?1 AND d.warmup = 0 AND d.lat_p99_us IS NOT NULL AND "
+              "d.ts_us >= ?2 AND d.ts_us < ?3 GROUP BY d.ts_us ORDER BY d.ts_us");
+          q.bind(1, t.id).bind(2, from).bind(3, until);
+          while (q.step()) v.push_back(q.column_double(0));
+          return v;
+        };
+        std::vector<double> before = p99s(onset - kWindowUs, onset);
+        std::vector<double> during = p99s(onset, end);
+        if (static_cast<int64_t>(before.size()) < kMinSeconds || during.empty()) continue;
+        double base = 0;
+        for (double v : before) base += v;
+        base /= static_cast<double>(before.size());
+        double peak = 0;
+        int64_t high = 0;
+        for (double v : during) {
+          peak = std::max(peak, v);
+          if (v > 2 * base) ++high;
+        }
+        if (!(peak > 2 * base)) continue;
+        auto ms = [](double us) { return fmt_fixed(us / 1000, us < 10'000 ? 1 : 0) + " ms"; };
+        auto stat = [&](const char* field) -> std::optional<double> {
+          auto q = db.prepare(
+              "SELECT value FROM store_stats WHERE target_id = ?1 AND name = ?2 AND ts_us >= ?3 "
+              "ORDER BY ts_us LIMIT 1");
+          q.bind(1, t.id).bind(2, std::string(field)).bind(3, end - poll_us);
+          if (q.step()) return q.column_double(0);
+          return std::nullopt;
+        };
+        std::string cost;
+        if (auto fork = stat("latest_fork_usec")) cost += "fork " + ms(*fork);
+        if (auto cow = stat(name[0] == 'r' ? "rdb_last_cow_size" : "aof_last_cow_size")) {
+          cost += std::string(cost.empty() ? "" : ", ") + "COW " + fmt_fixed(*cow / 1048576.0, 1) +
+                  " MiB";
+        }
+        out.push_back({"persistence", t.uri,
+                       std::string(name[0] == 'r' ? "BGSAVE" : "AOF rewrite") + " at " +
+                           at(onset + poll_us, start) + ": p99 " + ms(base) + " -> " + ms(peak) +
+                           " for " + std::to_string(high) + " s" +
+                           (cost.empty() ? "" : " (" + cost + ")"),
+                       "Redis rdb_bgsave_in_progress / aof_rewrite_in_progress 0 -> 1; p99 more "
+                       "than doubled against the 5 s before (>= 3 s)",
+                       onset + poll_us});
+      }
+    }
+  }
+}
+
 void client_hints(Database& db, int64_t run_id, const std::vector<Target>& targets,
                   std::vector<Hint>& out) {
   bool any = false;
@@ -229,6 +373,8 @@ std::vector<Hint> compute_hints(Database& db, int64_t run_id) {
   auto targets = run_targets(db, run_id);
   cliff_hints(db, run_id, out);
   swap_hints(db, run_id, targets, out);
+  cgroup_hints(db, run_id, targets, out);
+  persistence_hints(db, run_id, targets, out);
   client_hints(db, run_id, targets, out);
   failure_hints(db, run_id, targets, out);
   return out;

@@ -6,6 +6,12 @@
 //  - swap_onset:   the store's process (see store_instance) has a kvmon sample with swap_kib > 0
 //                  while the store was benchmarked, after samples with 0 (or at the first
 //                  sample); with the store's req/s before and after that moment;
+//  - cgroup_limit: the store's cgroup memory peak against its limit, when it has one;
+//  - cgroup_memory: the first cgroup_high / cgroup_max / cgroup_failcnt / cgroup_oom_kill event of
+//                  the store's process while it was benchmarked, with req/s 5 s before and after
+//                  (only with >= 3 seconds of requests each side);
+//  - persistence:  Redis began a BGSAVE or AOF rewrite (store_stats *_in_progress 0 -> 1) and p99
+//                  more than doubled against the 5 s before (>= 3 s), with fork time and COW;
 //  - client_bound: a `client_bound` event of the run, or client_seconds with
 //                  busiest_thread_cpu_pct > 90 (kvdrive, not the store, was the bottleneck);
 //  - store_failed: a second with errors + timeouts > 0 after seconds without any, or a phase
@@ -24,7 +30,7 @@
 namespace kv::drive {
 
 struct Hint {
-  std::string kind;              // cliff, swap_onset, client_bound, store_failed
+  std::string kind;              // cliff, swap_onset, cgroup_memory, persistence, client_bound, ...
   std::string store;             // the target's uri; empty for run-wide hints
   std::string message;           // a sentence for people, with the numbers
   std::string rule;              // the rule that fired, in words

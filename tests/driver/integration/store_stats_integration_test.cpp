@@ -73,6 +73,31 @@ int64_t timed_stop(StoreStatsPoller& p) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0).count();
 }
 
+// Redis's persistence cost is in the store-stats rows (#20): a BGSAVE's fork time and
+// copy-on-write size, and whether a save or rewrite is under way, straight from INFO.
+TEST(StoreStatsIntegration, RedisBgsaveForkTimeAndCowAreRecorded) {
+  StoreServer redis(StoreServer::Kind::redis);
+  KV_START_OR_SKIP(redis);
+  write_keys(redis.uri(), 500);
+  StoreStatsPoller p(parse_target_uri(redis.uri()), 50 * kMs, 1000 * kMs);
+  p.start();
+  auto idle = wait_for_sample(p, 10'000);
+  ASSERT_TRUE(idle);
+  for (const char* f : {"rdb_bgsave_in_progress", "aof_rewrite_in_progress", "current_cow_size",
+                        "latest_fork_usec", "rdb_last_cow_size"}) {
+    EXPECT_TRUE(value_of(*idle, f)) << f << " missing from the store-stats rows";
+  }
+  EXPECT_EQ(value_of(*idle, "latest_fork_usec"), 0);  // never forked yet
+  ASSERT_NE(kv::test::tcp_request(redis.port(), "BGSAVE\r\n", "\r\n").find("Background"),
+            std::string::npos);
+  auto saved = wait_for_sample(p, 20'000, [](const StoreStatsSample& s) {
+    return value_of(s, "latest_fork_usec").value_or(0) > 0 &&
+           value_of(s, "rdb_bgsave_in_progress") == 0;
+  });
+  ASSERT_TRUE(saved) << "no sample showed the BGSAVE's fork";
+  p.stop();
+}
+
 TEST(StoreStatsIntegration, RedisCountersMatchWhatWasWritten) {
   StoreServer redis(StoreServer::Kind::redis);
   KV_START_OR_SKIP(redis);

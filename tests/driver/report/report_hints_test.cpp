@@ -301,4 +301,59 @@ TEST(Percentiles, NamesListsAndTheClampToTheObservedRange) {
   EXPECT_EQ(v[3], 500);
 }
 
+TEST(ReportHints, CgroupMemoryEventWithThroughputAfterOnlyWithEnoughSeconds) {
+  Synthetic s;
+  s.run(1);
+  s.target(1, 1, 0, "redis");
+  s.phase(1, 1, "", "read", 0, {1000, 1000, 1000, 1000, 1000, 1000, 600, 600, 600, 600, 600, 600});
+  s.process(7, "redis-server", 4242, std::vector<int64_t>(12, 0));
+  auto event = [&](const char* kind, int64_t ts) {
+    s.db.exec("INSERT INTO events (ts_us, source, instance_id, kind, message) VALUES (" +
+              std::to_string(ts) + ", 'kvmon', 7, '" + kind + "', 'x')");
+  };
+  event("cgroup_max", T0 + S);  // one second before it: too few to say anything
+  event("cgroup_high", T0 + 6 * S);
+  event("cgroup_high", T0 + 8 * S);              // not the first of its kind
+  EXPECT_TRUE(s.hints("cgroup_limit").empty());  // no cgroup limit known
+  s.db.exec(
+      "UPDATE process_samples SET cg_memory_bytes = 47185920 + ts_us % 2, "
+      "cg_memory_max_bytes = 50331648 WHERE instance_id = 7");
+  auto l = s.hints("cgroup_limit");
+  ASSERT_EQ(l.size(), 1u);
+  EXPECT_EQ(l[0].message,
+            "the store's cgroup memory peaked at 45.0 MiB of its 48.0 MiB limit (94 %)");
+  auto h = s.hints("cgroup_memory");
+  ASSERT_EQ(h.size(), 1u);
+  EXPECT_EQ(h[0].ts_us, T0 + 6 * S);
+  EXPECT_EQ(h[0].message,
+            "memory.high reached at +6.0 s, throughput fell 40 % in the next 5 s (1,000 req/s -> "
+            "600 req/s)");
+}
+
+TEST(ReportHints, BgsaveWithP99BeforeAndDuringForkAndCow) {
+  Synthetic s;
+  s.run(1);
+  s.target(1, 1, 0, "redis");
+  int64_t p = s.phase(1, 1, "", "read", 0, std::vector<int64_t>(12, 1000));
+  s.db.exec("UPDATE driver_seconds SET lat_p99_us = CASE WHEN ts_us IN (" +
+            std::to_string(T0 + 7 * S) + ", " + std::to_string(T0 + 8 * S) +
+            ") THEN 41000 ELSE 3100 END WHERE phase_id = " + std::to_string(p));
+  auto stat = [&](const char* name, int64_t ts, double v) {
+    s.db.exec("INSERT INTO store_stats (target_id, ts_us, name, value) VALUES (1, " +
+              std::to_string(ts) + ", '" + name + "', " + std::to_string(v) + ")");
+  };
+  for (int k = 0; k < 12; ++k) {
+    stat("rdb_bgsave_in_progress", T0 + k * S + S / 2, k == 7 || k == 8 ? 1 : 0);
+  }
+  stat("latest_fork_usec", T0 + 9 * S + S / 2, 180000);
+  stat("rdb_last_cow_size", T0 + 9 * S + S / 2, 62914560);
+  auto h = s.hints("persistence");
+  ASSERT_EQ(h.size(), 1u);
+  EXPECT_EQ(h[0].message,
+            "BGSAVE at +7.5 s: p99 3.1 ms -> 41 ms for 2 s (fork 180 ms, COW 60.0 MiB)");
+  // the same BGSAVE without a latency change says nothing
+  s.db.exec("UPDATE driver_seconds SET lat_p99_us = 3100");
+  EXPECT_TRUE(s.hints("persistence").empty());
+}
+
 }  // namespace
