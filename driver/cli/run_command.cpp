@@ -137,6 +137,12 @@ RunCommand::RunCommand(CLI::App& app)
                   "(a store that died for good; 0: never)")
       ->capture_default_str()
       ->check(cli::parsed_by(parse_duration_us, "DURATION"));
+  run->add_option("--engine", engine_,
+                  "Request engine: events (one event loop per thread, every connection "
+                  "independent) or classic (blocking / lock-step rounds; going away); "
+                  "also from $KVDRIVE_ENGINE")
+      ->capture_default_str()
+      ->envname("KVDRIVE_ENGINE");
   run->add_flag("--json", opts_.json, "Print the summary as JSON");
   run->add_option("--percentiles", percentiles_,
                   "Latency percentiles shown per phase, e.g. 50,90,99,99.9,99.99 (the max is "
@@ -177,6 +183,9 @@ void RunCommand::check(int argc, char** argv) {
   opts_.steps = expand_scenario(sc, WorkloadSpec{}, overrides, scale);
   if (!max_errors_.empty()) opts_.max_errors = parse_count(max_errors_);
   opts_.give_up_us = parse_duration_us(give_up_);
+  if (engine_ != "events" && engine_ != "classic")
+    throw std::invalid_argument("invalid --engine '" + engine_ + "': events or classic");
+  opts_.event_engine = engine_ == "events";
   if (!processes_.empty())
     opts_.process_count = static_cast<int>(parse_whole_number("--processes", processes_, 1, 256));
   if (!process_index_.empty())

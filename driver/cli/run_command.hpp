@@ -42,6 +42,7 @@ class RunCommand {
   RunOptions opts_;
   std::string timeout_ = "5s", scenario_, scale_text_, max_errors_, processes_, process_index_;
   std::string give_up_ = "30s", percentiles_, json_out_;
+  std::string engine_ = "classic";  // --engine
   RunOutputs outputs_;
   // The workload options, from the one table that scenario files use too.
   std::vector<std::pair<const WorkloadOption*, CLI::Option*>> workload_cli_;

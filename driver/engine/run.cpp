@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "engine/phase_seconds.hpp"
+#include "engine/loop/event_client.hpp"
 #include "engine/progress.hpp"
 #include "engine/run_watcher.hpp"
 #include "engine/unseen_sets.hpp"
@@ -52,7 +53,7 @@ PhaseStatus run_one_phase(const RunOptions& opts, const PhaseSlot& at, const Wor
     seconds.began(phase_id, ts);
   };
   auto on_second = [&](const SecondReport& sec) { seconds(sec); };
-  UnseenSetCheck set_check(*at.spec, w, kind, opts.client.timeout_us);
+  UnseenSetCheck set_check(*at.spec, w, kind, opts.client.timeout_us, opts.event_engine);
   at.watcher->watch(&clients);
   PhaseResult result;
   try {
@@ -95,7 +96,8 @@ PhaseStatus run_target(const RunOptions& opts, const TargetSpec& spec, int64_t r
     const auto wanted = static_cast<size_t>(w.threads * w.connections);
     if (clients.size() != wanted) {
       clients.clear();
-      clients = connect_clients(spec, static_cast<int>(wanted), opts.client);
+      clients = opts.event_engine ? connect_event_clients(spec, wanted, opts.client)
+                                  : connect_clients(spec, static_cast<int>(wanted), opts.client);
     }
     if (target_id == 0) {
       target_id = writer.add_target(run_id, ordinal, spec, clients.front()->server_version());
@@ -148,7 +150,9 @@ std::vector<TargetSpec> check_run_options(const RunOptions& opts) {
     for (const auto& spec : specs) {
       // A multi-get's replies come back server by server: matched to the gets in order, a
       // pool of several servers would need another way of pairing them.
-      if (spec.protocol == Protocol::memcached && spec.servers.size() > 1 && w.pipeline > 1)
+      // The event-loop engine keeps one queue per server: pools pipeline there.
+      if (!opts.event_engine && spec.protocol == Protocol::memcached && spec.servers.size() > 1 &&
+          w.pipeline > 1)
         throw std::invalid_argument(spec.display +
                                     ": --pipeline > 1 needs a single memcached "
                                     "server (a pool takes --pipeline 1; use --connections)");

@@ -36,6 +36,9 @@ struct RunOptions {
   uint64_t max_errors = 0;  // failed requests (errors + timeouts) that fail a phase; 0: no limit
   // Fail a phase when requests kept failing and none was answered for this long; 0: never.
   int64_t give_up_us = 30'000'000;
+  // --engine events: requests go through the event-loop engine (engine/loop/), not the classic
+  // blocking / lock-step path over the client libraries.
+  bool event_engine = false;
 };
 
 // Checks everything about `opts` that needs no store: --db, the target URIs and memcached's

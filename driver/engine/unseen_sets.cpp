@@ -8,12 +8,12 @@
 namespace kv::drive {
 
 UnseenSetCheck::UnseenSetCheck(const TargetSpec& spec, const WorkloadSpec& w, PhaseKind kind,
-                               int64_t timeout_us)
+                               int64_t timeout_us, bool reads_every_reply)
     : spec_(spec), w_(w), kind_(kind), timeout_us_(std::min<int64_t>(timeout_us, 2'000'000)) {
   const bool sends_sets = kind == PhaseKind::load || (kind == PhaseKind::mixed && w.ratio_sets > 0);
   const bool buffered = w.pipeline > 1 || w.connections > 1;  // worker.cpp's pipelined path
   active_ = spec.protocol == Protocol::memcached && !spec.binary_protocol && sends_sets &&
-            buffered && spec.servers.size() == 1;
+            buffered && spec.servers.size() == 1 && !reads_every_reply;
   if (active_) {
     if (auto c = read_set_counters(spec_, timeout_us_)) {
       before_ = *c;

@@ -23,8 +23,10 @@ namespace kv::drive {
 // warning and a `set_verdicts_unseen` event.
 class UnseenSetCheck {
  public:
-  // Reads the counters before the phase when the phase is one that needs checking.
-  UnseenSetCheck(const TargetSpec& spec, const WorkloadSpec& w, PhaseKind kind, int64_t timeout_us);
+  // Reads the counters before the phase when the phase is one that needs checking (never when
+  // reads_every_reply: the event-loop engine judges each set's own reply).
+  UnseenSetCheck(const TargetSpec& spec, const WorkloadSpec& w, PhaseKind kind, int64_t timeout_us,
+                 bool reads_every_reply = false);
 
   // What to say once the phase has sent `sent` sets (empty: nothing found, or not checked).
   // *refused_exactly: how many of them the server refused, when its counters say so exactly.

@@ -3,119 +3,14 @@
 #include <algorithm>
 #include <vector>
 
+#include "engine/loop/event_client.hpp"
+#include "engine/loop/event_worker.hpp"
 #include "engine/pacer.hpp"
+#include "engine/request_stream.hpp"
 #include "kvbench/clock.hpp"
-#include "workload/key_chooser.hpp"
 
 namespace kv::drive {
 namespace {
-
-constexpr int64_t kLateNs = 1'000'000;  // a send more than 1 ms behind schedule is late
-
-// Decides the op and key of request i of this worker.
-class RequestPicker {
- public:
-  explicit RequestPicker(const WorkerContext& ctx)
-      : w_(ctx.workload),
-        kind_(ctx.plan.kind),
-        key_begin_(w_.keys * ctx.index / ctx.count),
-        key_end_(w_.keys * (ctx.index + 1) / ctx.count),
-        cycle_(w_.ratio_sets + w_.ratio_gets),
-        chooser_(w_.pattern, w_.keys, key_begin_, key_end_, w_.hit_rate,
-                 w_.seed * 7919 + ctx.index) {}
-
-  // False when a load phase has set all of this worker's keys.
-  bool pick(uint64_t i, bool* is_set, uint64_t* key) {
-    if (kind_ == PhaseKind::load) {
-      *is_set = true;
-      *key = key_begin_ + i;
-      return *key < key_end_;
-    }
-    *is_set = kind_ == PhaseKind::mixed && (i % cycle_) < w_.ratio_sets;
-    *key = *is_set ? chooser_.next_set() : chooser_.next_get();
-    return true;
-  }
-
- private:
-  const WorkloadSpec& w_;
-  PhaseKind kind_;
-  uint64_t key_begin_, key_end_;
-  uint32_t cycle_;
-  KeyChooser chooser_;
-};
-
-// What a worker needs to finish a request after its reply arrived.
-struct Pending {
-  uint64_t key;
-  uint64_t bytes_out;
-  int64_t queued_ns;    // when it was handed to the client: where its latency starts
-  int64_t intended_ns;  // rate mode: its send time on the schedule; else 0
-  bool is_set;
-};
-
-// Latency runs from the moment the request was queued for sending (its intended send time in
-// rate mode) to its reply, in every mode: pipelined requests count the time their batch waited
-// to be flushed and the replies ahead of theirs, so --pipeline 16 compares with --pipeline 1.
-void record_reply(const WorkerContext& ctx, const Pending& p, OpStatus st, std::string_view value,
-                  int64_t done_ns) {
-  if (st == OpStatus::interrupted) return;  // given up at Ctrl-C: not a completed request
-  RequestRecord r{};
-  r.status = st;
-  r.bytes_out = p.bytes_out;
-  if (!p.is_set && st == OpStatus::hit) {
-    r.bytes_in = value.size();
-    if (ctx.workload.verify)
-      r.wrong = value != ctx.values.value_for(p.key, ctx.workload.values.size_for(p.key));
-  }
-  r.sent_latency_ns = static_cast<uint64_t>(done_ns - p.queued_ns);
-  if (p.intended_ns != 0) {
-    const int64_t slip = std::max<int64_t>(p.queued_ns - p.intended_ns, 0);
-    r.slip_ns = static_cast<uint64_t>(slip);
-    r.latency_ns = static_cast<uint64_t>(done_ns - p.intended_ns);
-    r.late = slip > kLateNs;
-  } else {
-    r.latency_ns = r.sent_latency_ns;
-  }
-  ctx.slot.record(p.is_set ? OpType::set : OpType::get, r);
-}
-
-bool should_stop(const WorkerContext& ctx) {
-  return ctx.stop.load(std::memory_order_relaxed) || ctx.abort.load(std::memory_order_relaxed);
-}
-
-// This worker's number of requests. Load phases: exactly its key range. Rate mode: request g of
-// the phase (over every worker of every process) is due at g / rate and worker w sends
-// g = w, w + count, ..., so a phase with fewer requests than workers still keeps the rate.
-uint64_t my_share(const WorkerContext& ctx) {
-  const uint64_t total = ctx.plan.requests;
-  if (total == 0) return UINT64_MAX;  // the phase ends by duration
-  if (ctx.plan.rate > 0 && ctx.plan.kind != PhaseKind::load)
-    return ctx.index < total ? (total - ctx.index - 1) / ctx.count + 1 : 0;
-  return total * (ctx.index + 1) / ctx.count - total * ctx.index / ctx.count;
-}
-
-int64_t phase_end_ns(const WorkerContext& ctx) {
-  return ctx.plan.duration_us > 0 ? ctx.start_ns + ctx.plan.duration_us * 1000 : INT64_MAX;
-}
-
-// Rate mode: this worker's send times, one period (count / rate) apart, offset by its index
-// within the period so that the workers do not send in lockstep; 0 outside rate mode.
-class Schedule {
- public:
-  explicit Schedule(const WorkerContext& ctx)
-      : start_ns_(ctx.start_ns),
-        period_ns_(ctx.plan.rate > 0 ? 1e9 * static_cast<double>(ctx.count) / ctx.plan.rate : 0),
-        offset_ns_(period_ns_ * static_cast<double>(ctx.index) / static_cast<double>(ctx.count)) {}
-  bool on() const noexcept { return period_ns_ > 0; }
-  int64_t at(uint64_t i) const noexcept {
-    return on() ? start_ns_ + static_cast<int64_t>(offset_ns_ + static_cast<double>(i) * period_ns_)
-                : 0;
-  }
-
- private:
-  int64_t start_ns_;
-  double period_ns_, offset_ns_;
-};
 
 // Rate mode: waits for send time intended_ns (sleep, then spin: see Pacer) and books the spin.
 // False when the phase ends (duration, stop, abort) first: the worker then returns at the
@@ -132,7 +27,7 @@ void run_blocking(const WorkerContext& ctx) {
   const WorkloadSpec& w = ctx.workload;
   StoreClient& client = *ctx.clients.front();
   const Schedule schedule(ctx);
-  const uint64_t my_requests = my_share(ctx);
+  const uint64_t my_requests = stream_share(ctx, ctx.index, ctx.count);
   const int64_t end_ns = phase_end_ns(ctx);
   Pacer pacer(ctx.stop, ctx.abort);
   RequestPicker picker(ctx);
@@ -172,7 +67,7 @@ void run_pipelined(const WorkerContext& ctx) {
   const size_t conns = ctx.clients.size();
   const auto depth = static_cast<size_t>(w.pipeline);
   const Schedule schedule(ctx);
-  const uint64_t my_requests = my_share(ctx);
+  const uint64_t my_requests = stream_share(ctx, ctx.index, ctx.count);
   const int64_t end_ns = phase_end_ns(ctx);
   Pacer pacer(ctx.stop, ctx.abort);
   RequestPicker picker(ctx);
@@ -230,6 +125,11 @@ void run_pipelined(const WorkerContext& ctx) {
 }  // namespace
 
 void run_worker(const WorkerContext& ctx) {
+  // #16: connections made for the event-loop engine (--engine events) are driven by it.
+  if (dynamic_cast<const EventClient*>(ctx.clients.front().get()) != nullptr) {
+    run_event_worker(ctx);
+    return;
+  }
   if (ctx.clients.size() == 1 && ctx.workload.pipeline == 1) {
     run_blocking(ctx);
   } else {

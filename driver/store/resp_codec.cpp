@@ -184,6 +184,11 @@ ReadStatus RespDecoder::next(RespReply* out) {
   return ReadStatus::reply;
 }
 
+size_t RespDecoder::buffered() const {
+  if (!state_ || !state_->reader->buf) return 0;
+  return state_->reader->len - state_->reader->pos;
+}
+
 std::string_view RespDecoder::error() const {
   if (!state_ || state_->reader->err == 0) return {};
   return state_->reader->errstr;

@@ -59,6 +59,8 @@ class RespDecoder {
   // Takes the next whole reply out of the fed bytes into *out. need_more: the bytes so far end
   // inside a reply (nothing consumed). protocol_error: sticky; error() says why.
   ReadStatus next(RespReply* out);
+  // Bytes fed and not yet taken out as replies (part of a reply, or replies not asked for).
+  size_t buffered() const;
   // hiredis's description of the protocol error; empty if none.
   std::string_view error() const;
 

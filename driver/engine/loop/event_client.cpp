@@ -1,0 +1,305 @@
+#include "engine/loop/event_client.hpp"
+
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <functional>
+#include <stdexcept>
+
+#include "kvbench/clock.hpp"
+#include "store/memcached_codec.hpp"
+#include "store/resp_codec.hpp"
+
+namespace kv::drive {
+namespace {
+
+namespace st = store;
+
+bool wait_fd(int fd, short events, int64_t deadline_us) {
+  for (;;) {
+    const int64_t left = deadline_us - steady_us();
+    if (left <= 0) return false;
+    pollfd p{fd, events, 0};
+    int n = ::poll(&p, 1, static_cast<int>((left + 999) / 1000));
+    if (n == 1) return true;
+    if (n < 0 && errno == EINTR) continue;
+    if (n == 0) continue;  // re-check the deadline
+    return false;
+  }
+}
+
+// Connects a non-blocking TCP socket to `s` within timeout_us; the fd, or -1 and *why.
+int open_socket(const HostPort& s, int64_t timeout_us, bool nodelay, SocketAddress* out,
+                std::string* why) {
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (int rc = getaddrinfo(s.host.c_str(), std::to_string(s.port).c_str(), &hints, &found);
+      rc != 0) {
+    *why = gai_strerror(rc);
+    return -1;
+  }
+  std::unique_ptr<addrinfo, void (*)(addrinfo*)> guard(found, freeaddrinfo);
+  const int64_t deadline = steady_us() + timeout_us;
+  *why = "no address";
+  for (addrinfo* a = found; a; a = a->ai_next) {
+    int fd = ::socket(a->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0) {
+      *why = std::strerror(errno);
+      continue;
+    }
+    int err = 0;
+    if (::connect(fd, a->ai_addr, a->ai_addrlen) != 0) {
+      err = errno;
+      if (err == EINPROGRESS) {
+        if (!wait_fd(fd, POLLOUT, deadline)) {
+          err = ETIMEDOUT;
+        } else {
+          socklen_t len = sizeof err;
+          if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
+        }
+      }
+    }
+    if (err != 0) {
+      *why = std::strerror(err);
+      ::close(fd);
+      continue;
+    }
+    int flag = nodelay ? 1 : 0;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &flag, sizeof flag);
+    std::memcpy(&out->addr, a->ai_addr, a->ai_addrlen);
+    out->len = a->ai_addrlen;
+    return fd;
+  }
+  return -1;
+}
+
+// Sends `request` and reads until done(bytes just read) says the reply is whole. False on a
+// lost connection, a timeout, or done() returning false via *failed.
+bool exchange(int fd, std::string_view request, int64_t timeout_us,
+              const std::function<bool(std::string_view, bool*)>& done) {
+  const int64_t deadline = steady_us() + timeout_us;
+  size_t sent = 0;
+  while (sent < request.size()) {
+    ssize_t n = ::send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
+    if (n > 0) {
+      sent += static_cast<size_t>(n);
+    } else if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+      if (!wait_fd(fd, POLLOUT, deadline)) return false;
+    } else {
+      return false;
+    }
+  }
+  char buf[16384];
+  for (;;) {
+    ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n > 0) {
+      bool failed = false;
+      if (done(std::string_view(buf, static_cast<size_t>(n)), &failed)) return true;
+      if (failed) return false;
+    } else if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+      if (!wait_fd(fd, POLLIN, deadline)) return false;
+    } else {
+      return false;
+    }
+  }
+}
+
+std::string where_of(const TargetSpec& spec, const HostPort& s) {
+  return (spec.protocol == Protocol::redis ? "redis server " : "memcached server ") + s.host + ":" +
+         std::to_string(s.port);
+}
+
+// Redis: runs the commands in `out` (n replies) and returns the first error reply's first
+// word ("WRONGPASS"), or "" when all succeeded; *lost when the connection failed.
+std::string redis_commands(int fd, const std::string& out, size_t n, int64_t timeout_us,
+                           bool* lost, std::string* last_text) {
+  st::RespDecoder dec;
+  std::string error;
+  size_t got = 0;
+  *lost = !exchange(fd, out, timeout_us, [&](std::string_view bytes, bool* failed) {
+    if (!dec.feed(bytes)) {
+      *failed = true;
+      return false;
+    }
+    st::RespReply r;
+    for (;;) {
+      st::ReadStatus s = dec.next(&r);
+      if (s == st::ReadStatus::need_more) return false;
+      if (s == st::ReadStatus::protocol_error) {
+        *failed = true;
+        return false;
+      }
+      if (r.kind == st::RespKind::error && error.empty())
+        error = std::string(r.text.substr(0, r.text.find(' ')));
+      if (last_text) *last_text = std::string(r.text);
+      if (++got == n) {
+        // More than was asked for: the connection is out of step (not a store to trust).
+        *failed = dec.buffered() > 0;
+        return !*failed;
+      }
+    }
+  });
+  return error;
+}
+
+}  // namespace
+
+size_t append_handshake(const TargetSpec& spec, std::string& out) {
+  if (spec.protocol != Protocol::redis) return 0;
+  size_t n = 0;
+  if (!spec.password.empty()) {
+    st::resp::append_auth(out, spec.user, spec.password);
+    ++n;
+  }
+  if (spec.db != 0) {
+    st::resp::append_select(out, static_cast<uint32_t>(spec.db));
+    ++n;
+  }
+  return n;
+}
+
+std::vector<std::unique_ptr<StoreClient>> connect_event_clients(const TargetSpec& spec, size_t n,
+                                                                const ClientOptions& opts) {
+  std::vector<std::unique_ptr<StoreClient>> clients;
+  for (size_t i = 0; i < n; ++i) {
+    auto c = std::make_unique<EventClient>(spec, opts);
+    if (auto r = c->connect(); !r.ok()) throw std::runtime_error(r.error().message);
+    clients.push_back(std::move(c));
+  }
+  return clients;
+}
+
+EventClient::EventClient(TargetSpec spec, ClientOptions opts)
+    : spec_(std::move(spec)),
+      opts_(opts),
+      fds_(spec_.servers.size(), -1),
+      addresses_(spec_.servers.size()) {
+  if (spec_.protocol == Protocol::memcached && spec_.servers.size() > 1)
+    ring_ = std::make_unique<MemcachedRing>(spec_);
+}
+
+EventClient::~EventClient() {
+  for (int fd : fds_) {
+    if (fd >= 0) ::close(fd);
+  }
+}
+
+int EventClient::take_fd(size_t i) {
+  int fd = fds_[i];
+  fds_[i] = -1;
+  return fd;
+}
+
+void EventClient::give_fd(size_t i, int fd) {
+  if (fds_[i] >= 0) ::close(fds_[i]);
+  fds_[i] = fd;
+}
+
+Result<void> EventClient::connect() {
+  for (size_t i = 0; i < spec_.servers.size(); ++i) {
+    give_fd(i, -1);
+    const HostPort& server = spec_.servers[i];
+    const std::string where = where_of(spec_, server);
+    std::string why;
+    int fd = open_socket(server, opts_.timeout_us, spec_.tcp_nodelay, &addresses_[i], &why);
+    if (fd < 0) return Error{"cannot connect to " + where + ": " + why};
+    give_fd(i, fd);
+    if (spec_.protocol == Protocol::redis) {
+      std::string out;
+      const size_t n = append_handshake(spec_, out);
+      if (n == 0) continue;
+      bool lost = false;
+      std::string err = redis_commands(fd, out, n, opts_.timeout_us, &lost, nullptr);
+      if (lost) return Error{where + ": the handshake (AUTH / SELECT) got no answer"};
+      if (!err.empty()) return Error{where + ": AUTH / SELECT failed: " + err};
+      continue;
+    }
+    // memcached: ask for the version, as libmemcached's connect does, to know it is there.
+    std::string out;
+    if (spec_.binary_protocol) {
+      st::mc::append_binary_version(out, 0);
+      st::mc::BinaryDecoder dec;
+      bool ok = exchange(fd, out, opts_.timeout_us, [&](std::string_view b, bool* failed) {
+        dec.feed(b);
+        st::mc::BinaryReply r;
+        st::ReadStatus s = dec.next(&r);
+        *failed = s == st::ReadStatus::protocol_error;
+        return s == st::ReadStatus::reply;
+      });
+      if (!ok) return Error{"cannot connect to memcached " + spec_.display + ": no answer to a " +
+                            "binary-protocol version request from " + where};
+    } else {
+      st::mc::append_text_version(out);
+      st::mc::TextDecoder dec;
+      bool ok = exchange(fd, out, opts_.timeout_us, [&](std::string_view b, bool* failed) {
+        dec.feed(b);
+        st::mc::TextReply r;
+        st::ReadStatus s = dec.next(st::mc::TextOp::version, &r);
+        *failed = s == st::ReadStatus::protocol_error;
+        return s == st::ReadStatus::reply;
+      });
+      if (!ok)
+        return Error{"cannot connect to memcached " + spec_.display + ": no answer from " + where};
+    }
+  }
+  return {};
+}
+
+std::string EventClient::server_version() {
+  const int64_t timeout = std::min<int64_t>(opts_.timeout_us, 1'000'000);
+  if (spec_.protocol == Protocol::redis) {
+    if (fds_[0] < 0) return "";
+    std::string out;
+    st::resp::append_info(out, "server");
+    bool lost = false;
+    std::string text;
+    if (!redis_commands(fds_[0], out, 1, timeout, &lost, &text).empty() || lost) {
+      if (lost) give_fd(0, -1);  // out of step or gone: the loop opens a new connection
+      return "";
+    }
+    auto pos = text.find("redis_version:");
+    if (pos == std::string::npos) return "";
+    auto end = text.find_first_of("\r\n", pos);
+    return "redis " + text.substr(pos + 14, end - pos - 14);
+  }
+  // As the classic client: what the server says to a text "version" on a connection of its
+  // own (any memcached-protocol server answers it), else its binary version reply.
+  SocketAddress unused;
+  std::string why;
+  int fd = open_socket(spec_.servers.front(), timeout, true, &unused, &why);
+  if (fd >= 0) {
+    std::string reply;
+    exchange(fd, "version\r\n", timeout, [&](std::string_view b, bool* failed) {
+      reply.append(b);
+      *failed = reply.size() > 4096;
+      return reply.find('\n') != std::string::npos;
+    });
+    ::close(fd);
+    reply.resize(std::min(reply.find_first_of("\r\n"), reply.size()));
+    std::string shown;
+    for (char c : reply) shown += (c >= ' ' && c < 0x7f) ? c : '?';
+    if (!shown.empty()) return "memcached protocol: " + shown;
+  }
+  if (!spec_.binary_protocol || fds_[0] < 0) return "";
+  std::string out;
+  st::mc::append_binary_version(out, 0);
+  st::mc::BinaryDecoder dec;
+  std::string version;
+  exchange(fds_[0], out, timeout, [&](std::string_view b, bool* failed) {
+    dec.feed(b);
+    st::mc::BinaryReply r;
+    st::ReadStatus s = dec.next(&r);
+    *failed = s == st::ReadStatus::protocol_error;
+    if (s == st::ReadStatus::reply) version = std::string(r.value);
+    return s == st::ReadStatus::reply;
+  });
+  return version.empty() ? "" : "memcached protocol (binary), version " + version;
+}
+
+}  // namespace kv::drive

@@ -1,0 +1,75 @@
+// EventClient: a StoreClient whose requests go through the event-loop engine
+// (loop/event_worker.hpp, `--engine events`), not through a client library. It owns one
+// connected socket per server of its target (one for Redis, one per pool member for memcached)
+// between phases; during a phase the worker thread's event loop adopts the sockets, drives them
+// without blocking and hands back those still connected at the end. connect() connects every
+// server (blocking, with the per-request timeout) and sends the handshake (Redis AUTH / SELECT,
+// memcached version), so a store that refuses kvdrive is found before any traffic, as with the
+// classic clients. set() / get() are not used by the engine and return OpStatus::error.
+// Not thread-safe: used by one thread at a time (the run's thread, then one worker thread).
+#pragma once
+
+#include <sys/socket.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "store/memcached_ring.hpp"
+#include "store/store_client.hpp"
+
+namespace kv::drive {
+
+// A resolved server address, kept from the first connect for the loop's reconnects.
+struct SocketAddress {
+  sockaddr_storage addr{};
+  socklen_t len = 0;
+};
+
+class EventClient final : public StoreClient {
+ public:
+  EventClient(TargetSpec spec, ClientOptions opts);
+  ~EventClient() override;
+  EventClient(const EventClient&) = delete;
+  EventClient& operator=(const EventClient&) = delete;
+
+  Result<void> connect() override;
+  OpStatus set(std::string_view, std::string_view, uint32_t) override { return OpStatus::error; }
+  OpStatus get(std::string_view, std::string_view*) override { return OpStatus::error; }
+  std::string server_version() override;
+
+  const TargetSpec& spec() const noexcept { return spec_; }
+  const ClientOptions& options() const noexcept { return opts_; }
+  size_t servers() const noexcept { return spec_.servers.size(); }
+  // Which server (index into spec().servers) a key goes to: libmemcached's ketama for a
+  // memcached pool, else 0.
+  size_t server_for(std::string_view key) const { return ring_ ? ring_->server_for(key) : 0; }
+  // The connected socket of server i, handed over (-1: none; the loop then reconnects).
+  int take_fd(size_t i);
+  // Hands a connected socket back (or -1); the client closes it when destroyed.
+  void give_fd(size_t i, int fd);
+  // Where server i was reached (len 0: never resolved).
+  const SocketAddress& address(size_t i) const { return addresses_[i]; }
+  // The loop gave up `n` requests at Ctrl-C after (part of) them were sent.
+  void count_abandoned(uint64_t n) noexcept { abandoned_ += n; }
+
+ private:
+  TargetSpec spec_;
+  ClientOptions opts_;
+  std::unique_ptr<MemcachedRing> ring_;
+  std::vector<int> fds_;
+  std::vector<SocketAddress> addresses_;
+};
+
+// Connects n EventClients to the target; throws std::runtime_error naming it if any cannot.
+std::vector<std::unique_ptr<StoreClient>> connect_event_clients(const TargetSpec& spec, size_t n,
+                                                                const ClientOptions& opts);
+
+// What a new connection to `spec` sends before any request: Redis AUTH and SELECT as needed
+// (memcached: nothing). Appends the commands to out and returns how many replies they get.
+size_t append_handshake(const TargetSpec& spec, std::string& out);
+
+}  // namespace kv::drive

@@ -1,0 +1,132 @@
+// What every request path shares (the classic worker in worker.cpp and the event loop in
+// loop/event_worker.cpp): which op and key request i of a stream is, how many requests a stream
+// sends, its rate-mode send times, and how a finished request is recorded. A "stream" is a
+// worker (classic) or one connection (event loop): index / count place it among every stream
+// of the phase, over every process of a --processes group.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <string_view>
+
+#include "engine/worker.hpp"
+#include "workload/key_chooser.hpp"
+
+namespace kv::drive {
+
+inline constexpr int64_t kLateNs = 1'000'000;  // a send more than 1 ms behind schedule is late
+
+// Decides the op and key of request i of one stream.
+class RequestPicker {
+ public:
+  RequestPicker(const WorkerContext& ctx, uint64_t index, uint64_t count)
+      : w_(ctx.workload),
+        kind_(ctx.plan.kind),
+        key_begin_(w_.keys * index / count),
+        key_end_(w_.keys * (index + 1) / count),
+        cycle_(w_.ratio_sets + w_.ratio_gets),
+        rate_mode_(ctx.plan.rate > 0 && ctx.plan.kind != PhaseKind::load),
+        first_(rate_mode_ ? index : ctx.plan.requests * index / count),
+        stride_(rate_mode_ ? count : 1),
+        chooser_(w_.pattern, w_.keys, key_begin_, key_end_, w_.hit_rate, w_.seed * 7919 + index) {}
+  explicit RequestPicker(const WorkerContext& ctx) : RequestPicker(ctx, ctx.index, ctx.count) {}
+
+  // False when a load phase has set all of this stream's keys.
+  bool pick(uint64_t i, bool* is_set, uint64_t* key) {
+    if (kind_ == PhaseKind::load) {
+      *is_set = true;
+      *key = key_begin_ + i;
+      return *key < key_end_;
+    }
+    // Sets and gets by the request's place in the whole phase (see stream_share), not in this
+    // stream: the phase's count of each is exact however many streams share it.
+    *is_set = kind_ == PhaseKind::mixed && ((first_ + i * stride_) % cycle_) < w_.ratio_sets;
+    *key = *is_set ? chooser_.next_set() : chooser_.next_get();
+    return true;
+  }
+
+ private:
+  const WorkloadSpec& w_;
+  PhaseKind kind_;
+  uint64_t key_begin_, key_end_;
+  uint32_t cycle_;
+  bool rate_mode_;
+  uint64_t first_, stride_;  // request i of this stream is request first_ + i * stride_
+  KeyChooser chooser_;
+};
+
+// What a stream needs to finish a request after its reply arrived.
+struct Pending {
+  uint64_t key;
+  uint64_t bytes_out;
+  int64_t queued_ns;    // when it was handed to the client: where its latency starts
+  int64_t intended_ns;  // rate mode: its send time on the schedule; else 0
+  bool is_set;
+};
+
+// Latency runs from the moment the request was queued for sending (its intended send time in
+// rate mode) to its reply, in every mode: pipelined requests count the time their batch waited
+// to be flushed and the replies ahead of theirs, so --pipeline 16 compares with --pipeline 1.
+inline void record_reply(const WorkerContext& ctx, const Pending& p, OpStatus st,
+                         std::string_view value, int64_t done_ns) {
+  if (st == OpStatus::interrupted) return;  // given up at Ctrl-C: not a completed request
+  RequestRecord r{};
+  r.status = st;
+  r.bytes_out = p.bytes_out;
+  if (!p.is_set && st == OpStatus::hit) {
+    r.bytes_in = value.size();
+    if (ctx.workload.verify)
+      r.wrong = value != ctx.values.value_for(p.key, ctx.workload.values.size_for(p.key));
+  }
+  r.sent_latency_ns = static_cast<uint64_t>(done_ns - p.queued_ns);
+  if (p.intended_ns != 0) {
+    const int64_t slip = std::max<int64_t>(p.queued_ns - p.intended_ns, 0);
+    r.slip_ns = static_cast<uint64_t>(slip);
+    r.latency_ns = static_cast<uint64_t>(done_ns - p.intended_ns);
+    r.late = slip > kLateNs;
+  } else {
+    r.latency_ns = r.sent_latency_ns;
+  }
+  ctx.slot.record(p.is_set ? OpType::set : OpType::get, r);
+}
+
+inline bool should_stop(const WorkerContext& ctx) {
+  return ctx.stop.load(std::memory_order_relaxed) || ctx.abort.load(std::memory_order_relaxed);
+}
+
+// A stream's number of requests. Load phases: exactly its key range. Rate mode: request g of
+// the phase (over every stream of every process) is due at g / rate and stream s sends
+// g = s, s + count, ..., so a phase with fewer requests than streams still keeps the rate.
+inline uint64_t stream_share(const WorkerContext& ctx, uint64_t index, uint64_t count) {
+  const uint64_t total = ctx.plan.requests;
+  if (total == 0) return UINT64_MAX;  // the phase ends by duration
+  if (ctx.plan.rate > 0 && ctx.plan.kind != PhaseKind::load)
+    return index < total ? (total - index - 1) / count + 1 : 0;
+  return total * (index + 1) / count - total * index / count;
+}
+
+inline int64_t phase_end_ns(const WorkerContext& ctx) {
+  return ctx.plan.duration_us > 0 ? ctx.start_ns + ctx.plan.duration_us * 1000 : INT64_MAX;
+}
+
+// Rate mode: a stream's send times, one period (count / rate) apart, offset by its index
+// within the period so that the streams do not send in lockstep; 0 outside rate mode.
+class Schedule {
+ public:
+  Schedule(const WorkerContext& ctx, uint64_t index, uint64_t count)
+      : start_ns_(ctx.start_ns),
+        period_ns_(ctx.plan.rate > 0 ? 1e9 * static_cast<double>(count) / ctx.plan.rate : 0),
+        offset_ns_(period_ns_ * static_cast<double>(index) / static_cast<double>(count)) {}
+  explicit Schedule(const WorkerContext& ctx) : Schedule(ctx, ctx.index, ctx.count) {}
+  bool on() const noexcept { return period_ns_ > 0; }
+  int64_t at(uint64_t i) const noexcept {
+    return on() ? start_ns_ + static_cast<int64_t>(offset_ns_ + static_cast<double>(i) * period_ns_)
+                : 0;
+  }
+
+ private:
+  int64_t start_ns_;
+  double period_ns_, offset_ns_;
+};
+
+}  // namespace kv::drive

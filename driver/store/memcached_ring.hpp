@@ -1,0 +1,32 @@
+// Key placement over a memcached pool, exactly as libmemcached places keys: a memcached_st
+// configured like the classic client's (the same servers in the same order, consistent ketama
+// distribution for a pool), asked through memcached_generate_hash. It never connects. Used by
+// the event-loop engine, which has its own connections but must send each key where a
+// libmemcached client would. Not thread-safe: one per connection (or per thread).
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string_view>
+
+#include "store/target_uri.hpp"
+
+namespace kv::drive {
+
+class MemcachedRing {
+ public:
+  // Throws std::runtime_error if libmemcached refuses a server of spec.
+  explicit MemcachedRing(const TargetSpec& spec);
+  ~MemcachedRing();
+  MemcachedRing(const MemcachedRing&) = delete;
+  MemcachedRing& operator=(const MemcachedRing&) = delete;
+  // The index in spec.servers of the server that holds `key` (0 for a single server).
+  size_t server_for(std::string_view key) const;
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace kv::drive
