@@ -381,6 +381,8 @@ TEST_F(KvdriveBadInput, RunOptions) {
     cases.push_back({run_args({"--max-errors", v}), names("max-errors", v)});
   for (const char* v : {"abc", "-1", "0", "257", "99999999999999999999", "1e400", "", "1.5"})
     cases.push_back({run_args({"--processes", v}), names("processes", v)});
+  for (const char* v : {"bogus", "", "EVENTS"})
+    cases.push_back({run_args({"--engine", v}), names("engine", v)});
   // --monitor and its token file
   for (const char* v : {"abc", "", "127.0.0.1", "127.0.0.1:0", "127.0.0.1:65536", "127.0.0.1:abc",
                         ":7070", "::1:7070", "[::1:7070"})

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <regex>
 #include <thread>
 
@@ -185,7 +186,16 @@ TEST(KvdriveFaults, CtrlCWhileTheStoreIsStoppedEndsWithinASecond) {
         if (executed >= counted + abandoned) break;
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
       }
-      EXPECT_EQ(executed, counted + abandoned);
+      const char* engine = std::getenv("KVDRIVE_ENGINE");
+      if (!redis && engine && std::string(engine) == "events") {
+        // The event-loop engine sends memcached gets as separate commands, not one multi-get:
+        // memcached stops at the first reply it cannot write to the closed connection, so only
+        // some of the abandoned gets are executed. Each one is at most once.
+        EXPECT_GE(executed, counted);
+        EXPECT_LE(executed, counted + abandoned);
+      } else {
+        EXPECT_EQ(executed, counted + abandoned);
+      }
     }
   }
 }

@@ -207,9 +207,10 @@ TEST(MemcachedPipelineBinary, SetsTheServerRefusesAreErrorsOneByOne) {
   EXPECT_EQ(stat_value(stats, "get_hits"), 400 - refused);
 }
 
+// The classic engine only: the event-loop engine keeps a queue per server and pipelines pools.
 TEST(MemcachedPipelinePool, PipeliningAPoolIsRefusedBeforeWritingAnything) {
   TempDir dir;
-  auto out = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target",
+  auto out = run_kvdrive(dir, {"run", "--engine", "classic", "--db", dir.file("r.db"), "--target",
                                "memcached://127.0.0.1:1,127.0.0.1:2", "--pipeline", "4"});
   EXPECT_EQ(out.exit_code, 2) << out.output;
   EXPECT_NE(out.output.find("single memcached server"), std::string::npos) << out.output;
@@ -274,11 +275,13 @@ TEST(MemcachedErrors, ServerVersionIsWhatTheServerSaid) {
 // Pipelined text-protocol sets the server refused were counted as ok with no word (0 errors at
 // --pipeline 16). Now the phase says so: a warning and a set_verdicts_unseen event. A server
 // without set counters: a sample of the loaded keys is read back and found missing.
+// (The classic engine's check: --engine events reads every reply, see event_engine_test.cpp.)
 TEST(MemcachedErrors, RefusedPipelinedTextSetsAreDetectedByReadingKeysBack) {
   TextOnlyServer server;
   TempDir dir;
-  auto out = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", server.uri(), "--keys",
-                               "2000", "--phases", "load", "--pipeline", "16"});
+  auto out =
+      run_kvdrive(dir, {"run", "--engine", "classic", "--db", dir.file("r.db"), "--target",
+                        server.uri(), "--keys", "2000", "--phases", "load", "--pipeline", "16"});
   ASSERT_EQ(server.sets_refused(), 2000);
   auto db = kv::open_results_db(dir.file("r.db"));
   EXPECT_EQ(query_int(db,
@@ -296,9 +299,9 @@ TEST(MemcachedErrors, RefusedPipelinedTextSetsAreCountedFromTheServersCounters) 
   StoreServer memcached(StoreServer::Kind::memcached, {"-M", "-m", "2", "-I", "512k"});
   KV_START_OR_SKIP(memcached);
   TempDir dir;
-  auto out =
-      run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", memcached.uri(), "--keys",
-                        "30000", "--phases", "load", "--pipeline", "16", "--value-size", "100"});
+  auto out = run_kvdrive(
+      dir, {"run", "--engine", "classic", "--db", dir.file("r.db"), "--target", memcached.uri(),
+            "--keys", "30000", "--phases", "load", "--pipeline", "16", "--value-size", "100"});
   const long long refused = mc_stat(memcached.port(), "store_no_memory");
   ASSERT_GT(refused, 0) << "memcached stored everything: the test needs a fuller server";
   EXPECT_EQ(mc_stat(memcached.port(), "curr_items") + refused, 30000);

@@ -1,0 +1,140 @@
+// The event-loop engine (--engine events) against the fake store and real servers: what only
+// it can do. Connections are independent (one stalled connection does not hold the others
+// back), every memcached text reply is read (a refused set is an error of that request), a
+// pool's keys go where libmemcached puts them, and one thread holds 1,000 connections. The
+// exact-count suites run against the engine too (ctest's "events." tests, KVDRIVE_ENGINE).
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+
+#include <string>
+#include <vector>
+
+#include "fake_store.hpp"
+#include "kvdrive_test_util.hpp"
+
+namespace {
+using namespace kv::test;
+
+// Accept order at the fake for `kvdrive run --threads 1 --connections N`: 0 is kvdrive's
+// reachability check, 1..N the engine's connections.
+constexpr int kFirstConnection = 1;
+
+TEST(EventEngine, ADelayedConnectionDoesNotDelayTheOthers) {
+  FakeStore store;
+  FakeStore::Behavior slow;
+  slow.delay_us = 100'000;  // every reply of this connection leaves 100 ms late
+  store.set_behavior(kFirstConnection + 1, slow);
+  TempDir dir;
+  auto out = run_kvdrive(dir, {"run", "--engine", "events", "--db", dir.file("r.db"), "--target",
+                               store.redis_uri(), "--keys", "100", "--phases", "read",
+                               "--duration", "2s", "--threads", "1", "--connections", "4"});
+  ASSERT_EQ(out.exit_code, 0) << out.output;
+  const int64_t delayed = store.requests(kFirstConnection + 1, "get");
+  // 2 s at 100 ms a reply, with slack for a slow start.
+  EXPECT_GE(delayed, 5);
+  EXPECT_LE(delayed, 25);
+  for (int c : {kFirstConnection, kFirstConnection + 2, kFirstConnection + 3}) {
+    // Lock-step rounds would give every connection the delayed one's count.
+    EXPECT_GT(store.requests(c, "get"), 10 * delayed) << "connection " << c;
+  }
+  auto db = kv::open_results_db(dir.file("r.db"));
+  const int64_t gets = driver_sum(db, "ops", "redis", "get");
+  EXPECT_EQ(gets, store.requests("get"));
+  // Most replies came at once: the median is far below the delayed connection's 100 ms.
+  EXPECT_LT(query_int(db,
+                      "SELECT CAST(MAX(lat_p50_us) AS INTEGER) FROM driver_seconds "
+                      "WHERE op = 'get' AND ops > 100"),
+            50'000);
+}
+
+TEST(EventEngine, ARefusedSetInAPipelinedTextPhaseIsAnError) {
+  FakeStore store;
+  FakeStore::Behavior refuse;
+  refuse.refuse_sets = FakeStore::Refusal::out_of_memory;
+  // Every other connection refuses its sets (whatever order the engine opens them in, one of
+  // its two connections refuses and the other stores).
+  for (int i = 1; i < 32; i += 2) store.set_behavior(i, refuse);
+  TempDir dir;
+  const int kKeys = 1000;
+  auto out = run_kvdrive(
+      dir, {"run", "--engine", "events", "--db", dir.file("r.db"), "--target", store.memcached_uri(),
+            "--keys", std::to_string(kKeys), "--phases", "load", "--threads", "1", "--connections",
+            "2", "--pipeline", "8"});
+  ASSERT_EQ(out.exit_code, 0) << out.output;
+  auto db = kv::open_results_db(dir.file("r.db"));
+  int64_t refused = 0;
+  std::string counts;
+  const auto connections = store.connections();
+  for (size_t i = 0; i < connections.size(); ++i) {
+    const auto& c = connections[i];
+    if (i % 2 == 1) refused += c.requests.count("set") ? c.requests.at("set") : 0;
+    counts += "connection:";
+    for (const auto& [cmd, n] : c.requests) counts += " " + cmd + "=" + std::to_string(n);
+    counts += "\n";
+  }
+  EXPECT_GT(refused, 0) << counts;
+  EXPECT_LT(refused, kKeys) << counts;
+  EXPECT_EQ(driver_sum(db, "ops", "memcached", "set"), kKeys);
+  EXPECT_EQ(driver_sum(db, "errors", "memcached", "set"), refused) << counts;
+  EXPECT_EQ(driver_sum(db, "ok", "memcached", "set"), kKeys - refused);
+  // Seen per request: nothing left to guess from the server's counters afterwards.
+  EXPECT_EQ(query_int(db, "SELECT count(*) FROM events WHERE kind = 'set_verdicts_unseen'"), 0);
+}
+
+long long memcached_stat(const StoreServer& s, const std::string& field) {
+  return stat_value(tcp_request(s.port(), "stats\r\n", "END\r\n"), field);
+}
+
+TEST(EventEngine, APoolPlacesKeysAsLibmemcachedDoes) {
+  StoreServer a(StoreServer::Kind::memcached), b(StoreServer::Kind::memcached);
+  KV_START_OR_SKIP(a);
+  KV_START_OR_SKIP(b);
+  const std::string pool = "memcached://127.0.0.1:" + std::to_string(a.port()) + ",127.0.0.1:" +
+                           std::to_string(b.port());
+  TempDir dir;
+  const int kKeys = 2000;
+  // The engine writes (pipelined: one queue per server) ...
+  auto load = run_kvdrive(dir, {"run", "--engine", "events", "--db", dir.file("r.db"), "--target",
+                                pool, "--keys", std::to_string(kKeys), "--phases", "load",
+                                "--threads", "2", "--connections", "2", "--pipeline", "4"});
+  ASSERT_EQ(load.exit_code, 0) << load.output;
+  const long long on_a = memcached_stat(a, "curr_items"), on_b = memcached_stat(b, "curr_items");
+  EXPECT_EQ(on_a + on_b, kKeys);
+  EXPECT_GT(on_a, kKeys / 5);
+  EXPECT_GT(on_b, kKeys / 5);
+  // ... and libmemcached (the classic engine) finds every key where it looks for it.
+  auto read = run_kvdrive(dir, {"run", "--engine", "classic", "--db", dir.file("r.db"), "--target",
+                                pool, "--keys", std::to_string(kKeys), "--phases", "read",
+                                "--requests", "4000", "--threads", "2", "--verify"});
+  ASSERT_EQ(read.exit_code, 0) << read.output;
+  auto db = kv::open_results_db(dir.file("r.db"));
+  EXPECT_EQ(query_int(db, "SELECT SUM(misses) FROM driver_seconds WHERE op = 'get'"), 0);
+  EXPECT_EQ(query_int(db, "SELECT SUM(hits) FROM driver_seconds WHERE op = 'get'"), 4000);
+  EXPECT_EQ(query_int(db, "SELECT SUM(wrong) FROM driver_seconds WHERE op = 'get'"), 0);
+  EXPECT_EQ(memcached_stat(a, "get_hits") + memcached_stat(b, "get_hits"), 4000);
+}
+
+TEST(EventEngine, OneThreadDrivesAThousandConnections) {
+  rlimit lim{};
+  getrlimit(RLIMIT_NOFILE, &lim);
+  lim.rlim_cur = lim.rlim_max;  // kvdrive (and redis-server) inherit it
+  setrlimit(RLIMIT_NOFILE, &lim);
+  if (lim.rlim_cur < 2200) GTEST_SKIP() << "fd limit " << lim.rlim_cur << " is below 2200";
+  StoreServer redis(StoreServer::Kind::redis, {"--maxclients", "2000"});
+  KV_START_OR_SKIP(redis);
+  TempDir dir;
+  auto out = run_kvdrive(dir, {"run", "--engine", "events", "--db", dir.file("r.db"), "--target",
+                               redis.uri(), "--keys", "5000", "--requests", "20000", "--threads",
+                               "1", "--connections", "1000"});
+  ASSERT_EQ(out.exit_code, 0) << out.output;
+  auto db = kv::open_results_db(dir.file("r.db"));
+  EXPECT_EQ(driver_sum(db, "ops", "redis", "set"), 5000);
+  EXPECT_EQ(driver_sum(db, "ops", "redis", "get"), 20000);
+  EXPECT_EQ(driver_sum(db, "errors", "redis", "get") + driver_sum(db, "errors", "redis", "set"), 0);
+  EXPECT_EQ(redis_command_calls(redis.port(), "set"), 5000);
+  EXPECT_EQ(redis_command_calls(redis.port(), "get"), 20000);
+  EXPECT_GE(stat_value(redis_info(redis.port(), "stats"), "total_connections_received"), 1000);
+  EXPECT_EQ(query_int(db, "SELECT MAX(connections) FROM phases"), 1000);
+}
+
+}  // namespace
