@@ -117,8 +117,8 @@ std::string where_of(const TargetSpec& spec, const HostPort& s) {
 
 // Redis: runs the commands in `out` (n replies) and returns the first error reply's first
 // word ("WRONGPASS"), or "" when all succeeded; *lost when the connection failed.
-std::string redis_commands(int fd, const std::string& out, size_t n, int64_t timeout_us,
-                           bool* lost, std::string* last_text) {
+std::string redis_commands(int fd, const std::string& out, size_t n, int64_t timeout_us, bool* lost,
+                           std::string* last_text) {
   st::RespDecoder dec;
   std::string error;
   size_t got = 0;
@@ -232,8 +232,9 @@ Result<void> EventClient::connect() {
         *failed = s == st::ReadStatus::protocol_error;
         return s == st::ReadStatus::reply;
       });
-      if (!ok) return Error{"cannot connect to memcached " + spec_.display + ": no answer to a " +
-                            "binary-protocol version request from " + where};
+      if (!ok)
+        return Error{"cannot connect to memcached " + spec_.display + ": no answer to a " +
+                     "binary-protocol version request from " + where};
     } else {
       st::mc::append_text_version(out);
       st::mc::TextDecoder dec;

@@ -34,10 +34,11 @@ namespace st = store;
 using tcp = asio::ip::tcp;
 using boost::system::error_code;
 
-constexpr int64_t kTickNs = 5'000'000;        // timeouts, stop and abort are checked this often
-constexpr int64_t kFailPauseNs = 10'000'000;  // a connection whose server is down: one error per
+constexpr int64_t kTickNs = 5'000'000;           // timeouts, stop and abort are checked this often
+constexpr int64_t kFailPauseNs = 10'000'000;     // a connection whose server is down: one error per
 constexpr int64_t kFirstBackoffNs = 50'000'000;  // as the classic clients' reconnect backoff
 constexpr int64_t kStopGraceNs = 50'000'000;     // Ctrl-C: replies still awaited this long
+constexpr int64_t kEndGraceNs = 100'000'000;     // see Worker::stopping
 
 class Worker;
 class Link;
@@ -154,7 +155,10 @@ class Link {
 class Worker {
  public:
   explicit Worker(const WorkerContext& context)
-      : ctx(context), end_ns(phase_end_ns(context)), timer_(io), guard_(asio::make_work_guard(io)) {}
+      : ctx(context),
+        end_ns(phase_end_ns(context)),
+        timer_(io),
+        guard_(asio::make_work_guard(io)) {}
 
   void run();
   void schedule_wake(User* u, int64_t at) {
@@ -164,6 +168,17 @@ class Worker {
     heap_.emplace(at, u);
   }
   void dirty(Link* l) { dirty_.push_back(l); }
+  // No new request: Ctrl-C, or the phase is over. The collector's abort at the duration's end
+  // comes within milliseconds of end_ns (its wall-clock time base against this steady clock):
+  // in rate mode the requests due before end_ns are still sent then (a backlog after a stall
+  // included), for up to kEndGraceNs past the end, so the phase sends its whole schedule.
+  bool stopping(int64_t now) const {
+    if (ctx.stop.load(std::memory_order_relaxed)) return true;
+    if (!ctx.abort.load(std::memory_order_relaxed)) return false;
+    const bool duration_end = ctx.plan.rate > 0 && end_ns != INT64_MAX &&
+                              now >= end_ns - kEndGraceNs && now < end_ns + kEndGraceNs;
+    return !duration_end;
+  }
 
   const WorkerContext& ctx;
   const int64_t end_ns;
@@ -218,7 +233,7 @@ void User::refill(int64_t now) {
   const WorkerContext& ctx = worker.ctx;
   const WorkloadSpec& w = ctx.workload;
   while (!finished && !has_held && inflight < static_cast<size_t>(w.pipeline)) {
-    if (should_stop(ctx) || next >= share) {
+    if (worker.stopping(now) || next >= share) {
       finish();
       return;
     }
@@ -480,8 +495,8 @@ bool Link::decode(std::string_view bytes, int64_t now) {
           fail(OpStatus::error, now);
           return false;
         }
-        if (!complete(out_of_step(resp_->buffered(), st::resp_verdict(fifo_.front().op, r)),
-                      r.text, now))
+        if (!complete(out_of_step(resp_->buffered(), st::resp_verdict(fifo_.front().op, r)), r.text,
+                      now))
           return false;
       }
       return true;
@@ -753,15 +768,14 @@ void Worker::run() {
     if (now - last_tick >= kTickNs) {
       last_tick = now;
       for (auto& l : links_) l->check(now);
-      if (should_stop(ctx)) {
+      if (stopping(now)) {
         for (auto& u : users_) {
           if (!u->has_held) u->finish();
         }
       }
       flush_dirty();
     }
-    if (unfinished == 0 && busy == 0 &&
-        (!waits_for_end || now >= end_ns || should_stop(ctx)))
+    if (unfinished == 0 && busy == 0 && (!waits_for_end || now >= end_ns || should_stop(ctx)))
       break;
     int64_t wake = last_tick + kTickNs;
     if (!heap_.empty()) {
