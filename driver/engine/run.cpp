@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "engine/phase_seconds.hpp"
 #include "engine/loop/event_client.hpp"
+#include "engine/phase_seconds.hpp"
 #include "engine/progress.hpp"
 #include "engine/run_watcher.hpp"
 #include "engine/unseen_sets.hpp"

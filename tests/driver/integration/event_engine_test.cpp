@@ -26,8 +26,8 @@ TEST(EventEngine, ADelayedConnectionDoesNotDelayTheOthers) {
   store.set_behavior(kFirstConnection + 1, slow);
   TempDir dir;
   auto out = run_kvdrive(dir, {"run", "--engine", "events", "--db", dir.file("r.db"), "--target",
-                               store.redis_uri(), "--keys", "100", "--phases", "read",
-                               "--duration", "2s", "--threads", "1", "--connections", "4"});
+                               store.redis_uri(), "--keys", "100", "--phases", "read", "--duration",
+                               "2s", "--threads", "1", "--connections", "4"});
   ASSERT_EQ(out.exit_code, 0) << out.output;
   const int64_t delayed = store.requests(kFirstConnection + 1, "get");
   // 2 s at 100 ms a reply, with slack for a slow start.
@@ -56,10 +56,9 @@ TEST(EventEngine, ARefusedSetInAPipelinedTextPhaseIsAnError) {
   for (int i = 1; i < 32; i += 2) store.set_behavior(i, refuse);
   TempDir dir;
   const int kKeys = 1000;
-  auto out = run_kvdrive(
-      dir, {"run", "--engine", "events", "--db", dir.file("r.db"), "--target", store.memcached_uri(),
-            "--keys", std::to_string(kKeys), "--phases", "load", "--threads", "1", "--connections",
-            "2", "--pipeline", "8"});
+  auto out = run_kvdrive(dir, {"run", "--engine", "events", "--db", dir.file("r.db"), "--target",
+                               store.memcached_uri(), "--keys", std::to_string(kKeys), "--phases",
+                               "load", "--threads", "1", "--connections", "2", "--pipeline", "8"});
   ASSERT_EQ(out.exit_code, 0) << out.output;
   auto db = kv::open_results_db(dir.file("r.db"));
   int64_t refused = 0;
@@ -89,8 +88,8 @@ TEST(EventEngine, APoolPlacesKeysAsLibmemcachedDoes) {
   StoreServer a(StoreServer::Kind::memcached), b(StoreServer::Kind::memcached);
   KV_START_OR_SKIP(a);
   KV_START_OR_SKIP(b);
-  const std::string pool = "memcached://127.0.0.1:" + std::to_string(a.port()) + ",127.0.0.1:" +
-                           std::to_string(b.port());
+  const std::string pool = "memcached://127.0.0.1:" + std::to_string(a.port()) +
+                           ",127.0.0.1:" + std::to_string(b.port());
   TempDir dir;
   const int kKeys = 2000;
   // The engine writes (pipelined: one queue per server) ...
@@ -123,9 +122,9 @@ TEST(EventEngine, OneThreadDrivesAThousandConnections) {
   StoreServer redis(StoreServer::Kind::redis, {"--maxclients", "2000"});
   KV_START_OR_SKIP(redis);
   TempDir dir;
-  auto out = run_kvdrive(dir, {"run", "--engine", "events", "--db", dir.file("r.db"), "--target",
-                               redis.uri(), "--keys", "5000", "--requests", "20000", "--threads",
-                               "1", "--connections", "1000"});
+  auto out = run_kvdrive(
+      dir, {"run", "--engine", "events", "--db", dir.file("r.db"), "--target", redis.uri(),
+            "--keys", "5000", "--requests", "20000", "--threads", "1", "--connections", "1000"});
   ASSERT_EQ(out.exit_code, 0) << out.output;
   auto db = kv::open_results_db(dir.file("r.db"));
   EXPECT_EQ(driver_sum(db, "ops", "redis", "set"), 5000);
