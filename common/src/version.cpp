@@ -2,9 +2,13 @@
 
 #include <unistd.h>
 
+#include "git_revision.h"
+
 namespace kv {
 
 const char* version() { return KV_VERSION; }
+
+const char* git_revision() { return KV_GIT_REVISION; }
 
 std::string host_name() {
   char buf[256] = {};

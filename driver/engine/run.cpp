@@ -6,6 +6,7 @@
 #include "engine/loop/event_client.hpp"
 #include "engine/phase_seconds.hpp"
 #include "engine/progress.hpp"
+#include "engine/run_metadata.hpp"
 #include "engine/run_watcher.hpp"
 #include "engine/unseen_sets.hpp"
 #include "kvbench/clock.hpp"
@@ -101,6 +102,10 @@ PhaseStatus run_target(const RunOptions& opts, const TargetSpec& spec, int64_t r
     }
     if (target_id == 0) {
       target_id = writer.add_target(run_id, ordinal, spec, clients.front()->server_version());
+      ResultsWriter::Metadata config;
+      for (auto& [name, value] : clients.front()->server_config())
+        config.emplace_back(std::move(name), std::move(value));
+      writer.add_metadata(run_id, target_id, config);
       stats.start();
     }
     PhaseSlot at{run_id,
@@ -187,6 +192,7 @@ RunRecord run_benchmark(const RunOptions& opts, const std::atomic<bool>& stop) {
                now_ts_us(),    opts.scenario,      opts.scale,
                opts.run_group, opts.process_index, opts.process_count};
   const int64_t run_id = rec.run_id = writer.begin_run(info);
+  writer.add_metadata(run_id, std::nullopt, host_metadata());
   log_info() << "run " << run_id << " recording into " << opts.db_path;
   RunWatcher watcher(stop, opts.db_path, run_id);
 

@@ -126,6 +126,14 @@ std::vector<ReportTable> series_tables(Database& db, int64_t run_id) {
   return out;
 }
 
+ReportTable metadata_table(Database& db, int64_t run_id) {
+  return query_table(db, "metadata", "what the run ran on",
+                     "SELECT t.uri AS store, m.name, m.value FROM run_metadata m "
+                     "LEFT JOIN targets t ON t.target_id = m.target_id WHERE m.run_id = ? "
+                     "ORDER BY m.target_id IS NOT NULL, t.ordinal, m.rowid",
+                     {"store", "name", "value"}, [run_id](Statement& s) { s.bind(1, run_id); });
+}
+
 ReportTable run_row_table(Database& db, int64_t run_id) {
   return query_table(
       db, "runs", "the run",

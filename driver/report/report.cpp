@@ -29,6 +29,24 @@ void print_run_header(Statement& r, std::ostream& out) {
   if (!r.is_null(6)) out << "  error: " << r.column_text(6) << "\n";
 }
 
+// What the run ran on, a line per scope: "  client: kernel=..., cpu_count=2, ...".
+void print_run_metadata(Database& db, int64_t run_id, std::ostream& out) {
+  const ReportTable t = metadata_table(db, run_id);
+  std::string scope = "\x01", line;
+  for (const auto& row : t.rows) {
+    const std::string s = row[0].text == "-" ? "client" : row[0].text;
+    if (s != scope) {
+      if (!line.empty()) out << line << "\n";
+      scope = s;
+      line = "  " + s + ":";
+    } else {
+      line += ",";
+    }
+    line += " " + row[1].text + "=" + row[2].text;
+  }
+  if (!line.empty()) out << line << "\n";
+}
+
 }  // namespace
 
 void print_run_summary(Database& db, int64_t run_id, std::ostream& out,
@@ -151,6 +169,7 @@ Json run_json(Database& db, int64_t run_id, const PercentileList& percentiles, b
     }
     run["parameters"] = std::move(params);
   }
+  run["metadata"] = json_rows(metadata_table(db, run_id));
   auto tables = run_tables(db, run_id, percentiles);
   for (const char* name : {"stores", "phases", "steps", "server"}) {
     run[name] = Json::array();
@@ -189,8 +208,10 @@ std::vector<LeadTable> tables_named(Database& db, const std::vector<int64_t>& ru
                                     const std::vector<int64_t>& listed, const std::string& name,
                                     const PercentileList& percentiles) {
   std::vector<LeadTable> out;
-  if (name == "comparison") {
-    auto compared = listed.size() >= 2 ? comparison_tables(db, listed) : std::vector<ReportTable>{};
+  if (name == "comparison" || name == "differences") {
+    auto compared = listed.size() < 2      ? std::vector<ReportTable>{}
+                    : name == "comparison" ? comparison_tables(db, listed)
+                                           : difference_tables(db, listed);
     for (size_t i = 0; i < compared.size(); ++i)
       out.push_back({{"base_run_id", "run_id"},
                      {std::to_string(listed[0]), std::to_string(listed[i + 1])},
@@ -201,6 +222,8 @@ std::vector<LeadTable> tables_named(Database& db, const std::vector<int64_t>& ru
     std::vector<ReportTable> ts;
     if (name == "runs")
       ts.push_back(run_row_table(db, id));
+    else if (name == "metadata")
+      ts.push_back(metadata_table(db, id));
     else if (name == "timeline" || name == "process_samples" || name == "host_samples" ||
              name == "events")
       ts = series_tables(db, id);
@@ -286,22 +309,24 @@ void write_json_document(Database& db, const std::vector<int64_t>& run_ids,
   doc["percentiles"] = percentiles.values;
   Json& runs = doc["runs"] = Json::array();
   for (int64_t id : report_runs(db, run_ids)) runs.push_back(run_json(db, id, percentiles, true));
-  Json& comparison = doc["comparison"] = Json::array();
-  for (const auto& lt : tables_named(db, {}, run_ids, "comparison", percentiles))
-    for (auto row : json_rows(lt.table)) {
-      Json o;
-      o["base_run_id"] = std::stoll(lt.lead_values[0]);
-      o["run_id"] = std::stoll(lt.lead_values[1]);
-      for (auto& [k, v] : row.items()) o[k] = v;
-      comparison.push_back(std::move(o));
-    }
+  for (const char* name : {"comparison", "differences"}) {
+    Json& rows = doc[name] = Json::array();
+    for (const auto& lt : tables_named(db, {}, run_ids, name, percentiles))
+      for (auto row : json_rows(lt.table)) {
+        Json o;
+        o["base_run_id"] = std::stoll(lt.lead_values[0]);
+        o["run_id"] = std::stoll(lt.lead_values[1]);
+        for (auto& [k, v] : row.items()) o[k] = v;
+        rows.push_back(std::move(o));
+      }
+  }
   out << dump(doc) << "\n";
 }
 
 const std::vector<std::string>& csv_table_names() {
   static const std::vector<std::string> names{
-      "runs",     "stores",          "phases",       "steps",  "server",
-      "timeline", "process_samples", "host_samples", "events", "comparison"};
+      "runs",     "metadata",        "stores",       "phases", "steps",      "server",
+      "timeline", "process_samples", "host_samples", "events", "comparison", "differences"};
   return names;
 }
 
@@ -350,6 +375,7 @@ void print_report(Database& db, const std::vector<int64_t>& run_ids, ReportForma
   }
   if (runs.empty()) out << db.path() << " holds no runs yet\n";
   auto compared = run_ids.size() >= 2 ? comparison_tables(db, run_ids) : std::vector<ReportTable>{};
+  for (auto& t : difference_tables(db, run_ids)) compared.push_back(std::move(t));
   auto r = db.prepare(
       "SELECT run_id, name, started_ts_us, status, ended_ts_us, client_host, error "
       "FROM runs WHERE run_id = ?");
@@ -358,6 +384,7 @@ void print_report(Database& db, const std::vector<int64_t>& run_ids, ReportForma
     r.bind(1, runs[i]);
     r.step();
     print_run_header(r, out);
+    print_run_metadata(db, runs[i], out);
     print_run_summary(db, runs[i], out, percentiles);
     r.reset();
   }

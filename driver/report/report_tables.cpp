@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <nlohmann/json.hpp>
 
 #include "report/percentiles.hpp"
 #include "report/text_table.hpp"
@@ -230,6 +231,67 @@ std::vector<ReportTable> run_tables(Database& db, int64_t run_id,
   }
   out.push_back(std::move(phases));
   add_server_side(db, run_id, out);
+  return out;
+}
+
+namespace {
+
+// What can differ between two runs, by (scope, name): the workload parameters (runs.parameters,
+// each top-level key as JSON text), kvdrive's host and build, and each target's settings (by
+// target position: "target 1").
+std::map<std::pair<std::string, std::string>, std::string> run_facts(Database& db, int64_t run) {
+  std::map<std::pair<std::string, std::string>, std::string> out;
+  auto p = db.prepare("SELECT parameters FROM runs WHERE run_id = ?");
+  p.bind(1, run);
+  if (p.step() && !p.is_null(0)) {
+    auto j = nlohmann::json::parse(p.column_text(0), nullptr, false);
+    if (j.is_object())
+      for (const auto& [k, v] : j.items())
+        out[{"parameter", k}] = v.is_string() ? v.get<std::string>() : v.dump();
+  }
+  auto m = db.prepare(
+      "SELECT t.ordinal, m.name, m.value FROM run_metadata m "
+      "LEFT JOIN targets t ON t.target_id = m.target_id WHERE m.run_id = ?");
+  m.bind(1, run);
+  while (m.step()) {
+    const std::string scope =
+        m.is_null(0) ? "client" : "target " + std::to_string(m.column_int(0) + 1);
+    out[{scope, m.column_text(1)}] = m.is_null(2) ? "-" : m.column_text(2);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<ReportTable> difference_tables(Database& db, const std::vector<int64_t>& run_ids) {
+  std::vector<ReportTable> out;
+  if (run_ids.size() < 2) return out;
+  const std::string a = std::to_string(run_ids[0]);
+  const auto base = run_facts(db, run_ids[0]);
+  for (size_t r = 1; r < run_ids.size(); ++r) {
+    const std::string b = std::to_string(run_ids[r]);
+    ReportTable t{"differences",
+                  "what differs between run " + a + " and run " + b,
+                  {"of", "name", "run " + a, "run " + b},
+                  {"scope", "name", "base_value", "value"},
+                  {},
+                  {},
+                  {}};
+    t.notes_before.push_back("parameters and settings that differ, run " + a + " / run " + b +
+                             " (targets by position):");
+    const auto other = run_facts(db, run_ids[r]);
+    auto keys = base;
+    for (const auto& [k, v] : other) keys.emplace(k, v);
+    for (const auto& [k, unused] : keys) {
+      auto x = base.find(k), y = other.find(k);
+      const std::string va = x == base.end() ? "-" : x->second;
+      const std::string vb = y == other.end() ? "-" : y->second;
+      if (va == vb) continue;
+      t.rows.push_back({text(k.first), text(k.second), text(va), text(vb)});
+    }
+    if (t.rows.empty()) t.notes_after.push_back("(none)");
+    out.push_back(std::move(t));
+  }
   return out;
 }
 

@@ -39,6 +39,12 @@ std::vector<ReportTable> run_tables(Database& db, int64_t run_id,
 // with ratios later/first per store and op.
 std::vector<ReportTable> comparison_tables(Database& db, const std::vector<int64_t>& run_ids);
 
+// For each run after the first: what differs from the first ("differences": scope, name,
+// base_value, value): workload parameters (scope "parameter"), kvdrive's host and build
+// ("client"), each target's own settings ("target N", by position); a value missing in one run
+// is "-".
+std::vector<ReportTable> difference_tables(Database& db, const std::vector<int64_t>& run_ids);
+
 // The aligned text table, with its notes.
 void print_table_text(const ReportTable& t, std::ostream& out);
 // A header line of keys (prefixed by `lead_key` if given), then one line per row: raw values,

@@ -40,6 +40,20 @@ void ResultsWriter::end_run(int64_t run_id, const std::string& status, const std
   tx.commit();
 }
 
+void ResultsWriter::add_metadata(int64_t run_id, std::optional<int64_t> target_id,
+                                 const Metadata& facts) {
+  if (facts.empty()) return;
+  WriteTransaction tx(db_);
+  auto s = db_.prepare(
+      "INSERT OR IGNORE INTO run_metadata (run_id, target_id, name, value) VALUES (?,?,?,?)");
+  for (const auto& [name, value] : facts) {
+    s.bind(1, run_id).bind(2, target_id).bind(3, name).bind(4, value);
+    s.run();
+    s.reset();
+  }
+  tx.commit();
+}
+
 int64_t ResultsWriter::add_target(int64_t run_id, int ordinal, const TargetSpec& spec,
                                   const std::string& server_version) {
   WriteTransaction tx(db_);

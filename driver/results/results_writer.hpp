@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "kvbench/sqlite.hpp"
 #include "kvbench/time_base.hpp"
@@ -38,6 +40,10 @@ class ResultsWriter {
   void end_run(int64_t run_id, const std::string& status, const std::string& error);
   int64_t add_target(int64_t run_id, int ordinal, const TargetSpec& spec,
                      const std::string& server_version);
+  // run_metadata rows: facts about kvdrive and its host (target_id nullopt) or a target's own
+  // settings, name → value (nullopt: could not be read).
+  using Metadata = std::vector<std::pair<std::string, std::optional<std::string>>>;
+  void add_metadata(int64_t run_id, std::optional<int64_t> target_id, const Metadata& facts);
   struct PhaseRow {
     int64_t run_id, target_id;
     int ordinal;

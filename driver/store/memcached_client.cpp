@@ -205,6 +205,10 @@ class MemcachedClient final : public StoreClient {
            std::to_string(memcached_server_micro_version(s));
   }
 
+  std::vector<std::pair<std::string, std::string>> server_config() override {
+    return read_memcached_settings(spec_, std::min<int64_t>(opts_.timeout_us, 1'000'000));
+  }
+
   // Replies of a multi-get come back per server: matching them in request order needs one.
   bool supports_pipelining() const override { return spec_.servers.size() == 1; }
 

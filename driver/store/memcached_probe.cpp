@@ -82,6 +82,32 @@ std::optional<MemcachedSetCounters> read_set_counters(const TargetSpec& spec, in
   return c;
 }
 
+std::vector<std::pair<std::string, std::string>> read_memcached_settings(const TargetSpec& spec,
+                                                                         int64_t timeout_us) {
+  std::vector<std::pair<std::string, std::string>> out;
+  if (spec.tls.enabled) return out;  // a plain socket only
+  std::string reply = text_request(
+      spec.servers.front(), "stats settings\r\n", timeout_us,
+      [](std::string_view r) { return r.ends_with("END\r\n") || r.ends_with("ERROR\r\n"); });
+  static constexpr std::string_view kWanted[] = {"maxbytes",  "num_threads", "item_size_max",
+                                                 "maxconns",  "evictions",   "growth_factor",
+                                                 "chunk_size"};
+  std::string_view rest = reply;
+  while (!rest.empty()) {
+    const auto nl = rest.find("\r\n");
+    std::string_view line = rest.substr(0, nl);
+    rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 2);
+    if (!line.starts_with("STAT ")) continue;
+    line.remove_prefix(5);
+    const auto sp = line.find(' ');
+    if (sp == std::string_view::npos) continue;
+    const std::string_view name = line.substr(0, sp);
+    for (std::string_view w : kWanted)
+      if (w == name) out.emplace_back(std::string(name), std::string(line.substr(sp + 1)));
+  }
+  return out;
+}
+
 std::optional<SampleCheck> sample_keys_present(const TargetSpec& spec,
                                                const std::vector<std::string>& keys,
                                                int64_t timeout_us) {

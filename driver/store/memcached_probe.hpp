@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "store/target_uri.hpp"
@@ -26,6 +27,12 @@ struct MemcachedSetCounters {
   int64_t cmd_set = -1, too_large = -1, no_memory = -1;
 };
 std::optional<MemcachedSetCounters> read_set_counters(const TargetSpec& spec, int64_t timeout_us);
+
+// The first server's `stats settings` that shape a benchmark, as it names them: maxbytes (-m),
+// num_threads (-t), item_size_max (-I), maxconns (-c), evictions (-M), growth_factor (-f),
+// chunk_size (-n). Empty when the server does not answer it (not memcached, a TLS target).
+std::vector<std::pair<std::string, std::string>> read_memcached_settings(const TargetSpec& spec,
+                                                                         int64_t timeout_us);
 
 // Reads back `keys` (the caller picks them, e.g. spread over the loaded key range) in one text
 // multi-get (values are read and dropped): how many the server holds. nullopt if `keys` is

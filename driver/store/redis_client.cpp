@@ -198,6 +198,26 @@ class RedisClient final : public StoreClient {
     return "redis " + text.substr(pos + 14, end - pos - 14);
   }
 
+  std::vector<std::pair<std::string, std::string>> server_config() override {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (std::string_view name :
+         {"maxmemory", "maxmemory-policy", "save", "appendonly", "appendfsync", "io-threads"}) {
+      if (!ready()) break;
+      cmd_.clear();
+      cmd_ += "*3\r\n";
+      for (std::string_view a : {std::string_view("CONFIG"), std::string_view("GET"), name})
+        append_bulk(cmd_, a);
+      redisReply* r = nullptr;
+      if (roundtrip(&r) != OpStatus::ok) break;
+      ReplyPtr reply(r);
+      if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 2 &&
+          reply->element[1]->type == REDIS_REPLY_STRING)
+        out.emplace_back(std::string(name),
+                         std::string(reply->element[1]->str, reply->element[1]->len));
+    }
+    return out;
+  }
+
  private:
   // Connected, or reconnected after an earlier error (attempts spaced by the one reconnect
   // policy, store/reconnect_policy.hpp, so a dead server is not hammered). False while

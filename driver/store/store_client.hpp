@@ -10,6 +10,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "kvbench/result.hpp"
@@ -33,6 +34,11 @@ class StoreClient {
   virtual OpStatus get(std::string_view key, std::string_view* value) = 0;
   // The server's version as it reports it; empty if unknown.
   virtual std::string server_version() = 0;
+  // The server's settings that shape a benchmark, under the server's own names (Redis CONFIG
+  // GET maxmemory, maxmemory-policy, save, appendonly, appendfsync, io-threads; memcached
+  // `stats settings` maxbytes, num_threads, item_size_max, ...). A setting the server does not
+  // give (CONFIG renamed or refused, an older server) is left out. Empty if unknown.
+  virtual std::vector<std::pair<std::string, std::string>> server_config() { return {}; }
 
   // Pipelining (only where supports_pipelining()): queue requests with send_set / send_get,
   // put them on the wire with flush(), call finish_send() (after flushing every connection of

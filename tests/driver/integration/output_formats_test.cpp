@@ -1,6 +1,7 @@
 // The machine outputs of #19: --percentiles, the JSON document (--json-out, report --format
 // json) checked field by field against docs/output-fields.md, and CSV one file per table.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -11,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "kvbench/version.hpp"
 #include "kvdrive_test_util.hpp"
 
 namespace {
@@ -111,12 +113,12 @@ TEST(OutputFormats, JsonDocumentHasEveryDocumentedFieldAndCsvOneFilePerTable) {
     EXPECT_NE(at, std::string::npos) << label << "\n" << first.output;
   }
   auto second = run_kvdrive(dir, {"--log-level", "off", "run", "--db", db, "--target", redis.uri(),
-                                  "--keys", "3000", "--threads", "2"});
+                                  "--keys", "2000", "--threads", "2"});
   ASSERT_EQ(second.exit_code, 0) << second.output;
 
   const auto docs = documented_fields();
-  for (const char* t : {"runs", "stores", "phases", "server", "hints", "timeline",
-                        "process_samples", "host_samples", "events", "comparison"})
+  for (const char* t : {"runs", "metadata", "differences", "stores", "phases", "server", "hints",
+                        "timeline", "process_samples", "host_samples", "events", "comparison"})
     EXPECT_FALSE(docs.count(t) == 0) << t;
 
   json a = json::parse(slurp(dir.file("a.json")));
@@ -127,8 +129,8 @@ TEST(OutputFormats, JsonDocumentHasEveryDocumentedFieldAndCsvOneFilePerTable) {
   const json& run = a["runs"][0];
   const std::vector<std::string> pnames{"p50", "p90", "p99", "p999", "p9999"};
   expect_documented(run, docs.at("runs"), "runs",
-                    {"stores", "phases", "steps", "server", "hints", "timeline", "process_samples",
-                     "host_samples", "events"});
+                    {"metadata", "stores", "phases", "steps", "server", "hints", "timeline",
+                     "process_samples", "host_samples", "events"});
   EXPECT_EQ(run["status"], "completed");
   ASSERT_EQ(run["phases"].size(), 2u);
   for (const auto& p : run["phases"]) {
@@ -150,6 +152,8 @@ TEST(OutputFormats, JsonDocumentHasEveryDocumentedFieldAndCsvOneFilePerTable) {
   for (const auto& s : run["timeline"]) timeline_ops += s["ops"].get<int64_t>();
   EXPECT_EQ(timeline_ops, 6000);
   for (const auto& h : run["hints"]) expect_documented(h, docs.at("hints"), "hints");
+  ASSERT_FALSE(run["metadata"].empty());
+  for (const auto& m : run["metadata"]) expect_documented(m, docs.at("metadata"), "metadata");
   for (const auto& e : run["events"]) expect_documented(e, docs.at("events"), "events");
 
   // The percentiles agree with the results file's own view where it has them.
@@ -177,21 +181,26 @@ TEST(OutputFormats, JsonDocumentHasEveryDocumentedFieldAndCsvOneFilePerTable) {
   ASSERT_EQ(doc["comparison"].size(), 2u);  // write and read of the one store
   for (const auto& c : doc["comparison"]) expect_documented(c, docs.at("comparison"), "comparison");
   EXPECT_EQ(doc["comparison"][0]["base_run_id"], 1);
+  ASSERT_FALSE(doc["differences"].empty());  // --keys
+  for (const auto& c : doc["differences"])
+    expect_documented(c, docs.at("differences"), "differences");
 
   // CSV: one file per table, one header each, the JSON's names.
   std::filesystem::create_directory(dir.file("csv"));
   auto csv = run_kvdrive(dir, {"--log-level", "off", "report", "--db", db, "--run", "1", "--run",
                                "2", "--format", "csv", "--out", dir.file("csv")});
   ASSERT_EQ(csv.exit_code, 0) << csv.output;
-  for (const char* t : {"runs", "stores", "phases", "timeline", "process_samples", "host_samples",
-                        "events", "comparison"}) {
+  for (const char* t : {"runs", "metadata", "stores", "phases", "timeline", "process_samples",
+                        "host_samples", "events", "comparison", "differences"}) {
     SCOPED_TRACE(t);
     auto lines = csv_lines(dir.file("csv/" + std::string(t) + ".csv"));
     ASSERT_FALSE(lines.empty());
     EXPECT_EQ(std::count(lines.begin(), lines.end(), lines[0]), 1);
     EXPECT_EQ(std::count(lines.begin(), lines.end(), ""), 0);
     std::vector<std::string> expected;
-    if (std::string(t) != "runs" && std::string(t) != "comparison") expected.push_back("run_id");
+    const std::string name = t;
+    if (name != "runs" && name != "comparison" && name != "differences")
+      expected.push_back("run_id");
     for (const auto& f : expanded(docs.at(t), {"p50", "p90", "p99", "p999"}))
       if (!f.optional && !f.json_only) expected.push_back(f.name);
     EXPECT_EQ(split(lines[0]), expected);
@@ -238,6 +247,66 @@ TEST(OutputFormats, BadPercentileListsAndCsvUsageAreOneLineExit2) {
     EXPECT_EQ(out.exit_code, 2) << out.output;
     EXPECT_EQ(std::count(out.output.begin(), out.output.end(), '\n'), 1) << out.output;
   }
+}
+
+// Run metadata: kvdrive's host and build, and each store's own settings, recorded with every run;
+// comparing two runs names what differs.
+TEST(OutputFormats, RunMetadataRecordsHostAndStoreSettingsAndComparisonNamesWhatDiffers) {
+  StoreServer redis(StoreServer::Kind::redis);
+  KV_START_OR_SKIP(redis);
+  StoreServer memcached(StoreServer::Kind::memcached, {"-t", "3", "-m", "48", "-I", "2m"});
+  KV_START_OR_SKIP(memcached);
+  TempDir dir;
+  const std::string db = dir.file("r.db");
+  auto set_maxmemory = [&](const std::string& v) {
+    Process p({find_program("redis-cli"), "-p", std::to_string(redis.port()), "config", "set",
+               "maxmemory", v},
+              dir.file("cli.log"));
+    EXPECT_EQ(p.wait(30'000), 0) << slurp(dir.file("cli.log"));
+  };
+  set_maxmemory("0");
+  for (int run = 1; run <= 2; ++run) {
+    if (run == 2) set_maxmemory("64mb");
+    auto out = run_kvdrive(dir, {"--log-level", "off", "run", "--db", db, "--target", redis.uri(),
+                                 "--target", memcached.uri(), "--keys", "500", "--threads", "1"});
+    ASSERT_EQ(out.exit_code, 0) << out.output;
+  }
+  auto d = kv::open_results_db(db);
+  auto value = [&](int run, const std::string& scope, const std::string& name) {
+    auto s = d.prepare(
+        "SELECT m.value FROM run_metadata m LEFT JOIN targets t USING (target_id) "
+        "WHERE m.run_id = ? AND COALESCE(t.protocol, 'client') = ? AND m.name = ?");
+    s.bind(1, run).bind(2, scope).bind(3, name);
+    EXPECT_TRUE(s.step()) << scope << " " << name;
+    return s.is_null(0) ? std::string("NULL") : s.column_text(0);
+  };
+  EXPECT_EQ(value(1, "client", "kvbench_version"), kv::version());
+  EXPECT_EQ(value(1, "client", "cpu_count"), std::to_string(::sysconf(_SC_NPROCESSORS_ONLN)));
+  EXPECT_GT(std::stoll(value(1, "client", "mem_total_kib")), 0);
+  EXPECT_EQ(value(1, "client", "kernel").rfind("Linux ", 0), 0u);
+  value(1, "client", "git_revision");  // recorded (NULL outside a git checkout)
+  value(1, "client", "cpu_model");
+  EXPECT_EQ(value(1, "redis", "maxmemory"), "0");
+  EXPECT_EQ(value(2, "redis", "maxmemory"), "67108864");
+  for (const char* n : {"save", "appendonly", "io-threads", "maxmemory-policy"})
+    value(1, "redis", n);
+  EXPECT_EQ(value(1, "memcached", "num_threads"), "3");
+  EXPECT_EQ(value(1, "memcached", "maxbytes"), std::to_string(48 * 1024 * 1024));
+  EXPECT_EQ(value(1, "memcached", "item_size_max"), std::to_string(2 * 1024 * 1024));
+
+  // The report shows them, and the comparison names what differs (and only that).
+  auto text = run_kvdrive(dir, {"report", "--db", db, "--run", "1", "--run", "2"});
+  ASSERT_EQ(text.exit_code, 0) << text.output;
+  EXPECT_NE(text.output.find("maxmemory=0, "), std::string::npos) << text.output;
+  EXPECT_NE(text.output.find("num_threads=3"), std::string::npos) << text.output;
+  EXPECT_NE(text.output.find("parameters and settings that differ"), std::string::npos);
+  auto csv = run_kvdrive(dir, {"--log-level", "off", "report", "--db", db, "--run", "1", "--run",
+                               "2", "--format", "csv", "differences"});
+  ASSERT_EQ(csv.exit_code, 0) << csv.output;
+  EXPECT_EQ(csv.output,
+            "base_run_id,run_id,scope,name,base_value,value\n"
+            "1,2,target 1,maxmemory,0,67108864\n")
+      << csv.output;
 }
 
 }  // namespace

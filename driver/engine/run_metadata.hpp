@@ -1,0 +1,17 @@
+// What a run ran on, for run_metadata: kvdrive's build and its host, and each target's own
+// settings (StoreClient::server_config).
+#pragma once
+
+#include <string>
+
+#include "results/results_writer.hpp"
+
+namespace kv::drive {
+
+// kvbench_version, git_revision, kernel (uname: sysname release version), machine, cpu_model
+// (/proc/cpuinfo's first "model name"), cpu_count (online CPUs), mem_total_kib (MemTotal of
+// /proc/meminfo). A fact that cannot be read is nullopt. `proc_root` is "/proc" (tests: a
+// fixture).
+ResultsWriter::Metadata host_metadata(const std::string& proc_root = "/proc");
+
+}  // namespace kv::drive
