@@ -1,4 +1,4 @@
--- kvbench schema, migration 005: what a run ran on, one row per fact, so two runs can be
+-- kvbench schema, migration 006: what a run ran on, one row per fact, so two runs can be
 -- compared parameter by parameter. Column meanings: schema/README.md.
 CREATE TABLE run_metadata (
   run_id          INTEGER NOT NULL REFERENCES runs(run_id),
