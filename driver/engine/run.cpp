@@ -102,9 +102,18 @@ PhaseStatus run_target(const RunOptions& opts, const TargetSpec& spec, int64_t r
     }
     if (target_id == 0) {
       target_id = writer.add_target(run_id, ordinal, spec, clients.front()->server_version());
+      // The store's settings, through a classic client when the run's own clients do not ask
+      // (the event engine's).
+      auto settings = clients.front()->server_config();
+      if (settings.empty() && opts.event_engine) {
+        try {
+          settings = connect_clients(spec, 1, opts.client).front()->server_config();
+        } catch (const std::exception& e) {
+          log_warn() << spec.display << ": could not read its settings: " << e.what();
+        }
+      }
       ResultsWriter::Metadata config;
-      for (auto& [name, value] : clients.front()->server_config())
-        config.emplace_back(std::move(name), std::move(value));
+      for (auto& [name, value] : settings) config.emplace_back(std::move(name), std::move(value));
       writer.add_metadata(run_id, target_id, config);
       stats.start();
     }
