@@ -118,7 +118,8 @@ HdrLogWriter::HdrLogWriter(const std::string& path, int64_t base_ts_us)
        << "#[Histogram log format version 1.3]\n"
        << "#[StartTime: " << secs << " (seconds since epoch), " << date << "]\n"
        << "#[BaseTime: " << secs << " (seconds since epoch)]\n"
-       << "\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"\n";
+       << "\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_"
+          "Histogram\"\n";
   check();
 }
 
