@@ -237,6 +237,26 @@ std::string MetricsRegistry::render(bool openmetrics, const SelfUsage& self) con
     if (it != instances_.end()) p.add(ls, seconds_of_us(it->second.started_ts_us));
   });
 
+  // The process's cgroup (kvmon reads it every tick; absent outside a cgroup with a memory
+  // controller, and a limit of "max" is unknown here, not a number).
+  p.family("kvmon_process_cgroup_memory_bytes", "gauge", "Memory charged to the process's cgroup.");
+  each([&](const ProcessSample& s, const LabelList& ls) { p.add(ls, s.cg_memory_bytes); });
+  p.family("kvmon_process_cgroup_memory_max_bytes", "gauge",
+           "The cgroup's memory limit (memory.max, or v1's limit_in_bytes).");
+  each([&](const ProcessSample& s, const LabelList& ls) {
+    if (s.cg_memory_max_bytes != kNoCgroupLimit) p.add(ls, s.cg_memory_max_bytes);
+  });
+  p.family("kvmon_process_cgroup_swap_bytes", "gauge", "Swap charged to the process's cgroup.");
+  each([&](const ProcessSample& s, const LabelList& ls) { p.add(ls, s.cg_swap_bytes); });
+  p.family("kvmon_process_cgroup_cpu_throttled_seconds", "counter",
+           "Time the process's cgroup was throttled by its CPU limit.");
+  each([&](const ProcessSample& s, const LabelList& ls) {
+    p.add(ls, seconds_of_us(s.cg_cpu_throttled_us));
+  });
+  p.family("kvmon_process_cgroup_oom_kills", "counter",
+           "OOM kills in the process's cgroup (memory.events oom_kill).");
+  each([&](const ProcessSample& s, const LabelList& ls) { p.add(ls, s.cg_events_oom_kill); });
+
   p.family("kvmon_target_processes", "gauge",
            "Live processes a target selector names now (fork children not counted).");
   for (const auto& [sel, n] : live) p.add({{"target", sel}}, n);

@@ -62,6 +62,21 @@ TEST(MetricsText, ProcessValuesInBaseUnitsWithTheirLabels) {
   EXPECT_TRUE(has_line(page, R"(kvmon_target_restarts_total{target="name:redis-server"} 0)"));
   EXPECT_TRUE(has_line(page, "kvmon_ticks_total 1"));
   EXPECT_EQ(page.find("# EOF"), std::string::npos);  // text format 0.0.4 has no EOF marker
+  // No cgroup read: no cgroup family.
+  EXPECT_EQ(page.find("kvmon_process_cgroup_"), std::string::npos);
+  Batch b2;
+  ProcessSample s = sample(42, 900);
+  s.cg_memory_bytes = 1 << 20;
+  s.cg_cpu_throttled_us = 2'500'000;
+  s.cg_events_oom_kill = 0;                // read, and none: a 0 that is known
+  s.cg_memory_max_bytes = kNoCgroupLimit;  // "max": no number to give
+  b2.processes.push_back(s);
+  reg.update(b2);
+  page = reg.render(false, {});
+  EXPECT_TRUE(has_line(page, "kvmon_process_cgroup_memory_bytes" + l + "} 1048576")) << page;
+  EXPECT_TRUE(has_line(page, "kvmon_process_cgroup_cpu_throttled_seconds_total" + l + "} 2.5"));
+  EXPECT_TRUE(has_line(page, "kvmon_process_cgroup_oom_kills_total" + l + "} 0"));
+  EXPECT_EQ(page.find("kvmon_process_cgroup_memory_max_bytes"), std::string::npos);  // "max"
 }
 
 TEST(MetricsText, UnknownValuesAreLeftOutNeverZero) {
