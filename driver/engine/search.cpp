@@ -1,0 +1,265 @@
+#include "engine/search.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "report/text_table.hpp"
+
+namespace kv::drive {
+namespace {
+
+std::string ms_text(double us) {
+  return fmt_fixed(us / 1e3, us < 10'000 ? 3 : 1) + " ms";
+}
+
+std::string rate_text(double rate) { return fmt_int(rate) + " req/s"; }
+
+// A thread running or runnable this fraction of the client CPU limit was busy, not waiting on
+// replies (a thread on a loaded machine waits for a CPU at every wake-up: 58 % of the time at
+// 1,000 req/s and load average 12 on the 2-core dev VM, with 3 % on a CPU).
+constexpr double kBusyThreadForSlip = 0.8;
+
+// Rates are whole requests per second.
+double whole(double rate) { return std::max(1.0, std::round(rate)); }
+
+}  // namespace
+
+const char* verdict_name(Verdict v) {
+  switch (v) {
+    case Verdict::pass:
+      return "pass";
+    case Verdict::fail:
+      return "fail";
+    case Verdict::invalid:
+      return "invalid";
+  }
+  return "?";
+}
+
+StepVerdict judge_step(const SearchOptions& s, const StepMeasure& m) {
+  StepVerdict v;
+  auto add = [&](Verdict kind, std::string limit, std::string why) {
+    if (v.verdict == Verdict::pass || (kind == Verdict::invalid && v.verdict != Verdict::invalid)) {
+      v.verdict = kind;
+      v.limit = std::move(limit);
+    }
+    v.reason += (v.reason.empty() ? "" : "; ") + why;
+  };
+
+  // The client first: a step it could not send says nothing about the store. Its thread was
+  // the limit when it computed all the time, or ran and waited for a CPU all the time (a
+  // machine too loaded to run kvdrive's threads).
+  const double wanted = std::max(m.busiest_thread_cpu, m.busiest_thread_wanted);
+  if (m.busiest_thread_cpu > s.client.max_thread_cpu)
+    add(Verdict::invalid, "client-cpu",
+        "a kvdrive thread at " + fmt_int(m.busiest_thread_cpu * 100) + " % of a core");
+  else if (wanted > s.client.max_thread_cpu)
+    add(Verdict::invalid, "client-cpu",
+        "a kvdrive thread running or waiting for a CPU " + fmt_int(wanted * 100) +
+            " % of the time (" + fmt_int(m.busiest_thread_cpu * 100) + " % on one)");
+  // Late sends from a busy thread: kvdrive itself could not keep the schedule. A worker waits
+  // for each reply before its next send on that connection (per-thread open loop), so sends
+  // late behind slow replies from a thread that mostly waited are the store's pace: their
+  // delay is in the intended-time latency judged below, not a client limit.
+  if (m.slip_p99_us > s.client.max_slip_p99_us && wanted > kBusyThreadForSlip * s.client.max_thread_cpu)
+    add(Verdict::invalid, "slip",
+        "schedule slip p99 " + ms_text(m.slip_p99_us) + " > " + ms_text(s.client.max_slip_p99_us) +
+            " with a kvdrive thread busy " + fmt_int(wanted * 100) + " % of the time");
+  if (v.verdict == Verdict::invalid) return v;
+
+  // A step that could not be sent fails (the store did not keep up with the schedule).
+  if (m.offered_rate > 0 && m.achieved_rate() < s.objective.min_achieved * m.offered_rate)
+    add(Verdict::fail, "achieved",
+        "achieved " + rate_text(m.achieved_rate()) + " < " +
+            fmt_int(s.objective.min_achieved * 100) + " % of " + rate_text(m.offered_rate));
+  if (v.verdict == Verdict::pass) {
+    for (const auto& b : s.objective.latency) {
+      // A percentile needs at least one request beyond it to be more than the maximum.
+      if (static_cast<double>(m.latency.count()) * (1 - b.quantile) < 1)
+        add(Verdict::invalid, "samples",
+            b.name + " n/a: " + fmt_int(static_cast<double>(m.latency.count())) +
+                " requests (longer steps: --duration)");
+    }
+    if (v.verdict == Verdict::invalid) return v;
+  }
+  for (const auto& b : s.objective.latency) {
+    const double us = static_cast<double>(m.latency.percentile_ns(b.quantile)) / 1e3;
+    if (us > b.max_us) add(Verdict::fail, b.name, b.name + " " + ms_text(us) + " > " + ms_text(b.max_us));
+  }
+  if (m.ops > 0 && static_cast<double>(m.failed) >
+                       s.objective.max_error_rate * static_cast<double>(m.ops))
+    add(Verdict::fail, "errors",
+        "errors " + fmt_fixed(100.0 * static_cast<double>(m.failed) / static_cast<double>(m.ops), 2) +
+            " % > " + fmt_fixed(s.objective.max_error_rate * 100, 2) + " %");
+
+  // Every connection busy all the time: the store set the pace, or the client had too few
+  // requests in flight to offer the rate (per-thread open loop waits for each reply). Said, not
+  // judged: which of the two it was needs the store's side.
+  const double in_flight = m.achieved_rate() * m.sent_latency_mean_us / 1e6;
+  if (v.verdict == Verdict::fail && m.in_flight_slots > 0 &&
+      in_flight >= 0.9 * static_cast<double>(m.in_flight_slots))
+    v.reason += "; all " + fmt_int(static_cast<double>(m.in_flight_slots)) +
+                " connections x pipeline were busy: the store's pace, or too few --connections";
+
+  // The server's distress, from kvmon's samples.
+  const DistressLimits& d = s.distress;
+  const ServerSigns& sv = m.server;
+  auto distress = [&](const std::string& what, const std::string& figure) {
+    v.server += (v.server.empty() ? "" : ", ") + what + " " + figure;
+    add(Verdict::fail, "server: " + what, "server: " + what + " " + figure);
+  };
+  if (d.swap_in_pages_per_s >= 0 && sv.swap_in_pages_per_s &&
+      *sv.swap_in_pages_per_s > d.swap_in_pages_per_s)
+    distress("swap-in", fmt_int(*sv.swap_in_pages_per_s) + " pages/s");
+  if (d.major_faults_per_s >= 0 && sv.major_faults_per_s &&
+      *sv.major_faults_per_s > d.major_faults_per_s)
+    distress("major faults", fmt_int(*sv.major_faults_per_s) + "/s");
+  if (d.psi_memory_full_pct >= 0 && sv.psi_memory_full_pct &&
+      *sv.psi_memory_full_pct > d.psi_memory_full_pct)
+    distress("memory PSI full", fmt_fixed(*sv.psi_memory_full_pct, 1) + " %");
+  if (d.store_cpu_fraction >= 0 && sv.store_cpu_cores && sv.store_cores && *sv.store_cores > 0 &&
+      *sv.store_cpu_cores >= d.store_cpu_fraction * *sv.store_cores)
+    distress("store CPU", fmt_int(*sv.store_cpu_cores * 100) + " % of " +
+                              fmt_int(*sv.store_cores) + (*sv.store_cores == 1 ? " core" : " cores"));
+  return v;
+}
+
+int64_t step_duration_us(const SearchOptions& s, double rate) {
+  double q = 0;
+  for (const auto& b : s.objective.latency) q = std::max(q, b.quantile);
+  const double wanted =
+      std::max(static_cast<double>(s.step_min_requests), q > 0 ? 10 / (1 - q) : 0);
+  const double seconds = rate > 0 ? std::ceil(wanted / rate - 1e-9) : 0;  // 1/(1-q) is inexact
+  return std::max<int64_t>(s.step_duration_us, static_cast<int64_t>(seconds) * 1'000'000);
+}
+
+// A rate's verdict is that of its latest step (a repeated step overrules the first).
+std::optional<Verdict> RateSearch::latest(double rate) const {
+  std::optional<Verdict> v;
+  for (const auto& st : steps_)
+    if (st.rate == rate) v = st.verdict.verdict;
+  return v;
+}
+
+std::optional<double> RateSearch::highest_pass() const {
+  std::optional<double> r;
+  for (const auto& st : steps_)
+    if (latest(st.rate) == Verdict::pass && (!r || st.rate > *r)) r = st.rate;
+  return r;
+}
+
+// The lowest failing rate above the highest pass: a failure below a pass was noise (a stall
+// of a loaded machine), overruled.
+std::optional<double> RateSearch::lowest_fail() const {
+  const auto pass = highest_pass();
+  std::optional<double> r;
+  for (const auto& st : steps_)
+    if (latest(st.rate) == Verdict::fail && (!pass || st.rate > *pass) && (!r || st.rate < *r))
+      r = st.rate;
+  return r;
+}
+
+int RateSearch::times_run(double rate) const {
+  int n = 0;
+  for (const auto& st : steps_) n += st.rate == rate;
+  return n;
+}
+
+void RateSearch::record(double rate, StepVerdict v) { steps_.push_back({rate, std::move(v)}); }
+
+std::optional<double> RateSearch::next() const {
+  if (!s_.rates.empty()) {
+    if (steps_.size() >= s_.rates.size()) return std::nullopt;
+    return s_.rates[steps_.size()];
+  }
+  if (static_cast<int>(steps_.size()) >= s_.max_steps) return std::nullopt;
+  if (steps_.empty()) return whole(std::min(s_.start_rate, s_.max_rate));
+  // A step the client could not send ends the search: higher rates would not be sent either.
+  for (const auto& st : steps_)
+    if (st.verdict.verdict == Verdict::invalid) return std::nullopt;
+  const auto pass = highest_pass();
+  const auto fail = lowest_fail();
+  if (!fail) {  // growing
+    if (*pass >= s_.max_rate) return std::nullopt;
+    return whole(std::min(*pass * s_.growth, s_.max_rate));
+  }
+  if (!pass) {  // even the first step failed: shrink until one passes
+    const double lower = whole(*fail / s_.growth);
+    if (lower >= *fail) return std::nullopt;  // 1 req/s failed
+    return lower;
+  }
+  if (*fail - *pass <= s_.precision * *pass) {
+    // The step that limits the result is run a second time: its failure must repeat (else the
+    // search goes on above it).
+    if (times_run(*fail) < 2) return *fail;
+    return std::nullopt;
+  }
+  const double mid = whole((*pass + *fail) / 2);
+  if (mid <= *pass || mid >= *fail) return times_run(*fail) < 2 ? std::optional(*fail) : std::nullopt;
+  return mid;
+}
+
+RateSearch::Outcome RateSearch::outcome() const {
+  Outcome o;
+  o.max_compliant = highest_pass();
+  const auto fail = lowest_fail();
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    const auto& st = steps_[i];
+    if (st.verdict.verdict == Verdict::invalid && st.verdict.limit != "samples" &&
+        !o.client_bound_at)
+      o.client_bound_at = st.rate;
+    if (fail && st.rate == *fail) o.limiting_step = i;  // its latest step
+  }
+  const bool invalid = std::any_of(steps_.begin(), steps_.end(), [](const Step& st) {
+    return st.verdict.verdict == Verdict::invalid;
+  });
+  if (!s_.rates.empty())
+    o.stopped = "every rate of --rates stepped";
+  else if (o.client_bound_at)
+    o.stopped = "the client was the limit";
+  else if (invalid)
+    o.stopped = "a step had too few requests for the objective's percentiles";
+  else if (static_cast<int>(steps_.size()) >= s_.max_steps && next() == std::nullopt &&
+           o.limiting_step && o.max_compliant &&
+           steps_[*o.limiting_step].rate - *o.max_compliant > s_.precision * *o.max_compliant)
+    o.stopped = "--search-steps reached before the precision";
+  else if (!o.limiting_step && o.max_compliant && *o.max_compliant >= s_.max_rate)
+    o.stopped = "--search-max reached, still compliant";
+  else if (o.limiting_step && !o.max_compliant)
+    o.stopped = "no rate down to 1 req/s met the objective";
+  else
+    o.stopped = "precision reached";
+  return o;
+}
+
+std::string describe_outcome(const RateSearch& search) {
+  const auto o = search.outcome();
+  std::string text;
+  if (o.max_compliant) {
+    text = "maximum compliant rate: " + rate_text(*o.max_compliant);
+    if (o.limiting_step) {
+      const auto& st = search.steps()[*o.limiting_step];
+      text += " (limited by " + st.verdict.limit + " at the next step, " + rate_text(st.rate) +
+              ": " + st.verdict.reason + ")";
+    } else {
+      text += " (" + o.stopped + ")";
+    }
+  } else if (o.limiting_step) {
+    const auto& st = search.steps()[*o.limiting_step];
+    text = "no compliant rate: " + rate_text(st.rate) + " failed on " + st.verdict.reason;
+  } else {
+    text = "no compliant rate found";
+  }
+  for (const auto& st : search.steps()) {
+    if (st.verdict.verdict != Verdict::invalid) continue;
+    if (st.verdict.limit == "samples")
+      text += "\ntoo few requests at " + rate_text(st.rate) + ": " + st.verdict.reason;
+    else
+      text += "\nclient-bound at " + rate_text(st.rate) + " (" + st.verdict.reason +
+              "): add threads or processes";
+    break;
+  }
+  return text;
+}
+
+}  // namespace kv::drive

@@ -1,0 +1,104 @@
+// The capacity search (`kvdrive run --search`): steps of offered rate, each judged against the
+// objective, the client's limits and the server's distress; geometric growth until a step
+// fails, then bisection to a precision. Pure logic: what runs a step (today the phase runner's
+// rate mode, per thread open loop) is a callback, so a new engine drops in without touching it.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kvbench/histogram.hpp"
+#include "workload/search_options.hpp"
+
+namespace kv::drive {
+
+// What kvmon saw of the store's host and process during a step; nullopt where unknown (no
+// kvmon, or no sample in the window).
+struct ServerSigns {
+  std::optional<double> swap_in_pages_per_s;  // host pswpin
+  std::optional<double> major_faults_per_s;   // the store process
+  std::optional<double> psi_memory_full_pct;  // host, highest avg10 in the step
+  std::optional<double> store_cpu_cores;      // the store process's CPU, in cores
+  std::optional<double> store_cores;          // cores its threads can use (1 for Redis)
+};
+
+// One step's figures, from after its warm-up to its end.
+struct StepMeasure {
+  double offered_rate = 0;
+  double seconds = 0;  // measured window
+  uint64_t ops = 0;    // requests completed (any outcome)
+  uint64_t failed = 0;  // errors + timeouts
+  LatencyHistogram latency;  // from each request's intended send time (CO-corrected)
+  double sent_latency_mean_us = 0;  // from the actual send
+  double slip_p50_us = 0, slip_p99_us = 0;
+  double busiest_thread_cpu = 0;  // highest of any second, fraction of a core (spin left out)
+  // Highest of any second: a thread's time on a CPU or runnable waiting for one (0: unknown).
+  double busiest_thread_wanted = 0;
+  uint64_t in_flight_slots = 0;  // threads x connections x pipeline (0: unknown)
+  ServerSigns server;
+
+  uint64_t ok() const { return ops - failed; }
+  double achieved_rate() const { return seconds > 0 ? static_cast<double>(ok()) / seconds : 0; }
+};
+
+enum class Verdict { pass, fail, invalid };
+const char* verdict_name(Verdict v);
+
+struct StepVerdict {
+  Verdict verdict = Verdict::pass;
+  std::string limit;   // what decided it: "p99", "achieved", "errors", "client-cpu", "slip",
+                       // "samples", "server: swap-in" ...; empty for a pass
+  std::string reason;  // every limit passed, for people: "p99 12.3 ms > 1 ms; server: swap-in"
+  std::string server;  // the distress part alone ("swap-in 35 pages/s"), empty when none
+};
+
+// Judges one step. Invalid (the client was the limit, or too few requests for a percentile of
+// the objective) comes first; otherwise it fails on any objective bound or any distress limit.
+StepVerdict judge_step(const SearchOptions& s, const StepMeasure& m);
+
+// How long a step at `rate` runs after its warm-up: the step duration, or long enough for the
+// minimum request count and for ten requests beyond the objective's highest percentile.
+int64_t step_duration_us(const SearchOptions& s, double rate);
+
+// The sequence of rates: x growth from the start until a step fails (or /growth until one
+// passes), then bisection until the failing and passing rates are `precision` apart; the
+// failing step that limits the result is run twice (a failure below a passing rate was noise
+// and is overruled, and the search goes on above). Not thread-safe.
+class RateSearch {
+ public:
+  struct Step {
+    double rate;
+    StepVerdict verdict;
+  };
+  struct Outcome {
+    std::optional<double> max_compliant;   // highest passing rate, if any passed
+    std::optional<size_t> limiting_step;   // the lowest failing step above it
+    std::optional<double> client_bound_at;  // the first invalid step's rate
+    std::string stopped;  // why the search ended: "precision reached", "--search-max", ...
+  };
+
+  explicit RateSearch(const SearchOptions& s) : s_(s) {}
+  // The next rate to step at; nullopt when the search is over.
+  std::optional<double> next() const;
+  void record(double rate, StepVerdict v);
+  Outcome outcome() const;
+  const std::vector<Step>& steps() const { return steps_; }
+
+ private:
+  std::optional<Verdict> latest(double rate) const;
+  std::optional<double> highest_pass() const;
+  std::optional<double> lowest_fail() const;
+  int times_run(double rate) const;
+
+  const SearchOptions& s_;
+  std::vector<Step> steps_;
+};
+
+// "maximum compliant rate: 2,000 req/s (limited by p99 at 2,150 req/s: 12.3 ms > 1 ms)" and, when
+// the client was the limit, "client-bound at X req/s: add threads or processes".
+std::string describe_outcome(const RateSearch& search);
+
+}  // namespace kv::drive

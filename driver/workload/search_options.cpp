@@ -1,0 +1,134 @@
+#include "workload/search_options.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <stdexcept>
+
+#include "kvbench/units.hpp"
+
+namespace kv::drive {
+namespace {
+
+[[noreturn]] void bad(std::string_view option, std::string_view text, const std::string& why) {
+  throw std::invalid_argument("invalid " + std::string(option) + " '" + std::string(text) +
+                              "': " + why);
+}
+
+std::vector<std::string_view> split_commas(std::string_view text) {
+  std::vector<std::string_view> parts;
+  while (true) {
+    auto comma = text.find(',');
+    parts.push_back(text.substr(0, comma));
+    if (comma == std::string_view::npos) break;
+    text.remove_prefix(comma + 1);
+  }
+  return parts;
+}
+
+bool parse_double(std::string_view text, double* v) {
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), *v);
+  return ec == std::errc() && p == text.data() + text.size() && std::isfinite(*v);
+}
+
+}  // namespace
+
+double parse_search_number(std::string_view name, std::string_view text, double lo, double hi) {
+  double v = 0;
+  if (!parse_double(text, &v) || !(v >= lo) || !(v <= hi)) {
+    auto num = [](double d) {
+      std::string s = std::to_string(d);
+      s.erase(s.find_last_not_of('0') + 1);
+      if (!s.empty() && s.back() == '.') s.pop_back();
+      return s;
+    };
+    bad(name, text, "expected a number from " + num(lo) + " to " + num(hi));
+  }
+  return v;
+}
+
+std::vector<LatencyBound> parse_slo(std::string_view text) {
+  std::vector<LatencyBound> bounds;
+  if (text.empty()) bad("--slo", text, "expected e.g. p99=1ms,p99.9=5ms");
+  for (std::string_view part : split_commas(text)) {
+    auto eq = part.find('=');
+    if (eq == std::string_view::npos || part.size() < 2 || part[0] != 'p')
+      bad("--slo", part, "expected pNN=DURATION, e.g. p99=1ms");
+    std::string_view name = part.substr(0, eq);
+    double pct = 0;
+    if (!parse_double(name.substr(1), &pct) || !(pct > 0) || !(pct < 100))
+      bad("--slo", part, "the percentile must be above 0 and below 100 (p50, p99, p99.9)");
+    int64_t max_us = 0;
+    try {
+      max_us = parse_duration_us(part.substr(eq + 1));
+    } catch (const std::invalid_argument& e) {
+      bad("--slo", part, e.what());
+    }
+    if (max_us <= 0) bad("--slo", part, "the bound must be above 0");
+    for (const auto& b : bounds)
+      if (b.name == name) bad("--slo", text, std::string(name) + " given twice");
+    bounds.push_back({std::string(name), pct / 100, static_cast<double>(max_us)});
+  }
+  return bounds;
+}
+
+std::vector<double> parse_rate_list(std::string_view text) {
+  std::vector<double> rates;
+  for (std::string_view part : split_commas(text)) {
+    uint64_t v = 0;
+    try {
+      v = parse_count(part);
+    } catch (const std::invalid_argument& e) {
+      bad("--rates", part, "expected request rates such as 1000,5k,20k");
+    }
+    if (v == 0 || v > 1'000'000'000) bad("--rates", part, "a rate from 1 to 1G requests/s");
+    rates.push_back(static_cast<double>(v));
+  }
+  return rates;
+}
+
+DistressLimits parse_distress(std::string_view text, DistressLimits base) {
+  DistressLimits d = base;
+  if (text.empty()) bad("--distress", text, "expected e.g. swap-in=1,store-cpu=0.95");
+  for (std::string_view part : split_commas(text)) {
+    auto eq = part.find('=');
+    if (eq == std::string_view::npos) bad("--distress", part, "expected NAME=VALUE or NAME=off");
+    std::string_view name = part.substr(0, eq), value = part.substr(eq + 1);
+    double* field = nullptr;
+    double hi = 1e12;
+    if (name == "swap-in") {
+      field = &d.swap_in_pages_per_s;
+    } else if (name == "major-faults") {
+      field = &d.major_faults_per_s;
+    } else if (name == "psi-full") {
+      field = &d.psi_memory_full_pct;
+      hi = 100;
+    } else if (name == "store-cpu") {
+      field = &d.store_cpu_fraction;
+      hi = 1;
+    } else {
+      bad("--distress", part, "unknown limit (swap-in, major-faults, psi-full or store-cpu)");
+    }
+    if (value == "off") {
+      *field = -1;
+      continue;
+    }
+    double v = 0;
+    if (!parse_double(value, &v) || !(v >= 0) || !(v <= hi))
+      bad("--distress", part, "expected a number from 0 to " + std::to_string(int64_t(hi)) +
+                                  " or off");
+    *field = v;
+  }
+  return d;
+}
+
+void check_search_options(const SearchOptions& s) {
+  if (!s.enabled) return;
+  if (s.objective.latency.empty() && s.rates.empty())
+    throw std::invalid_argument("--search needs an objective: --slo, e.g. --slo p99=1ms");
+  if (s.start_rate > s.max_rate)
+    throw std::invalid_argument("--search-start must not exceed --search-max");
+  if (s.step_duration_us < 1'000'000)
+    throw std::invalid_argument("--search: each step needs a --duration of at least 1s");
+}
+
+}  // namespace kv::drive

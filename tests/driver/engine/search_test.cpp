@@ -1,0 +1,320 @@
+// The capacity search's logic with synthetic steps (no servers): verdicts, growth, bisection,
+// the client-bound stop and the printed result.
+#include "engine/search.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+
+namespace kv::drive {
+namespace {
+
+SearchOptions options(const std::string& slo = "p99=1ms") {
+  SearchOptions s;
+  s.enabled = true;
+  s.objective.latency = parse_slo(slo);
+  return s;
+}
+
+// A step of `seconds` at `offered`, answering `achieved` req/s with every latency `lat_us`.
+StepMeasure step(double offered, double achieved, double lat_us, double seconds = 5) {
+  StepMeasure m;
+  m.offered_rate = offered;
+  m.seconds = seconds;
+  m.ops = static_cast<uint64_t>(achieved * seconds);
+  for (uint64_t i = 0; i < m.ops; ++i) m.latency.record(static_cast<uint64_t>(lat_us * 1e3));
+  return m;
+}
+
+TEST(SearchVerdict, AStepWithinEveryBoundPasses) {
+  auto v = judge_step(options(), step(1000, 1000, 500));
+  EXPECT_EQ(v.verdict, Verdict::pass);
+  EXPECT_EQ(v.limit, "");
+}
+
+TEST(SearchVerdict, ALatencyBoundPassedFailsNamingThePercentile) {
+  auto v = judge_step(options("p99=1ms,p99.9=5ms"), step(1000, 1000, 2000));
+  EXPECT_EQ(v.verdict, Verdict::fail);
+  EXPECT_EQ(v.limit, "p99");
+  EXPECT_NE(v.reason.find("p99 2.0"), std::string::npos) << v.reason;
+}
+
+TEST(SearchVerdict, AStepThatCannotBeSentFails) {
+  auto v = judge_step(options(), step(1000, 900, 100));
+  EXPECT_EQ(v.verdict, Verdict::fail);
+  EXPECT_EQ(v.limit, "achieved");
+}
+
+TEST(SearchVerdict, AFailWithEveryConnectionBusySaysSo) {
+  auto m = step(10'000, 5'000, 2000);
+  m.in_flight_slots = 4;
+  m.sent_latency_mean_us = 800;  // 5,000/s x 0.8 ms = 4 requests in flight: every slot
+  auto v = judge_step(options(), m);
+  EXPECT_EQ(v.verdict, Verdict::fail);
+  EXPECT_NE(v.reason.find("all 4 connections x pipeline were busy"), std::string::npos) << v.reason;
+  m.sent_latency_mean_us = 100;
+  EXPECT_EQ(judge_step(options(), m).reason.find("busy"), std::string::npos);
+}
+
+TEST(SearchVerdict, ErrorsAboveTheBoundFail) {
+  auto m = step(1000, 1000, 100);
+  m.failed = m.ops / 100;  // 1 % > 0.1 %
+  auto v = judge_step(options(), m);
+  EXPECT_EQ(v.verdict, Verdict::fail);
+  EXPECT_EQ(v.limit, "errors");
+}
+
+TEST(SearchVerdict, ABusyClientThreadMakesTheStepInvalidNotFailed) {
+  auto m = step(1000, 500, 5000);  // would fail on latency and achieved
+  m.busiest_thread_cpu = 0.97;
+  auto v = judge_step(options(), m);
+  EXPECT_EQ(v.verdict, Verdict::invalid);
+  EXPECT_EQ(v.limit, "client-cpu");
+}
+
+TEST(SearchVerdict, AThreadStarvedOfCpuByALoadedMachineIsAClientLimit) {
+  auto m = step(1000, 500, 5000);
+  m.busiest_thread_cpu = 0.4;
+  m.busiest_thread_wanted = 0.97;  // ran 40 %, waited for a CPU 57 %
+  auto v = judge_step(options(), m);
+  EXPECT_EQ(v.verdict, Verdict::invalid);
+  EXPECT_EQ(v.limit, "client-cpu");
+  EXPECT_NE(v.reason.find("waiting for a CPU 97 %"), std::string::npos) << v.reason;
+}
+
+TEST(SearchVerdict, SlipIsAClientLimitOnlyWhenTheThreadWasBusy) {
+  auto m = step(1000, 1000, 500);
+  m.slip_p99_us = 20'000;
+  m.busiest_thread_cpu = 0.1;  // waited on replies: the store's pace, judged on latency
+  EXPECT_EQ(judge_step(options(), m).verdict, Verdict::pass);
+  m.busiest_thread_wanted = 0.6;  // and for a CPU at times (a loaded machine): still the store
+  EXPECT_EQ(judge_step(options(), m).verdict, Verdict::pass);
+  m.busiest_thread_cpu = 0.8;
+  auto v = judge_step(options(), m);
+  EXPECT_EQ(v.verdict, Verdict::invalid);
+  EXPECT_EQ(v.limit, "slip");
+}
+
+TEST(SearchVerdict, TooFewRequestsForAPercentileIsInvalid) {
+  // 500 requests cannot say what a p99.9 is.
+  auto v = judge_step(options("p99.9=5ms"), step(100, 100, 100, 5));
+  EXPECT_EQ(v.verdict, Verdict::invalid);
+  EXPECT_EQ(v.limit, "samples");
+  EXPECT_NE(v.reason.find("n/a"), std::string::npos);
+}
+
+TEST(SearchVerdict, ServerDistressFailsEvenWithinTheObjective) {
+  auto m = step(1000, 1000, 100);
+  m.server.swap_in_pages_per_s = 250;
+  auto v = judge_step(options(), m);
+  EXPECT_EQ(v.verdict, Verdict::fail);
+  EXPECT_EQ(v.limit, "server: swap-in");
+  EXPECT_NE(v.server.find("swap-in 250"), std::string::npos) << v.server;
+
+  m.server = {};
+  m.server.store_cpu_cores = 0.97;
+  m.server.store_cores = 1;
+  EXPECT_EQ(judge_step(options(), m).limit, "server: store CPU");
+  m.server.store_cpu_cores = 0.5;
+  EXPECT_EQ(judge_step(options(), m).verdict, Verdict::pass);
+  m.server = {};
+  m.server.psi_memory_full_pct = 30;
+  EXPECT_EQ(judge_step(options(), m).limit, "server: memory PSI full");
+  m.server = {};
+  m.server.major_faults_per_s = 5000;
+  EXPECT_EQ(judge_step(options(), m).limit, "server: major faults");
+}
+
+TEST(SearchVerdict, ADistressLimitTurnedOffIsIgnored) {
+  auto s = options();
+  s.distress = parse_distress("swap-in=off");
+  auto m = step(1000, 1000, 100);
+  m.server.swap_in_pages_per_s = 250;
+  EXPECT_EQ(judge_step(s, m).verdict, Verdict::pass);
+}
+
+TEST(SearchVerdict, UnknownServerFiguresAreNotDistress) {
+  auto m = step(1000, 1000, 100);
+  m.server.store_cpu_cores = 5;  // no core count known: not judged
+  EXPECT_EQ(judge_step(options(), m).verdict, Verdict::pass);
+}
+
+// Drives a search against a synthetic store that meets the objective up to `knee` req/s.
+RateSearch search_against(const SearchOptions& s, double knee,
+                          const std::function<bool(double)>& invalid = nullptr) {
+  RateSearch search(s);
+  int guard = 0;
+  while (auto rate = search.next()) {
+    StepVerdict v;
+    if (invalid && invalid(*rate)) {
+      v.verdict = Verdict::invalid;
+      v.limit = "client-cpu";
+      v.reason = "a kvdrive thread at 99 % of a core";
+    } else if (*rate > knee) {
+      v.verdict = Verdict::fail;
+      v.limit = "p99";
+      v.reason = "p99 3.000 ms > 1.000 ms";
+    }
+    search.record(*rate, v);
+    EXPECT_LT(++guard, 100);
+    if (guard >= 100) break;
+  }
+  return search;
+}
+
+TEST(RateSearch, GrowsGeometricallyThenBisectsToThePrecision) {
+  auto s = options();
+  s.start_rate = 1000;
+  auto search = search_against(s, 5000);
+  const auto& steps = search.steps();
+  ASSERT_GE(steps.size(), 5u);
+  EXPECT_EQ(steps[0].rate, 1000);
+  EXPECT_EQ(steps[1].rate, 2000);
+  EXPECT_EQ(steps[2].rate, 4000);
+  EXPECT_EQ(steps[3].rate, 8000);  // first failure
+  EXPECT_EQ(steps[4].rate, 6000);  // midpoint of 4000 and 8000
+  const auto o = search.outcome();
+  ASSERT_TRUE(o.max_compliant);
+  ASSERT_TRUE(o.limiting_step);
+  const double fail = steps[*o.limiting_step].rate;
+  EXPECT_LE(*o.max_compliant, 5000);
+  EXPECT_GT(fail, 5000);
+  EXPECT_LE(fail - *o.max_compliant, s.precision * *o.max_compliant);
+  EXPECT_EQ(o.stopped, "precision reached");
+  const std::string text = describe_outcome(search);
+  EXPECT_NE(text.find("maximum compliant rate: " + std::to_string(int(*o.max_compliant)).substr(0, 1)),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("limited by p99 at the next step"), std::string::npos) << text;
+}
+
+TEST(RateSearch, TheLimitingFailureMustRepeatAndANoisyOneIsOverruled) {
+  auto s = options();
+  s.start_rate = 1000;
+  RateSearch search(s);
+  bool noise_left = true;  // the first step at 4,000 fails (a stall), later ones pass
+  for (int guard = 0; guard < 100; ++guard) {
+    auto rate = search.next();
+    if (!rate) break;
+    StepVerdict v;
+    if (*rate > 5000 || (*rate == 4000 && noise_left)) {
+      noise_left = noise_left && *rate != 4000;
+      v.verdict = Verdict::fail;
+      v.limit = "p99";
+      v.reason = "p99 3.000 ms > 1.000 ms";
+    }
+    search.record(*rate, v);
+  }
+  const auto o = search.outcome();
+  ASSERT_TRUE(o.max_compliant);
+  EXPECT_GT(*o.max_compliant, 4000);  // past the noisy failure
+  EXPECT_LE(*o.max_compliant, 5000);
+  ASSERT_TRUE(o.limiting_step);
+  const double limit = search.steps()[*o.limiting_step].rate;
+  int runs = 0;
+  for (const auto& st : search.steps()) runs += st.rate == limit;
+  EXPECT_EQ(runs, 2) << "the limiting failure is run twice";
+}
+
+TEST(RateSearch, AFirstStepThatFailsShrinksUntilOnePasses) {
+  auto s = options();
+  s.start_rate = 1000;
+  auto search = search_against(s, 300);
+  EXPECT_EQ(search.steps()[1].rate, 500);
+  EXPECT_EQ(search.steps()[2].rate, 250);
+  auto o = search.outcome();
+  ASSERT_TRUE(o.max_compliant);
+  EXPECT_LE(*o.max_compliant, 300);
+  EXPECT_GE(*o.max_compliant, 300 * (1 - 2 * s.precision));
+}
+
+TEST(RateSearch, NothingCompliantDownToOneRequestPerSecond) {
+  auto s = options();
+  s.start_rate = 16;
+  auto search = search_against(s, 0);
+  auto o = search.outcome();
+  EXPECT_FALSE(o.max_compliant);
+  EXPECT_EQ(search.steps().back().rate, 1);
+  EXPECT_EQ(o.stopped, "no rate down to 1 req/s met the objective");
+  EXPECT_NE(describe_outcome(search).find("no compliant rate"), std::string::npos);
+}
+
+TEST(RateSearch, AnInvalidStepStopsTheSearchAndSaysClientBound) {
+  auto s = options();
+  s.start_rate = 1000;
+  auto search = search_against(s, 1e9, [](double r) { return r >= 8000; });
+  EXPECT_EQ(search.steps().size(), 4u);
+  auto o = search.outcome();
+  ASSERT_TRUE(o.client_bound_at);
+  EXPECT_EQ(*o.client_bound_at, 8000);
+  EXPECT_EQ(*o.max_compliant, 4000);
+  const std::string text = describe_outcome(search);
+  EXPECT_NE(text.find("client-bound at 8,000 req/s"), std::string::npos) << text;
+  EXPECT_NE(text.find("add threads or processes"), std::string::npos) << text;
+}
+
+TEST(RateSearch, StopsAtTheMaximumRateWhenStillCompliant) {
+  auto s = options();
+  s.start_rate = 1000;
+  s.max_rate = 3000;
+  auto search = search_against(s, 1e9);
+  ASSERT_EQ(search.steps().size(), 3u);
+  EXPECT_EQ(search.steps().back().rate, 3000);
+  EXPECT_EQ(search.outcome().stopped, "--search-max reached, still compliant");
+}
+
+TEST(RateSearch, AFixedListStepsEveryRateInOrder) {
+  auto s = options();
+  s.rates = {3000, 1000, 2000};
+  auto search = search_against(s, 1500);
+  ASSERT_EQ(search.steps().size(), 3u);
+  EXPECT_EQ(search.steps()[0].rate, 3000);
+  EXPECT_EQ(*search.outcome().max_compliant, 1000);
+}
+
+TEST(RateSearch, TheStepCountIsBounded) {
+  auto s = options();
+  s.max_steps = 3;
+  s.precision = 0.001;
+  auto search = search_against(s, 1500);
+  EXPECT_EQ(search.steps().size(), 3u);
+}
+
+TEST(SearchStep, LongEnoughForTheRequestsAndTheHighestPercentile) {
+  auto s = options("p99.9=5ms");
+  s.step_duration_us = 2'000'000;
+  // p99.9 wants 10,000 requests: 10 s at 1,000/s, the minimum 2 s at 100,000/s.
+  EXPECT_EQ(step_duration_us(s, 1000), 10'000'000);
+  EXPECT_EQ(step_duration_us(s, 100'000), 2'000'000);
+}
+
+TEST(SearchOptionsText, SloRatesAndDistressParseOrNameTheProblem) {
+  auto b = parse_slo("p50=200us,p99.9=5ms");
+  ASSERT_EQ(b.size(), 2u);
+  EXPECT_EQ(b[0].name, "p50");
+  EXPECT_DOUBLE_EQ(b[0].quantile, 0.5);
+  EXPECT_DOUBLE_EQ(b[0].max_us, 200);
+  EXPECT_DOUBLE_EQ(b[1].quantile, 0.999);
+  for (const char* bad : {"", "p99", "p100=1ms", "x99=1ms", "p99=fast", "p99=0ms", "p99=1ms,p99=2ms"})
+    EXPECT_THROW(parse_slo(bad), std::invalid_argument) << bad;
+  try {
+    parse_slo("p99=fast");
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("--slo"), std::string::npos) << e.what();
+  }
+  auto r = parse_rate_list("1000,5k");
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(r[1], 5000);
+  for (const char* bad : {"", "0", "1000,", "abc"})
+    EXPECT_THROW(parse_rate_list(bad), std::invalid_argument) << bad;
+  auto d = parse_distress("store-cpu=0.8,psi-full=off");
+  EXPECT_DOUBLE_EQ(d.store_cpu_fraction, 0.8);
+  EXPECT_LT(d.psi_memory_full_pct, 0);
+  EXPECT_DOUBLE_EQ(d.swap_in_pages_per_s, DistressLimits{}.swap_in_pages_per_s);
+  for (const char* bad : {"store-cpu=2", "heat=1", "swap-in", "swap-in=-1"})
+    EXPECT_THROW(parse_distress(bad), std::invalid_argument) << bad;
+}
+
+}  // namespace
+}  // namespace kv::drive
