@@ -3,11 +3,13 @@
 #include <pthread.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <exception>
+#include <fstream>
 #include <mutex>
 #include <span>
 #include <thread>
@@ -38,10 +40,38 @@ double thread_cpu_s(std::thread& t) {
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
 }
 
+// A thread's time on a CPU plus its time runnable but waiting for one (ns, from
+// /proc/self/task/TID/schedstat); 0 when unreadable.
+uint64_t thread_wanted_ns(pid_t tid) {
+  if (tid <= 0) return 0;
+  std::ifstream f("/proc/self/task/" + std::to_string(tid) + "/schedstat");
+  uint64_t on_cpu = 0, waiting = 0;
+  if (!(f >> on_cpu >> waiting)) return 0;
+  return on_cpu + waiting;
+}
+
 // Client CPU bookkeeping between two collections.
 class CpuMeter {
  public:
-  explicit CpuMeter(size_t workers) : last_thread_(workers, 0.0) { read(user_, system_); }
+  explicit CpuMeter(size_t workers) : last_thread_(workers, 0.0), last_wanted_(workers, 0) {
+    read(user_, system_);
+  }
+  // wanted: the busiest worker's time running or runnable (waiting for a CPU), less its
+  // spinning: a thread starved of CPU by a loaded machine is a client limit too.
+  void sample_wanted(const std::vector<std::atomic<pid_t>>& tids, double interval_s,
+                     const std::vector<uint64_t>& spin_ns, double* wanted) {
+    *wanted = 0;
+    for (size_t i = 0; i < tids.size() && i < last_wanted_.size(); ++i) {
+      const uint64_t now = thread_wanted_ns(tids[i].load());
+      if (now == 0) continue;
+      const double spin = i < spin_ns.size() ? static_cast<double>(spin_ns[i]) : 0;
+      if (last_wanted_[i] > 0 && interval_s > 0)
+        *wanted =
+            std::max(*wanted, std::max(0.0, static_cast<double>(now - last_wanted_[i]) - spin) /
+                                  1e9 / interval_s);
+      last_wanted_[i] = now;
+    }
+  }
   // busiest: the busiest worker's CPU less the time it spent spinning for a send time.
   void sample(std::vector<std::thread>& threads, double interval_s,
               const std::vector<uint64_t>& spin_ns, double* user_s, double* system_s,
@@ -71,6 +101,7 @@ class CpuMeter {
   }
   double user_ = 0, system_ = 0;
   std::vector<double> last_thread_;
+  std::vector<uint64_t> last_wanted_;
 };
 
 }  // namespace
@@ -174,8 +205,10 @@ PhaseResult run_phase(const PhasePlan& plan, const WorkloadSpec& w,
       plan.duration_us > 0 ? result.started_ts_us + plan.duration_us : INT64_MAX;
 
   std::vector<std::thread> threads;
+  std::vector<std::atomic<pid_t>> tids(n);
   for (size_t t = 0; t < n; ++t) {
     threads.emplace_back([&, t] {
+      tids[t].store(::gettid());
       std::span<const std::unique_ptr<StoreClient>> mine(clients.data() + t * conns, conns);
       // Workers are numbered across every process of a --processes group, so their key and
       // request shares (and rate schedules) add up to the whole workload.
@@ -240,6 +273,8 @@ PhaseResult run_phase(const PhasePlan& plan, const WorkloadSpec& w,
     }
     cpu.sample(threads, static_cast<double>(report.interval_us) / 1e6, spin_delta,
                &report.cpu_user_s, &report.cpu_system_s, &report.busiest_thread_cpu);
+    cpu.sample_wanted(tids, static_cast<double>(report.interval_us) / 1e6, spin_delta,
+                      &report.busiest_thread_wanted);
     if (!report.warmup) result.totals.merge(second);
     result.ops += report.ops();
     result.failed += report.failed();

@@ -36,8 +36,11 @@ struct SecondReport {
   double cpu_user_s = 0;  // kvdrive's CPU time in the interval, all threads
   double cpu_system_s = 0;
   double busiest_thread_cpu = 0;  // the busiest worker's CPU less its spinning, fraction of a core
-  int64_t spin_us = 0;            // CPU the workers spent spinning for send times (rate mode)
-  int64_t clock_offset_us = 0;    // wall - monotonic at the collection (its change = slew)
+  // The busiest worker's time on a CPU or runnable waiting for one, less its spinning (fraction
+  // of the interval; 0 when the kernel does not say): above ~0.9 the client could not keep up.
+  double busiest_thread_wanted = 0;
+  int64_t spin_us = 0;          // CPU the workers spent spinning for send times (rate mode)
+  int64_t clock_offset_us = 0;  // wall - monotonic at the collection (its change = slew)
 
   const OpSecond& operator[](OpType op) const { return by_op[static_cast<size_t>(op)]; }
   uint64_t ops() const { return by_op[0].ops + by_op[1].ops; }
