@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <atomic>
 #include <charconv>
 #include <cstdint>
@@ -165,6 +166,7 @@ RunCommand::RunCommand(CLI::App& app)
   run->add_option("--process-index", process_index_)->group("")->check(cli::non_empty());
   run->add_flag("--monitor-optional", opts_.monitor_optional,
                 "Go on (with a warning) if a kvmon cannot be reached");
+  add_search_options(*run, search_cli_);
 }
 
 bool RunCommand::parsed() const { return sub_->parsed(); }
@@ -193,6 +195,10 @@ void RunCommand::check(int argc, char** argv) {
         static_cast<int>(parse_whole_number("--process-index", process_index_, 0, 255));
   if (opts_.process_index < 0 || opts_.process_index >= opts_.process_count)
     throw std::invalid_argument("--process-index must be below --processes");
+  const bool phases_given = std::any_of(overrides.begin(), overrides.end(),
+                                        [](const auto& o) { return o.first == "phases"; }) ||
+                            !scenario_.empty();
+  opts_.search = finish_search_options(search_cli_, opts_.steps, phases_given, opts_.process_count);
   for (auto& step : opts_.steps) {
     step.workload.process_index = opts_.process_index;
     step.workload.process_count = opts_.process_count;

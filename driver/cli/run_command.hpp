@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cli/run_output.hpp"
+#include "cli/search_cli.hpp"
 #include "engine/run.hpp"
 
 namespace CLI {
@@ -48,6 +49,7 @@ class RunCommand {
   std::vector<std::pair<const WorkloadOption*, CLI::Option*>> workload_cli_;
   std::map<std::string, std::string> workload_text_;
   std::map<std::string, bool> workload_flags_;
+  SearchCli search_cli_;  // --search and its options
 };
 
 }  // namespace kv::drive

@@ -6,6 +6,7 @@
 #include "kvbench/log.hpp"
 #include "kvbench/schema.hpp"
 #include "report/report.hpp"
+#include "report/search_report.hpp"
 
 namespace kv::drive {
 
@@ -39,6 +40,7 @@ int print_run_record(RunRecord& rec, const RunOptions& opts, std::ostream& out,
           << (rec.error.empty() ? "" : ": " + rec.error) << "\n\n";
     }
     print_run_summary(rec.db, rec.run_id, out, outputs.percentiles);
+    print_search_results(rec.db, rec.run_id, out);
     out << "\nresults: " << opts.db_path << " (run " << rec.run_id << ", " << status << ")\n";
   }
   if (rec.status == PhaseStatus::failed) log_error() << rec.error;

@@ -8,6 +8,7 @@
 #include "engine/progress.hpp"
 #include "engine/run_metadata.hpp"
 #include "engine/run_watcher.hpp"
+#include "engine/search_run.hpp"
 #include "engine/unseen_sets.hpp"
 #include "kvbench/clock.hpp"
 #include "kvbench/log.hpp"
@@ -38,7 +39,8 @@ struct PhaseSlot {
 PhaseStatus run_one_phase(const RunOptions& opts, const PhaseSlot& at, const WorkloadSpec& w,
                           PhaseKind kind, std::vector<std::unique_ptr<StoreClient>>& clients,
                           ResultsWriter& writer, const ValueTable& values,
-                          const std::atomic<bool>& stop, std::string* error) {
+                          const std::atomic<bool>& stop, std::string* error,
+                          StepRun* step = nullptr) {
   PhasePlan plan = plan_phase(kind, w);
   plan.max_errors = opts.max_errors;
   plan.give_up_us = opts.give_up_us;
@@ -53,7 +55,10 @@ PhaseStatus run_one_phase(const RunOptions& opts, const PhaseSlot& at, const Wor
                                    w.threads, w.threads * w.connections, w.to_json()});
     seconds.began(phase_id, ts);
   };
-  auto on_second = [&](const SecondReport& sec) { seconds(sec); };
+  auto on_second = [&](const SecondReport& sec) {
+    if (step) note_step_second(sec, step);
+    seconds(sec);
+  };
   UnseenSetCheck set_check(*at.spec, w, kind, opts.client.timeout_us, opts.event_engine);
   at.watcher->watch(&clients);
   PhaseResult result;
@@ -80,6 +85,7 @@ PhaseStatus run_one_phase(const RunOptions& opts, const PhaseSlot& at, const Wor
                    rate_mode);
   if (result.status == PhaseStatus::failed) *error = label + ": " + result.error;
   if (result.status == PhaseStatus::interrupted) *error = "interrupted by signal";
+  if (step) fill_step_run(result, phase_id, w, step);
   return result.status;
 }
 
@@ -127,15 +133,31 @@ PhaseStatus run_target(const RunOptions& opts, const TargetSpec& spec, int64_t r
                  &db,
                  &watcher,
                  &spec};
-    for (PhaseKind kind : w.phases) {
+    // --search: the phases before the last run once (the load), the last one is stepped.
+    const size_t once = opts.search.enabled ? w.phases.size() - 1 : w.phases.size();
+    PhaseStatus st = PhaseStatus::completed;
+    for (size_t i = 0; i < once && st == PhaseStatus::completed; ++i) {
       at.ordinal = phase_ordinal++;
-      PhaseStatus st = run_one_phase(opts, at, w, kind, clients, writer, values, stop, error);
+      st = run_one_phase(opts, at, w, w.phases[i], clients, writer, values, stop, error);
       monitors.flush(db);  // nothing else flushes between phases
-      if (st != PhaseStatus::completed) {
-        stats.stop(st != PhaseStatus::interrupted);  // at Ctrl-C, do not wait on a stalled store
-        writer.write_store_stats(target_id, stats.drain());
-        return st;
-      }
+    }
+    if (opts.search.enabled && st == PhaseStatus::completed) {
+      auto run_step = [&](double rate) -> std::optional<StepRun> {
+        StepRun run;
+        at.ordinal = phase_ordinal++;
+        st = run_one_phase(opts, at, search_step_workload(opts.search, w, rate), w.phases.back(),
+                           clients, writer, values, stop, error, &run);
+        monitors.flush(db);
+        writer.write_store_stats(target_id, stats.drain());  // the store's pid, for kvmon's rows
+        if (st != PhaseStatus::completed) return std::nullopt;
+        return run;
+      };
+      run_search(opts.search, db, run_id, target_id, spec.protocol, at.label, run_step);
+    }
+    if (st != PhaseStatus::completed) {
+      stats.stop(st != PhaseStatus::interrupted);  // at Ctrl-C, do not wait on a stalled store
+      writer.write_store_stats(target_id, stats.drain());
+      return st;
     }
   }
   stats.stop();  // keep what was gathered (the last poll is at most a second old)

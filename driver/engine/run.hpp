@@ -12,6 +12,7 @@
 #include "kvbench/sqlite.hpp"
 #include "store/store_client.hpp"
 #include "workload/scenario.hpp"
+#include "workload/search_options.hpp"
 #include "workload/workload.hpp"
 
 namespace kv::drive {
@@ -39,6 +40,7 @@ struct RunOptions {
   // --engine events: requests go through the event-loop engine (engine/loop/), not the classic
   // blocking / lock-step path over the client libraries.
   bool event_engine = false;
+  SearchOptions search;  // --search: steps of the last phase at rising rates
 };
 
 // Checks everything about `opts` that needs no store: --db, the target URIs and memcached's

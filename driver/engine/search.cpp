@@ -8,9 +8,7 @@
 namespace kv::drive {
 namespace {
 
-std::string ms_text(double us) {
-  return fmt_fixed(us / 1e3, us < 10'000 ? 3 : 1) + " ms";
-}
+std::string ms_text(double us) { return fmt_fixed(us / 1e3, us < 10'000 ? 3 : 1) + " ms"; }
 
 std::string rate_text(double rate) { return fmt_int(rate) + " req/s"; }
 
@@ -61,7 +59,8 @@ StepVerdict judge_step(const SearchOptions& s, const StepMeasure& m) {
   // for each reply before its next send on that connection (per-thread open loop), so sends
   // late behind slow replies from a thread that mostly waited are the store's pace: their
   // delay is in the intended-time latency judged below, not a client limit.
-  if (m.slip_p99_us > s.client.max_slip_p99_us && wanted > kBusyThreadForSlip * s.client.max_thread_cpu)
+  if (m.slip_p99_us > s.client.max_slip_p99_us &&
+      wanted > kBusyThreadForSlip * s.client.max_thread_cpu)
     add(Verdict::invalid, "slip",
         "schedule slip p99 " + ms_text(m.slip_p99_us) + " > " + ms_text(s.client.max_slip_p99_us) +
             " with a kvdrive thread busy " + fmt_int(wanted * 100) + " % of the time");
@@ -84,12 +83,14 @@ StepVerdict judge_step(const SearchOptions& s, const StepMeasure& m) {
   }
   for (const auto& b : s.objective.latency) {
     const double us = static_cast<double>(m.latency.percentile_ns(b.quantile)) / 1e3;
-    if (us > b.max_us) add(Verdict::fail, b.name, b.name + " " + ms_text(us) + " > " + ms_text(b.max_us));
+    if (us > b.max_us)
+      add(Verdict::fail, b.name, b.name + " " + ms_text(us) + " > " + ms_text(b.max_us));
   }
-  if (m.ops > 0 && static_cast<double>(m.failed) >
-                       s.objective.max_error_rate * static_cast<double>(m.ops))
+  if (m.ops > 0 &&
+      static_cast<double>(m.failed) > s.objective.max_error_rate * static_cast<double>(m.ops))
     add(Verdict::fail, "errors",
-        "errors " + fmt_fixed(100.0 * static_cast<double>(m.failed) / static_cast<double>(m.ops), 2) +
+        "errors " +
+            fmt_fixed(100.0 * static_cast<double>(m.failed) / static_cast<double>(m.ops), 2) +
             " % > " + fmt_fixed(s.objective.max_error_rate * 100, 2) + " %");
 
   // Every connection busy all the time: the store set the pace, or the client had too few
@@ -119,8 +120,8 @@ StepVerdict judge_step(const SearchOptions& s, const StepMeasure& m) {
     distress("memory PSI full", fmt_fixed(*sv.psi_memory_full_pct, 1) + " %");
   if (d.store_cpu_fraction >= 0 && sv.store_cpu_cores && sv.store_cores && *sv.store_cores > 0 &&
       *sv.store_cpu_cores >= d.store_cpu_fraction * *sv.store_cores)
-    distress("store CPU", fmt_int(*sv.store_cpu_cores * 100) + " % of " +
-                              fmt_int(*sv.store_cores) + (*sv.store_cores == 1 ? " core" : " cores"));
+    distress("store CPU", fmt_int(*sv.store_cpu_cores * 100) + " % of " + fmt_int(*sv.store_cores) +
+                              (*sv.store_cores == 1 ? " core" : " cores"));
   return v;
 }
 
@@ -195,7 +196,8 @@ std::optional<double> RateSearch::next() const {
     return std::nullopt;
   }
   const double mid = whole((*pass + *fail) / 2);
-  if (mid <= *pass || mid >= *fail) return times_run(*fail) < 2 ? std::optional(*fail) : std::nullopt;
+  if (mid <= *pass || mid >= *fail)
+    return times_run(*fail) < 2 ? std::optional(*fail) : std::nullopt;
   return mid;
 }
 

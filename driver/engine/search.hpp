@@ -28,10 +28,10 @@ struct ServerSigns {
 // One step's figures, from after its warm-up to its end.
 struct StepMeasure {
   double offered_rate = 0;
-  double seconds = 0;  // measured window
-  uint64_t ops = 0;    // requests completed (any outcome)
-  uint64_t failed = 0;  // errors + timeouts
-  LatencyHistogram latency;  // from each request's intended send time (CO-corrected)
+  double seconds = 0;               // measured window
+  uint64_t ops = 0;                 // requests completed (any outcome)
+  uint64_t failed = 0;              // errors + timeouts
+  LatencyHistogram latency;         // from each request's intended send time (CO-corrected)
   double sent_latency_mean_us = 0;  // from the actual send
   double slip_p50_us = 0, slip_p99_us = 0;
   double busiest_thread_cpu = 0;  // highest of any second, fraction of a core (spin left out)
@@ -74,8 +74,8 @@ class RateSearch {
     StepVerdict verdict;
   };
   struct Outcome {
-    std::optional<double> max_compliant;   // highest passing rate, if any passed
-    std::optional<size_t> limiting_step;   // the lowest failing step above it
+    std::optional<double> max_compliant;    // highest passing rate, if any passed
+    std::optional<size_t> limiting_step;    // the lowest failing step above it
     std::optional<double> client_bound_at;  // the first invalid step's rate
     std::string stopped;  // why the search ended: "precision reached", "--search-max", ...
   };

@@ -114,8 +114,8 @@ DistressLimits parse_distress(std::string_view text, DistressLimits base) {
     }
     double v = 0;
     if (!parse_double(value, &v) || !(v >= 0) || !(v <= hi))
-      bad("--distress", part, "expected a number from 0 to " + std::to_string(int64_t(hi)) +
-                                  " or off");
+      bad("--distress", part,
+          "expected a number from 0 to " + std::to_string(int64_t(hi)) + " or off");
     *field = v;
   }
   return d;

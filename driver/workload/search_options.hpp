@@ -37,10 +37,10 @@ struct ClientLimits {
 // Server distress, read from kvmon's samples of the store's host and process during a step (the
 // step fails with the first limit hit). A negative limit is off.
 struct DistressLimits {
-  double swap_in_pages_per_s = 1;     // host pswpin: more than this per second
-  double major_faults_per_s = 100;    // the store process's major faults per second
-  double psi_memory_full_pct = 10;    // host memory PSI full avg10 above this
-  double store_cpu_fraction = 0.95;   // the store's CPU at this fraction of its threads' cores
+  double swap_in_pages_per_s = 1;    // host pswpin: more than this per second
+  double major_faults_per_s = 100;   // the store process's major faults per second
+  double psi_memory_full_pct = 10;   // host memory PSI full avg10 above this
+  double store_cpu_fraction = 0.95;  // the store's CPU at this fraction of its threads' cores
 };
 
 struct SearchOptions {

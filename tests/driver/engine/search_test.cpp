@@ -183,8 +183,9 @@ TEST(RateSearch, GrowsGeometricallyThenBisectsToThePrecision) {
   EXPECT_LE(fail - *o.max_compliant, s.precision * *o.max_compliant);
   EXPECT_EQ(o.stopped, "precision reached");
   const std::string text = describe_outcome(search);
-  EXPECT_NE(text.find("maximum compliant rate: " + std::to_string(int(*o.max_compliant)).substr(0, 1)),
-            std::string::npos)
+  EXPECT_NE(
+      text.find("maximum compliant rate: " + std::to_string(int(*o.max_compliant)).substr(0, 1)),
+      std::string::npos)
       << text;
   EXPECT_NE(text.find("limited by p99 at the next step"), std::string::npos) << text;
 }
@@ -296,7 +297,8 @@ TEST(SearchOptionsText, SloRatesAndDistressParseOrNameTheProblem) {
   EXPECT_DOUBLE_EQ(b[0].quantile, 0.5);
   EXPECT_DOUBLE_EQ(b[0].max_us, 200);
   EXPECT_DOUBLE_EQ(b[1].quantile, 0.999);
-  for (const char* bad : {"", "p99", "p100=1ms", "x99=1ms", "p99=fast", "p99=0ms", "p99=1ms,p99=2ms"})
+  for (const char* bad :
+       {"", "p99", "p100=1ms", "x99=1ms", "p99=fast", "p99=0ms", "p99=1ms,p99=2ms"})
     EXPECT_THROW(parse_slo(bad), std::invalid_argument) << bad;
   try {
     parse_slo("p99=fast");
