@@ -42,14 +42,16 @@ Pacer::Pacer(const std::atomic<bool>& stop, const std::atomic<bool>& abort)
   prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
 }
 
-bool Pacer::stopped() const noexcept {
-  return stop_.load(std::memory_order_relaxed) || abort_.load(std::memory_order_relaxed);
+bool Pacer::stopped(int64_t now, int64_t end_ns) const noexcept {
+  if (stop_.load(std::memory_order_relaxed)) return true;
+  if (!abort_.load(std::memory_order_relaxed)) return false;
+  return !abort_may_be_duration_end(true, end_ns, now);
 }
 
-bool Pacer::sleep_until(int64_t deadline_ns) {
+bool Pacer::sleep_until(int64_t deadline_ns, int64_t end_ns) {
   for (;;) {
-    if (stopped()) return false;
     const int64_t now = steady_ns();
+    if (stopped(now, end_ns)) return false;
     if (now >= deadline_ns) return true;
     const int64_t t = std::min(deadline_ns, now + kSliceNs);
     timespec ts{static_cast<time_t>(t / 1'000'000'000), static_cast<long>(t % 1'000'000'000)};
@@ -59,14 +61,14 @@ bool Pacer::sleep_until(int64_t deadline_ns) {
 
 bool Pacer::wait_until(int64_t intended_ns, int64_t end_ns, uint64_t* spin_ns) {
   if (end_ns <= intended_ns) {
-    sleep_until(end_ns);
+    sleep_until(end_ns, end_ns);
     return false;
   }
   int64_t now = steady_ns();
   if (now >= intended_ns) return true;  // late already: send at once
   const int64_t wake_ns = intended_ns - margin_.margin_ns();
   if (now < wake_ns) {
-    if (!sleep_until(wake_ns)) return false;
+    if (!sleep_until(wake_ns, end_ns)) return false;
     now = steady_ns();
     margin_.observe(now - wake_ns);
   }

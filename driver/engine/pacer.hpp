@@ -35,11 +35,25 @@ class SpinMargin {
   int64_t margin_ns_ = kInitialNs;
 };
 
+// The collector's abort at a phase's duration end comes within milliseconds of the worker's
+// end_ns (the collector wakes on its wall-clock time base, the worker counts on the steady
+// clock): in rate mode the requests due before end_ns are still sent then (a backlog after a
+// stall included), for up to kEndGraceNs past the end, so a phase sends its whole schedule.
+// Any other abort (max errors, give-up, a failed sink) outside that window stops at once.
+inline constexpr int64_t kEndGraceNs = 100'000'000;
+// True when an abort seen at `now` may be the duration's end of a rate-mode phase ending at
+// end_ns (INT64_MAX: no duration), so that sends due before end_ns still go out.
+inline bool abort_may_be_duration_end(bool rate_mode, int64_t end_ns, int64_t now) {
+  return rate_mode && end_ns != INT64_MAX && now >= end_ns - kEndGraceNs &&
+         now < end_ns + kEndGraceNs;
+}
+
 // Waits for send times on the calling thread. Not thread-safe: one per worker thread.
 class Pacer {
  public:
   // Sets the calling thread's timer slack to 1 ns (prctl), so construct it on the worker thread.
-  // stop and abort end a wait early; they are checked at least every 50 ms.
+  // stop and abort end a wait early (an abort near the duration's end only past it: see
+  // kEndGraceNs); they are checked at least every 50 ms.
   Pacer(const std::atomic<bool>& stop, const std::atomic<bool>& abort);
 
   // Waits until steady_ns() >= intended_ns: sleeps until the margin before it, then spins. When
@@ -53,9 +67,10 @@ class Pacer {
   const SpinMargin& margin() const noexcept { return margin_; }
 
  private:
-  bool stopped() const noexcept;
+  // Ctrl-C, or an abort that is not the duration's end (abort_may_be_duration_end).
+  bool stopped(int64_t now, int64_t end_ns) const noexcept;
   // Sleeps until deadline_ns in slices; false if stopped first.
-  bool sleep_until(int64_t deadline_ns);
+  bool sleep_until(int64_t deadline_ns, int64_t end_ns);
 
   const std::atomic<bool>& stop_;
   const std::atomic<bool>& abort_;

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "engine/pacer.hpp"
 #include "engine/worker.hpp"
 #include "workload/key_chooser.hpp"
 
@@ -92,6 +93,15 @@ inline void record_reply(const WorkerContext& ctx, const Pending& p, OpStatus st
 
 inline bool should_stop(const WorkerContext& ctx) {
   return ctx.stop.load(std::memory_order_relaxed) || ctx.abort.load(std::memory_order_relaxed);
+}
+
+// No new request at `now`: Ctrl-C, or the phase is over — except that an abort which may be
+// the duration's end of a rate-mode phase (abort_may_be_duration_end) lets the requests due
+// before end_ns still go out, so the phase sends its whole schedule.
+inline bool stop_sending(const WorkerContext& ctx, int64_t end_ns, int64_t now) {
+  if (ctx.stop.load(std::memory_order_relaxed)) return true;
+  if (!ctx.abort.load(std::memory_order_relaxed)) return false;
+  return !abort_may_be_duration_end(ctx.plan.rate > 0, end_ns, now);
 }
 
 // A stream's number of requests. Load phases: exactly its key range. Rate mode: request g of

@@ -33,7 +33,7 @@ void run_blocking(const WorkerContext& ctx) {
   RequestPicker picker(ctx);
   KeyFormatter keys(w.key_prefix);
 
-  for (uint64_t i = 0; i < my_requests && !should_stop(ctx); ++i) {
+  for (uint64_t i = 0; i < my_requests && !stop_sending(ctx, end_ns, steady_ns()); ++i) {
     Pending p{};
     p.intended_ns = schedule.at(i);
     if (schedule.on() && !wait_for_send(ctx, pacer, p.intended_ns, end_ns)) break;
@@ -77,7 +77,7 @@ void run_pipelined(const WorkerContext& ctx) {
 
   uint64_t i = 0;
   bool more = true;
-  while (more && i < my_requests && !should_stop(ctx)) {
+  while (more && i < my_requests && !stop_sending(ctx, end_ns, steady_ns())) {
     if (schedule.on() && !wait_for_send(ctx, pacer, schedule.at(i), end_ns)) break;
     std::fill(queued.begin(), queued.end(), 0);
     for (size_t k = 0; k < conns * depth && i < my_requests; ++k, ++i) {

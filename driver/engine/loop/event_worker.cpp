@@ -38,7 +38,6 @@ constexpr int64_t kTickNs = 5'000'000;           // timeouts, stop and abort are
 constexpr int64_t kFailPauseNs = 10'000'000;     // a connection whose server is down: one error per
 constexpr int64_t kFirstBackoffNs = 50'000'000;  // as the classic clients' reconnect backoff
 constexpr int64_t kStopGraceNs = 50'000'000;     // Ctrl-C: replies still awaited this long
-constexpr int64_t kEndGraceNs = 100'000'000;     // see Worker::stopping
 
 class Worker;
 class Link;
@@ -168,17 +167,9 @@ class Worker {
     heap_.emplace(at, u);
   }
   void dirty(Link* l) { dirty_.push_back(l); }
-  // No new request: Ctrl-C, or the phase is over. The collector's abort at the duration's end
-  // comes within milliseconds of end_ns (its wall-clock time base against this steady clock):
-  // in rate mode the requests due before end_ns are still sent then (a backlog after a stall
-  // included), for up to kEndGraceNs past the end, so the phase sends its whole schedule.
-  bool stopping(int64_t now) const {
-    if (ctx.stop.load(std::memory_order_relaxed)) return true;
-    if (!ctx.abort.load(std::memory_order_relaxed)) return false;
-    const bool duration_end = ctx.plan.rate > 0 && end_ns != INT64_MAX &&
-                              now >= end_ns - kEndGraceNs && now < end_ns + kEndGraceNs;
-    return !duration_end;
-  }
+  // No new request: Ctrl-C, or the phase is over (see stop_sending: in rate mode the requests
+  // due before end_ns still go out when the collector's abort is the duration's end).
+  bool stopping(int64_t now) const { return stop_sending(ctx, end_ns, now); }
 
   const WorkerContext& ctx;
   const int64_t end_ns;
