@@ -177,9 +177,9 @@ std::vector<TargetSpec> check_run_options(const RunOptions& opts) {
     } catch (const std::invalid_argument& e) {
       throw std::invalid_argument(spec.display + ": " + e.what());
     }
-    if (spec.tls.enabled || spec.cluster)  // parsed and tested, not yet driven (#16)
+    if ((spec.tls.enabled || spec.cluster) && !opts.event_engine)
       throw std::invalid_argument(spec.display + ": " + (spec.cluster ? "Redis Cluster" : "TLS") +
-                                  " targets are not driven by this kvdrive yet");
+                                  " targets need --engine events");
   }
   for (const auto& step : opts.steps) {
     const WorkloadSpec& w = step.workload;
@@ -211,7 +211,12 @@ RunRecord run_benchmark(const RunOptions& opts, const std::atomic<bool>& stop) {
   uint64_t largest_value = 1;
   for (const auto& step : opts.steps)
     largest_value = std::max(largest_value, step.workload.values.largest());
-  for (const auto& spec : specs) connect_clients(spec, 1, opts.client);
+  for (const auto& spec : specs) {
+    if (spec.tls.enabled || spec.cluster)
+      connect_event_clients(spec, 1, opts.client);
+    else
+      connect_clients(spec, 1, opts.client);
+  }
 
   // kvmon links are checked before the file is touched too (an unreachable one is an error).
   Monitors monitors(opts.monitors, opts.monitor_token_file, opts.monitor_optional);

@@ -12,8 +12,12 @@
 #include <stdexcept>
 
 #include "kvbench/clock.hpp"
+#include "store/cluster.hpp"
+#include "store/cluster_topology.hpp"
 #include "store/memcached_codec.hpp"
 #include "store/resp_codec.hpp"
+#include "store/tls_context.hpp"
+#include "store/tls_session.hpp"
 
 namespace kv::drive {
 namespace {
@@ -79,12 +83,41 @@ int open_socket(const HostPort& s, int64_t timeout_us, bool nodelay, SocketAddre
   return -1;
 }
 
-// Sends `request` and reads until done(bytes just read) says the reply is whole. False on a
-// lost connection, a timeout, or done() returning false via *failed.
-bool exchange(int fd, std::string_view request, int64_t timeout_us,
+// Waits for what a TLS call asked for; false for closed / error / a timeout.
+bool wait_tls(int fd, st::TlsSession::Io io, int64_t deadline_us) {
+  if (io == st::TlsSession::Io::want_read) return wait_fd(fd, POLLIN, deadline_us);
+  if (io == st::TlsSession::Io::want_write) return wait_fd(fd, POLLOUT, deadline_us);
+  return false;
+}
+
+// Sends `request` and reads until done(bytes just read) says the reply is whole, through `tls`
+// when set. False on a lost connection, a timeout, or done() returning false via *failed.
+bool exchange(int fd, st::TlsSession* tls, std::string_view request, int64_t timeout_us,
               const std::function<bool(std::string_view, bool*)>& done) {
   const int64_t deadline = steady_us() + timeout_us;
   size_t sent = 0;
+  char buf[16384];
+  if (tls) {
+    while (sent < request.size()) {
+      size_t n = 0;
+      auto io = tls->write(request.data() + sent, request.size() - sent, &n);
+      if (io == st::TlsSession::Io::done)
+        sent += n;
+      else if (!wait_tls(fd, io, deadline))
+        return false;
+    }
+    for (;;) {
+      size_t n = 0;
+      auto io = tls->read(buf, sizeof buf, &n);
+      if (io == st::TlsSession::Io::done) {
+        bool failed = false;
+        if (done(std::string_view(buf, n), &failed)) return true;
+        if (failed) return false;
+      } else if (!wait_tls(fd, io, deadline)) {
+        return false;
+      }
+    }
+  }
   while (sent < request.size()) {
     ssize_t n = ::send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
     if (n > 0) {
@@ -95,7 +128,6 @@ bool exchange(int fd, std::string_view request, int64_t timeout_us,
       return false;
     }
   }
-  char buf[16384];
   for (;;) {
     ssize_t n = ::recv(fd, buf, sizeof buf, 0);
     if (n > 0) {
@@ -117,12 +149,12 @@ std::string where_of(const TargetSpec& spec, const HostPort& s) {
 
 // Redis: runs the commands in `out` (n replies) and returns the first error reply's first
 // word ("WRONGPASS"), or "" when all succeeded; *lost when the connection failed.
-std::string redis_commands(int fd, const std::string& out, size_t n, int64_t timeout_us, bool* lost,
-                           std::string* last_text) {
+std::string redis_commands(int fd, st::TlsSession* tls, const std::string& out, size_t n,
+                           int64_t timeout_us, bool* lost, std::string* last_text) {
   st::RespDecoder dec;
   std::string error;
   size_t got = 0;
-  *lost = !exchange(fd, out, timeout_us, [&](std::string_view bytes, bool* failed) {
+  *lost = !exchange(fd, tls, out, timeout_us, [&](std::string_view bytes, bool* failed) {
     if (!dec.feed(bytes)) {
       *failed = true;
       return false;
@@ -167,24 +199,52 @@ size_t append_handshake(const TargetSpec& spec, std::string& out) {
 std::vector<std::unique_ptr<StoreClient>> connect_event_clients(const TargetSpec& spec, size_t n,
                                                                 const ClientOptions& opts) {
   std::vector<std::unique_ptr<StoreClient>> clients;
+  std::shared_ptr<const st::TlsContext> tls;
+  if (spec.tls.enabled) tls = std::make_shared<const st::TlsContext>(spec.tls);
+  std::shared_ptr<const st::SlotMap> slots;
+  if (spec.cluster) {  // one CLUSTER SLOTS for every client of the target
+    auto map = std::make_shared<st::SlotMap>();
+    map->assign(st::fetch_cluster_slots(spec.servers, spec, tls.get(), opts.timeout_us));
+    if (map->covered_slots() != st::kClusterSlots)
+      throw std::runtime_error(spec.display + ": the cluster serves " +
+                               std::to_string(map->covered_slots()) + " of " +
+                               std::to_string(st::kClusterSlots) + " slots");
+    slots = std::move(map);
+  }
   for (size_t i = 0; i < n; ++i) {
-    auto c = std::make_unique<EventClient>(spec, opts);
+    auto c = std::make_unique<EventClient>(spec, opts, tls, slots);
     if (auto r = c->connect(); !r.ok()) throw std::runtime_error(r.error().message);
     clients.push_back(std::move(c));
   }
   return clients;
 }
 
-EventClient::EventClient(TargetSpec spec, ClientOptions opts)
-    : spec_(std::move(spec)),
+namespace {
+TargetSpec with_servers(TargetSpec spec, const st::SlotMap* slots) {
+  if (slots) spec.servers = slots->nodes();
+  return spec;
+}
+}  // namespace
+
+EventClient::EventClient(TargetSpec spec, ClientOptions opts,
+                         std::shared_ptr<const st::TlsContext> tls,
+                         std::shared_ptr<const st::SlotMap> slots)
+    : spec_(with_servers(std::move(spec), slots.get())),
       opts_(opts),
       fds_(spec_.servers.size(), -1),
-      addresses_(spec_.servers.size()) {
+      tls_ctx_(std::move(tls)),
+      tls_(spec_.servers.size()),
+      addresses_(spec_.servers.size()),
+      slots_(std::move(slots)) {
+  if (spec_.cluster && !slots_)
+    throw std::invalid_argument(spec_.display + ": a cluster client needs its slot map");
+  if (spec_.tls.enabled && !tls_ctx_) tls_ctx_ = std::make_shared<const st::TlsContext>(spec_.tls);
   if (spec_.protocol == Protocol::memcached && spec_.servers.size() > 1)
     ring_ = std::make_unique<MemcachedRing>(spec_);
 }
 
 EventClient::~EventClient() {
+  tls_.clear();  // the sessions before their sockets
   for (int fd : fds_) {
     if (fd >= 0) ::close(fd);
   }
@@ -197,9 +257,20 @@ int EventClient::take_fd(size_t i) {
 }
 
 void EventClient::give_fd(size_t i, int fd) {
+  tls_[i].reset();
   if (fds_[i] >= 0) ::close(fds_[i]);
   fds_[i] = fd;
 }
+
+std::unique_ptr<st::TlsSession> EventClient::take_tls(size_t i) { return std::move(tls_[i]); }
+
+size_t EventClient::server_for(std::string_view key) const {
+  if (ring_) return ring_->server_for(key);
+  if (slots_) return static_cast<size_t>(std::max(0, slots_->node_of_key(key)));
+  return 0;
+}
+
+void EventClient::give_tls(size_t i, std::unique_ptr<st::TlsSession> s) { tls_[i] = std::move(s); }
 
 Result<void> EventClient::connect() {
   for (size_t i = 0; i < spec_.servers.size(); ++i) {
@@ -210,12 +281,18 @@ Result<void> EventClient::connect() {
     int fd = open_socket(server, opts_.timeout_us, spec_.tcp_nodelay, &addresses_[i], &why);
     if (fd < 0) return Error{"cannot connect to " + where + ": " + why};
     give_fd(i, fd);
+    if (tls_ctx_) {
+      auto s = std::make_unique<st::TlsSession>(*tls_ctx_, fd, server.host);
+      if (!s->handshake_until(steady_us() + opts_.timeout_us))
+        return Error{"cannot connect to " + where + ": " + s->error()};
+      tls_[i] = std::move(s);
+    }
     if (spec_.protocol == Protocol::redis) {
       std::string out;
       const size_t n = append_handshake(spec_, out);
       if (n == 0) continue;
       bool lost = false;
-      std::string err = redis_commands(fd, out, n, opts_.timeout_us, &lost, nullptr);
+      std::string err = redis_commands(fd, tls_[i].get(), out, n, opts_.timeout_us, &lost, nullptr);
       if (lost) return Error{where + ": the handshake (AUTH / SELECT) got no answer"};
       if (!err.empty()) return Error{where + ": AUTH / SELECT failed: " + err};
       continue;
@@ -225,26 +302,28 @@ Result<void> EventClient::connect() {
     if (spec_.binary_protocol) {
       st::mc::append_binary_version(out, 0);
       st::mc::BinaryDecoder dec;
-      bool ok = exchange(fd, out, opts_.timeout_us, [&](std::string_view b, bool* failed) {
-        dec.feed(b);
-        st::mc::BinaryReply r;
-        st::ReadStatus s = dec.next(&r);
-        *failed = s == st::ReadStatus::protocol_error;
-        return s == st::ReadStatus::reply;
-      });
+      bool ok =
+          exchange(fd, tls_[i].get(), out, opts_.timeout_us, [&](std::string_view b, bool* failed) {
+            dec.feed(b);
+            st::mc::BinaryReply r;
+            st::ReadStatus s = dec.next(&r);
+            *failed = s == st::ReadStatus::protocol_error;
+            return s == st::ReadStatus::reply;
+          });
       if (!ok)
         return Error{"cannot connect to memcached " + spec_.display + ": no answer to a " +
                      "binary-protocol version request from " + where};
     } else {
       st::mc::append_text_version(out);
       st::mc::TextDecoder dec;
-      bool ok = exchange(fd, out, opts_.timeout_us, [&](std::string_view b, bool* failed) {
-        dec.feed(b);
-        st::mc::TextReply r;
-        st::ReadStatus s = dec.next(st::mc::TextOp::version, &r);
-        *failed = s == st::ReadStatus::protocol_error;
-        return s == st::ReadStatus::reply;
-      });
+      bool ok =
+          exchange(fd, tls_[i].get(), out, opts_.timeout_us, [&](std::string_view b, bool* failed) {
+            dec.feed(b);
+            st::mc::TextReply r;
+            st::ReadStatus s = dec.next(st::mc::TextOp::version, &r);
+            *failed = s == st::ReadStatus::protocol_error;
+            return s == st::ReadStatus::reply;
+          });
       if (!ok)
         return Error{"cannot connect to memcached " + spec_.display + ": no answer from " + where};
     }
@@ -260,7 +339,7 @@ std::string EventClient::server_version() {
     st::resp::append_info(out, "server");
     bool lost = false;
     std::string text;
-    if (!redis_commands(fds_[0], out, 1, timeout, &lost, &text).empty() || lost) {
+    if (!redis_commands(fds_[0], tls_[0].get(), out, 1, timeout, &lost, &text).empty() || lost) {
       if (lost) give_fd(0, -1);  // out of step or gone: the loop opens a new connection
       return "";
     }
@@ -274,13 +353,23 @@ std::string EventClient::server_version() {
   SocketAddress unused;
   std::string why;
   int fd = open_socket(spec_.servers.front(), timeout, true, &unused, &why);
+  std::unique_ptr<st::TlsSession> tls;
+  if (fd >= 0 && tls_ctx_) {
+    tls = std::make_unique<st::TlsSession>(*tls_ctx_, fd, spec_.servers.front().host);
+    if (!tls->handshake_until(steady_us() + timeout)) {
+      tls.reset();
+      ::close(fd);
+      fd = -1;
+    }
+  }
   if (fd >= 0) {
     std::string reply;
-    exchange(fd, "version\r\n", timeout, [&](std::string_view b, bool* failed) {
+    exchange(fd, tls.get(), "version\r\n", timeout, [&](std::string_view b, bool* failed) {
       reply.append(b);
       *failed = reply.size() > 4096;
       return reply.find('\n') != std::string::npos;
     });
+    tls.reset();
     ::close(fd);
     reply.resize(std::min(reply.find_first_of("\r\n"), reply.size()));
     std::string shown;
@@ -292,7 +381,7 @@ std::string EventClient::server_version() {
   st::mc::append_binary_version(out, 0);
   st::mc::BinaryDecoder dec;
   std::string version;
-  exchange(fds_[0], out, timeout, [&](std::string_view b, bool* failed) {
+  exchange(fds_[0], tls_[0].get(), out, timeout, [&](std::string_view b, bool* failed) {
     dec.feed(b);
     st::mc::BinaryReply r;
     st::ReadStatus s = dec.next(&r);

@@ -22,6 +22,11 @@
 #include "store/store_client.hpp"
 
 namespace kv::drive {
+namespace store {
+class TlsContext;
+class TlsSession;
+class SlotMap;
+}  // namespace store
 
 // A resolved server address, kept from the first connect for the loop's reconnects.
 struct SocketAddress {
@@ -31,7 +36,12 @@ struct SocketAddress {
 
 class EventClient final : public StoreClient {
  public:
-  EventClient(TargetSpec spec, ClientOptions opts);
+  // A TLS target's connections use `tls` (built from spec.tls when null; shared by the clients
+  // of one target: connect_event_clients builds it once).
+  // A Redis Cluster target (spec.cluster) needs `slots`: its servers become the map's masters.
+  EventClient(TargetSpec spec, ClientOptions opts,
+              std::shared_ptr<const store::TlsContext> tls = nullptr,
+              std::shared_ptr<const store::SlotMap> slots = nullptr);
   ~EventClient() override;
   EventClient(const EventClient&) = delete;
   EventClient& operator=(const EventClient&) = delete;
@@ -46,11 +56,20 @@ class EventClient final : public StoreClient {
   size_t servers() const noexcept { return spec_.servers.size(); }
   // Which server (index into spec().servers) a key goes to: libmemcached's ketama for a
   // memcached pool, else 0.
-  size_t server_for(std::string_view key) const { return ring_ ? ring_->server_for(key) : 0; }
+  // libmemcached's ketama for a memcached pool, the key's hash slot's master for a Redis
+  // Cluster (as CLUSTER SLOTS said when the clients were made), else 0.
+  size_t server_for(std::string_view key) const;
   // The connected socket of server i, handed over (-1: none; the loop then reconnects).
   int take_fd(size_t i);
-  // Hands a connected socket back (or -1); the client closes it when destroyed.
+  // Hands a connected socket back (or -1); the client closes it when destroyed. Drops the TLS
+  // session of the socket it replaces.
   void give_fd(size_t i, int fd);
+  // A TLS target: the session over server i's socket, handed over with take_fd (null: none,
+  // or plain TCP); given back after give_fd.
+  std::unique_ptr<store::TlsSession> take_tls(size_t i);
+  void give_tls(size_t i, std::unique_ptr<store::TlsSession> s);
+  // The target's TLS context; null for plain TCP.
+  const store::TlsContext* tls_context() const noexcept { return tls_ctx_.get(); }
   // Where server i was reached (len 0: never resolved).
   const SocketAddress& address(size_t i) const { return addresses_[i]; }
   // The loop gave up `n` requests at Ctrl-C after (part of) them were sent.
@@ -61,7 +80,10 @@ class EventClient final : public StoreClient {
   ClientOptions opts_;
   std::unique_ptr<MemcachedRing> ring_;
   std::vector<int> fds_;
+  std::shared_ptr<const store::TlsContext> tls_ctx_;
+  std::vector<std::unique_ptr<store::TlsSession>> tls_;  // per server, beside fds_
   std::vector<SocketAddress> addresses_;
+  std::shared_ptr<const store::SlotMap> slots_;  // a Redis Cluster's, shared by its clients
 };
 
 // Connects n EventClients to the target; throws std::runtime_error naming it if any cannot.

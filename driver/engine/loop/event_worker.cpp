@@ -25,6 +25,7 @@
 #include "kvbench/clock.hpp"
 #include "store/memcached_codec.hpp"
 #include "store/resp_codec.hpp"
+#include "store/tls_session.hpp"
 
 namespace kv::drive {
 namespace {
@@ -119,6 +120,11 @@ class Link {
   bool complete(st::Verdict v, std::string_view value, int64_t now);
   st::Verdict out_of_step(size_t buffered, st::Verdict v) const;
   void on_connected(const error_code& ec);
+  // TLS (a TlsSession over the socket, store/tls_session.hpp): the same steps, through it.
+  void write_tls();
+  void read_tls();
+  void handshake_tls();
+  void wait_tls(st::TlsSession::Io io, void (Link::*then)());
   void connect_failed(int64_t now);
   void fail(OpStatus status, int64_t now);
   void close_socket();
@@ -130,6 +136,8 @@ class Link {
   size_t server_;
   Wire wire_;
   tcp::socket sock_;
+  std::unique_ptr<st::TlsSession> tls_;  // null: plain TCP
+  size_t tls_sent_ = 0;                  // of sending_, taken by the TLS session
   State state_ = State::down;
   uint64_t gen_ = 0;  // bumped whenever the socket is closed: stale handlers do nothing
   int64_t retry_at_ = 0;
@@ -364,6 +372,7 @@ void Link::adopt(int fd) {
     return;
   }
   sock_.non_blocking(true, ec);
+  tls_ = client_.take_tls(server_);
   state_ = State::up;
   arm_read();
 }
@@ -410,6 +419,14 @@ void Link::send(User* u, const Pending& p, std::string_view key, std::string_vie
 void Link::flush() {
   dirty_ = false;
   if (state_ != State::up || writing_ || out_.empty()) return;
+  if (tls_) {
+    sending_.swap(out_);
+    out_.clear();
+    tls_sent_ = 0;
+    writing_ = true;
+    write_tls();
+    return;
+  }
   error_code ec;
   size_t n = sock_.write_some(asio::buffer(out_), ec);
   if (ec && ec != asio::error::would_block && ec != asio::error::try_again) {
@@ -439,6 +456,71 @@ void Link::flush() {
   });
 }
 
+// TLS writes go from sending_ (a retry offers the same bytes again); out_ gathers what is
+// queued meanwhile, flushed once sending_ is out.
+void Link::write_tls() {
+  while (tls_sent_ < sending_.size()) {
+    size_t n = 0;
+    auto io = tls_->write(sending_.data() + tls_sent_, sending_.size() - tls_sent_, &n);
+    if (io != st::TlsSession::Io::done) {
+      wait_tls(io, &Link::write_tls);
+      return;
+    }
+    tls_sent_ += n;
+    written_bytes_ += n;
+  }
+  writing_ = false;
+  sending_.clear();
+  tls_sent_ = 0;
+  flush();
+}
+
+// Until OpenSSL has nothing decrypted left (want_read): it may hold whole replies the socket
+// no longer signals.
+void Link::read_tls() {
+  for (;;) {
+    size_t n = 0;
+    auto io = tls_->read(w_.rbuf.data(), w_.rbuf.size(), &n);
+    if (io == st::TlsSession::Io::want_read) break;
+    if (io != st::TlsSession::Io::done) {
+      wait_tls(io, &Link::read_tls);
+      return;
+    }
+    if (!decode(std::string_view(w_.rbuf.data(), n), steady_ns())) return;
+  }
+  arm_read();
+}
+
+// Waits for what the session asked (then calls `then`); fails the link on closed / error.
+void Link::wait_tls(st::TlsSession::Io io, void (Link::*then)()) {
+  if (io != st::TlsSession::Io::want_read && io != st::TlsSession::Io::want_write) {
+    if (state_ == State::connecting)
+      connect_failed(steady_ns());
+    else
+      fail(OpStatus::error, steady_ns());
+    return;
+  }
+  auto what =
+      io == st::TlsSession::Io::want_read ? tcp::socket::wait_read : tcp::socket::wait_write;
+  sock_.async_wait(what, [this, then, g = gen_](const error_code& e) {
+    if (g != gen_) return;
+    if (e) {
+      wait_tls(st::TlsSession::Io::error, then);
+      return;
+    }
+    (this->*then)();
+  });
+}
+
+void Link::handshake_tls() {
+  auto io = tls_->handshake();
+  if (io == st::TlsSession::Io::done) {
+    on_connected(error_code{});
+    return;
+  }
+  wait_tls(io, &Link::handshake_tls);
+}
+
 void Link::arm_read() {
   sock_.async_wait(tcp::socket::wait_read, [this, g = gen_](const error_code& ec) {
     if (g != gen_) return;
@@ -449,6 +531,10 @@ void Link::arm_read() {
 void Link::on_readable(const error_code& ec) {
   if (ec) {
     fail(OpStatus::error, steady_ns());
+    return;
+  }
+  if (tls_) {
+    read_tls();
     return;
   }
   for (;;) {
@@ -557,6 +643,8 @@ bool Link::complete(st::Verdict v, std::string_view value, int64_t now) {
 
 void Link::close_socket() {
   ++gen_;
+  tls_.reset();
+  tls_sent_ = 0;
   error_code ec;
   sock_.close(ec);
   writing_ = false;
@@ -623,6 +711,12 @@ void Link::on_connected(const error_code& ec) {
   }
   error_code ig;
   sock_.non_blocking(true, ig);
+  if (client_.tls_context() && !tls_) {  // a TLS target: the handshake, then up
+    tls_ = std::make_unique<st::TlsSession>(*client_.tls_context(), sock_.native_handle(),
+                                            client_.spec().servers[server_].host);
+    handshake_tls();
+    return;
+  }
   state_ = State::up;
   backoff_ns_ = 0;
   const size_t n = append_handshake(client_.spec(), out_);
@@ -691,6 +785,8 @@ void Link::release() {
     error_code ec;
     int fd = sock_.release(ec);
     client_.give_fd(server_, ec ? -1 : fd);
+    if (!ec) client_.give_tls(server_, std::move(tls_));
+    tls_.reset();
     return;
   }
   close_socket();

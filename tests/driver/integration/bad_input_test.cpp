@@ -343,16 +343,16 @@ TEST_F(KvdriveBadInput, TargetUris) {
   cases.push_back(
       {{"run", "--db", kDb, "--processes", "2", "--target", target_, "--target", "bogus://x:1"},
        {"'bogus://x:1'"}});
-  // Parsed, but not driven yet (#16): refused before any connection, not run as plain TCP.
+  // The classic clients cannot drive them: refused before any connection, not run as plain TCP.
   cases.push_back({{"run", "--db", kDb, "--target", "rediss://127.0.0.1:1"},
-                   {"rediss://127.0.0.1:1: TLS targets are not driven by this kvdrive yet"}});
+                   {"rediss://127.0.0.1:1: TLS targets need --engine events"}});
   cases.push_back({{"run", "--db", kDb, "--target", "rediss://127.0.0.1:1?ca=/nonexistent/ca.pem"},
                    {"rediss://127.0.0.1:1?ca=/nonexistent/ca.pem: TLS CA file "
                     "'/nonexistent/ca.pem': cannot read it (No such file or directory)"}});
   cases.push_back({{"run", "--db", kDb, "--target", "memcached://127.0.0.1:1?tls=1&ca=/dev/null"},
                    {"TLS CA file '/dev/null': no PEM certificate in it"}});
   cases.push_back({{"run", "--db", kDb, "--target", "redis+cluster://127.0.0.1:1"},
-                   {"Redis Cluster targets are not driven by this kvdrive yet"}});
+                   {"redis+cluster://127.0.0.1:1: Redis Cluster targets need --engine events"}});
   cases.push_back({{"run", "--db", kDb}, {"--target is required"}});
   cases.push_back({{"run", "--db", kDb, "--target"}, {"--target"}});
   check_all(cases);
