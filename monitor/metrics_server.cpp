@@ -19,7 +19,7 @@ namespace {
 namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
 
-constexpr size_t kMaxHeadBytes = 8 * 1024;
+constexpr size_t kMaxHeadBytes = size_t{8} * 1024;
 constexpr auto kDeadline = std::chrono::seconds(10);
 constexpr size_t kMaxConnections = 16;
 
@@ -263,7 +263,13 @@ MetricsServer::MetricsServer(asio::io_context& io, MetricsConfig config, Render 
   impl_->accept();
 }
 
-MetricsServer::~MetricsServer() { stop(); }
+MetricsServer::~MetricsServer() {
+  try {
+    stop();
+  } catch (...) {
+    // Closing sockets: nothing is left to report a failure to.
+  }
+}
 
 void MetricsServer::stop() {
   if (impl_->stopped) return;

@@ -38,7 +38,7 @@ void append_escaped(std::string& out, std::string_view v) {
 // sample, so a family whose values are all unknown leaves no trace.
 class Page {
  public:
-  explicit Page(bool openmetrics) : om_(openmetrics) { out_.reserve(16 * 1024); }
+  explicit Page(bool openmetrics) : om_(openmetrics) { out_.reserve(size_t{16} * 1024); }
 
   // `name` without `_total` for a counter (its samples get the suffix).
   void family(std::string_view name, std::string_view type, std::string_view help) {

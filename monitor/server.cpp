@@ -28,8 +28,8 @@ using proto::Message;
 Bytes encoded(const Message& m) { return std::make_shared<const std::string>(proto::encode(m)); }
 
 constexpr int kSocketSendBufferBytes = 128 * 1024;
-constexpr size_t kBackfillChunkBytes = 64 * 1024;      // history is pulled in pieces this large
-constexpr auto kCloseGrace = std::chrono::seconds(5);  // to flush an error reply
+constexpr size_t kBackfillChunkBytes = size_t{64} * 1024;  // history is pulled in pieces this large
+constexpr auto kCloseGrace = std::chrono::seconds(5);      // to flush an error reply
 
 // Failed tokens are rate-limited per address (auth_throttle.hpp); "too many clients" refusals
 // are summarised, one line per kBusyLogPeriodUs.
@@ -460,7 +460,13 @@ MonitorServer::MonitorServer(asio::io_context& io, ServerConfig config, ServerId
   impl_->accept();
 }
 
-MonitorServer::~MonitorServer() { stop(); }
+MonitorServer::~MonitorServer() {
+  try {
+    stop();
+  } catch (...) {
+    // Closing sockets and a last log line: nothing is left to report a failure to.
+  }
+}
 
 void MonitorServer::publish(const Batch& batch) {
   if (impl_->stopped) return;

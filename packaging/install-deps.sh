@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what kvbench needs to build, test and run its demo on Debian 12, with apt-get, but
 # only if something is missing (so it is quick and needs no root when all is there).
-# Usage: packaging/install-deps.sh [--with-extras] [--with-fuzz] [--with-format]
+# Usage: packaging/install-deps.sh [--with-extras] [--with-fuzz] [--with-format] [--with-tidy]
 #   extras: peers for benchmark scripts; fuzz: clang for the libFuzzer targets
 set -euo pipefail
 
@@ -25,6 +25,7 @@ for arg in "$@"; do
     --with-extras) packages+=(redis-tools libmemcached-tools sysstat libbenchmark-dev) ;;
     --with-fuzz) packages+=(clang) ;;  # libFuzzer targets (docs/protocol.md, "Fuzzing")
     --with-format) packages+=(clang-format) ;;  # scripts/check-format.sh
+    --with-tidy) packages+=(clang-tidy) ;;  # scripts/tidy.sh (Debian 12: clang-tidy 14)
   esac
 done
 

@@ -38,7 +38,7 @@ void check_arguments_utf8(int argc, char** argv) {
     if (arg.rfind("--", 0) == 0 && eq != std::string_view::npos) {
       what = std::string(arg.substr(0, eq));
       arg.remove_prefix(eq + 1);
-    } else if (arg.rfind("-", 0) == 0) {
+    } else if (arg.rfind('-', 0) == 0) {
       what = std::string(arg);
     } else if (i > 1 && argv[i - 1][0] == '-') {
       what = argv[i - 1];

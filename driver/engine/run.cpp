@@ -100,7 +100,7 @@ PhaseStatus run_target(const RunOptions& opts, const TargetSpec& spec, int64_t r
   StoreStatsPoller stats(spec, 1'000'000, std::min<int64_t>(opts.client.timeout_us, 1'000'000));
   for (const RunStep& step : opts.steps) {
     const WorkloadSpec& w = step.workload;
-    const auto wanted = static_cast<size_t>(w.threads * w.connections);
+    const auto wanted = static_cast<size_t>(w.threads) * static_cast<size_t>(w.connections);
     if (clients.size() != wanted) {
       clients.clear();
       clients = opts.event_engine ? connect_event_clients(spec, wanted, opts.client)

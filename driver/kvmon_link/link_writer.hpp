@@ -50,7 +50,10 @@ class LinkWriter {
  private:
   struct Key {
     int64_t pid, start_ticks;
+    // clang-tidy 14 sees a literal 0 in a defaulted <=> (a false positive).
+    // NOLINTBEGIN(modernize-use-nullptr)
     auto operator<=>(const Key&) const = default;
+    // NOLINTEND(modernize-use-nullptr)
   };
   struct Seen {
     std::string name;

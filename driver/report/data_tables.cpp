@@ -93,9 +93,11 @@ std::vector<ReportTable> series_tables(Database& db, int64_t run_id) {
         "JOIN targets t ON t.target_id = ?1 JOIN runs r ON r.run_id = t.run_id "
         "WHERE s.instance_id = ?2 AND s.ts_us BETWEEN r.started_ts_us "
         " AND COALESCE(r.ended_ts_us, s.ts_us) ORDER BY s.ts_us",
-        {"store", "host", "process"}, [&](Statement& s) {
-          s.bind(1, target);
-          s.bind(2, instance);
+        {"store", "host", "process"},
+        [&, target_id = target, instance_id = instance](Statement& s) {
+          // Captured by copy: clang 14 (clang-tidy) cannot capture a structured binding.
+          s.bind(1, target_id);
+          s.bind(2, instance_id);
         });
     if (first) {
       proc = std::move(t);

@@ -81,7 +81,7 @@ void add_steps(Database& db, int64_t run_id, std::vector<ReportTable>& out) {
     }
     pivot.rows.push_back(std::move(row));
   }
-  pivot.notes_after.push_back("(req/s count every request, failed ones too: see errors)");
+  pivot.notes_after.emplace_back("(req/s count every request, failed ones too: see errors)");
   out.push_back(std::move(pivot));
   out.push_back(std::move(machine));
 }

@@ -16,8 +16,8 @@
 namespace kv::proto {
 
 inline constexpr int kVersion = 1;
-inline constexpr size_t kMaxRequestBytes = 4096;      // one client → server line
-inline constexpr size_t kMaxReplyBytes = 256 * 1024;  // one server → client line
+inline constexpr size_t kMaxRequestBytes = 4096;              // one client → server line
+inline constexpr size_t kMaxReplyBytes = size_t{256} * 1024;  // one server → client line
 inline constexpr size_t kMaxFields = 128;
 inline constexpr size_t kMaxNameBytes = 32;  // a verb or a key
 inline constexpr size_t kMaxTokenBytes = 1024;

@@ -33,7 +33,10 @@ using OptReal = std::optional<double>;
 struct ProcessKey {
   pid_t pid = 0;
   int64_t start_ticks = 0;
+  // clang-tidy 14 sees a literal 0 in a defaulted <=> (a false positive).
+  // NOLINTBEGIN(modernize-use-nullptr)
   auto operator<=>(const ProcessKey&) const = default;
+  // NOLINTEND(modernize-use-nullptr)
 };
 
 std::string to_string(const ProcessKey& key);
