@@ -206,14 +206,6 @@ PidDir::~PidDir() {
 
 FileText PidDir::read(const char* name) const { return read_at(fd_, name); }
 
-std::optional<int64_t> PidDir::count_fds(int* err) const {
-  int64_t n = 0;
-  int rc = for_each_entry(fd_, "fd", [&](std::string_view, int) { ++n; });
-  if (err) *err = rc;
-  if (rc != 0) return std::nullopt;
-  return n;
-}
-
 std::vector<std::string> PidDir::fd_links() const {
   std::vector<std::string> out;
   (void)for_each_entry(fd_, "fd", [&](std::string_view name, int fd_dir) {

@@ -1,8 +1,10 @@
 // Access to /proc and /sys through one injectable root (as in oomd), so that the samplers and
-// target resolution run in tests against fixture trees. Reads report errno, so "permission
-// denied" (stored as NULL) is told apart from a value of zero. Not thread-safe per object only
-// in the sense that it holds no state beyond the roots: const methods may be called from any
-// thread.
+// target resolution run in tests against fixture trees. Reads report errno (FileText::err,
+// err()): on the sampling path that is the status, as OpStatus is on kvdrive's request path,
+// so "permission denied" (stored as NULL) is told apart from a value of zero and a vanished
+// process from an unreadable one. Thread-safety: ProcFs and PidDir hold no state beyond their
+// root or descriptor, so their const methods may be called from any thread; OpenFile, OpenDir
+// and ChildrenWatch keep buffers and are used by one thread at a time.
 #pragma once
 
 #include <dirent.h>
@@ -106,8 +108,6 @@ class PidDir {
   OpenDir open_dir(const char* name) const { return OpenDir(fd_, name); }
   // Reads the file `name` (e.g. "stat", "status", "io") in this directory.
   FileText read(const char* name) const;
-  // Number of entries in fd/; nullopt (with *err set) when it cannot be listed.
-  std::optional<int64_t> count_fds(int* err) const;
   // The targets of the fd/ symlinks ("socket:[1234]", "/var/log/x"); empty when unreadable.
   std::vector<std::string> fd_links() const;
   // Target of the "exe" symlink; empty when unreadable.

@@ -1,6 +1,6 @@
 // Store-side counters: parsers for Redis INFO and memcached "stats" replies, and a poller that
-// asks one target for them every interval (see DESIGN.md, "Store-side counters worth polling
-// each second"), so a run can set the driver's own op counts beside the store's.
+// asks one target for them every interval (which counters are kept and what each means:
+// schema/README.md, "store_stats"), so a run can set the driver's own op counts beside the store's.
 //
 // The parsers are pure functions: any input (truncated, malformed, binary garbage) gives the
 // numeric fields that could be read and skips the rest; they never throw on content.
