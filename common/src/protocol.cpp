@@ -195,28 +195,47 @@ bool constant_time_equal(std::string_view a, std::string_view b) {
   return diff == 0;
 }
 
-Result<HostPort> split_host_port(std::string_view text) {
+Result<HostPort> split_host_port(std::string_view text, int default_port) {
+  if (text.empty()) return Error{"missing host:port"};
   HostPort hp;
-  std::string_view port;
-  if (!text.empty() && text[0] == '[') {
-    size_t close = text.find(']');
-    if (close == std::string_view::npos || close + 1 >= text.size() || text[close + 1] != ':') {
-      return Error{"expected [ADDRESS]:PORT"};
+  std::string_view host, port;
+  bool has_port = true;
+  if (text.front() == '[') {  // [::1]:6379
+    const size_t close = text.find(']');
+    const bool alone = close + 1 == text.size() && default_port > 0;
+    if (close == std::string_view::npos ||
+        (!alone && (close + 1 >= text.size() || text[close + 1] != ':'))) {
+      return Error{"expected [IPv6]:port"};
     }
-    hp.host = std::string(text.substr(1, close - 1));
-    port = text.substr(close + 2);
+    host = text.substr(1, close - 1);
+    has_port = !alone;
+    if (has_port) port = text.substr(close + 2);
   } else {
-    size_t colon = text.rfind(':');
-    if (colon == std::string_view::npos) return Error{"expected HOST:PORT"};
-    hp.host = std::string(text.substr(0, colon));
-    if (hp.host.find(':') != std::string::npos) return Error{"IPv6 addresses need [brackets]"};
-    port = text.substr(colon + 1);
+    const size_t colon = text.rfind(':');
+    host = text.substr(0, colon);
+    if (colon == std::string_view::npos) {
+      if (default_port <= 0) return Error{"missing port in '" + std::string(text) + "'"};
+      has_port = false;
+    } else {
+      port = text.substr(colon + 1);
+    }
+    if (host.find(':') != std::string_view::npos) return Error{"IPv6 addresses need [brackets]"};
   }
-  if (hp.host.empty()) return Error{"empty host"};
+  if (host.empty()) return Error{"missing host"};
+  for (char c : host) {
+    auto u = static_cast<unsigned char>(c);
+    if (u <= ' ' || u == 0x7f)
+      return Error{"space or control character in host '" + std::string(host) + "'"};
+  }
+  hp.host = std::string(host);
+  if (!has_port) {
+    hp.port = default_port;
+    return hp;
+  }
   auto [ptr, ec] = std::from_chars(port.data(), port.data() + port.size(), hp.port);
   if (port.empty() || ec != std::errc() || ptr != port.data() + port.size() || hp.port < 1 ||
       hp.port > 65535) {
-    return Error{"port must be 1..65535"};
+    return Error{"port '" + std::string(port) + "' is not a number from 1 to 65535"};
   }
   return hp;
 }

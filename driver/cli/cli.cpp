@@ -61,10 +61,16 @@ int kvdrive_main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("kvdrive ") + version());
   std::string log_level = "info";
   app.add_option("--log-level", log_level, "debug, info, warn, error or off")
+      ->type_name("LEVEL")
       ->capture_default_str();
   RunCommand run(app);
   ScenariosCommand scenarios(app);
   ReportCommand report(app);
+  // --log-level also after the subcommand (`kvdrive run ... --log-level debug`).
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
+    sub->add_option("--log-level", log_level, "debug, info, warn, error or off")
+        ->type_name("LEVEL")
+        ->capture_default_str();
   app.footer(
       "Exit codes: 0 done, 1 a store unreachable or the run failed, 2 bad arguments (nothing\n"
       "written), 130 interrupted (what was measured is kept; the run is marked interrupted).");

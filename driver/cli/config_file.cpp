@@ -138,6 +138,7 @@ ConfigOption add_config_option(CLI::App& app) {
   config.option = app.set_config("--config", "",
                                  "Read options from a TOML or INI file: long option names as keys, "
                                  "under a [run] section for `kvdrive run`");
+  config.option->type_name("FILE");
   app.allow_config_extras(CLI::config_extras_mode::error);
   // The file is read (bounded, checked) when CLI11 first asks for the option's value, before it
   // opens the file itself: a FIFO or /dev/zero never reaches CLI11's unbounded reader.

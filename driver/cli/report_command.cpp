@@ -20,30 +20,36 @@ namespace kv::drive {
 
 ReportCommand::ReportCommand(CLI::App& app)
     : sub_(app.add_subcommand("report", "Print the results recorded in a file")) {
-  sub_->add_option("--db", db_, "Results file")->required();
-  sub_->add_option(
-      "--run", runs_text_,
-      "Only this run id; repeat it to compare runs side by side (ratios to the first)");
+  sub_->add_option("--db", db_, "Results file")->type_name("FILE")->required();
+  sub_->add_option("--run", runs_text_,
+                   "Only this run id; repeat it to compare runs side by side (ratios to the first)")
+      ->type_name("ID");
   sub_->add_option("--format", format_, "Tables as text, csv or json")
+      ->type_name("FORMAT")
       ->capture_default_str()
       ->check(CLI::IsMember({"text", "csv", "json"}));
   sub_->add_option("--html", html_,
                    "Also write one self-contained HTML page with charts (SVG) to this file")
+      ->type_name("FILE")
       ->check(cli::non_empty());
   sub_->add_option("--percentiles", percentiles_,
                    "Latency percentiles shown per phase, e.g. 50,90,99,99.9,99.99 (the max is "
                    "always shown) [default: 50,90,99,99.9]")
-      ->check(cli::parsed_by(parse_percentiles, "LIST"));
+      ->type_name("LIST")
+      ->check(cli::parsed_by(parse_percentiles));
   sub_->add_option("--json-out", json_out_,
                    "Also write the runs as one JSON document to this file (docs/output-fields.md)")
+      ->type_name("FILE")
       ->check(cli::non_empty());
   sub_->add_option("--out", out_,
                    "With --format csv: write every table to DIR/TABLE.csv (the directory must "
                    "exist)")
+      ->type_name("DIR")
       ->check(cli::non_empty());
   sub_->add_option("table", table_,
                    "With --format csv: the one table to print (runs, stores, phases, steps, "
-                   "server, timeline, process_samples, host_samples, events, comparison)");
+                   "server, timeline, process_samples, host_samples, events, comparison)")
+      ->type_name("TABLE");
 }
 
 bool ReportCommand::parsed() const { return sub_->parsed(); }

@@ -9,7 +9,9 @@
 #include <charconv>
 #include <cstdint>
 #include <iostream>
+#include <map>
 #include <stdexcept>
+#include <string_view>
 
 #include "cli/run_output.hpp"
 #include "engine/process_group.hpp"
@@ -55,7 +57,19 @@ double parse_scale(std::string_view text) {
 // The command line as stored in the results file: passwords in redis:// URIs become ***.
 std::string redacted_command_line(int argc, char** argv) {
   std::vector<std::string> args;
-  for (int i = 0; i < argc; ++i) args.push_back(redact_uri_passwords(argv[i]));
+  for (int i = 0; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (i > 0 && (std::string_view(argv[i - 1]) == "-a" ||
+                  std::string_view(argv[i - 1]) == "--authenticate")) {
+      args.emplace_back("***");  // memtier's -a PASSWORD
+    } else if (arg.rfind("--authenticate=", 0) == 0) {
+      args.emplace_back("--authenticate=***");
+    } else if (arg.size() > 2 && arg.rfind("-a", 0) == 0 && arg[2] != '-') {
+      args.emplace_back("-a***");
+    } else {
+      args.push_back(redact_uri_passwords(argv[i]));
+    }
+  }
   std::vector<const char*> ptrs;
   for (const auto& a : args) ptrs.push_back(a.c_str());
   return join_command_line(argc, ptrs.data());
@@ -97,81 +111,176 @@ void check_memcached_ttl(const std::vector<TargetSpec>& specs, const std::vector
   }
 }
 
+// What --help shows as each workload option's type, and the memtier_benchmark flags that mean
+// the same thing (memtier's -n is per client and its --key-pattern takes S:G: not aliased).
+struct OptionLook {
+  const char* type;
+  const char* aliases;  // ",-t" appended to the option's names; "" for none
+};
+
+OptionLook look_of(std::string_view name) {
+  static const std::map<std::string_view, OptionLook> looks = {
+      {"phases", {"LIST", ""}},
+      {"keys", {"N", ""}},
+      {"value-size", {"SIZE", ",-d,--data-size"}},
+      {"key-pattern", {"PATTERN", ""}},
+      {"requests", {"N", ""}},
+      {"duration", {"DURATION", ",--test-time"}},
+      {"ratio", {"SETS:GETS", ""}},
+      {"hit-rate", {"FRACTION", ""}},
+      {"rate", {"REQ/S", ""}},
+      {"warmup", {"DURATION", ""}},
+      {"threads", {"N", ",-t"}},
+      {"connections", {"N", ",-c,--clients"}},
+      {"pipeline", {"N", ""}},
+      {"key-prefix", {"TEXT", ""}},
+      {"ttl", {"DURATION", ""}},
+      {"seed", {"N", ""}},
+  };
+  auto it = looks.find(name);
+  return it == looks.end() ? OptionLook{"TEXT", ""} : it->second;
+}
+
+// memtier_benchmark's -s HOST -p PORT -P PROTOCOL -a PASSWORD as one target URI.
+std::string memtier_target(const std::string& server, const std::string& port,
+                           const std::string& protocol, const std::string& auth) {
+  std::string scheme = "redis", query;
+  if (protocol == "memcache_text") {
+    scheme = "memcached";
+  } else if (protocol == "memcache_binary") {
+    scheme = "memcached";
+    query = "?protocol=binary";
+  } else if (!protocol.empty() && protocol != "redis" && protocol != "resp2") {
+    throw std::invalid_argument("invalid --protocol '" + protocol +
+                                "': expected redis, resp2, memcache_text or memcache_binary");
+  }
+  std::string userinfo;
+  if (!auth.empty()) {
+    if (scheme != "redis")
+      throw std::invalid_argument("--authenticate: memcached targets take no password");
+    if (auth.find_first_of("?/") != std::string::npos)
+      throw std::invalid_argument(
+          "--authenticate: a password with '?' or '/' goes in a --target URI only");
+    userinfo = auth + "@";
+  }
+  std::string host = server.empty() ? "localhost" : server;
+  if (host.find(':') != std::string::npos && host.front() != '[') host = "[" + host + "]";
+  if (!port.empty()) parse_whole_number("--port", port, 1, 65535);
+  return scheme + "://" + userinfo + host + (port.empty() ? "" : ":" + port) + query;
+}
+
 }  // namespace
 
 RunCommand::RunCommand(CLI::App& app)
     : sub_(app.add_subcommand("run", "Benchmark one or more stores, one after another")) {
   CLI::App* run = sub_;
   run->add_option("--db", opts_.db_path, "Results file (SQLite; created if missing)")
+      ->type_name("FILE")
       ->required()
       ->check(cli::non_empty());
   run->add_option("--target", opts_.targets,
-                  "Store URI, repeatable: redis://[user:password@]host:port[/db] or\n"
-                  "memcached://host:port[,host:port...][?protocol=binary][&nodelay=0]")
-      ->required();
-  run->add_option("--name", opts_.name, "A name for the run");
+                  "Store URI, repeatable: redis://[user:password@]host[:port][/db] or\n"
+                  "memcached://host[:port][,host[:port]...][?protocol=binary][&nodelay=0]\n"
+                  "(a port left out is 6379 or 11211; required unless -s/-p/-P/-a say it)")
+      ->type_name("URI");
+  run->add_option("--name", opts_.name, "A name for the run")->type_name("TEXT");
   run->add_option("--scenario", scenario_,
                   "A shipped scenario (see `kvdrive scenarios`) or a scenario file; options given "
                   "here override its values")
+      ->type_name("NAME|FILE")
       ->check(cli::non_empty());
   run->add_option("--scale", scale_text_, "Scenario size factor: keys, requests and durations x F")
-      ->check(cli::parsed_by(parse_scale, "F"));
+      ->type_name("F")
+      ->check(cli::parsed_by(parse_scale));
   for (const auto& o : workload_options()) {
     std::string help = o.help;
     CLI::Option* opt = nullptr;
     if (o.flag) {
-      opt = run->add_flag("--" + std::string(o.name), workload_flags_[o.name], help);
+      opt = run->add_flag("--" + std::string(o.name) + look_of(o.name).aliases,
+                          workload_flags_[o.name], help);
     } else {
       help += std::string(" [default: ") + o.default_text + "]";
-      opt = run->add_option("--" + std::string(o.name), workload_text_[o.name], help);
+      opt = run->add_option("--" + std::string(o.name) + look_of(o.name).aliases,
+                            workload_text_[o.name], help)
+                ->type_name(look_of(o.name).type);
     }
     workload_cli_.emplace_back(&o, opt);
   }
   run->add_option("--timeout", timeout_, "Per-request and connect timeout")
+      ->type_name("DURATION")
       ->capture_default_str()
-      ->check(cli::parsed_by(parse_duration_us, "DURATION"));
+      ->check(cli::parsed_by(parse_duration_us));
   run->add_option("--max-errors", max_errors_,
                   "Fail the run once this many requests failed (0: never)")
-      ->check(cli::parsed_by(parse_count, "N"));
+      ->type_name("N")
+      ->check(cli::parsed_by(parse_count));
   run->add_option("--give-up-after", give_up_,
                   "Fail a phase when requests kept failing and none was answered for this long "
                   "(a store that died for good; 0: never)")
+      ->type_name("DURATION")
       ->capture_default_str()
-      ->check(cli::parsed_by(parse_duration_us, "DURATION"));
+      ->check(cli::parsed_by(parse_duration_us));
   run->add_option("--engine", engine_,
                   "Request engine: events (one event loop per thread, every connection "
                   "independent) or classic (blocking / lock-step rounds; going away); "
                   "also from $KVDRIVE_ENGINE")
+      ->type_name("ENGINE")
       ->capture_default_str()
       ->envname("KVDRIVE_ENGINE");
   run->add_flag("--json", opts_.json, "Print the summary as JSON");
   run->add_option("--percentiles", percentiles_,
                   "Latency percentiles shown per phase, e.g. 50,90,99,99.9,99.99 (the max is "
                   "always shown) [default: 50,90,99,99.9]")
-      ->check(cli::parsed_by(parse_percentiles, "LIST"));
+      ->type_name("LIST")
+      ->check(cli::parsed_by(parse_percentiles));
   run->add_option("--json-out", json_out_,
                   "Also write the run as one JSON document to this file (docs/output-fields.md)")
+      ->type_name("FILE")
       ->check(cli::non_empty());
   run->add_option("--monitor", opts_.monitors,
                   "kvmon HOST:PORT (kvmon --listen) to pull samples from into the results file, "
-                  "in kvdrive's time base; repeatable");
+                  "in kvdrive's time base; repeatable")
+      ->type_name("HOST:PORT");
   run->add_option("--monitor-token-file", opts_.monitor_token_file,
                   "File whose first line is the token kvmon requires")
+      ->type_name("FILE")
       ->check(cli::non_empty());
   run->add_option("--processes", processes_,
                   "Run as N kvdrive processes sharing the workload (one run each, one group); "
                   "1 to 256")
+      ->type_name("N")
       ->check(cli::non_empty());
   run->add_option("--run-group", opts_.run_group)->group("");  // set for the group's processes
   run->add_option("--process-index", process_index_)->group("")->check(cli::non_empty());
   run->add_flag("--monitor-optional", opts_.monitor_optional,
                 "Go on (with a warning) if a kvmon cannot be reached");
   add_search_options(*run, search_cli_);
+  // memtier_benchmark's way of naming one store: -s HOST -p PORT -P PROTOCOL -a PASSWORD.
+  const char* memtier = "memtier_benchmark's flags (one more target)";
+  run->add_option("-s,--server", server_, "Server host of one more target [default: localhost]")
+      ->type_name("HOST")
+      ->group(memtier)
+      ->check(cli::non_empty());
+  run->add_option("-p,--port", port_, "Its port [default: 6379, memcached 11211]")
+      ->type_name("PORT")
+      ->group(memtier);
+  run->add_option("-P,--protocol", protocol_,
+                  "Its protocol: redis, resp2, memcache_text or memcache_binary [default: redis]")
+      ->type_name("PROTOCOL")
+      ->group(memtier);
+  run->add_option("-a,--authenticate", authenticate_,
+                  "Its Redis password, or USER:PASSWORD (hidden in the results file)")
+      ->type_name("PASSWORD")
+      ->group(memtier)
+      ->check(cli::non_empty());
 }
 
 bool RunCommand::parsed() const { return sub_->parsed(); }
 
 void RunCommand::check(int argc, char** argv) {
+  if (!server_.empty() || !port_.empty() || !protocol_.empty() || !authenticate_.empty())
+    opts_.targets.push_back(memtier_target(server_, port_, protocol_, authenticate_));
+  if (opts_.targets.empty()) throw std::invalid_argument("--target is required");
   std::vector<std::pair<std::string, std::string>> overrides;
   for (const auto& [o, cli] : workload_cli_) {
     if (cli->count() == 0) continue;

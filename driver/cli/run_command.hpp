@@ -45,6 +45,8 @@ class RunCommand {
   std::string give_up_ = "30s", percentiles_, json_out_;
   std::string engine_ = "classic";  // --engine
   RunOutputs outputs_;
+  // memtier_benchmark's -s/-p/-P/-a: one more target, built from them.
+  std::string server_, port_, protocol_, authenticate_;
   // The workload options, from the one table that scenario files use too.
   std::vector<std::pair<const WorkloadOption*, CLI::Option*>> workload_cli_;
   std::map<std::string, std::string> workload_text_;

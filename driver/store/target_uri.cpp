@@ -4,6 +4,7 @@
 #include <charconv>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace kv::drive {
 namespace {
@@ -21,28 +22,10 @@ int parse_int(std::string_view uri, std::string_view text, const char* what, int
   return v;
 }
 
-HostPort parse_host_port(std::string_view uri, std::string_view hp) {
-  if (hp.empty()) bad(uri, "missing host:port");
-  std::string_view host, port;
-  if (hp.front() == '[') {  // [::1]:6379
-    auto close = hp.find(']');
-    if (close == std::string_view::npos || close + 1 >= hp.size() || hp[close + 1] != ':')
-      bad(uri, "expected [IPv6]:port");
-    host = hp.substr(1, close - 1);
-    port = hp.substr(close + 2);
-  } else {
-    auto colon = hp.rfind(':');
-    if (colon == std::string_view::npos) bad(uri, "missing port in '" + std::string(hp) + "'");
-    host = hp.substr(0, colon);
-    port = hp.substr(colon + 1);
-  }
-  if (host.empty()) bad(uri, "missing host");
-  for (char c : host) {
-    auto u = static_cast<unsigned char>(c);
-    if (u <= ' ' || u == 0x7f)
-      bad(uri, "space or control character in host '" + std::string(host) + "'");
-  }
-  return {std::string(host), parse_int(uri, port, "port", 1, 65535)};
+HostPort parse_host_port(std::string_view uri, std::string_view hp, int default_port) {
+  auto parsed = proto::split_host_port(hp, default_port);
+  if (!parsed) bad(uri, parsed.error().message);
+  return std::move(parsed).value();
 }
 
 }  // namespace
@@ -95,9 +78,13 @@ TargetSpec parse_target_uri(std::string_view uri) {
     if (t.protocol != Protocol::redis) bad(uri, "memcached targets take no /db");
     t.db = parse_int(uri, path, "database", 0, 1'000'000);
   }
+  // A server without a port gets the protocol's own (redis://localhost, as redis-cli and
+  // memcached's clients take it).
+  const int default_port =
+      t.protocol == Protocol::redis ? kDefaultRedisPort : kDefaultMemcachedPort;
   while (!rest.empty()) {
     auto comma = rest.find(',');
-    t.servers.push_back(parse_host_port(uri, rest.substr(0, comma)));
+    t.servers.push_back(parse_host_port(uri, rest.substr(0, comma), default_port));
     if (comma == std::string_view::npos) break;
     rest = rest.substr(comma + 1);
     if (rest.empty()) bad(uri, "empty server after ','");

@@ -8,14 +8,14 @@
 #include <string_view>
 #include <vector>
 
+#include "kvbench/protocol.hpp"
+
 namespace kv::drive {
 
 enum class Protocol { redis, memcached };
 
-struct HostPort {
-  std::string host;
-  int port = 0;
-};
+// One address type and parser for both programs (kvbench/protocol.hpp).
+using HostPort = proto::HostPort;
 
 // How to open TLS connections to a target. File paths are taken as given (checked when the TLS
 // context is built: store/tls_context.hpp).
@@ -41,7 +41,12 @@ struct TargetSpec {
   std::string display;   // the URI without its password, as stored and printed
 };
 
-// Throws std::invalid_argument naming the URI and what is wrong with it.
+// The port of a server given without one (redis://localhost, memcached://cache1).
+inline constexpr int kDefaultRedisPort = 6379;
+inline constexpr int kDefaultMemcachedPort = 11211;
+
+// Throws std::invalid_argument naming the URI and what is wrong with it. Host and port follow
+// proto::split_host_port's rules, the port defaulting to the protocol's own.
 TargetSpec parse_target_uri(std::string_view uri);
 const char* protocol_name(Protocol p);
 

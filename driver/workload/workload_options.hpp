@@ -22,8 +22,8 @@ inline constexpr uint64_t kMaxRequests = 1'000'000'000'000'000;
 struct WorkloadOption {
   const char* name;  // as on the command line, without "--"
   const char* help;
-  const char* default_text;
-  bool flag;  // takes no value on the command line ("verify")
+  const char* default_text;  // as --help shows it: "100000", "none: closed loop"
+  bool flag;                 // takes no value on the command line ("verify")
 };
 
 // Every workload option, in --help order.

@@ -137,6 +137,33 @@ TEST(Protocol, SplitHostPort) {
   }
 }
 
+// One rule set for every address of both programs (kvdrive's URIs and --monitor, kvmon's
+// --listen and --metrics): the messages say which rule was broken.
+TEST(Protocol, SplitHostPortRulesAndDefaultPort) {
+  auto message = [](std::string_view text, int default_port = 0) {
+    auto r = split_host_port(text, default_port);
+    return r.ok() ? std::string("ok") : r.error().message;
+  };
+  EXPECT_EQ(message(""), "missing host:port");
+  EXPECT_EQ(message("host"), "missing port in 'host'");
+  EXPECT_EQ(message(":80"), "missing host");
+  EXPECT_EQ(message("::1:80"), "IPv6 addresses need [brackets]");
+  EXPECT_EQ(message("[::1]80"), "expected [IPv6]:port");
+  EXPECT_EQ(message("bad host:1"), "space or control character in host 'bad host'");
+  EXPECT_EQ(message("h:0"), "port '0' is not a number from 1 to 65535");
+  EXPECT_EQ(message("h:"), "port '' is not a number from 1 to 65535");
+  auto d = split_host_port("cache1", 11211);
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d.value().host, "cache1");
+  EXPECT_EQ(d.value().port, 11211);
+  auto v6 = split_host_port("[::1]", 6379);
+  ASSERT_TRUE(v6.ok());
+  EXPECT_EQ(v6.value().host, "::1");
+  EXPECT_EQ(v6.value().port, 6379);
+  EXPECT_EQ(split_host_port("h:7", 6379).value().port, 7);  // a given port wins
+  EXPECT_EQ(message("::1", 6379), "IPv6 addresses need [brackets]");
+}
+
 TEST(Protocol, ErrorMessageShape) {
   std::string line = encode(error_message(kErrBadRequest, "bad verb"));
   EXPECT_EQ(line, "error code=bad_request msg=bad%20verb\n");

@@ -95,11 +95,16 @@ class LineFramer {
 // Compares in time that depends only on the lengths, not on where the bytes differ.
 bool constant_time_equal(std::string_view a, std::string_view b);
 
+// A network address as people type it: the one parser of kvdrive's target URIs and --monitor,
+// kvmon's --listen and --metrics, and the link's peers.
 struct HostPort {
   std::string host;  // without brackets for IPv6
   int port = 0;
 };
-// "host:port", "1.2.3.4:port", "[::1]:port". Error on a missing or out-of-range port.
-Result<HostPort> split_host_port(std::string_view text);
+// "host:port", "1.2.3.4:port", "[::1]:port"; with `default_port` (1..65535) also "host" and
+// "[::1]", which get that port. One rule set: an IPv6 address needs [brackets]; the host is not
+// empty and holds no space or control character; the port is a number from 1 to 65535. The
+// error says which rule `text` broke, in a phrase ("missing port in 'x'").
+Result<HostPort> split_host_port(std::string_view text, int default_port = 0);
 
 }  // namespace kv::proto

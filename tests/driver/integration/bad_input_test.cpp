@@ -307,7 +307,7 @@ TEST_F(KvdriveBadInput, TargetUris) {
       {"redis:/127.0.0.1:6379", "expected redis://host:port"},
       {"redis://", "missing host:port"},
       {"redis://:6379", "missing host"},
-      {"redis://127.0.0.1", "missing port"},
+      {"redis://::1:6379", "IPv6 addresses need [brackets]"},
       {"redis://127.0.0.1:", "port '' is not a number"},
       {"redis://127.0.0.1:0", "port '0'"},
       {"redis://127.0.0.1:65536", "port '65536'"},
@@ -401,12 +401,13 @@ TEST_F(KvdriveBadInput, RunOptions) {
                    {"--monitor-token-file", "empty.token", "is empty"}});
   cases.push_back({run_args({"--monitor", "127.0.0.1:1", "--monitor-token-file", ""}),
                    {"--monitor-token-file"}});
-  // Flags with values, unknown options, stray arguments, the app-level --log-level.
+  // Flags with values, unknown options, stray arguments, --log-level.
   cases.push_back({run_args({"--json=maybe"}), {"--json", "maybe"}});
   cases.push_back({run_args({"--no-such-option"}), {"--no-such-option"}});
   cases.push_back({run_args({"--keys"}), {"--keys"}});
   cases.push_back({run_args({"stray"}), {"'stray'"}});
-  cases.push_back({run_args({"--log-level", "debug"}), {"--log-level"}});  // app-level only
+  // --log-level after the subcommand too (#19; it was app-level only): checked the same way.
+  cases.push_back({run_args({"--log-level", "bogus"}), {"log level", "'bogus'"}});
   for (const char* v : {"bogus", "", "DEBUG", "5"}) {
     std::vector<std::string> args = {"--log-level", v};
     std::vector<std::string> more = run_args({});

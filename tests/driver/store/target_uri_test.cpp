@@ -78,6 +78,24 @@ TEST(TargetUri, ClusterSeeds) {
   EXPECT_EQ(s.display, "rediss+cluster://u:***@h:7000?verify=0");
 }
 
+// A server without a port gets its protocol's own, as redis-cli and memcached clients do
+// (until session 5: "missing port").
+TEST(TargetUri, APortlessServerGetsTheProtocolsDefaultPort) {
+  const auto r = parse_target_uri("redis://localhost");
+  ASSERT_EQ(r.servers.size(), 1u);
+  EXPECT_EQ(r.servers[0].host, "localhost");
+  EXPECT_EQ(r.servers[0].port, 6379);
+  EXPECT_EQ(parse_target_uri("rediss://cache/2").servers[0].port, 6379);
+  EXPECT_EQ(parse_target_uri("redis://u:p@[::1]").servers[0].host, "::1");
+  EXPECT_EQ(parse_target_uri("redis://u:p@[::1]").servers[0].port, 6379);
+  EXPECT_EQ(parse_target_uri("redis+cluster://seed").servers[0].port, 6379);
+  const auto m = parse_target_uri("memcached://a,b:2?protocol=binary");
+  ASSERT_EQ(m.servers.size(), 2u);
+  EXPECT_EQ(m.servers[0].port, 11211);
+  EXPECT_EQ(m.servers[1].port, 2);
+  EXPECT_EQ(r.display, "redis://localhost");  // shown as typed
+}
+
 TEST(TargetUri, BadUrisNameTheProblem) {
   struct Case {
     const char* uri;
@@ -85,7 +103,8 @@ TEST(TargetUri, BadUrisNameTheProblem) {
   } cases[] = {
       {"127.0.0.1:6379", "expected redis://"},
       {"http://x:1", "unknown scheme"},
-      {"redis://host", "missing port"},
+      {"redis://::1:6379", "IPv6 addresses need [brackets]"},
+      {"redis://[::1", "expected [IPv6]:port"},
       {"redis://host:0", "port"},
       {"redis://host:99999", "port"},
       {"redis://host:abc", "port"},
