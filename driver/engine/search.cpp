@@ -36,7 +36,7 @@ const char* verdict_name(Verdict v) {
 
 StepVerdict judge_step(const SearchOptions& s, const StepMeasure& m) {
   StepVerdict v;
-  auto add = [&](Verdict kind, std::string limit, std::string why) {
+  auto add = [&](Verdict kind, std::string limit, const std::string& why) {
     if (v.verdict == Verdict::pass || (kind == Verdict::invalid && v.verdict != Verdict::invalid)) {
       v.verdict = kind;
       v.limit = std::move(limit);

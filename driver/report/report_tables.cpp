@@ -287,9 +287,10 @@ std::vector<ReportTable> difference_tables(Database& db, const std::vector<int64
       const std::string va = x == base.end() ? "-" : x->second;
       const std::string vb = y == other.end() ? "-" : y->second;
       if (va == vb) continue;
-      t.rows.push_back({text(k.first), text(k.second), text(va), text(vb)});
+      t.rows.emplace_back(
+          std::vector<ReportCell>{text(k.first), text(k.second), text(va), text(vb)});
     }
-    if (t.rows.empty()) t.notes_after.push_back("(none)");
+    if (t.rows.empty()) t.notes_after.emplace_back("(none)");
     out.push_back(std::move(t));
   }
   return out;

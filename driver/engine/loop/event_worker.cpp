@@ -189,7 +189,9 @@ class Worker {
 
  private:
   void flush_dirty() {
-    for (size_t i = 0; i < dirty_.size(); ++i) dirty_[i]->flush();  // flush may add none
+    // By index, not a range: should a flush mark a link dirty, the vector may grow under it.
+    // NOLINTNEXTLINE(modernize-loop-convert)
+    for (size_t i = 0; i < dirty_.size(); ++i) dirty_[i]->flush();
     dirty_.clear();
   }
   void arm(int64_t at);
