@@ -203,6 +203,24 @@ TEST(CgroupKernel, V1MemoryCgroupValuesEventsAndTheOomKillOfTheStore) {
       query_text(db, "SELECT message FROM events WHERE kind = 'cgroup_found'");
   EXPECT_NE(found.find(mem.path), std::string::npos) << found;
 
+  // ---- grow it past half its limit first, in steps read off the cgroup's own usage, and wait
+  // until kvmon has sampled that: on an idle machine the fill to the OOM kill below takes less
+  // than one tick, so kvmon may never see the store at its peak there (CI saw 4 MiB as the max).
+  for (int chunk = 0; int_file(mem.path + "/memory.usage_in_bytes") < kLimit * 6 / 10; ++chunk) {
+    ASSERT_LT(chunk, 60) << "usage " << int_file(mem.path + "/memory.usage_in_bytes");
+    ASSERT_EQ(kv::test::tcp_request(redis.port(),
+                                    "DEBUG POPULATE 20000 pre" + std::to_string(chunk) + " 64\r\n",
+                                    "\r\n", 60'000),
+              "+OK\r\n");
+  }
+  ASSERT_TRUE(wait_until(
+      [&] {
+        return query_int(db, "SELECT MAX(cg_memory_bytes) FROM process_samples").value_or(0) >
+               kLimit / 2;
+      },
+      10'000))
+      << slurp(dir.file("kvmon.log"));
+
   // ---- fill it until the limit is hit and the store is OOM-killed; watch the counters
   const int64_t failcnt0 = int_file(mem.path + "/memory.failcnt");
   std::atomic<int64_t> failcnt_seen_us{0}, oom_seen_us{0};
