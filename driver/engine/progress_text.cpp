@@ -19,9 +19,11 @@ std::vector<ProgressField> progress_fields(const std::string& label, double elap
   double rate = sec.interval_us > 0
                     ? static_cast<double>(sec.ok()) * 1e6 / static_cast<double>(sec.interval_us)
                     : 0;
-  std::string total = planned_s > 0 ? "/" + fmt_fixed(planned_s, 0) + " s" : " s";
-  std::string count = fmt_int(static_cast<double>(done)) +
-                      (planned > 0 ? "/" + fmt_int(static_cast<double>(planned)) : "");
+  // Appended, not "/" + string: GCC 12 -O3 prints a false -Wrestrict for that.
+  std::string total = planned_s > 0 ? std::string("/").append(fmt_fixed(planned_s, 0)) : "";
+  total += " s";
+  std::string count = fmt_int(static_cast<double>(done));
+  if (planned > 0) count.append("/").append(fmt_int(static_cast<double>(planned)));
   return {
       {label + (sec.warmup ? " (warm-up)" : ""), pp::kLabel},
       {fmt_fixed(elapsed_s, 0) + total, pp::kElapsed},
