@@ -35,7 +35,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return 0;
   }
   if (t.servers.empty()) std::abort();
-  if (t.protocol == Protocol::redis && t.servers.size() != 1) std::abort();
+  if (t.protocol == Protocol::redis && !t.cluster && t.servers.size() != 1)
+    std::abort();  // cluster: seeds
   for (const auto& s : t.servers)
     if (s.host.empty() || s.port < 1 || s.port > 65535) std::abort();
   if (t.db < 0 || t.db > 1'000'000) std::abort();
