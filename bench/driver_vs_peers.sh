@@ -6,13 +6,23 @@
 # million ops, server CPU s per million ops, mean and p99 latency, and the ratios kvdrive/peer.
 #
 # Usage: bench/driver_vs_peers.sh [--duration S] [--rounds N] [--keys N] [--kvdrive PATH]
-#                                 [--memtier PATH] [--configs GLOB] [--out FILE] [--keep]
+#                                 [--memtier PATH] [--engine E] [--conns LIST] [--configs GLOB]
+#                                 [--baseline PATH] [--out FILE] [--keep]
 #   --duration S    seconds per measurement (default 4)
 #   --rounds N      rounds of alternation, at least 3 (default 3)
 #   --keys N        keyspace, prefilled before each value size (default 20000)
 #   --kvdrive PATH  default $KV_BUILD_DIR/driver/kvdrive, else build-perf/ or build/
-#   --memtier PATH  default memtier_benchmark on PATH, else /tmp/memtier-src/memtier_benchmark;
-#                   absent -> its rows say "skipped"
+#   --memtier PATH  default memtier_benchmark on PATH, else /work/peers/memtier/bin/ or
+#                   /tmp/memtier-src/; absent -> its rows say "skipped"
+#   --engine E      kvdrive's --engine: events (default: every connection independent, 2 threads
+#                   x N/2 connections everywhere, as memtier) or classic (memcached unpipelined:
+#                   one blocking thread per connection; otherwise lock-step lanes)
+#   --conns LIST    connection counts, comma-separated (default 50; e.g. 1,10,100,1000 for the
+#                   connection-scaling table): 1 thread for 1 connection, else 2 threads
+#   --memtier-only  no redis-benchmark / memcslap rows (e.g. for --conns 1000)
+#   --baseline PATH a second kvdrive build (e.g. before a change), run right after kvdrive in
+#                   every round with the same flags; its rows (tool kvdrive-baseline) give the
+#                   kvdrive/baseline ratios of one run on the same machine
 #   --configs GLOB  only configurations whose name matches (e.g. 'redis-*-c50p16')
 #   --out FILE      markdown report (default bench/results/driver_vs_peers-<date>.md)
 #   --keep          keep the temp dir (raw rows, logs, results dbs)
@@ -20,7 +30,7 @@
 # 2 cores. How every peer's flags map to kvdrive's workload: bench/README.md.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-duration=4 rounds=3 keys=20000 kvdrive="" memtier="" configs="*" out="" keep=0
+duration=4 rounds=3 keys=20000 kvdrive="" memtier="" configs="*" out="" keep=0 engine=events conns_list=50 memtier_only=0 baseline=""
 command_line="$0 $*"
 while (($#)); do
   case "$1" in
@@ -30,15 +40,26 @@ while (($#)); do
     --kvdrive) kvdrive=$2; shift 2 ;;
     --memtier) memtier=$2; shift 2 ;;
     --configs) configs=$2; shift 2 ;;
+    --engine) engine=$2; shift 2 ;;
+    --conns) conns_list=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --keep) keep=1; shift ;;
-    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+    --memtier-only) memtier_only=1; shift ;;
+    --baseline) baseline=$2; shift 2 ;;
+    -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
     *) echo "driver_vs_peers: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
 [[ "$duration" =~ ^[0-9]+$ ]] && ((duration >= 1)) || { echo "driver_vs_peers: --duration: whole seconds >= 1" >&2; exit 2; }
 [[ "$rounds" =~ ^[0-9]+$ ]] && ((rounds >= 3)) || { echo "driver_vs_peers: --rounds must be >= 3" >&2; exit 2; }
 [[ "$keys" =~ ^[0-9]+$ ]] && ((keys >= 100)) || { echo "driver_vs_peers: --keys must be >= 100" >&2; exit 2; }
+[[ "$engine" == events || "$engine" == classic ]] || { echo "driver_vs_peers: --engine: events or classic" >&2; exit 2; }
+[[ "$conns_list" =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]] || { echo "driver_vs_peers: --conns: comma-separated counts >= 1" >&2; exit 2; }
+IFS=, read -r -a conn_counts <<<"$conns_list"
+max_conns=0; for c in "${conn_counts[@]}"; do ((c > max_conns)) && max_conns=$c; done
+# One fd per connection (+ the servers' own): raise the soft limit as far as the hard one allows.
+ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+((max_conns + 100 <= $(ulimit -n))) || { echo "driver_vs_peers: --conns $max_conns needs more open files than ulimit -n allows ($(ulimit -n))" >&2; exit 2; }
 
 if [[ -z "$kvdrive" ]]; then
   for d in "${KV_BUILD_DIR:-}" "$root/build-perf" "$root/build"; do
@@ -47,12 +68,15 @@ if [[ -z "$kvdrive" ]]; then
 fi
 if [[ -z "$memtier" ]]; then
   memtier=$(command -v memtier_benchmark || true)
-  [[ -z "$memtier" && -x /tmp/memtier-src/memtier_benchmark ]] && memtier=/tmp/memtier-src/memtier_benchmark
+  for m in /work/peers/memtier/bin/memtier_benchmark /tmp/memtier-src/memtier_benchmark; do
+    [[ -z "$memtier" && -x $m ]] && memtier=$m
+  done
 fi
 [[ -n "$memtier" && ! -x "$memtier" ]] && memtier=""
 
 missing=()
 [[ -n "$kvdrive" && -x "$kvdrive" ]] || missing+=("kvdrive (build it: ninja -C build kvdrive, or pass --kvdrive)")
+[[ -z "$baseline" || -x "$baseline" ]] || missing+=("--baseline $baseline (not an executable)")
 for p in redis-server:redis-server memcached:memcached redis-benchmark:redis-tools \
          memcslap:libmemcached-tools memcflush:libmemcached-tools sqlite3:sqlite3 jq:jq ss:iproute2; do
   command -v "${p%%:*}" >/dev/null || missing+=("${p%%:*} (Debian package: ${p#*:})")
@@ -84,12 +108,12 @@ free_port() { kv_free_port || exit 1; }
 wait_port() { kv_wait_port "$1" "$2" || exit 1; }  # PORT LOG
 
 rport=$(free_port)
-redis-server --port "$rport" --bind 127.0.0.1 --save '' --appendonly no --dir "$work" \
+redis-server --port "$rport" --bind 127.0.0.1 --save '' --appendonly no --dir "$work" --maxclients $((max_conns + 1024)) \
   --logfile "$work/redis.log" >/dev/null &
 rpid=$!; server_pids+=("$rpid")
 mport=$(free_port)
 muser=(); ((EUID == 0)) && muser=(-u nobody)
-memcached "${muser[@]}" -l 127.0.0.1 -p "$mport" -U 0 -m 2048 -t 4 >"$work/memcached.log" 2>&1 &
+memcached "${muser[@]}" -l 127.0.0.1 -p "$mport" -U 0 -m 2048 -t 4 -c $((max_conns + 1024)) >"$work/memcached.log" 2>&1 &
 mpid=$!; server_pids+=("$mpid")
 wait_port "$rport" "$work/redis.log"; wait_port "$mport" "$work/memcached.log"
 
@@ -111,15 +135,17 @@ raw="$work/raw.tsv"
 emit() { printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$@" >>"$raw"; }
 skip() { printf '%s\t%s\tskipped\n' "$1" "$2" >>"$raw"; }
 
-threads_redis=2 conns_redis=25   # 2 x 25 = 50 connections
+threads=2 per_thread=25   # set per connection count: threads x per_thread connections
 last_rate=20000                  # kvdrive's ops/s of the current round: sizes request-count peers
 
-kvdrive_run() { # config proto uri ratio size pipeline round
-  local cfg=$1 proto=$2 uri=$3 ratio=$4 size=$5 pipe=$6 r=$7 spid conn_args db=$work/kvdrive.db
-  if [[ $proto == redis ]]; then spid=$rpid; conn_args=(--threads $threads_redis --connections $conns_redis --pipeline "$pipe")
-  elif ((pipe == 1)); then spid=$mpid; conn_args=(--threads 50)  # one blocking connection each
-  else spid=$mpid; conn_args=(--threads $threads_redis --connections $conns_redis --pipeline "$pipe"); fi
-  timed "$spid" "$work/kv.json" "$kvdrive" run --db "$db" --target "$uri" --keys "$keys" \
+kvdrive_run() { # config proto uri ratio size pipeline round [binary tool]
+  local cfg=$1 proto=$2 uri=$3 ratio=$4 size=$5 pipe=$6 r=$7 bin=${8:-$kvdrive} tool=${9:-kvdrive}
+  local spid conn_args db=$work/kvdrive.db
+  spid=$rpid; [[ $proto == redis ]] || spid=$mpid
+  if [[ $proto == memcached && $engine == classic ]] && ((pipe == 1)); then
+    conn_args=(--threads $((threads * per_thread)))  # one blocking connection each
+  else conn_args=(--threads $threads --connections $per_thread --pipeline "$pipe"); fi
+  timed "$spid" "$work/kv.json" "$bin" run --engine "$engine" --db "$db" --target "$uri" --keys "$keys" \
     --value-size "$size" --phases mixed --ratio "$ratio" --key-pattern uniform \
     --duration "${duration}s" "${conn_args[@]}" --json || return 0
   local run_id ops secs mean p99
@@ -131,8 +157,13 @@ kvdrive_run() { # config proto uri ratio size pipeline round
       WHERE timing = 'sent' AND phase_id IN (SELECT phase_id FROM phases WHERE run_id = $run_id AND kind = 'mixed')
       GROUP BY upper_us), t AS (SELECT upper_us, SUM(n) OVER (ORDER BY upper_us) cum, SUM(n) OVER () tot FROM c)
       SELECT MIN(upper_us) FROM t WHERE cum >= 0.99 * tot")
-  last_rate=$(awk -v o="$ops" -v s="$secs" 'BEGIN { printf "%d", o / s }')
-  emit "$cfg" kvdrive "$r" "$ops" "$secs" "$cli_cpu" "$srv_cpu" "$mean" "$p99"
+  [[ $tool == kvdrive ]] && last_rate=$(awk -v o="$ops" -v s="$secs" 'BEGIN { printf "%d", o / s }')
+  emit "$cfg" "$tool" "$r" "$ops" "$secs" "$cli_cpu" "$srv_cpu" "$mean" "$p99"
+}
+
+baseline_run() { # as kvdrive_run, with --baseline's binary (nothing without it)
+  [[ -n "$baseline" ]] || return 0
+  kvdrive_run "$@" "$baseline" kvdrive-baseline
 }
 
 memtier_run() { # config proto port ratio size pipeline round
@@ -141,7 +172,7 @@ memtier_run() { # config proto port ratio size pipeline round
   if [[ $proto == redis ]]; then spid=$rpid mproto=redis; else spid=$mpid mproto=memcache_text; fi
   timed "$spid" "$work/mt.txt" "$memtier" -s 127.0.0.1 -p "$port" --protocol=$mproto \
     --ratio="$ratio" --data-size="$size" --key-pattern=R:R --key-prefix=kv: --key-minimum=1 \
-    --key-maximum=$((keys - 1)) --threads=2 --clients=25 --pipeline="$pipe" \
+    --key-maximum=$((keys - 1)) --threads=$threads --clients=$per_thread --pipeline="$pipe" \
     --test-time="$duration" --hide-histogram --print-percentiles=50,99 \
     --json-out-file="$work/mt.json" || return 0
   # Totals: Ops/sec Hits/sec Misses/sec Avg p50 p99 KB/sec (latencies in ms)
@@ -170,7 +201,7 @@ redis_benchmark_run() { # config ratio size pipeline round
     local n=$ns; [[ $t == get ]] && n=$ng
     ((n > 0)) || continue
     timed "$rpid" "$work/rb.csv" redis-benchmark -h 127.0.0.1 -p "$rport" -t $t -n "$n" -r "$keys" \
-      -d "$size" -c 50 --threads 2 -P "$pipe" --csv || return 0
+      -d "$size" -c $((threads * per_thread)) --threads $threads -P "$pipe" --csv || return 0
     # "SET","rps","avg_latency_ms","min","p50","p95","p99","max"
     read -r rps avg q99 <<<"$(awk -F, 'NR == 2 { gsub(/"/, ""); print $2, $3 * 1000, $7 * 1000 }' "$work/rb.csv")"
     ops=$((ops + n))
@@ -191,11 +222,11 @@ memcslap_run() { # config ratio round  (memcslap: fixed own key/value sizes, no 
   local ops=0 secs=0 cpu=0 srv=0
   for t in set get; do
     local n=$ns; [[ $t == get ]] && n=$ng
-    local per=$((n / 50))
+    local c=$((threads * per_thread)) per=$((n / (threads * per_thread)))
     ((per > 0)) || continue
-    timed "$mpid" "$work/ms.txt" memcslap -s "127.0.0.1:$mport" -c 50 -e "$per" -t $t || return 0
+    timed "$mpid" "$work/ms.txt" memcslap -s "127.0.0.1:$mport" -c $c -e "$per" -t $t || return 0
     local s; s=$(awk '/^Time to (set|get) .* threads:/ { print $(NF-1) }' "$work/ms.txt")
-    ops=$((ops + per * 50))
+    ops=$((ops + per * c))
     secs=$(awk -v a="$secs" -v b="$s" 'BEGIN { print a + b }')
     cpu=$(awk -v a="$cpu" -v b="$cli_cpu" 'BEGIN { print a + b }')
     srv=$(awk -v a="$srv" -v b="$srv_cpu" 'BEGIN { print a + b }')
@@ -216,7 +247,7 @@ prefill() { # proto size
 }
 
 echo "driver_vs_peers: redis :$rport (pid $rpid), memcached :$mport (pid $mpid), ${duration}s x $rounds rounds, keys $keys"
-echo "driver_vs_peers: kvdrive $kvdrive; memtier ${memtier:-skipped (not found)}"
+echo "driver_vs_peers: kvdrive $kvdrive (--engine $engine); memtier ${memtier:-skipped (not found)}"
 load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 t_start=$(date +%s)
 for proto in redis memcached; do
@@ -224,8 +255,10 @@ for proto in redis memcached; do
     prefilled=0
     for ratio in 1:1 1:10; do
       for pipe in 1 16; do
+       for nconn in "${conn_counts[@]}"; do
+        if ((nconn == 1)); then threads=1 per_thread=1; else threads=2 per_thread=$((nconn / 2)); fi
         sname=$([[ $size == 100 ]] && echo 100B || echo 10KB)
-        cfg="$proto-$ratio-$sname-c50p$pipe"
+        cfg="$proto-$ratio-$sname-c$((threads * per_thread))p$pipe"
         # shellcheck disable=SC2053
         [[ $cfg == $configs ]] || continue
         ((prefilled)) || { prefill "$proto" "$size"; prefilled=1; }
@@ -233,17 +266,21 @@ for proto in redis memcached; do
         for r in $(seq "$rounds"); do
           if [[ $proto == redis ]]; then
             kvdrive_run "$cfg" redis "redis://127.0.0.1:$rport" "$ratio" "$size" "$pipe" "$r"
+            baseline_run "$cfg" redis "redis://127.0.0.1:$rport" "$ratio" "$size" "$pipe" "$r"
             memtier_run "$cfg" redis "$rport" "$ratio" "$size" "$pipe" "$r"
-            redis_benchmark_run "$cfg" "$ratio" "$size" "$pipe" "$r"
+            ((memtier_only)) || redis_benchmark_run "$cfg" "$ratio" "$size" "$pipe" "$r"
           elif ((pipe == 1)); then
             kvdrive_run "$cfg" memcached "memcached://127.0.0.1:$mport" "$ratio" "$size" 1 "$r"
+            baseline_run "$cfg" memcached "memcached://127.0.0.1:$mport" "$ratio" "$size" 1 "$r"
             memtier_run "$cfg" memcached "$mport" "$ratio" "$size" 1 "$r"
-            memcslap_run "$cfg" "$ratio" "$r"
+            ((memtier_only)) || memcslap_run "$cfg" "$ratio" "$r"
           else  # memcslap cannot pipeline
             kvdrive_run "$cfg" memcached "memcached://127.0.0.1:$mport" "$ratio" "$size" "$pipe" "$r"
+            baseline_run "$cfg" memcached "memcached://127.0.0.1:$mport" "$ratio" "$size" "$pipe" "$r"
             memtier_run "$cfg" memcached "$mport" "$ratio" "$size" "$pipe" "$r"
           fi
         done
+       done
       done
     done
   done
@@ -292,9 +329,10 @@ cpu_model=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
   echo "- Command: \`${command_line% }\` ($(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?'))"
   echo "- Machine: $(nproc) cores, $cpu_model, kernel $(uname -r), $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo) RAM; load average at start $load_start, at end $load_end (shared machine)"
   echo "- Servers: $(redis-server --version | awk '{ print $1, $2, $3 }'), memcached $(memcached -V | awk '{ print $2 }') (-t 4); loopback; ${keys} keys prefilled per value size"
-  echo "- Tools: kvdrive ($kvdrive), memtier_benchmark $(if [[ -n "$memtier" ]]; then echo "$(git -C "$(dirname "$memtier")" describe --tags --always 2>/dev/null || echo "?") ($memtier)"; else echo skipped; fi), redis-benchmark $(redis-benchmark --version | awk '{ print $2 }'), memcslap (libmemcached $(memcslap --version 2>&1 | sed -n 's/.*libmemcached v\([0-9.]*\).*/\1/p'))"
-  echo "- ${duration} s per measurement, ${rounds} rounds in alternation (kvdrive, memtier, redis-benchmark/memcslap, repeat); medians over rounds; whole run ${elapsed} s"
-  echo "- 50 connections: Redis kvdrive --threads 2 --connections 25, memtier --threads 2 --clients 25, redis-benchmark -c 50 --threads 2; memcached unpipelined kvdrive --threads 50 (one blocking libmemcached connection per thread), pipelined kvdrive --threads 2 --connections 25 --pipeline 16 (buffered sets + one multi-get per connection per round), memtier --threads 2 --clients 25 (--pipeline 16), memcslap -c 50 (50 threads; it cannot pipeline)"
+  echo "- Tools: kvdrive ($kvdrive)${baseline:+, kvdrive-baseline ($baseline)}, memtier_benchmark $(if [[ -n "$memtier" ]]; then echo "$(git -C "$(dirname "$memtier")" describe --tags --always 2>/dev/null || "$memtier" --version 2>/dev/null | awk '{ print $3; exit }') ($memtier)"; else echo skipped; fi), redis-benchmark $(redis-benchmark --version | awk '{ print $2 }'), memcslap (libmemcached $(memcslap --version 2>&1 | sed -n 's/.*libmemcached v\([0-9.]*\).*/\1/p'))"
+  echo "- ${duration} s per measurement, ${rounds} rounds in alternation (kvdrive${baseline:+, kvdrive-baseline}, memtier, redis-benchmark/memcslap, repeat); medians over rounds; whole run ${elapsed} s"
+  echo "- kvdrive --engine $engine; connection counts: $conns_list (c1: 1 thread; else 2 threads x c/2 connections, for every tool)"
+  echo "- At 50 connections: Redis kvdrive --threads 2 --connections 25, memtier --threads 2 --clients 25, redis-benchmark -c 50 --threads 2; memcached unpipelined kvdrive under --engine events as Redis, under classic --threads 50 (one blocking libmemcached connection per thread), pipelined kvdrive --threads 2 --connections 25 --pipeline 16 (buffered sets + one multi-get per connection per round), memtier --threads 2 --clients 25 (--pipeline 16), memcslap -c 50 (50 threads; it cannot pipeline)"
   echo "- Client CPU: /usr/bin/time user+system of the whole process (kvdrive's includes its start, SQLite writes and its once-a-second store-counter polling); server CPU: /proc/PID/stat utime+stime delta over the process"
   echo "- memcslap cannot choose value size, ratio or keys (its values average ~2.6 KB): its rows are sets then gets split S:G, for CPU per op only; it reports no latency (n/r). redis-benchmark: sets and gets as two invocations split S:G; p99 is the larger of the two; its keys are its own (key:%012d, prefilled ~95 %)."
   echo "- Mapping of every flag: bench/README.md"

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # What kvmon itself costs: CPU per sample, % of one core and peak RSS at 1, 10 and 100 Hz with
-# one and with three targets, next to `pidstat -rudwh -p PIDS 1` (sysstat) watching the same
-# processes in the same run. Also kvmon's sampling jitter (ts_us - scheduled_ts_us).
+# one and with three targets, next to `pidstat -rudwh -p PIDS 1` (sysstat; CPU, memory, I/O,
+# context switches: what kvmon samples) and plain `pidstat -p PIDS 1` (CPU only) watching the
+# same processes in the same run. Also kvmon's sampling jitter (ts_us - scheduled_ts_us).
 #
 # Usage: bench/kvmon_cost.sh [--duration S] [--rates "1 10 100"] [--kvmon PATH] [--out FILE]
 #                            [--no-pidstat] [--host-every-tick] [--scrape] [--keep]
+#                            [--kvmon-args "ARGS"]
 #   --duration S   seconds measured per configuration (default 30; six configurations, so the
 #                  whole script takes about 6 x (S + 4) s)
 #   --rates LIST   sampling rates in Hz (default "1 10 100")
@@ -15,6 +17,8 @@
 #   --scrape       also serve --metrics on a free port and scrape it once a second with curl
 #                  while measuring (kvmon's CPU includes serving the page; curl's is not counted)
 #   --keep         keep the temp dir (databases, logs)
+#   --kvmon-args "ARGS"  more kvmon options, split on spaces (e.g. "--host-interval 1h" to see
+#                  what the host files cost; they are named in the report)
 #
 # Starts a redis-server, a memcached and a second redis-server on free loopback ports in a temp
 # dir (installs nothing: says what is missing). CPU is read from /proc/PID/task/*/schedstat
@@ -24,6 +28,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 duration=30 rates="1 10 100" kvmon="" out="" keep=0 use_pidstat=1 host_every_tick=0 scrape=0
+kvmon_args=""
 command_line="$0 $*"
 while (($#)); do
   case "$1" in
@@ -32,10 +37,11 @@ while (($#)); do
     --kvmon) kvmon=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --keep) keep=1; shift ;;
+    --kvmon-args) kvmon_args=$2; shift 2 ;;
     --no-pidstat) use_pidstat=0; shift ;;
     --host-every-tick) host_every_tick=1; shift ;;
     --scrape) scrape=1; shift ;;
-    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
     *) echo "kvmon_cost: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -59,6 +65,7 @@ fi
   { echo "kvmon_cost: /proc/PID/schedstat is missing (kernel without CONFIG_SCHED_INFO)" >&2; exit 1; }
 
 stamp=$(date +%Y-%m-%dT%H%M)
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 [[ -n "$out" ]] || out="$root/bench/results/kvmon_cost-$stamp.md"
 mkdir -p "$(dirname "$out")"
 work=$(mktemp -d "${TMPDIR:-/tmp}/kvmon-cost-XXXXXX")
@@ -110,6 +117,16 @@ wait_port "$memcached_port"
 echo "kvmon_cost: redis-server pid $redis1_pid (:$redis1_port), memcached pid $memcached_pid" \
      "(:$memcached_port), redis-server pid $redis2_pid (:$redis2_port); work dir $work"
 
+# pidstat report lines per pid of file $1 stamped in [$2, $3) (µs since the epoch); $4: pids.
+count_reports() {
+  awk -v a="$(date -d "@$(($2 / 1000000))" +%T)" -v b="$(date -d "@$(($3 / 1000000))" +%T)" \
+    -v n="$4" 'function sod(t, f) { split(t, f, ":"); return f[1] * 3600 + f[2] * 60 + f[3] }
+    BEGIN { a = sod(a); b = sod(b) }
+    $1 ~ /^[0-9][0-9]:[0-9][0-9]:[0-9][0-9]$/ && $3 ~ /^[0-9]+$/ {
+      t = sod($1); if ((a <= b && t >= a && t < b) || (a > b && (t >= a || t < b))) c++ }
+    END {printf "%d", c / n}' "$1"
+}
+
 # --- one configuration ------------------------------------------------------------------------
 rows=()
 goal_notes=()
@@ -121,6 +138,9 @@ measure() {  # $1: rate in Hz, $2...: target pids
   local db="$work/$tag.db" args=()
   for p in "${targets[@]}"; do args+=(--pid "$p"); done
   ((host_every_tick)) && args+=(--host-interval "${interval_ms}ms")
+  local extra=()
+  read -r -a extra <<<"$kvmon_args"
+  args+=("${extra[@]}")
   local mport=""
   if ((scrape)); then mport=$(free_port); args+=(--metrics "127.0.0.1:$mport"); fi
   "$kvmon" --db "$db" "${args[@]}" --interval "${interval_ms}ms" --log-level warn \
@@ -133,26 +153,32 @@ measure() {  # $1: rate in Hz, $2...: target pids
     local spid=$!
     pids+=("$spid")
   fi
-  local ppid=""
+  local ppid="" qpid=""
   if ((use_pidstat)); then
     LC_ALL=C S_TIME_FORMAT= pidstat -rudwh -p "$(IFS=,; echo "${targets[*]}")" 1 >"$work/$tag.pidstat.txt" 2>&1 &
     ppid=$!
     pids+=("$ppid")
+    LC_ALL=C S_TIME_FORMAT= pidstat -p "$(IFS=,; echo "${targets[*]}")" 1 >"$work/$tag.pidstat-plain.txt" 2>&1 &
+    qpid=$!
+    pids+=("$qpid")
   fi
   sleep 2  # past startup (schema, first resolution, pidstat's first report)
   local t0 k0 kt0 p0=0 pt0=0 t1 k1 kt1 p1=0 pt1=0 khwm phwm=0
   t0=$(now_us); k0=$(cpu_ns "$kpid"); kt0=$(cpu_ticks "$kpid")
-  [[ -n "$ppid" ]] && { p0=$(cpu_ns "$ppid"); pt0=$(cpu_ticks "$ppid"); }
+  local q0=0 q1=0
+  [[ -n "$ppid" ]] && { p0=$(cpu_ns "$ppid"); pt0=$(cpu_ticks "$ppid"); q0=$(cpu_ns "$qpid"); }
   sleep "$duration"
   t1=$(now_us); k1=$(cpu_ns "$kpid"); kt1=$(cpu_ticks "$kpid"); khwm=$(hwm_kib "$kpid")
-  [[ -n "$ppid" ]] && { p1=$(cpu_ns "$ppid"); pt1=$(cpu_ticks "$ppid"); phwm=$(hwm_kib "$ppid"); }
+  [[ -n "$ppid" ]] && { p1=$(cpu_ns "$ppid"); pt1=$(cpu_ticks "$ppid"); phwm=$(hwm_kib "$ppid"); q1=$(cpu_ns "$qpid"); }
   if ((scrape)); then kill -TERM "$spid"; wait "$spid" 2>/dev/null || true; fi
   kill -TERM "$kpid"
   wait "$kpid" || { echo "kvmon_cost: kvmon failed:" >&2; cat "$work/$tag.kvmon.log" >&2; exit 1; }
-  if [[ -n "$ppid" ]]; then kill -TERM "$ppid"; wait "$ppid" 2>/dev/null || true; fi
+  if [[ -n "$ppid" ]]; then
+    kill -TERM "$ppid" "$qpid"; wait "$ppid" 2>/dev/null || true; wait "$qpid" 2>/dev/null || true
+  fi
 
   # Ticks in the window, and the jitter of every process sample of the run (µs).
-  local ticks jitter preports=0
+  local ticks jitter preports=0 qreports=0
   ticks=$(sqlite3 "$db" "SELECT COUNT(DISTINCT scheduled_ts_us) FROM process_samples WHERE scheduled_ts_us >= $t0 AND scheduled_ts_us < $t1")
   jitter=$(sqlite3 -separator ' ' "$db" "
     WITH j AS (SELECT ts_us - scheduled_ts_us AS d FROM process_samples),
@@ -161,12 +187,8 @@ measure() {  # $1: rate in Hz, $2...: target pids
            (SELECT d FROM j ORDER BY d LIMIT 1 OFFSET (SELECT CAST((c - 1) * 0.99 AS INTEGER) FROM n)),
            (SELECT MAX(d) FROM j), (SELECT c FROM n)")
   if [[ -n "$ppid" ]]; then  # report lines (one per pid) stamped inside the window
-    preports=$(awk -v a="$(date -d "@$((t0 / 1000000))" +%T)" -v b="$(date -d "@$((t1 / 1000000))" +%T)" \
-      -v n="$n" 'function sod(t, f) { split(t, f, ":"); return f[1] * 3600 + f[2] * 60 + f[3] }
-      BEGIN { a = sod(a); b = sod(b) }
-      $1 ~ /^[0-9][0-9]:[0-9][0-9]:[0-9][0-9]$/ && $3 ~ /^[0-9]+$/ {
-        t = sod($1); if ((a <= b && t >= a && t < b) || (a > b && (t >= a || t < b))) c++ }
-      END {printf "%d", c / n}' "$work/$tag.pidstat.txt")
+    preports=$(count_reports "$work/$tag.pidstat.txt" "$t0" "$t1" "$n")
+    qreports=$(count_reports "$work/$tag.pidstat-plain.txt" "$t0" "$t1" "$n")
   fi
   local dropped
   dropped=$(sqlite3 "$db" "SELECT COUNT(*) FROM events WHERE kind IN ('samples_dropped','ticks_skipped')")
@@ -174,6 +196,7 @@ measure() {  # $1: rate in Hz, $2...: target pids
   row=$(awk -v hz="$hz" -v n="$n" -v span_us=$((t1 - t0)) -v ticks="$ticks" \
       -v kns=$((k1 - k0)) -v kticks=$((kt1 - kt0)) -v khwm="$khwm" \
       -v pns=$((p1 - p0)) -v pticks=$((pt1 - pt0)) -v phwm="$phwm" -v prep="$preports" \
+      -v qns=$((q1 - q0)) -v qrep="$qreports" \
       -v jit="$jitter" -v dropped="$dropped" -v clk="$(getconf CLK_TCK)" 'BEGIN {
     split(jit, j, " ")
     span_s = span_us / 1e6
@@ -183,9 +206,11 @@ measure() {  # $1: rate in Hz, $2...: target pids
     p_per = prep > 0 ? pns / 1000 / prep : 0
     p_pct = pns / 1e9 / span_s * 100
     ratio = p_per > 0 ? sprintf("%.2f", k_per / p_per) : "-"
-    printf "| %s Hz | %d | %d | %.1f | %.4f %% (%.2f %%) | %.1f | %s | %.1f | %.4f %% | %.1f | %s | %d / %d / %d | %d |\n",
+    q_per = qrep > 0 ? qns / 1000 / qrep : 0
+    qratio = q_per > 0 ? sprintf("%.2f", k_per / q_per) : "-"
+    printf "| %s Hz | %d | %d | %.1f | %.4f %% (%.2f %%) | %.1f | %s | %.1f | %.4f %% | %.1f | %s | %.1f | %s | %d / %d / %d | %d |\n",
       hz, n, ticks, k_per, k_pct, k_tick_pct, khwm / 1024, prep, p_per, p_pct, phwm / 1024,
-      ratio, j[1], j[2], j[3], dropped
+      ratio, q_per, qratio, j[1], j[2], j[3], dropped
     # goals: machine-readable on a second line
     printf "GOAL %s %s %.6f %.1f %.3f %.3f\n", hz, n, k_pct, khwm / 1024, k_per, p_per
   }')
@@ -194,8 +219,8 @@ measure() {  # $1: rate in Hz, $2...: target pids
   echo "$(head -1 <<<"$row")"
 }
 
-header="| rate | targets | ticks | kvmon µs/sample | kvmon % of a core (ticks) | kvmon peak RSS MiB | pidstat reports | pidstat µs/report | pidstat % of a core | pidstat peak RSS MiB | kvmon/pidstat per sample | jitter p50 / p99 / max µs | drop events |"
-sep="|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+header="| rate | targets | ticks | kvmon µs/sample | kvmon % of a core (ticks) | kvmon peak RSS MiB | pidstat reports | pidstat µs/report | pidstat % of a core | pidstat peak RSS MiB | kvmon/pidstat per sample | plain pidstat µs/report | kvmon/plain pidstat | jitter p50 / p99 / max µs | drop events |"
+sep="|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 echo "$header"
 echo "$sep"
 for hz in $rates; do
@@ -213,6 +238,9 @@ for g in "${goal_notes[@]}"; do
     if (hz == 10 && pct >= 0.5) s = s " CPU over 0.5 %;"
     if (rss >= 16) s = s " RSS over 16 MiB;"
     if (pper > 0 && kper >= pper) s = s " more CPU per sample than pidstat;"
+    # #20: at most 0.2x pidstat per sample at 1 Hz, 0.1x at 10 Hz (one target)
+    if (pper > 0 && hz == 1 && kper > 0.2 * pper) s = s sprintf(" over 0.2x pidstat (%.2fx);", kper / pper)
+    if (pper > 0 && hz == 10 && kper > 0.1 * pper) s = s sprintf(" over 0.1x pidstat (%.2fx);", kper / pper)
     print s == "" ? "met" : "MISSED:" s }')
   verdicts+=("- $hz Hz, $n target(s): $v")
 done
@@ -224,10 +252,10 @@ fs_type=$(df -T "$work" | awk 'NR == 2 {print $2}')
   echo "# kvmon cost, $(date '+%Y-%m-%d %H:%M %Z')"
   echo
   echo "- command: \`$command_line\`"
-  echo "- kvmon: \`$kvmon\` ($("$kvmon" --version 2>/dev/null | head -1); git $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?'))"
-  echo "- machine: $(nproc) CPUs, $cpu_model, kernel $(uname -r), $(awk '/^MemTotal/ {printf "%.1f GiB", $2 / 1048576}' /proc/meminfo) RAM, load before the run: $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "- kvmon: \`$kvmon${kvmon_args:+ $kvmon_args}\` ($("$kvmon" --version 2>/dev/null | head -1); git $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?'))"
+  echo "- machine: $(nproc) CPUs, $cpu_model, kernel $(uname -r), $(awk '/^MemTotal/ {printf "%.1f GiB", $2 / 1048576}' /proc/meminfo) RAM, load average before the run: $load_before, after: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "- results files on $fs_type; targets: idle redis-server $(redis-server --version | awk '{print $3}' | cut -d= -f2), memcached $(memcached -V | awk '{print $2}'), second redis-server; $duration s measured per row"
-  echo "- pidstat: \`pidstat -rudwh -p PIDS 1\` ($(pidstat -V 2>&1 | head -1)) watching the same targets; it cannot sample faster than 1 s, so compare per sample"
+  echo "- pidstat: \`pidstat -rudwh -p PIDS 1\` ($(pidstat -V 2>&1 | head -1)) and plain \`pidstat -p PIDS 1\` (CPU only) watching the same targets in the same run; pidstat cannot sample faster than 1 s, so compare per sample"
   echo
   echo "$header"
   echo "$sep"
@@ -242,7 +270,7 @@ fs_type=$(df -T "$work" | awk 'NR == 2 {print $2}')
   echo "a pidstat report covers the targets only. Jitter: ts_us - scheduled_ts_us"
   echo "of every process sample. Drop events: samples_dropped and ticks_skipped rows."
   echo
-  echo "Goals (1 Hz < 0.05 % of a core, 10 Hz < 0.5 %, RSS < 16 MiB, less CPU per sample than pidstat):"
+  echo "Goals (1 Hz < 0.05 % of a core, 10 Hz < 0.5 %, RSS < 16 MiB, less CPU per sample than pidstat; #20: <= 0.2x pidstat -rudwh per sample at 1 Hz, <= 0.1x at 10 Hz):"
   echo
   printf '%s\n' "${verdicts[@]}"
 } >"$out"

@@ -4,8 +4,9 @@
 #include <sys/inotify.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
-#include <charconv>
+#include <cstring>
 #include <memory>
 
 #include "kvbench/clock.hpp"
@@ -15,50 +16,8 @@
 namespace kv::mon {
 namespace {
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\n')) {
-    s.remove_prefix(1);
-  }
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\n')) {
-    s.remove_suffix(1);
-  }
-  return s;
-}
-
-OptInt int_of(std::string_view s) {
-  s = trim(s);
-  if (s.empty()) return std::nullopt;
-  int64_t v = 0;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
-  return v;
-}
-
-// Calls f(line) for each line of text.
-template <typename F>
-void for_each_line(std::string_view text, F&& f) {
-  while (!text.empty()) {
-    size_t nl = text.find('\n');
-    std::string_view line = text.substr(0, nl);
-    f(line);
-    if (nl == std::string_view::npos) break;
-    text.remove_prefix(nl + 1);
-  }
-}
-
-// The space-separated fields of a line.
-std::vector<std::string_view> fields(std::string_view line) {
-  std::vector<std::string_view> out;
-  size_t i = 0;
-  while (i < line.size()) {
-    while (i < line.size() && line[i] == ' ') ++i;
-    size_t j = line.find(' ', i);
-    if (j == std::string_view::npos) j = line.size();
-    if (j > i) out.push_back(line.substr(i, j - i));
-    i = j;
-  }
-  return out;
-}
+// An integer that is the whole of `s` but blanks around it (a one-value cgroup file).
+OptInt int_of(std::string_view s) { return parse_int(trim_blanks(s)); }
 
 // mountinfo escapes space, tab, newline and backslash as \ooo.
 std::string unescape(std::string_view s) {
@@ -126,7 +85,7 @@ ProcCgroup parse_proc_cgroup(std::string_view text) {
 CgroupMounts parse_cgroup_mounts(std::string_view mountinfo) {
   CgroupMounts out;
   for_each_line(mountinfo, [&](std::string_view line) {
-    std::vector<std::string_view> f = fields(line);
+    std::vector<std::string_view> f = split_fields(line);
     size_t dash = 0;
     for (size_t i = 6; i < f.size(); ++i) {
       if (f[i] == "-") {
@@ -175,7 +134,7 @@ std::optional<std::string> cgroup_dir(const CgroupMount& mount, std::string_view
 }
 
 OptInt parse_cgroup_limit(std::string_view text) {
-  text = trim(text);
+  text = trim_blanks(text);
   if (text == "max") return kNoCgroupLimit;
   OptInt v = int_of(text);
   if (v && *v >= INT64_MAX - 4095) return kNoCgroupLimit;
@@ -205,7 +164,7 @@ IoStat parse_io_stat(std::string_view text) {
   };
   bool any = false;
   for_each_line(text, [&](std::string_view line) {
-    std::vector<std::string_view> f = fields(line);
+    std::vector<std::string_view> f = split_fields(line);
     if (f.empty()) return;
     any = true;
     for (size_t i = 1; i < f.size(); ++i) {
@@ -284,12 +243,17 @@ struct CgroupSampler::Group {
   OpenFile current, max, high, swap_current, swap_max, stat, events, swap_events;
   OpenFile memsw_usage, memsw_limit, kmem_usage, oom_control, failcnt;  // v1
   OpenFile cpu_stat, cpuacct_usage;
+  OpenFile cpu_max, cfs_quota, cfs_period;  // v2 cpu.max; v1 cpu.cfs_quota_us, cfs_period_us
   OpenFile io_stat, psi_memory, psi_io, psi_cpu;
-  CgroupCounters last;  // the event baseline
+  std::vector<PsiTrigger> psi_triggers;  // --psi-trigger cgroup:..., in the epoll set while open
+  CgroupCounters last;                   // the event baseline
   // oom_kill at the process's sample before last: a process being killed may still be sampled
   // once after the kill counted (it is not a zombie yet)
   OptInt oom_kill_at_sample, oom_kill_at_last_sample;
   int wd_events = -1, wd_swap_events = -1;
+  int64_t samples = 0;  // taken of this process in this group (the cadence counts them)
+  // the last reading of the pressure files, repeated between readings
+  OptReal psi_memory_some, psi_memory_full, psi_io_some, psi_io_full, psi_cpu_some;
 
   CgroupCounters read_counters() {
     CgroupCounters c;
@@ -312,12 +276,35 @@ struct CgroupSampler::Group {
   }
 };
 
-CgroupSampler::CgroupSampler(const ProcFs& fs) : fs_(fs) {
+CgroupCadence cadence_for_interval(int64_t interval_us) {
+  interval_us = std::max<int64_t>(interval_us, 1);
+  return {std::max<int64_t>(1, 5'000'000 / interval_us),
+          std::max<int64_t>(1, 2'000'000 / interval_us)};
+}
+
+CgroupSampler::CgroupSampler(const ProcFs& fs, CgroupCadence cadence)
+    : fs_(fs),
+      cadence_{std::max<int64_t>(1, cadence.recheck_every),
+               std::max<int64_t>(1, cadence.pressure_every)} {
   inotify_fd_ = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 }
 
 CgroupSampler::~CgroupSampler() {
   if (inotify_fd_ >= 0) ::close(inotify_fd_);
+}
+
+void CgroupSampler::set_psi_triggers(std::vector<PsiTriggerSpec> specs) {
+  psi_specs_ = std::move(specs);
+}
+
+std::vector<CgroupSampler::PsiTriggerView> CgroupSampler::psi_triggers() const {
+  std::vector<PsiTriggerView> out;
+  for (const auto& [key, g] : groups_)
+    for (const PsiTrigger& t : g->psi_triggers)
+      out.push_back({t.fd(), key,
+                     g->who + ": cgroup pressure: " + t.spec().describe() + " (PSI trigger on " +
+                         t.path() + ")"});
+  return out;
 }
 
 std::string CgroupSampler::under_sys(const std::string& path) const {
@@ -351,7 +338,8 @@ CgroupSampler::Group* CgroupSampler::locate(const ProcessKey& key, std::string_v
     Group& g = *it->second;
     // Moved to another cgroup (a service manager, or a test, moves it after its start)? Only
     // when two ticks agree: a process being killed shows the root cgroup while it exits, and
-    // its exit is told with the cgroup it lived in.
+    // its exit is told with the cgroup it lived in. Looked at every recheck_every samples.
+    if (g.moved_text.empty() && g.samples % cadence_.recheck_every != 0) return &g;
     if (!g.proc_cgroup.read() || g.proc_cgroup.text() == g.proc_cgroup_text) {
       g.moved_text.clear();
       return &g;
@@ -423,19 +411,41 @@ CgroupSampler::Group* CgroupSampler::locate(const ProcessKey& key, std::string_v
     g->cpuacct_dir = v1_dir("cpuacct");
     g->cpu_stat = open(g->cpu_dir, "cpu.stat");
     g->cpuacct_usage = open(g->cpuacct_dir, "cpuacct.usage");
+    g->cfs_quota = open(g->cpu_dir, "cpu.cfs_quota_us");
+    g->cfs_period = open(g->cpu_dir, "cpu.cfs_period_us");
   } else {
     g->cpu_stat = open(g->v2_dir, "cpu.stat");
+    g->cpu_max = open(g->v2_dir, "cpu.max");
   }
   g->io_stat = open(g->v2_dir, "io.stat");
   g->psi_memory = open(g->v2_dir, "memory.pressure");
   g->psi_io = open(g->v2_dir, "io.pressure");
   g->psi_cpu = open(g->v2_dir, "cpu.pressure");
+  for (const PsiTriggerSpec& spec : psi_specs_) {
+    if (g->v2_dir.empty()) {
+      log_warn() << who << ": no cgroup v2 directory: the PSI trigger " << spec.describe()
+                 << " cannot be set on its cgroup";
+      continue;
+    }
+    PsiTrigger t(g->v2_dir + "/" + spec.resource + ".pressure", spec);
+    if (t.fd() < 0) {
+      log_warn() << who << ": cannot set the PSI trigger " << spec.describe() << " on " << t.path()
+                 << " (" << t.error()
+                 << "): only the polled avg10 is recorded (without CAP_SYS_RESOURCE, Linux "
+                    "6.5 and later take only windows of whole multiples of 2s)";
+      continue;
+    }
+    log_info() << who << ": PSI trigger set: " << spec.describe() << " on " << t.path();
+    g->psi_triggers.push_back(std::move(t));
+    ++psi_generation_;
+  }
   g->last = g->read_counters();
   Group* out = g.get();
   const bool moved = it != groups_.end();
   if (moved) {
     std::swap(it->second, g);
     drop_watches(*g);  // the old group's, unless the new one (or another process) shares them
+    if (!g->psi_triggers.empty()) ++psi_generation_;
   } else {
     groups_.emplace(key, std::move(g));
   }
@@ -463,7 +473,7 @@ void CgroupSampler::drop_watches(Group& g) {
   }
 }
 
-void CgroupSampler::read_events(Group& g, std::vector<EventRecord>& events) {
+CgroupCounters CgroupSampler::read_events(Group& g, std::vector<EventRecord>& events) {
   CgroupCounters now = g.read_counters();
   const int64_t ts = now_ts_us();
   for (CgroupEvent& e : cgroup_events(g.last, now, g.who, !g.mem_v1)) {
@@ -471,6 +481,7 @@ void CgroupSampler::read_events(Group& g, std::vector<EventRecord>& events) {
     events.push_back(EventRecord{ts, std::move(e.kind), std::move(e.message), g.key});
   }
   g.last = now;
+  return now;
 }
 
 void CgroupSampler::sample(const ProcessKey& key, std::string_view who, ProcessSample& s,
@@ -479,35 +490,31 @@ void CgroupSampler::sample(const ProcessKey& key, std::string_view who, ProcessS
   if (!gp) return;
   Group& g = *gp;
   std::string_view st = text_of(g.stat);
+  // memory.stat: v1's hierarchical total_ keys (rss and cache for anon and file), else v2's.
+  auto stat = [&](std::string_view v1_key, std::string_view v2_key) {
+    return g.mem_v1 ? v1_stat(st, v1_key) : keyed_value(st, v2_key);
+  };
+  s.cg_memory_bytes = int_file(g.current);
+  s.cg_memory_max_bytes = limit_file(g.max);
+  s.cg_anon_bytes = stat("rss", "anon");
+  s.cg_file_bytes = stat("cache", "file");
+  s.cg_shmem_bytes = stat("shmem", "shmem");
+  s.cg_pgmajfault = stat("pgmajfault", "pgmajfault");
+  s.cg_workingset_refault_anon = stat("workingset_refault_anon", "workingset_refault_anon");
+  s.cg_workingset_refault_file = stat("workingset_refault_file", "workingset_refault_file");
   if (g.mem_v1) {
-    s.cg_memory_bytes = int_file(g.current);
-    s.cg_memory_max_bytes = limit_file(g.max);
     s.cg_memsw_bytes = int_file(g.memsw_usage);
     s.cg_memsw_max_bytes = limit_file(g.memsw_limit);
     s.cg_kernel_bytes = int_file(g.kmem_usage);
-    s.cg_anon_bytes = v1_stat(st, "rss");
-    s.cg_file_bytes = v1_stat(st, "cache");
-    s.cg_shmem_bytes = v1_stat(st, "shmem");
-    s.cg_pgmajfault = v1_stat(st, "pgmajfault");
-    s.cg_workingset_refault_anon = v1_stat(st, "workingset_refault_anon");
-    s.cg_workingset_refault_file = v1_stat(st, "workingset_refault_file");
   } else {
-    s.cg_memory_bytes = int_file(g.current);
-    s.cg_memory_max_bytes = limit_file(g.max);
     s.cg_memory_high_bytes = limit_file(g.high);
     s.cg_swap_bytes = int_file(g.swap_current);
     s.cg_swap_max_bytes = limit_file(g.swap_max);
-    s.cg_anon_bytes = keyed_value(st, "anon");
-    s.cg_file_bytes = keyed_value(st, "file");
     s.cg_kernel_bytes = keyed_value(st, "kernel");
-    s.cg_shmem_bytes = keyed_value(st, "shmem");
-    s.cg_pgmajfault = keyed_value(st, "pgmajfault");
-    s.cg_workingset_refault_anon = keyed_value(st, "workingset_refault_anon");
-    s.cg_workingset_refault_file = keyed_value(st, "workingset_refault_file");
     s.cg_pgscan = keyed_value(st, "pgscan");
     s.cg_pgsteal = keyed_value(st, "pgsteal");
   }
-  CgroupCounters c = g.read_counters();
+  const CgroupCounters c = read_events(g, events);
   s.cg_events_high = c.high;
   s.cg_events_max = c.max;
   s.cg_events_oom = c.oom;
@@ -516,12 +523,6 @@ void CgroupSampler::sample(const ProcessKey& key, std::string_view who, ProcessS
   s.cg_swap_events_fail = c.swap_fail;
   s.cg_under_oom = c.under_oom;
   s.cg_failcnt = c.failcnt;
-  const int64_t ts = now_ts_us();
-  for (CgroupEvent& e : cgroup_events(g.last, c, g.who, !g.mem_v1)) {
-    log_info() << e.message;
-    events.push_back(EventRecord{ts, std::move(e.kind), std::move(e.message), g.key});
-  }
-  g.last = c;
   g.oom_kill_at_sample = g.oom_kill_at_last_sample ? g.oom_kill_at_last_sample : c.oom_kill;
   g.oom_kill_at_last_sample = c.oom_kill;
 
@@ -531,9 +532,19 @@ void CgroupSampler::sample(const ProcessKey& key, std::string_view who, ProcessS
   if (g.cpu_v1) {
     s.cg_cpu_throttled_us = ns_to_us(keyed_value(cpu, "throttled_time"));
     s.cg_cpu_usage_us = ns_to_us(int_file(g.cpuacct_usage));
+    s.cg_cpu_period_us = int_file(g.cfs_period);
+    s.cg_cpu_quota_us = int_file(g.cfs_quota);
+    if (s.cg_cpu_quota_us && *s.cg_cpu_quota_us < 0) s.cg_cpu_quota_us = kNoCgroupLimit;  // -1
   } else {
     s.cg_cpu_throttled_us = keyed_value(cpu, "throttled_usec");
     s.cg_cpu_usage_us = keyed_value(cpu, "usage_usec");
+    // cpu.max: "QUOTA PERIOD", QUOTA "max" when there is none
+    std::string_view max = trim_blanks(text_of(g.cpu_max));
+    const auto space = max.find(' ');
+    if (space != std::string_view::npos) {
+      s.cg_cpu_quota_us = parse_cgroup_limit(max.substr(0, space));
+      s.cg_cpu_period_us = int_of(trim_blanks(max.substr(space + 1)));
+    }
   }
   if (g.io_stat.is_open() && g.io_stat.read()) {
     IoStat io = parse_io_stat(g.io_stat.text());
@@ -542,19 +553,20 @@ void CgroupSampler::sample(const ProcessKey& key, std::string_view who, ProcessS
     s.cg_io_reads = io.reads;
     s.cg_io_writes = io.writes;
   }
-  if (std::string_view t = text_of(g.psi_memory); !t.empty()) {
-    Pressure p = parse_pressure(t);
-    s.cg_psi_memory_some_avg10 = p.some_avg10;
-    s.cg_psi_memory_full_avg10 = p.full_avg10;
+  if (g.samples++ % cadence_.pressure_every == 0) {
+    Pressure mem = parse_pressure(text_of(g.psi_memory));
+    Pressure io = parse_pressure(text_of(g.psi_io));
+    g.psi_memory_some = mem.some_avg10;
+    g.psi_memory_full = mem.full_avg10;
+    g.psi_io_some = io.some_avg10;
+    g.psi_io_full = io.full_avg10;
+    g.psi_cpu_some = parse_pressure(text_of(g.psi_cpu)).some_avg10;
   }
-  if (std::string_view t = text_of(g.psi_io); !t.empty()) {
-    Pressure p = parse_pressure(t);
-    s.cg_psi_io_some_avg10 = p.some_avg10;
-    s.cg_psi_io_full_avg10 = p.full_avg10;
-  }
-  if (std::string_view t = text_of(g.psi_cpu); !t.empty()) {
-    s.cg_psi_cpu_some_avg10 = parse_pressure(t).some_avg10;
-  }
+  s.cg_psi_memory_some_avg10 = g.psi_memory_some;
+  s.cg_psi_memory_full_avg10 = g.psi_memory_full;
+  s.cg_psi_io_some_avg10 = g.psi_io_some;
+  s.cg_psi_io_full_avg10 = g.psi_io_full;
+  s.cg_psi_cpu_some_avg10 = g.psi_cpu_some;
 }
 
 std::string CgroupSampler::exit_cause(const ProcessKey& key, std::vector<EventRecord>& events) {
@@ -569,6 +581,7 @@ std::string CgroupSampler::exit_cause(const ProcessKey& key, std::vector<EventRe
             std::to_string(*g.oom_kill_at_sample) + " -> " + std::to_string(*g.last.oom_kill) + ")";
   }
   drop_watches(g);
+  if (!g.psi_triggers.empty()) ++psi_generation_;
   groups_.erase(it);
   return cause;
 }
@@ -580,6 +593,7 @@ void CgroupSampler::retain(const std::set<ProcessKey>& keys) {
       continue;
     }
     drop_watches(*it->second);
+    if (!it->second->psi_triggers.empty()) ++psi_generation_;
     it = groups_.erase(it);
   }
 }

@@ -7,6 +7,7 @@
 // kvmon only reads: no file here is ever written. One thread owns a CgroupSampler.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "procfs.hpp"
+#include "psi_trigger.hpp"
 #include "records.hpp"
 
 namespace kv::mon {
@@ -76,11 +78,25 @@ std::vector<CgroupEvent> cgroup_events(const CgroupCounters& before, const Cgrou
 
 // ---- the sampler ----
 
+// How often the files that change slowly are read, counted in samples of one process. The
+// defaults (every sample) are for tests; kvmon passes cadence_for_interval().
+struct CgroupCadence {
+  // /proc/PID/cgroup (has the process moved?): every `recheck_every` samples, and on the next
+  // sample while a move waits for a second reading that agrees.
+  int64_t recheck_every = 1;
+  // memory/io/cpu.pressure: every `pressure_every` samples; the samples between repeat the last
+  // reading (the kernel recomputes avg10 only every 2 s: a read between gives the same value).
+  int64_t pressure_every = 1;
+};
+// /proc/PID/cgroup every 5 s (a move is followed within 5 s + one interval) and the pressure
+// files every 2 s, in ticks of `interval_us` (at least every tick).
+CgroupCadence cadence_for_interval(int64_t interval_us);
+
 class CgroupSampler {
  public:
   // Reads proc_root/self/mountinfo for the mounts (again whenever a new process is located).
   // Mount points under /sys are taken under the ProcFs's sys root (fixture trees in tests).
-  explicit CgroupSampler(const ProcFs& fs);
+  explicit CgroupSampler(const ProcFs& fs, CgroupCadence cadence = {});
   ~CgroupSampler();
   CgroupSampler(const CgroupSampler&) = delete;
   CgroupSampler& operator=(const CgroupSampler&) = delete;
@@ -107,16 +123,37 @@ class CgroupSampler {
   // The directories located for `key` (for tests); empty if none.
   std::string describe(const ProcessKey& key) const;
 
+  // Opt-in PSI triggers on each target's v2 <resource>.pressure (--psi-trigger cgroup:...),
+  // set when its cgroup is located (again after a move). A trigger that cannot be set is one
+  // warning per cgroup; its pressure file is still polled.
+  void set_psi_triggers(std::vector<PsiTriggerSpec> specs);
+  // The triggers set now: the descriptor to wait on for POLLPRI (the caller's own event loop:
+  // PSI's poll clears the event, so no epoll set of ours may stand between), whose target, and
+  // the message of its event. Valid until psi_generation() changes.
+  struct PsiTriggerView {
+    int fd;
+    ProcessKey key;
+    std::string message;
+  };
+  std::vector<PsiTriggerView> psi_triggers() const;
+  // Changes whenever a trigger is set or closed.
+  uint64_t psi_generation() const { return psi_generation_; }
+
  private:
   struct Group;
   Group* locate(const ProcessKey& key, std::string_view who, std::vector<EventRecord>& events);
-  void read_events(Group& g, std::vector<EventRecord>& events);
+  // Reads g's event counters, appends an event for each that grew since g.last, and makes
+  // them g.last; returns them.
+  CgroupCounters read_events(Group& g, std::vector<EventRecord>& events);
   void drop_watches(Group& g);
   std::string under_sys(const std::string& path) const;
 
   const ProcFs& fs_;
+  CgroupCadence cadence_;
   CgroupMounts mounts_;
   int inotify_fd_ = -1;
+  std::vector<PsiTriggerSpec> psi_specs_;
+  uint64_t psi_generation_ = 0;
   std::map<ProcessKey, std::unique_ptr<Group>> groups_;
 };
 

@@ -72,6 +72,15 @@ class Page {
       std::string_view suffix = counter && !om_ ? "_total" : "";
       out_.append("# HELP ").append(name_).append(suffix).append(" ").append(help_) += '\n';
       out_.append("# TYPE ").append(name_).append(suffix).append(" ").append(type_) += '\n';
+      // OpenMetrics names a family's unit when its name ends with one (the spec wants the
+      // name suffixed by the unit); the 0.0.4 text format has no UNIT line.
+      if (om_)
+        for (std::string_view unit : {"seconds", "bytes", "ratio"})
+          if (name_.size() > unit.size() && name_.substr(name_.size() - unit.size()) == unit &&
+              name_[name_.size() - unit.size() - 1] == '_') {
+            out_.append("# UNIT ").append(name_).append(" ").append(unit) += '\n';
+            break;
+          }
     }
     out_.append(name_);
     if (counter) out_ += "_total";

@@ -18,6 +18,7 @@
 #include "kvbench/log.hpp"
 #include "kvbench/time_base.hpp"
 #include "kvbench/units.hpp"
+#include "kvbench/usage_error.hpp"
 #include "kvbench/version.hpp"
 #include "metrics_server.hpp"
 #include "metrics_text.hpp"
@@ -44,8 +45,10 @@ class Loop {
   Loop(const MonitorConfig& config, asio::io_context& io)
       : config_(config),
         fs_(config.proc_root, config.sys_root),
-        host_(fs_),
-        tracker_(fs_, config.selectors, sysconf(_SC_CLK_TCK), host_.boot_ts_us(), config.pss),
+        // PSI's avg10 changes every 2 s: the pressure files are read at most that often
+        host_(fs_, std::max<int64_t>(1, 2'000'000 / effective_host_interval_us(config))),
+        tracker_(fs_, config.selectors, sysconf(_SC_CLK_TCK), host_.boot_ts_us(), config.pss,
+                 cadence_for_interval(config.interval_us)),
         writer_(std::make_unique<SqliteSink>(
                     config.db_path, SessionInfo{host_name(), now_ts_us(), config.interval_us,
                                                 getpid(), config.command_line}),
@@ -74,6 +77,7 @@ class Loop {
       cgroup_notify_.assign(::dup(tracker_.cgroup_notify_fd()));
       watch_cgroups();
     }
+    start_psi_triggers();
     on_tick();
   }
 
@@ -81,6 +85,8 @@ class Loop {
     timer_.cancel();
     boost::system::error_code ignored;
     cgroup_notify_.close(ignored);
+    for (auto& w : cgroup_psi_waits_) w->wait.close(ignored);
+    for (auto& w : psi_waits_) w->close(ignored);
     if (server_) server_->stop();
     if (metrics_server_) metrics_server_->stop();
   }
@@ -93,6 +99,7 @@ class Loop {
     Batch batch;
     batch.scheduled_ts_us = start_wall_us_ + tick_ * config_.interval_us;
     tracker_.tick(batch);
+    follow_cgroup_psi_triggers();
     // The host on ticks 0, k, 2k, ... (after skipped ticks: the first tick of the next slot).
     if (tick_ / host_every_ != last_host_slot_) {
       last_host_slot_ = tick_ / host_every_;
@@ -118,6 +125,79 @@ class Loop {
                                 tracker_.on_cgroup_notify(cgroup_events_);
                                 watch_cgroups();
                               });
+  }
+
+  // The cgroup PSI triggers (--psi-trigger cgroup:...) are set and closed by the tracker as
+  // targets come, move and go: after a tick that changed them, each is waited on here anew
+  // (POLLPRI, on a dup of its descriptor, closed here when the tracker closed the trigger).
+  // A firing is an event of its target, sent with the next tick.
+  struct CgroupPsiWait {
+    CgroupPsiWait(asio::io_context& io, int fd, ProcessKey k, std::string m)
+        : wait(io, fd), key(k), message(std::move(m)) {}
+    asio::posix::stream_descriptor wait;
+    ProcessKey key;
+    std::string message;
+  };
+  void follow_cgroup_psi_triggers() {
+    if (tracker_.cgroup_psi_generation() == cgroup_psi_generation_) return;
+    cgroup_psi_generation_ = tracker_.cgroup_psi_generation();
+    boost::system::error_code ignored;
+    for (auto& w : cgroup_psi_waits_) w->wait.close(ignored);
+    cgroup_psi_waits_.clear();
+    for (auto& t : tracker_.cgroup_psi_triggers()) {
+      const int fd = ::dup(t.fd);
+      if (fd < 0) continue;
+      cgroup_psi_waits_.push_back(std::make_shared<CgroupPsiWait>(io_, fd, t.key, t.message));
+      wait_cgroup_psi(cgroup_psi_waits_.back());
+    }
+  }
+
+  void wait_cgroup_psi(const std::shared_ptr<CgroupPsiWait>& w) {
+    w->wait.async_wait(asio::posix::stream_descriptor::wait_error, [this, w](const boost::system::
+                                                                                 error_code& ec) {
+      if (ec) return;  // closed: the trigger was replaced or kvmon stops
+      log_info() << w->message;
+      cgroup_events_.push_back(EventRecord{now_ts_us(), "cgroup_psi_trigger", w->message, w->key});
+      wait_cgroup_psi(w);
+    });
+  }
+
+  // --psi-trigger: each trigger that could be set is waited on (POLLPRI); a firing is an event
+  // with the time it was seen, sent with the next tick like the cgroup events. The cgroup ones
+  // are the tracker's: set on each target's cgroup when it is located.
+  void start_psi_triggers() {
+    std::vector<PsiTriggerSpec> on_cgroups;
+    for (const PsiTriggerSpec& spec : config_.psi_triggers)
+      if (spec.cgroup) on_cgroups.push_back(spec);
+    if (!on_cgroups.empty()) tracker_.set_cgroup_psi_triggers(std::move(on_cgroups));
+    for (const PsiTriggerSpec& spec : config_.psi_triggers) {
+      if (spec.cgroup) continue;
+      PsiTrigger t(config_.proc_root + "/pressure/" + spec.resource, spec);
+      if (t.fd() < 0) {
+        log_warn() << "cannot set the PSI trigger " << spec.describe() << " on " << t.path() << " ("
+                   << t.error() << "): only the polled avg10 is recorded (a trigger "
+                   << "needs a kernel with PSI; without CAP_SYS_RESOURCE, Linux 6.5 and later "
+                   << "take only windows of whole multiples of 2s, older ones none)";
+        continue;
+      }
+      log_info() << "PSI trigger set: " << spec.describe() << " on " << t.path();
+      psi_waits_.push_back(std::make_unique<asio::posix::stream_descriptor>(io_, ::dup(t.fd())));
+      psi_triggers_.push_back(std::move(t));
+      wait_psi(psi_triggers_.size() - 1);
+    }
+  }
+
+  void wait_psi(size_t i) {
+    psi_waits_[i]->async_wait(
+        asio::posix::stream_descriptor::wait_error, [this, i](const boost::system::error_code& ec) {
+          if (ec) return;
+          const PsiTrigger& t = psi_triggers_[i];
+          std::string msg =
+              "host pressure: " + t.spec().describe() + " (PSI trigger on " + t.path() + ")";
+          log_info() << msg;
+          cgroup_events_.push_back(EventRecord{now_ts_us(), "psi_trigger", msg, std::nullopt});
+          wait_psi(i);
+        });
   }
 
   // Events of the server (a client dropped) go out with the next tick, through the same path.
@@ -172,7 +252,11 @@ class Loop {
   asio::io_context& io_;
   asio::steady_timer timer_;
   asio::posix::stream_descriptor cgroup_notify_;
-  std::vector<EventRecord> cgroup_events_;
+  std::vector<std::shared_ptr<CgroupPsiWait>> cgroup_psi_waits_;
+  uint64_t cgroup_psi_generation_ = 0;
+  std::vector<EventRecord> cgroup_events_;  // and the PSI triggers' events
+  std::vector<PsiTrigger> psi_triggers_;
+  std::vector<std::unique_ptr<asio::posix::stream_descriptor>> psi_waits_;
   std::unique_ptr<MonitorServer> server_;
   std::vector<EventRecord> server_events_;
   std::unique_ptr<MetricsRegistry> metrics_;
@@ -187,17 +271,17 @@ class Loop {
 }  // namespace
 
 void validate(const MonitorConfig& config) {
-  if (config.db_path.empty()) throw std::invalid_argument("--db is required");
-  if (config.max_queued < 0) throw std::invalid_argument("--max-queued must not be negative");
+  if (config.db_path.empty()) throw UsageError("--db is required");
+  if (config.max_queued < 0) throw UsageError("--max-queued must not be negative");
   if (config.interval_us < kMinIntervalUs || config.interval_us > kMaxIntervalUs) {
-    throw std::invalid_argument("--interval " + format_duration_us(config.interval_us) +
-                                ": must be from 10ms to 1h");
+    throw UsageError("--interval " + format_duration_us(config.interval_us) +
+                     ": must be from 10ms to 1h");
   }
   auto check = [&](const char* option, int64_t us) {
     if (us != 0 && (us < config.interval_us || us > kMaxIntervalUs)) {
-      throw std::invalid_argument(std::string(option) + " '" + format_duration_us(us) +
-                                  "': must be from the --interval (" +
-                                  format_duration_us(config.interval_us) + ") to 1h");
+      throw UsageError(std::string(option) + " '" + format_duration_us(us) +
+                       "': must be from the --interval (" + format_duration_us(config.interval_us) +
+                       ") to 1h");
     }
   };
   check("--host-interval", config.host_interval_us);

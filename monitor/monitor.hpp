@@ -6,15 +6,14 @@
 #include <string>
 #include <vector>
 
+#include "intervals.hpp"  // kMinIntervalUs, kMaxIntervalUs
 #include "metrics_server.hpp"
+#include "psi_trigger.hpp"
 #include "samplers.hpp"
 #include "server.hpp"
 #include "targets.hpp"
 
 namespace kv::mon {
-
-inline constexpr int64_t kMinIntervalUs = 10'000;         // 10 ms
-inline constexpr int64_t kMaxIntervalUs = 3'600'000'000;  // 1 h
 
 struct MonitorConfig {
   std::string db_path;
@@ -29,7 +28,10 @@ struct MonitorConfig {
   // How often queued ticks are committed to the results file; 0: five intervals, but at least
   // 1 s and at most 5 s. Also the most a kill -9 of kvmon can lose (SIGINT/SIGTERM lose nothing).
   int64_t flush_interval_us = 0;
-  PssPolicy pss;             // off unless --pss-interval
+  PssPolicy pss;  // off unless --pss-interval
+  // --psi-trigger: PSI triggers set on the host's pressure files (kvmon's one write); each
+  // firing is a `psi_trigger` event. None by default: the pressure files are polled.
+  std::vector<PsiTriggerSpec> psi_triggers;
   std::string command_line;  // stored in monitor_sessions
   ServerConfig server;       // --listen: off while server.address is empty
   MetricsConfig metrics;     // --metrics: off while metrics.address is empty
@@ -37,7 +39,7 @@ struct MonitorConfig {
   std::string sys_root = "/sys";
 };
 
-// Throws std::invalid_argument if the interval is outside [10 ms, 1 h], the host or flush
+// Throws UsageError if the interval is outside [10 ms, 1 h], the host or flush
 // interval is shorter than the interval or longer than 1 h, or the db path is empty.
 void validate(const MonitorConfig& config);
 

@@ -5,6 +5,7 @@
 #include <iostream>
 #include <stdexcept>
 #include <tuple>
+#include <utility>
 
 #include "kvbench/cli_validators.hpp"
 #include "kvbench/log.hpp"
@@ -12,12 +13,13 @@
 #include "kvbench/schema.hpp"
 #include "kvbench/token_file.hpp"
 #include "kvbench/units.hpp"
+#include "kvbench/usage_error.hpp"
 #include "kvbench/version.hpp"
 
 namespace kv::mon {
 namespace {
 
-// --listen and friends into `server`; throws std::invalid_argument with one clear line.
+// --listen and friends into `server`; throws UsageError with one clear line.
 struct ListenOptions {
   std::string listen, token_file, client_queue = "4MiB", idle_timeout = "60s";
   std::string history, history_max;  // empty: the defaults of HistoryLimits
@@ -31,14 +33,13 @@ std::pair<std::string, int> listen_address(const char* option, const std::string
   std::string text = value.find(':') == std::string::npos ? "127.0.0.1:" + value : value;
   auto hp = proto::split_host_port(text);
   if (!hp) {
-    throw std::invalid_argument(std::string("invalid ") + option + " '" + value +
-                                "': " + hp.error().message);
+    throw UsageError(std::string("invalid ") + option + " '" + value + "': " + hp.error().message);
   }
   std::string address = hp.value().host == "localhost" ? "127.0.0.1" : hp.value().host;
   if (!is_loopback_address(address) && !have_token) {
-    throw std::invalid_argument(std::string(option) + " '" + value +
-                                "' is not a loopback address: it needs --token-file FILE "
-                                "(clients must present that token)");
+    throw UsageError(std::string(option) + " '" + value +
+                     "' is not a loopback address: it needs --token-file FILE "
+                     "(clients must present that token)");
   }
   return {address, hp.value().port};
 }
@@ -54,13 +55,13 @@ void apply_listen_options(const ListenOptions& o, ServerConfig& server, MetricsC
   }
   if (!o.history_max.empty())
     server.history.max_bytes = static_cast<size_t>(parse_size(o.history_max));
-  if (server.max_clients < 1) throw std::invalid_argument("--max-clients must be at least 1");
+  if (server.max_clients < 1) throw UsageError("--max-clients must be at least 1");
   if (o.listen.empty()) {
     if (!o.token_file.empty() && o.metrics.empty()) {
-      throw std::invalid_argument("--token-file needs --listen or --metrics");
+      throw UsageError("--token-file needs --listen or --metrics");
     }
-    if (!o.history.empty()) throw std::invalid_argument("--history needs --listen");
-    if (!o.history_max.empty()) throw std::invalid_argument("--history-max needs --listen");
+    if (!o.history.empty()) throw UsageError("--history needs --listen");
+    if (!o.history_max.empty()) throw UsageError("--history-max needs --listen");
   } else {
     std::tie(server.address, server.port) =
         listen_address("--listen", o.listen, !o.token_file.empty());
@@ -101,6 +102,7 @@ void apply_target_options(const TargetArgs& t, MonitorConfig& config) {
 // --interval and the cadences and limits that follow from it.
 struct SamplingArgs {
   std::string interval = "1s", host_interval, flush_interval, pss_interval, pss_max_rss = "4GiB";
+  std::vector<std::string> psi_triggers;
 };
 
 void add_sampling_options(CLI::App& app, SamplingArgs& s, MonitorConfig& config) {
@@ -124,6 +126,12 @@ void add_sampling_options(CLI::App& app, SamplingArgs& s, MonitorConfig& config)
   app.add_option("--pss-interval", s.pss_interval,
                  "also read PSS (smaps_rollup) this often, e.g. 30s; off by default: it is costly")
       ->check(cli::parsed_between(parse_duration_us, int64_t{0}, kMaxIntervalUs, "at most 1h"));
+  app.add_option("--psi-trigger", s.psi_triggers,
+                 "[cgroup:]RESOURCE:KIND:STALL/WINDOW, e.g. memory:some:150ms/2s: a PSI "
+                 "trigger on /proc/pressure/RESOURCE, or with cgroup: on each target's cgroup "
+                 "v2 RESOURCE.pressure (kvmon's one write; a window that is not a multiple of "
+                 "2s needs CAP_SYS_RESOURCE), each firing an event (repeatable; off by "
+                 "default: the pressure files are polled)");
   app.add_option("--pss-max-rss", s.pss_max_rss,
                  "skip PSS for processes with a larger RSS (default 4GiB)")
       ->check(cli::parsed_between(parse_size, uint64_t{0}, uint64_t{1} << 50, "at most 1PiB"));
@@ -134,8 +142,8 @@ void apply_sampling_options(const SamplingArgs& s, MonitorConfig& config) {
   auto at_least_interval = [&](const char* option, const std::string& text) {
     int64_t us = parse_duration_us(text);
     if (us < config.interval_us) {
-      throw std::invalid_argument(std::string(option) + " '" + text +
-                                  "': must not be shorter than --interval (" + s.interval + ")");
+      throw UsageError(std::string(option) + " '" + text +
+                       "': must not be shorter than --interval (" + s.interval + ")");
     }
     return us;
   };
@@ -147,6 +155,7 @@ void apply_sampling_options(const SamplingArgs& s, MonitorConfig& config) {
   }
   if (!s.pss_interval.empty()) config.pss.interval_us = parse_duration_us(s.pss_interval);
   config.pss.max_rss_kib = static_cast<int64_t>(parse_size(s.pss_max_rss) / 1024);
+  for (const std::string& t : s.psi_triggers) config.psi_triggers.push_back(parse_psi_trigger(t));
 }
 
 void add_listen_options(CLI::App& app, ListenOptions& lo, ServerConfig& server) {
@@ -201,6 +210,28 @@ std::optional<Options> parse_options(int argc, const char* const* argv) {
   app.add_option("--log-level", opt.log_level, "debug, info, warn, error or off")
       ->check(cli::log_level());
   app.add_flag("--version", show_version, "print the version and exit");
+  // What each takes, for --help (CLI11 says TEXT for every string option).
+  const std::pair<const char*, const char*> types[] = {
+      {"--db", "FILE"},
+      {"--pid", "PID"},
+      {"--pidfile", "FILE"},
+      {"--name", "NAME"},
+      {"--port", "PORT"},
+      {"--interval", "DURATION"},
+      {"--host-interval", "DURATION"},
+      {"--flush-interval", "DURATION"},
+      {"--pss-interval", "DURATION"},
+      {"--pss-max-rss", "SIZE"},
+      {"--listen", "[ADDR:]PORT"},
+      {"--metrics", "[ADDR:]PORT"},
+      {"--token-file", "FILE"},
+      {"--client-queue", "SIZE"},
+      {"--idle-timeout", "DURATION"},
+      {"--history", "DURATION"},
+      {"--history-max", "SIZE"},
+      {"--psi-trigger", "[cgroup:]RES:KIND:STALL/WINDOW"},
+      {"--log-level", "LEVEL"}};
+  for (const auto& [name, type] : types) app.get_option(name)->type_name(type);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
@@ -211,9 +242,9 @@ std::optional<Options> parse_options(int argc, const char* const* argv) {
       std::cout << "kvmon " << version() << "\n";
       return std::nullopt;
     }
-    throw std::invalid_argument(e.what());
+    throw UsageError(e.what());
   } catch (const CLI::ParseError& e) {
-    throw std::invalid_argument(e.what());
+    throw UsageError(e.what());
   }
   if (show_version) {
     std::cout << "kvmon " << version() << "\n";

@@ -14,7 +14,7 @@ struct Options {
 };
 
 // Parses argv. Returns nullopt after printing help or the version (exit 0). Throws
-// std::invalid_argument with one clear line for any bad argument (exit 2).
+// UsageError with one clear line for any bad argument (exit 2).
 std::optional<Options> parse_options(int argc, const char* const* argv);
 
 }  // namespace kv::mon

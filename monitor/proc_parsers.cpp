@@ -8,32 +8,6 @@ namespace {
 // 9.2e12 s (292,000 years) * 1e6 is just inside int64.
 constexpr double kMaxUptimeS = 9.2e12;
 
-// Splits on runs of spaces/tabs; empty tokens are never returned.
-std::vector<std::string_view> split_ws(std::string_view s) {
-  std::vector<std::string_view> out;
-  size_t i = 0;
-  while (i < s.size()) {
-    while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
-    size_t j = i;
-    while (j < s.size() && s[j] != ' ' && s[j] != '\t') ++j;
-    if (j > i) out.push_back(s.substr(i, j - i));
-    i = j;
-  }
-  return out;
-}
-
-// Calls fn(line) for each line of text (without the '\n').
-template <typename Fn>
-void for_each_line(std::string_view text, Fn&& fn) {
-  while (!text.empty()) {
-    size_t nl = text.find('\n');
-    std::string_view line = text.substr(0, nl);
-    fn(line);
-    if (nl == std::string_view::npos) break;
-    text.remove_prefix(nl + 1);
-  }
-}
-
 std::optional<double> parse_real(std::string_view text) {
   double v = 0;
   auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
@@ -68,13 +42,6 @@ OptInt ticks_to_us(int64_t ticks, int64_t ticks_per_s) {
   return us / ticks_per_s;
 }
 
-std::optional<int64_t> parse_int(std::string_view text) {
-  int64_t v = 0;
-  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || text.empty() || p != text.data() + text.size()) return std::nullopt;
-  return v;
-}
-
 Result<PidStat> parse_pid_stat(std::string_view text) {
   size_t open = text.find('(');
   size_t close = text.rfind(')');
@@ -84,7 +51,7 @@ Result<PidStat> parse_pid_stat(std::string_view text) {
   PidStat st;
   st.comm = std::string(text.substr(open + 1, close - open - 1));
   // After ')': field 3 (state) is tokens[0]; field N is tokens[N - 3].
-  auto f = split_ws(text.substr(close + 1));
+  auto f = split_fields(text.substr(close + 1));
   if (!f.empty() && f.back().ends_with('\n')) f.back().remove_suffix(1);
   constexpr size_t kLastField = 24;  // rss
   if (f.size() < kLastField - 2) {
@@ -152,7 +119,7 @@ PidIo parse_pid_io(std::string_view text) {
 }
 
 Result<LoadAvg> parse_loadavg(std::string_view text) {
-  auto f = split_ws(text);
+  auto f = split_fields(text);
   if (f.size() < 3) return Error{"loadavg: truncated"};
   auto a = parse_real(f[0]), b = parse_real(f[1]), c = parse_real(f[2]);
   if (!a || !b || !c) return Error{"loadavg: not numbers"};
@@ -160,7 +127,7 @@ Result<LoadAvg> parse_loadavg(std::string_view text) {
 }
 
 OptInt parse_loadavg_last_pid(std::string_view text) {
-  auto f = split_ws(text);
+  auto f = split_fields(text);
   if (f.size() != 5 || f[3].find('/') == std::string_view::npos) return std::nullopt;
   std::string_view last = f[4];
   if (last.ends_with('\n')) last.remove_suffix(1);
@@ -188,7 +155,7 @@ VmStat parse_vmstat(std::string_view text) {
   for_each_line(text, [&](std::string_view line) {
     // ~180 lines, 3 wanted: look at the key before splitting.
     if (!line.starts_with("pswp") && !line.starts_with("pgmajfault")) return;
-    auto f = split_ws(line);
+    auto f = split_fields(line);
     if (f.size() != 2) return;
     if (f[0] == "pswpin")
       v.pswpin = parse_int(f[1]);
@@ -207,7 +174,7 @@ HostStat parse_host_stat(std::string_view text) {
     if (!line.starts_with("cpu ") && !line.starts_with("cpu\t") && !line.starts_with("btime")) {
       return;
     }
-    auto f = split_ws(line);
+    auto f = split_fields(line);
     if (f.empty()) return;
     if (f[0] == "cpu") {
       // cpu user nice system idle iowait irq softirq steal ...
@@ -235,7 +202,7 @@ OptInt parse_smaps_rollup_pss(std::string_view text) {
 }
 
 Result<int64_t> parse_uptime_us(std::string_view text) {
-  auto f = split_ws(text);
+  auto f = split_fields(text);
   if (f.empty()) return Error{"uptime: empty"};
   auto v = parse_real(f[0]);
   // Negated so that NaN fails too; the bound keeps *v * 1e6 inside int64 (a cast of a double
@@ -248,7 +215,7 @@ Result<int64_t> parse_uptime_us(std::string_view text) {
 Pressure parse_pressure(std::string_view text) {
   Pressure p;
   for_each_line(text, [&](std::string_view line) {
-    auto f = split_ws(line);
+    auto f = split_fields(line);
     if (f.size() < 2 || !f[1].starts_with("avg10=")) return;
     auto v = parse_real(f[1].substr(6));
     if (f[0] == "some")
@@ -263,7 +230,7 @@ std::vector<DiskStat> parse_diskstats(std::string_view text) {
   std::vector<DiskStat> out;
   for_each_line(text, [&](std::string_view line) {
     // major minor name reads merged sectors ms writes merged sectors ms inflight io_ms ...
-    auto f = split_ws(line);
+    auto f = split_fields(line);
     if (f.size() < 14) return;  // major minor name + the 11 counters read below
     int64_t v[11];
     for (size_t i = 0; i < 11; ++i) {
@@ -279,7 +246,7 @@ std::vector<DiskStat> parse_diskstats(std::string_view text) {
 std::optional<DiskStat> parse_block_stat(std::string_view text) {
   // reads merged sectors ms writes merged sectors ms inflight io_ms ... on one line
   size_t end = text.find('\n');
-  auto f = split_ws(text.substr(0, end));
+  auto f = split_fields(text.substr(0, end));
   if (f.size() < 11) return std::nullopt;
   int64_t v[11];
   for (size_t i = 0; i < 11; ++i) {
@@ -294,7 +261,7 @@ std::vector<TcpSocket> parse_net_tcp(std::string_view text) {
   std::vector<TcpSocket> out;
   for_each_line(text, [&](std::string_view line) {
     // sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
-    auto f = split_ws(line);
+    auto f = split_fields(line);
     if (f.size() < 10) return;
     size_t colon = f[1].rfind(':');
     if (colon == std::string_view::npos) return;

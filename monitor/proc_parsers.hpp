@@ -10,7 +10,8 @@
 #include <vector>
 
 #include "kvbench/result.hpp"
-#include "kvbench/samples.hpp"  // OptInt, OptReal, DiskStat
+#include "kvbench/samples.hpp"      // OptInt, OptReal, DiskStat
+#include "kvbench/text_fields.hpp"  // parse_int, which the parsers' callers use too
 
 namespace kv::mon {
 
@@ -125,8 +126,5 @@ std::vector<TcpSocket> parse_net_tcp(std::string_view text);
 // Clock ticks (/proc/PID/stat utime, starttime) as microseconds; nullopt if ticks_per_s is not
 // positive or the product overflows int64 (a parsed field can hold any int64).
 OptInt ticks_to_us(int64_t ticks, int64_t ticks_per_s);
-
-// Parses a decimal integer (optional leading '-'), the whole of `text`.
-std::optional<int64_t> parse_int(std::string_view text);
 
 }  // namespace kv::mon

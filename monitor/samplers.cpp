@@ -139,7 +139,7 @@ std::string ProcessSampler::command_line(pid_t pid) const {
   return s;
 }
 
-HostSampler::HostSampler(const ProcFs& fs)
+HostSampler::HostSampler(const ProcFs& fs, int64_t psi_every)
     : fs_(fs),
       loadavg_(fs.open("loadavg")),
       meminfo_(fs.open("meminfo")),
@@ -148,7 +148,8 @@ HostSampler::HostSampler(const ProcFs& fs)
       psi_memory_(fs.open("pressure/memory")),
       psi_io_(fs.open("pressure/io")),
       psi_cpu_(fs.open("pressure/cpu")),
-      diskstats_(fs.open("diskstats")) {}
+      diskstats_(fs.open("diskstats")),
+      psi_every_(std::max<int64_t>(1, psi_every)) {}
 
 bool HostSampler::is_whole_disk(const std::string& device) {
   auto it = whole_disk_.find(device);
@@ -187,17 +188,17 @@ HostSample HostSampler::sample(std::string_view loadavg) {
     h.cpu_iowait_ticks = st.cpu_iowait_ticks;
     h.cpu_steal_ticks = st.cpu_steal_ticks;
   }
-  if (psi_memory_.read()) {
-    Pressure p = parse_pressure(psi_memory_.text());
-    h.psi_memory_some_avg10 = p.some_avg10;
-    h.psi_memory_full_avg10 = p.full_avg10;
+  if (samples_++ % psi_every_ == 0) {
+    auto read = [](OpenFile& f) { return f.read() ? parse_pressure(f.text()) : Pressure{}; };
+    psi_memory_last_ = read(psi_memory_);
+    psi_io_last_ = read(psi_io_);
+    psi_cpu_last_ = read(psi_cpu_);
   }
-  if (psi_io_.read()) {
-    Pressure p = parse_pressure(psi_io_.text());
-    h.psi_io_some_avg10 = p.some_avg10;
-    h.psi_io_full_avg10 = p.full_avg10;
-  }
-  if (psi_cpu_.read()) h.psi_cpu_some_avg10 = parse_pressure(psi_cpu_.text()).some_avg10;
+  h.psi_memory_some_avg10 = psi_memory_last_.some_avg10;
+  h.psi_memory_full_avg10 = psi_memory_last_.full_avg10;
+  h.psi_io_some_avg10 = psi_io_last_.some_avg10;
+  h.psi_io_full_avg10 = psi_io_last_.full_avg10;
+  h.psi_cpu_some_avg10 = psi_cpu_last_.some_avg10;
   read_disks(h);
   return h;
 }

@@ -73,8 +73,9 @@ class ProcessSampler {
 class HostSampler {
  public:
   // Opens the host files once; each sample re-reads them (a file missing then, like PSI on an
-  // older kernel, stays NULL).
-  explicit HostSampler(const ProcFs& fs);
+  // older kernel, stays NULL). The pressure files are read every `psi_every` samples and the
+  // samples between repeat that reading (the kernel recomputes avg10 only every 2 s).
+  explicit HostSampler(const ProcFs& fs, int64_t psi_every = 1);
   // Never fails: what cannot be read is nullopt (PSI is absent on older kernels). loadavg: the
   // text of /proc/loadavg if the caller has just read it (the tracker does, every tick), so it
   // is not read twice; empty: read it here.
@@ -91,6 +92,9 @@ class HostSampler {
 
   const ProcFs& fs_;
   OpenFile loadavg_, meminfo_, vmstat_, stat_, psi_memory_, psi_io_, psi_cpu_, diskstats_;
+  int64_t psi_every_;
+  int64_t samples_ = 0;
+  Pressure psi_memory_last_, psi_io_last_, psi_cpu_last_;
   size_t vmstat_prefix_ = 0;  // bytes of /proc/vmstat that held its wanted lines last time
   std::map<std::string, bool, std::less<>> whole_disk_;  // device -> /sys/block/<dev> exists
   // The disks sampled: whole, and not an idle loop/ram/zram device, as /proc/diskstats listed

@@ -11,11 +11,11 @@
 #include <stdexcept>
 
 #include "auth_throttle.hpp"
+#include "intervals.hpp"
 #include "kvbench/clock.hpp"
 #include "kvbench/log.hpp"
 #include "kvbench/protocol.hpp"
 #include "kvbench/version.hpp"
-#include "monitor.hpp"
 
 namespace kv::mon {
 namespace {

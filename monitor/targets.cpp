@@ -4,6 +4,8 @@
 #include <limits>
 #include <stdexcept>
 
+#include "kvbench/usage_error.hpp"
+
 namespace kv::mon {
 namespace {
 
@@ -91,13 +93,13 @@ std::string Selector::text() const {
 Selector make_selector(Selector::Kind kind, const std::string& value) {
   std::string option = "--" + Selector{kind, ""}.text();  // "--pid:"
   option.pop_back();
-  if (value.empty()) throw std::invalid_argument(option + ": must not be empty");
+  if (value.empty()) throw UsageError(option + ": must not be empty");
   if (kind == Selector::Kind::pid || kind == Selector::Kind::port) {
     auto n = parse_int(value);
     int64_t max = kind == Selector::Kind::pid ? std::numeric_limits<pid_t>::max() : 65535;
     if (!n || *n <= 0 || *n > max) {
-      throw std::invalid_argument("invalid " + option + " '" + value +
-                                  "': expected a number from 1 to " + std::to_string(max));
+      throw UsageError("invalid " + option + " '" + value + "': expected a number from 1 to " +
+                       std::to_string(max));
     }
   }
   return Selector{kind, value};

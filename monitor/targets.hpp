@@ -21,7 +21,7 @@ struct Selector {
   bool follows_restarts() const { return kind != Kind::pid; }
 };
 
-// Throws std::invalid_argument if a pid or port is not a positive number in range.
+// Throws UsageError if a pid or port is not a positive number in range.
 Selector make_selector(Selector::Kind kind, const std::string& value);
 
 // The processes that `sel` names right now (empty when none). A name matches /proc/PID/comm,

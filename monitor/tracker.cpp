@@ -8,10 +8,10 @@
 namespace kv::mon {
 
 Tracker::Tracker(const ProcFs& fs, std::vector<Selector> selectors, int64_t ticks_per_s,
-                 std::optional<int64_t> boot_ts_us, PssPolicy pss)
+                 std::optional<int64_t> boot_ts_us, PssPolicy pss, CgroupCadence cgroup)
     : fs_(fs),
       sampler_(fs, ticks_per_s, pss),
-      cgroups_(fs),
+      cgroups_(fs, cgroup),
       ticks_per_s_(ticks_per_s),
       boot_ts_us_(boot_ts_us),
       loadavg_(fs.open("loadavg")) {

@@ -17,8 +17,9 @@ namespace kv::mon {
 
 class Tracker {
  public:
+  // cgroup: how often a target's cgroup files that change slowly are read (see CgroupCadence).
   Tracker(const ProcFs& fs, std::vector<Selector> selectors, int64_t ticks_per_s,
-          std::optional<int64_t> boot_ts_us, PssPolicy pss = {});
+          std::optional<int64_t> boot_ts_us, PssPolicy pss = {}, CgroupCadence cgroup = {});
 
   // Samples every live target into `batch` (new instances, samples, events), stamping samples
   // with batch.scheduled_ts_us. Re-resolves absent targets that follow restarts.
@@ -30,6 +31,14 @@ class Tracker {
   // on_cgroup_notify() appends the events, stamped with the time they were read.
   int cgroup_notify_fd() const { return cgroups_.notify_fd(); }
   void on_cgroup_notify(std::vector<EventRecord>& events) { cgroups_.on_notify(events); }
+  // --psi-trigger cgroup:...: set on each target's cgroup (CgroupSampler::set_psi_triggers).
+  void set_cgroup_psi_triggers(std::vector<PsiTriggerSpec> specs) {
+    cgroups_.set_psi_triggers(std::move(specs));
+  }
+  std::vector<CgroupSampler::PsiTriggerView> cgroup_psi_triggers() const {
+    return cgroups_.psi_triggers();
+  }
+  uint64_t cgroup_psi_generation() const { return cgroups_.psi_generation(); }
   // The cgroup directories of a followed process (for tests and logs); empty if none.
   std::string cgroup_of(const ProcessKey& key) const { return cgroups_.describe(key); }
 

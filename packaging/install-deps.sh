@@ -19,6 +19,9 @@ packages=(
   # kvmon's /metrics test scrapes with curl and lints the page with promtool (package
   # prometheus; --no-install-recommends: the server is installed but not needed).
   curl prometheus
+  # The multi-host example's Job manifest is checked against the Kubernetes API models
+  # (packaging/examples/multi-host/check-k8s-manifest; no cluster needed).
+  python3-kubernetes
 )
 for arg in "$@"; do
   case "$arg" in

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "kvbench/clock.hpp"
+#include "kvbench/usage_error.hpp"
 
 namespace kv {
 namespace {
@@ -39,8 +40,8 @@ LogLevel parse_log_level(std::string_view name) {
   if (name == "warn" || name == "warning") return LogLevel::warn;
   if (name == "error") return LogLevel::error;
   if (name == "off") return LogLevel::off;
-  throw std::invalid_argument("unknown log level '" + std::string(name) +
-                              "' (expected debug, info, warn, error or off)");
+  throw UsageError("unknown log level '" + std::string(name) +
+                   "' (expected debug, info, warn, error or off)");
 }
 
 LogLine::LogLine(LogLevel level)

@@ -17,6 +17,7 @@
 
 #include "kvbench/log.hpp"
 #include "kvbench/schema.hpp"
+#include "kvbench/usage_error.hpp"
 
 namespace kv {
 namespace {
@@ -219,7 +220,7 @@ Schema schema_objects(Database& db, bool columns) {
       std::string why = e.what();
       auto at = why.rfind("': ");
       if (at != std::string::npos) why = why.substr(at + 3);
-      throw std::invalid_argument(obj.type + " '" + name + "' does not work: " + why);
+      throw UsageError(obj.type + " '" + name + "' does not work: " + why);
     }
     cols.reset();
   }
@@ -241,7 +242,10 @@ class CompanionCleanup {
   }
   bool none_existed() const { return !existed_[0] && !existed_[1]; }
   ~CompanionCleanup() {
-    if (existed_[0] && existed_[1]) return;
+    // Neither existed: the file was read immutable, which creates neither, so any -wal or -shm
+    // there now is another process's (one that opened the file meanwhile: removing them would
+    // cut its connection off its own -wal: "disk I/O error", its changes lost).
+    if (none_existed() || (existed_[0] && existed_[1])) return;
     if (open_elsewhere(path_)) return;
     for (int i = 0; i < 2; ++i)
       if (!existed_[i]) ::unlink((path_ + kSuffix[i]).c_str());
@@ -269,29 +273,26 @@ void check_results_schema(Database& db, int version) {
   const Schema actual_names = schema_objects(db, false);
   for (const auto& [name, want] : expected) {  // first what is missing, by name alone
     const SchemaObject* got = find(actual_names, name);
-    if (got == nullptr)
-      throw std::invalid_argument(want.type + " '" + name + "' is missing" + where);
+    if (got == nullptr) throw UsageError(want.type + " '" + name + "' is missing" + where);
     if (got->type != want.type)
-      throw std::invalid_argument("'" + name + "' is a " + got->type + ", not a " + want.type +
-                                  where);
+      throw UsageError("'" + name + "' is a " + got->type + ", not a " + want.type + where);
   }
   const Schema actual = schema_objects(db, true);
   for (const auto& [name, want] : expected) {
     const SchemaObject& got = *find(actual, name);
     for (size_t i = 0; i < want.columns.size(); ++i) {
       if (i >= got.columns.size())
-        throw std::invalid_argument(want.type + " '" + name + "' lacks column '" +
-                                    column_name(want.columns[i]) + "'" + where);
+        throw UsageError(want.type + " '" + name + "' lacks column '" +
+                         column_name(want.columns[i]) + "'" + where);
       if (got.columns[i] != want.columns[i])
-        throw std::invalid_argument(want.type + " '" + name + "': column " + std::to_string(i + 1) +
-                                    " is '" + got.columns[i] + "', expected '" + want.columns[i] +
-                                    "'" + where);
+        throw UsageError(want.type + " '" + name + "': column " + std::to_string(i + 1) + " is '" +
+                         got.columns[i] + "', expected '" + want.columns[i] + "'" + where);
     }
     if (got.columns.size() > want.columns.size())
-      throw std::invalid_argument(want.type + " '" + name +
-                                  "' has a column this version does not "
-                                  "make: '" +
-                                  column_name(got.columns[want.columns.size()]) + "'" + where);
+      throw UsageError(want.type + " '" + name +
+                       "' has a column this version does not "
+                       "make: '" +
+                       column_name(got.columns[want.columns.size()]) + "'" + where);
   }
 }
 
@@ -323,14 +324,14 @@ Database open_results_read_only(const std::string& path) {
 
 void check_no_orphan_wal(std::string_view option, const std::string& path) {
   if (wal_info(path + "-wal").has_frames && !open_elsewhere(path))
-    throw std::invalid_argument(std::string(option) + " '" + path + "': a -wal '" + path +
-                                "-wal' lies beside an empty or missing file: SQLite would replay "
-                                "it into the new file; move it away");
+    throw UsageError(std::string(option) + " '" + path + "': a -wal '" + path +
+                     "-wal' lies beside an empty or missing file: SQLite would replay "
+                     "it into the new file; move it away");
 }
 
 void check_results_file(std::string_view option, const std::string& path, bool must_exist) {
   auto bad = [&](const std::string& why) {
-    throw std::invalid_argument(std::string(option) + " '" + path + "': " + why);
+    throw UsageError(std::string(option) + " '" + path + "': " + why);
   };
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0 || st.st_size == 0) return;  // checked by the caller
@@ -373,6 +374,9 @@ void check_results_file(std::string_view option, const std::string& path, bool m
     // it as immutable, which creates neither. Otherwise read-only, through the -wal.
     Database db =
         cleanup.none_existed() ? Database::open_immutable(path) : open_results_read_only(path);
+    // One read transaction: the version and the tables from one snapshot. (Read apart, another
+    // process's migration committing between them showed version 4 with 005's columns.)
+    db.exec("BEGIN");
     const int version = db.user_version();
     if (version < 1) {
       auto any = db.prepare("SELECT count(*) FROM sqlite_schema");
@@ -397,7 +401,7 @@ void check_results_file(std::string_view option, const std::string& path, bool m
     check_results_schema(db, version);
   } catch (const SqliteError& e) {
     bad("damaged or not a results file (" + std::string(e.what()) + ")");
-  } catch (const std::invalid_argument& e) {
+  } catch (const UsageError& e) {
     const std::string what = e.what();
     if (what.rfind(std::string(option) + " '", 0) == 0) throw;
     bad("not a complete kvbench results file: " + what);

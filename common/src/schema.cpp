@@ -10,6 +10,7 @@
 
 #include "kvbench/log.hpp"
 #include "kvbench/recovery.hpp"
+#include "kvbench/usage_error.hpp"
 
 namespace kv::schema {
 
@@ -56,11 +57,11 @@ void check_output_path(std::string_view option, const std::string& path) {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (fs::is_directory(path, ec))
-    throw std::invalid_argument(std::string(option) + " '" + path + "': is a directory");
+    throw UsageError(std::string(option) + " '" + path + "': is a directory");
   fs::path dir = fs::path(path).parent_path();
   if (!dir.empty() && !fs::is_directory(dir, ec))
-    throw std::invalid_argument(std::string(option) + " '" + path + "': no such directory '" +
-                                dir.string() + "'");
+    throw UsageError(std::string(option) + " '" + path + "': no such directory '" + dir.string() +
+                     "'");
 }
 
 void check_not_results_file(std::string_view option, const std::string& path,
@@ -68,9 +69,9 @@ void check_not_results_file(std::string_view option, const std::string& path,
   namespace fs = std::filesystem;
   auto refuse = [&](const std::string& companion) {
     const bool main_file = companion == results_path;
-    throw std::invalid_argument(std::string(option) + " '" + path + "': is " +
-                                (main_file ? "the results file '" : "the results file's '") +
-                                companion + "' (writing it would destroy results)");
+    throw UsageError(std::string(option) + " '" + path + "': is " +
+                     (main_file ? "the results file '" : "the results file's '") + companion +
+                     "' (writing it would destroy results)");
   };
   struct stat out {};
   const bool out_exists = ::stat(path.c_str(), &out) == 0;
@@ -95,9 +96,9 @@ void check_not_results_file(std::string_view option, const std::string& path,
 void check_results_path(std::string_view option, const std::string& path, bool must_exist) {
   namespace fs = std::filesystem;
   auto bad = [&](const std::string& why) {
-    throw std::invalid_argument(std::string(option) + " '" + path + "': " + why);
+    throw UsageError(std::string(option) + " '" + path + "': " + why);
   };
-  if (path.empty()) throw std::invalid_argument(std::string(option) + ": empty file name");
+  if (path.empty()) throw UsageError(std::string(option) + ": empty file name");
   std::error_code ec;
   const fs::file_status st = fs::status(path, ec);
   if (fs::is_directory(st)) bad("is a directory");

@@ -142,6 +142,11 @@ Statement& Statement::bind_null(int index) {
   check_bind(sqlite3_bind_null(stmt_.get(), index), index);
   return *this;
 }
+Statement& Statement::bind_column(int index, const Statement& from, int col) {
+  check_bind(sqlite3_bind_value(stmt_.get(), index, sqlite3_column_value(from.stmt_.get(), col)),
+             index);
+  return *this;
+}
 
 bool Statement::step() {
   int rc = sqlite3_step(stmt_.get());

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "kvbench/protocol.hpp"
+#include "kvbench/usage_error.hpp"
 
 namespace kv {
 
@@ -14,32 +15,31 @@ TokenFile read_token_file(const std::string& path, const std::string& option) {
   // A regular file, read no further than a token can reach: /dev/zero or a FIFO would otherwise
   // be read without end.
   struct stat file {};
-  if (path.empty() || ::stat(path.c_str(), &file) != 0)
-    throw std::invalid_argument(what + ": cannot read it");
-  if (!S_ISREG(file.st_mode)) throw std::invalid_argument(what + ": not a regular file");
+  if (path.empty() || ::stat(path.c_str(), &file) != 0) throw UsageError(what + ": cannot read it");
+  if (!S_ISREG(file.st_mode)) throw UsageError(what + ": not a regular file");
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::invalid_argument(what + ": cannot read it");
+  if (!in) throw UsageError(what + ": cannot read it");
   std::string token(proto::kMaxTokenBytes + 2, '\0');
   in.read(token.data(), static_cast<std::streamsize>(token.size()));
   token.resize(static_cast<size_t>(in.gcount()));
   if (size_t nl = token.find('\n'); nl != std::string::npos) {
     token.resize(nl);
   } else if (token.size() > proto::kMaxTokenBytes) {
-    throw std::invalid_argument(what + ": the token is longer than " +
-                                std::to_string(proto::kMaxTokenBytes) + " bytes");
+    throw UsageError(what + ": the token is longer than " + std::to_string(proto::kMaxTokenBytes) +
+                     " bytes");
   }
   while (!token.empty() && (token.back() == '\r' || token.back() == ' ' || token.back() == '\t')) {
     token.pop_back();
   }
-  if (token.empty()) throw std::invalid_argument(what + ": the first line is empty");
+  if (token.empty()) throw UsageError(what + ": the first line is empty");
   if (token.size() < kMinTokenBytes) {
-    throw std::invalid_argument(what + ": the token is " + std::to_string(token.size()) +
-                                " bytes; at least " + std::to_string(kMinTokenBytes) +
-                                " are needed (e.g. openssl rand -hex 16 > FILE)");
+    throw UsageError(what + ": the token is " + std::to_string(token.size()) + " bytes; at least " +
+                     std::to_string(kMinTokenBytes) +
+                     " are needed (e.g. openssl rand -hex 16 > FILE)");
   }
   if (token.size() > proto::kMaxTokenBytes) {
-    throw std::invalid_argument(what + ": the token is longer than " +
-                                std::to_string(proto::kMaxTokenBytes) + " bytes");
+    throw UsageError(what + ": the token is longer than " + std::to_string(proto::kMaxTokenBytes) +
+                     " bytes");
   }
   TokenFile out{std::move(token), {}};
   struct stat st {};

@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "kvbench/usage_error.hpp"
+
 namespace kv {
 namespace {
 
@@ -16,8 +18,8 @@ struct Split {
 };
 
 [[noreturn]] void fail(std::string_view what, std::string_view text, std::string_view expected) {
-  throw std::invalid_argument("invalid " + std::string(what) + " '" + std::string(text) +
-                              "': expected " + std::string(expected));
+  throw UsageError("invalid " + std::string(what) + " '" + std::string(text) + "': expected " +
+                   std::string(expected));
 }
 
 // Splits "1.5 MB" into 1.5 and "mb". Rejects empty, signs, NaN, and junk.
@@ -42,11 +44,10 @@ Split split(std::string_view what, std::string_view text, std::string_view expec
 
 uint64_t to_whole(std::string_view what, std::string_view text, double value) {
   if (value >= 1.8e19)
-    throw std::invalid_argument(std::string(what) + " '" + std::string(text) + "' is too large");
+    throw UsageError(std::string(what) + " '" + std::string(text) + "' is too large");
   double rounded = std::round(value);
   if (std::fabs(value - rounded) > 1e-6 * std::max(1.0, value))
-    throw std::invalid_argument(std::string(what) + " '" + std::string(text) +
-                                "' is not a whole number");
+    throw UsageError(std::string(what) + " '" + std::string(text) + "' is not a whole number");
   return static_cast<uint64_t>(rounded);
 }
 
@@ -106,8 +107,8 @@ int64_t parse_duration_us(std::string_view text) {
   // nanoseconds and add them to clock readings (2562048h overflowed there).
   double us = s.number * mult;
   if (us > static_cast<double>(kMaxDurationUs))
-    throw std::invalid_argument("duration '" + std::string(text) + "' is too large (at most " +
-                                format_duration_us(kMaxDurationUs) + ")");
+    throw UsageError("duration '" + std::string(text) + "' is too large (at most " +
+                     format_duration_us(kMaxDurationUs) + ")");
   return static_cast<int64_t>(std::llround(us));
 }
 
@@ -115,9 +116,9 @@ int64_t parse_whole_number(std::string_view name, std::string_view text, int64_t
   int64_t v = 0;
   auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (ec != std::errc() || p != text.data() + text.size() || v < lo || v > hi)
-    throw std::invalid_argument("invalid " + std::string(name) + " '" + std::string(text) +
-                                "': expected a whole number from " + std::to_string(lo) +
-                                (hi == INT64_MAX ? " up" : " to " + std::to_string(hi)));
+    throw UsageError("invalid " + std::string(name) + " '" + std::string(text) +
+                     "': expected a whole number from " + std::to_string(lo) +
+                     (hi == INT64_MAX ? " up" : " to " + std::to_string(hi)));
   return v;
 }
 

@@ -8,11 +8,13 @@
 #include <vector>
 
 #include "cli/config_file.hpp"
+#include "cli/merge_command.hpp"
 #include "cli/report_command.hpp"
 #include "cli/run_command.hpp"
 #include "cli/scenarios_command.hpp"
 #include "kvbench/exit_codes.hpp"
 #include "kvbench/log.hpp"
+#include "kvbench/usage_error.hpp"
 #include "kvbench/version.hpp"
 #include "util/utf8.hpp"
 
@@ -44,8 +46,7 @@ void check_arguments_utf8(int argc, char** argv) {
       what = argv[i - 1];
     }
     std::string problem = utf8_problem(arg);
-    if (!problem.empty())
-      throw std::invalid_argument(what + ": " + problem + " (text options must be UTF-8)");
+    if (!problem.empty()) throw UsageError(what + ": " + problem + " (text options must be UTF-8)");
   }
 }
 
@@ -66,6 +67,7 @@ int kvdrive_main(int argc, char** argv) {
   RunCommand run(app);
   ScenariosCommand scenarios(app);
   ReportCommand report(app);
+  MergeCommand merge(app);
   // --log-level also after the subcommand (`kvdrive run ... --log-level debug`).
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
     sub->add_option("--log-level", log_level, "debug, info, warn, error or off")
@@ -83,6 +85,7 @@ int kvdrive_main(int argc, char** argv) {
     check_config_option(config);
     if (run.parsed()) run.check(argc, argv);
     if (report.parsed()) report.check();
+    if (merge.parsed()) merge.check();
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
     if (!config.file->problem.empty()) return usage_error(config.file->problem);
@@ -93,18 +96,19 @@ int kvdrive_main(int argc, char** argv) {
       std::vector<std::string> rest = app.remaining();
       return usage_error((rest.empty() ? std::string("missing subcommand")
                                        : "unknown subcommand '" + rest.front() + "'") +
-                         " (expected run, report or scenarios; see kvdrive --help)");
+                         " (expected run, report, merge or scenarios; see kvdrive --help)");
     }
     return usage_error(with_config_origin(e.what(), argc, argv, *config.file));
-  } catch (const std::invalid_argument& e) {
+  } catch (const UsageError& e) {
     return usage_error(with_config_origin(e.what(), argc, argv, *config.file));
   }
 
   try {
     if (run.parsed()) return run.execute(argc, argv);
     if (scenarios.parsed()) return scenarios.execute();
+    if (merge.parsed()) return merge.execute();
     return report.execute();
-  } catch (const std::invalid_argument& e) {
+  } catch (const UsageError& e) {
     return usage_error(e.what());
   } catch (const std::exception& e) {
     std::cerr << "kvdrive: " << e.what() << "\n";

@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string_view>
 
+#include "kvbench/usage_error.hpp"
 #include "util/text_file.hpp"
 
 namespace kv::drive {
@@ -58,10 +59,10 @@ std::map<std::string, int> config_key_lines(std::string_view text, const std::st
     std::string full = section.empty() ? key : section + "." + key;
     auto [it, fresh] = lines.emplace(full, line_no);
     if (!fresh)
-      throw std::invalid_argument("--config '" + file + "': key '" + key + "'" +
-                                  (section.empty() ? "" : " in [" + section + "]") + " on line " +
-                                  std::to_string(it->second) + " and again on line " +
-                                  std::to_string(line_no));
+      throw UsageError("--config '" + file + "': key '" + key + "'" +
+                       (section.empty() ? "" : " in [" + section + "]") + " on line " +
+                       std::to_string(it->second) + " and again on line " +
+                       std::to_string(line_no));
   }
   return lines;
 }
@@ -153,7 +154,7 @@ ConfigOption add_config_option(CLI::App& app) {
           config_file->text = read_text_file("--config", path);
           config_file->key_lines = config_key_lines(config_file->text, path);
           return {};
-        } catch (const std::invalid_argument& e) {
+        } catch (const UsageError& e) {
           config_file->problem = e.what();
           return e.what();
         }
@@ -164,7 +165,7 @@ ConfigOption add_config_option(CLI::App& app) {
 
 void check_config_option(const ConfigOption& config) {
   if (config.option->count() > 0 && config.option->as<std::string>().empty())
-    throw std::invalid_argument("--config: empty file name");
+    throw UsageError("--config: empty file name");
 }
 
 std::string config_error_text(const CLI::ParseError& e, const ConfigOption& config) {

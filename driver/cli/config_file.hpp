@@ -32,7 +32,7 @@ struct ConfigOption {
 // reader fed the text kvdrive read. Unknown keys are errors.
 ConfigOption add_config_option(CLI::App& app);
 
-// After parsing: a `--config ''` is refused. Throws std::invalid_argument.
+// After parsing: a `--config ''` is refused. Throws UsageError.
 void check_config_option(const ConfigOption& config);
 
 // The one-line message for a CLI11 error about the config file (unknown key or section, a file

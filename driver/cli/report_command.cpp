@@ -9,14 +9,32 @@
 #include <stdexcept>
 
 #include "cli/output_file.hpp"
+#include "engine/process_group.hpp"
+#include "engine/run.hpp"
 #include "kvbench/cli_validators.hpp"
 #include "kvbench/exit_codes.hpp"
 #include "kvbench/schema.hpp"
 #include "kvbench/units.hpp"
+#include "kvbench/usage_error.hpp"
+#include "report/group_report.hpp"
 #include "report/html_report.hpp"
 #include "report/report.hpp"
 
 namespace kv::drive {
+namespace {
+
+// The target ordinals of a group's runs: one HdrHistogram log each (write_group_hdr_logs).
+std::vector<int> group_target_ordinals(Database& db, const std::string& group) {
+  auto q = db.prepare(
+      "SELECT DISTINCT t.ordinal FROM targets t JOIN runs r ON r.run_id = t.run_id "
+      "WHERE r.run_group = ? ORDER BY t.ordinal");
+  q.bind(1, group);
+  std::vector<int> out;
+  while (q.step()) out.push_back(static_cast<int>(q.column_int(0)));
+  return out;
+}
+
+}  // namespace
 
 ReportCommand::ReportCommand(CLI::App& app)
     : sub_(app.add_subcommand("report", "Print the results recorded in a file")) {
@@ -24,6 +42,18 @@ ReportCommand::ReportCommand(CLI::App& app)
   sub_->add_option("--run", runs_text_,
                    "Only this run id; repeat it to compare runs side by side (ratios to the first)")
       ->type_name("ID");
+  sub_->add_option("--group", group_,
+                   "Report this run group as the whole and each host's share (its --segment "
+                   "runs brought together by kvdrive merge, or --processes): late, lagging and "
+                   "client-bound hosts flagged")
+      ->type_name("LABEL")
+      ->check(cli::non_empty());
+  sub_->add_option("--hdr-log", hdr_log_,
+                   "With --group: also write the group's latencies as HdrHistogram interval "
+                   "logs, PREFIX.<target ordinal>.hlog, each second the sum of its runs' "
+                   "histograms")
+      ->type_name("PREFIX")
+      ->check(cli::non_empty());
   sub_->add_option("--format", format_, "Tables as text, csv or json")
       ->type_name("FORMAT")
       ->capture_default_str()
@@ -46,9 +76,11 @@ ReportCommand::ReportCommand(CLI::App& app)
                    "exist)")
       ->type_name("DIR")
       ->check(cli::non_empty());
-  sub_->add_option("table", table_,
-                   "With --format csv: the one table to print (runs, stores, phases, steps, "
-                   "server, timeline, process_samples, host_samples, events, comparison)")
+  sub_->add_option(
+          "table", table_,
+          "With --format csv: the one table to print (runs, stores, phases, steps, "
+          "server, timeline, process_samples, host_samples, events, searches, search_steps, "
+          "comparison, differences)")
       ->type_name("TABLE");
 }
 
@@ -68,24 +100,31 @@ void ReportCommand::check() {
   }
   if (!percentiles_.empty()) list_ = parse_percentiles(percentiles_);
   const ReportFormat format = parse_report_format(format_);
+  if (!group_.empty() &&
+      (!run_ids_.empty() || format != ReportFormat::text || !html_.empty() || !json_out_.empty()))
+    throw UsageError(
+        "--group prints the group's text report: not with --run, --format, --html "
+        "or --json-out");
+  if (!hdr_log_.empty() && group_.empty())
+    throw UsageError("--hdr-log writes a group's merged histograms: give --group LABEL");
   if (format != ReportFormat::csv && (!out_.empty() || !table_.empty()))
-    throw std::invalid_argument(std::string(out_.empty() ? "a table name" : "--out") +
-                                " goes with --format csv");
+    throw UsageError(std::string(out_.empty() ? "a table name" : "--out") +
+                     " goes with --format csv");
   if (!out_.empty() && !table_.empty())
-    throw std::invalid_argument("--out writes every table: give it or a table name, not both");
+    throw UsageError("--out writes every table: give it or a table name, not both");
   if (format == ReportFormat::csv && out_.empty() && table_.empty())
-    throw std::invalid_argument(
+    throw UsageError(
         "--format csv prints one table: name it (kvdrive report --format csv phases) or "
         "write every table with --out DIR");
   if (!table_.empty()) {
     const auto& names = csv_table_names();
     if (std::find(names.begin(), names.end(), table_) == names.end())
-      throw std::invalid_argument("unknown table '" + table_ + "'");
+      throw UsageError("unknown table '" + table_ + "'");
   }
   if (!out_.empty()) {
     std::error_code ec;
     if (!std::filesystem::is_directory(out_, ec))
-      throw std::invalid_argument("--out '" + out_ + "': not a directory");
+      throw UsageError("--out '" + out_ + "': not a directory");
   }
 }
 
@@ -94,9 +133,28 @@ int ReportCommand::execute() {
   // died); one on a read-only filesystem or in a read-only directory is only read.
   Database db = results_file_writable(db_) ? open_results_db(db_) : open_results_read_only(db_);
   if (db.user_version() < schema::latest_version())
-    throw std::invalid_argument("--db '" + db_ + "': schema version " +
-                                std::to_string(db.user_version()) + " cannot be upgraded to " +
-                                std::to_string(schema::latest_version()) + " read-only");
+    throw UsageError("--db '" + db_ + "': schema version " + std::to_string(db.user_version()) +
+                     " cannot be upgraded to " + std::to_string(schema::latest_version()) +
+                     " read-only");
+  if (!group_.empty()) {
+    print_group_report(db, group_, list_, std::cout);  // refuses a group with no run
+    if (!hdr_log_.empty()) {
+      for (const int ordinal : group_target_ordinals(db, group_)) {
+        const std::string path = hdr_log_path(hdr_log_, ordinal);
+        check_output_path("--hdr-log", path);
+        check_not_results_file("--hdr-log", path, db_);
+        std::error_code ec;
+        const bool exists = std::filesystem::exists(path, ec);
+        if (ec) throw UsageError("--hdr-log: cannot check '" + path + "': " + ec.message());
+        if (exists)
+          throw UsageError("--hdr-log: '" + path + "' exists: remove it or choose another PREFIX");
+      }
+      write_group_hdr_logs(db, group_, hdr_log_);
+      std::cerr << "kvdrive: wrote the group's HdrHistogram logs " << hdr_log_path(hdr_log_, 0)
+                << (group_target_ordinals(db, group_).size() > 1 ? " ..." : "") << "\n";
+    }
+    return kExitOk;
+  }
   report_runs(db, run_ids_);  // every listed run exists, before any file is written
   if (!html_.empty()) {
     write_file_atomically(

@@ -24,10 +24,10 @@ class ReportCommand {
 
   bool parsed() const;
   // After a successful parse of `report`: checks --db (a kvbench results file), the run ids
-  // and the --html path. Throws std::invalid_argument naming the option; writes nothing.
+  // and the --html path. Throws UsageError naming the option; writes nothing.
   void check();
   // Prints the report (and writes the --html page); returns the exit code. Throws
-  // std::invalid_argument for bad input (an unknown run, a schema too old to read read-only),
+  // UsageError for bad input (an unknown run, a schema too old to read read-only),
   // another std::exception for a failure (exit 1).
   int execute();
 
@@ -36,7 +36,7 @@ class ReportCommand {
   std::string db_;
   std::vector<std::string> runs_text_;
   std::vector<int64_t> run_ids_;
-  std::string format_ = "text", html_, percentiles_, json_out_, out_, table_;
+  std::string format_ = "text", html_, percentiles_, json_out_, out_, table_, group_, hdr_log_;
   PercentileList list_ = default_percentiles();
 };
 

@@ -8,6 +8,9 @@
 #include <atomic>
 #include <charconv>
 #include <cstdint>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <stdexcept>
@@ -21,6 +24,7 @@
 #include "kvbench/exit_codes.hpp"
 #include "kvbench/schema.hpp"
 #include "kvbench/units.hpp"
+#include "kvbench/usage_error.hpp"
 #include "kvbench/version.hpp"
 #include "report/percentiles.hpp"
 #include "store/target_uri.hpp"
@@ -49,8 +53,8 @@ double parse_scale(std::string_view text) {
   double v = 0;
   auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (ec != std::errc() || p != text.data() + text.size() || !(v > 0) || v > 1000)
-    throw std::invalid_argument("invalid scale '" + std::string(text) +
-                                "': expected a number above 0 and at most 1000");
+    throw UsageError("invalid scale '" + std::string(text) +
+                     "': expected a number above 0 and at most 1000");
   return v;
 }
 
@@ -85,7 +89,7 @@ void check_bytes_in_flight(const WorkloadSpec& w, int processes) {
   const double in_flight =
       static_cast<double>(w.values.largest()) * w.pipeline * w.connections * w.threads * processes;
   if (in_flight > memory)
-    throw std::invalid_argument(
+    throw UsageError(
         "--value-size " + format_size(w.values.largest()) + " x --pipeline " +
         std::to_string(w.pipeline) + " x --connections " + std::to_string(w.connections) +
         " x --threads " + std::to_string(w.threads) +
@@ -103,11 +107,10 @@ void check_memcached_ttl(const std::vector<TargetSpec>& specs, const std::vector
     if (spec.protocol != Protocol::memcached) continue;
     for (const auto& step : steps)
       if (step.workload.ttl_s > kMemcachedMaxRelativeTtlS)
-        throw std::invalid_argument(
-            "--ttl " + format_duration_us(int64_t{step.workload.ttl_s} * 1'000'000) + ": " +
-            spec.display +
-            " reads an expiry above 30 days as a Unix time (long past); at most "
-            "720h for memcached targets");
+        throw UsageError("--ttl " + format_duration_us(int64_t{step.workload.ttl_s} * 1'000'000) +
+                         ": " + spec.display +
+                         " reads an expiry above 30 days as a Unix time (long past); at most "
+                         "720h for memcached targets");
   }
 }
 
@@ -151,16 +154,14 @@ std::string memtier_target(const std::string& server, const std::string& port,
     scheme = "memcached";
     query = "?protocol=binary";
   } else if (!protocol.empty() && protocol != "redis" && protocol != "resp2") {
-    throw std::invalid_argument("invalid --protocol '" + protocol +
-                                "': expected redis, resp2, memcache_text or memcache_binary");
+    throw UsageError("invalid --protocol '" + protocol +
+                     "': expected redis, resp2, memcache_text or memcache_binary");
   }
   std::string userinfo;
   if (!auth.empty()) {
-    if (scheme != "redis")
-      throw std::invalid_argument("--authenticate: memcached targets take no password");
+    if (scheme != "redis") throw UsageError("--authenticate: memcached targets take no password");
     if (auth.find_first_of("?/") != std::string::npos)
-      throw std::invalid_argument(
-          "--authenticate: a password with '?' or '/' goes in a --target URI only");
+      throw UsageError("--authenticate: a password with '?' or '/' goes in a --target URI only");
     userinfo = auth + "@";
   }
   std::string host = server.empty() ? "localhost" : server;
@@ -169,6 +170,41 @@ std::string memtier_target(const std::string& server, const std::string& port,
   return scheme + "://" + userinfo + host + (port.empty() ? "" : ":" + port) + query;
 }
 
+// --start-at's value as wall time (µs since the epoch); throws UsageError.
+int64_t parse_start_at(const std::string& text, int64_t now_us) {
+  const auto bad = [&](const std::string& why) {
+    return UsageError("invalid --start-at '" + text + "': " + why);
+  };
+  int64_t ts = 0;
+  if (text.front() == '+') {
+    try {
+      ts = now_us + parse_duration_us(text.substr(1));
+    } catch (const UsageError&) {
+      throw bad("+DURATION, e.g. +10s");
+    }
+  } else if (text.front() == '@') {
+    double s = 0;
+    const char* end = text.data() + text.size();
+    auto [p, ec] = std::from_chars(text.data() + 1, end, s);
+    if (ec != std::errc() || p != end || !(s > 0) || s > 4e9) throw bad("@EPOCH-SECONDS");
+    ts = static_cast<int64_t>(s * 1e6);
+  } else {
+    tm t{};
+    const char* rest = strptime(text.c_str(), "%Y-%m-%dT%H:%M:%S", &t);
+    if (!rest) throw bad("UTC YYYY-MM-DDTHH:MM:SS[.fff]Z, @EPOCH-SECONDS or +DURATION");
+    int64_t frac_us = 0;
+    if (*rest == '.') {
+      int64_t scale = 100'000;
+      for (++rest; *rest >= '0' && *rest <= '9'; ++rest, scale /= 10)
+        if (scale > 0) frac_us += (*rest - '0') * scale;
+    }
+    if (std::string_view(rest) != "Z") throw bad("a UTC time ends with Z");
+    ts = static_cast<int64_t>(timegm(&t)) * 1'000'000 + frac_us;
+  }
+  if (ts <= now_us) throw bad("that time has passed");
+  if (ts - now_us > 7 * 86'400'000'000LL) throw bad("more than 7 days ahead");
+  return ts;
+}
 }  // namespace
 
 RunCommand::RunCommand(CLI::App& app)
@@ -178,10 +214,11 @@ RunCommand::RunCommand(CLI::App& app)
       ->type_name("FILE")
       ->required()
       ->check(cli::non_empty());
-  run->add_option("--target", opts_.targets,
-                  "Store URI, repeatable: redis://[user:password@]host[:port][/db] or\n"
-                  "memcached://host[:port][,host[:port]...][?protocol=binary][&nodelay=0]\n"
-                  "(a port left out is 6379 or 11211; required unless -s/-p/-P/-a say it)")
+  run->add_option(
+         "--target", opts_.targets,
+         "Store URI, repeatable: redis://[user:password@]host[:port][/db] or\n"
+         "memcached://host[:port][,host[:port]...][?protocol=binary][&nodelay=0][&writes=split]\n"
+         "(a port left out is 6379 or 11211; required unless -s/-p/-P/-a say it)")
       ->type_name("URI");
   run->add_option("--name", opts_.name, "A name for the run")->type_name("TEXT");
   run->add_option("--scenario", scenario_,
@@ -237,6 +274,13 @@ RunCommand::RunCommand(CLI::App& app)
                   "Also write the run as one JSON document to this file (docs/output-fields.md)")
       ->type_name("FILE")
       ->check(cli::non_empty());
+  run->add_option(
+         "--hdr-log", opts_.hdr_log_prefix,
+         "Also write each target's per-second latency histograms as an HdrHistogram "
+         "interval log, PREFIX.<N>.hlog (N: the target's 0-based ordinal; with --processes, "
+         "one log for the whole group)")
+      ->type_name("PREFIX")
+      ->check(cli::non_empty());
   run->add_option("--monitor", opts_.monitors,
                   "kvmon HOST:PORT (kvmon --listen) to pull samples from into the results file, "
                   "in kvdrive's time base; repeatable")
@@ -247,11 +291,29 @@ RunCommand::RunCommand(CLI::App& app)
       ->check(cli::non_empty());
   run->add_option("--processes", processes_,
                   "Run as N kvdrive processes sharing the workload (one run each, one group); "
-                  "1 to 256")
+                  "1 to 256. With --search the parent judges each step on the processes' "
+                  "results added up")
       ->type_name("N")
+      ->check(cli::non_empty());
+  run->add_option("--segment", segment_,
+                  "Run segment I of N of this run on this host (1 <= I <= N): --threads, "
+                  "--keys, --requests and --rate stay the whole run's, this host takes its share "
+                  "of the threads and their keys, requests and rate")
+      ->type_name("I/N")
+      ->check(cli::non_empty());
+  run->add_option("--group", group_,
+                  "Label that ties the runs of several hosts (their --segment) into one group "
+                  "(runs.run_group)")
+      ->type_name("LABEL")
+      ->check(cli::non_empty());
+  run->add_option("--start-at", start_at_,
+                  "Start the first phase at this wall time, after connecting: UTC "
+                  "YYYY-MM-DDTHH:MM:SS[.fff]Z, @EPOCH-SECONDS, or +DURATION from now (+10s)")
+      ->type_name("TIME")
       ->check(cli::non_empty());
   run->add_option("--run-group", opts_.run_group)->group("");  // set for the group's processes
   run->add_option("--process-index", process_index_)->group("")->check(cli::non_empty());
+  run->add_option("--search-follow", search_follow_)->group("")->check(cli::non_empty());
   run->add_flag("--monitor-optional", opts_.monitor_optional,
                 "Go on (with a warning) if a kvmon cannot be reached");
   add_search_options(*run, search_cli_);
@@ -280,7 +342,7 @@ bool RunCommand::parsed() const { return sub_->parsed(); }
 void RunCommand::check(int argc, char** argv) {
   if (!server_.empty() || !port_.empty() || !protocol_.empty() || !authenticate_.empty())
     opts_.targets.push_back(memtier_target(server_, port_, protocol_, authenticate_));
-  if (opts_.targets.empty()) throw std::invalid_argument("--target is required");
+  if (opts_.targets.empty()) throw UsageError("--target is required");
   std::vector<std::pair<std::string, std::string>> overrides;
   for (const auto& [o, cli] : workload_cli_) {
     if (cli->count() == 0) continue;
@@ -290,12 +352,13 @@ void RunCommand::check(int argc, char** argv) {
   Scenario sc = scenario_.empty() ? Scenario{"", "", {}, {{"", {}}}} : load_scenario(scenario_);
   const double scale = scale_text_.empty() ? 1.0 : parse_scale(scale_text_);
   if (scenario_.empty() && !scale_text_.empty())
-    throw std::invalid_argument("--scale applies to a --scenario");
-  opts_.steps = expand_scenario(sc, WorkloadSpec{}, overrides, scale);
+    throw UsageError("--scale applies to a --scenario");
+  // A --search step is --warmup plus --duration (its measured time).
+  opts_.steps = expand_scenario(sc, WorkloadSpec{}, overrides, scale, search_cli_.search);
   if (!max_errors_.empty()) opts_.max_errors = parse_count(max_errors_);
   opts_.give_up_us = parse_duration_us(give_up_);
   if (engine_ != "events" && engine_ != "classic")
-    throw std::invalid_argument("invalid --engine '" + engine_ + "': events or classic");
+    throw UsageError("invalid --engine '" + engine_ + "': events or classic");
   opts_.event_engine = engine_ == "events";
   if (!processes_.empty())
     opts_.process_count = static_cast<int>(parse_whole_number("--processes", processes_, 1, 256));
@@ -303,36 +366,104 @@ void RunCommand::check(int argc, char** argv) {
     opts_.process_index =
         static_cast<int>(parse_whole_number("--process-index", process_index_, 0, 255));
   if (opts_.process_index < 0 || opts_.process_index >= opts_.process_count)
-    throw std::invalid_argument("--process-index must be below --processes");
+    throw UsageError("--process-index must be below --processes");
   const bool phases_given = std::any_of(overrides.begin(), overrides.end(),
                                         [](const auto& o) { return o.first == "phases"; }) ||
                             !scenario_.empty();
-  opts_.search = finish_search_options(search_cli_, opts_.steps, phases_given, opts_.process_count);
+  const bool warmup_given = std::any_of(overrides.begin(), overrides.end(),
+                                        [](const auto& o) { return o.first == "warmup"; });
+  opts_.search = finish_search_options(search_cli_, opts_.steps, phases_given, warmup_given);
+  if (opts_.search.enabled && opts_.process_count > 1 && opts_.targets.size() > 1)
+    throw UsageError("--search with --processes takes one --target (the group steps one store)");
+  if (!search_follow_.empty()) {  // set by the parent of a --processes group only
+    int in = -1, out = -1;
+    if (std::sscanf(search_follow_.c_str(), "%d,%d", &in, &out) != 2 || in < 0 || out < 0 ||
+        process_index_.empty() || !opts_.search.enabled)
+      throw UsageError("--search-follow is for the processes of a --search --processes group");
+    opts_.search_follow_in = in;
+    opts_.search_follow_out = out;
+  }
   for (auto& step : opts_.steps) {
     step.workload.process_index = opts_.process_index;
     step.workload.process_count = opts_.process_count;
     check_bytes_in_flight(step.workload, opts_.process_count);
   }
+  if (!segment_.empty()) apply_segment(segment_);
+  if (!group_.empty()) {
+    if (opts_.process_count > 1)
+      throw UsageError("--group is not available with --processes (it names its own)");
+    opts_.run_group = group_;
+  }
+  if (!start_at_.empty()) opts_.start_at_ts_us = parse_start_at(start_at_, now_ts_us());
   opts_.scenario = scenario_;
   opts_.scale = scale;
   opts_.client.timeout_us = parse_duration_us(timeout_);
   if (opts_.client.timeout_us < 1000)
-    throw std::invalid_argument("invalid --timeout '" + timeout_ + "': must be at least 1ms");
+    throw UsageError("invalid --timeout '" + timeout_ + "': must be at least 1ms");
   // libmemcached keeps it as an int32 of milliseconds (24.8 days); a day is already far
   // beyond any request worth waiting for.
   if (opts_.client.timeout_us > 86'400'000'000)
-    throw std::invalid_argument("invalid --timeout '" + timeout_ + "': at most 24h");
+    throw UsageError("invalid --timeout '" + timeout_ + "': at most 24h");
   opts_.command_line = redacted_command_line(argc, argv);
   if (!percentiles_.empty()) outputs_.percentiles = parse_percentiles(percentiles_);
-  if (!json_out_.empty()) {
-    if (opts_.process_count > 1)
-      throw std::invalid_argument("--json-out is not available with --processes yet");
+  // A group's process (--process-index) writes only its rows: --json-out, from the command line
+  // or a --config file the processes read too, is the parent's (the group's document).
+  if (!json_out_.empty() && process_index_.empty()) {
     check_output_path("--json-out", json_out_);
     check_not_results_file("--json-out", json_out_, opts_.db_path);
     outputs_.json_out = json_out_;
   }
   opts_.progress = !opts_.json;
-  check_memcached_ttl(check_run_options(opts_), opts_.steps);
+  const std::vector<TargetSpec> specs = check_run_options(opts_);
+  // Nor --hdr-log (one from a --config file too): the parent writes the group's logs
+  // (write_group_hdr_logs); a process's own would make the parent's creation fail.
+  if (!process_index_.empty()) opts_.hdr_log_prefix.clear();
+  if (!opts_.hdr_log_prefix.empty()) {
+    for (size_t i = 0; i < specs.size(); ++i) {
+      const std::string path = hdr_log_path(opts_.hdr_log_prefix, static_cast<int>(i));
+      check_output_path("--hdr-log", path);
+      check_not_results_file("--hdr-log", path, opts_.db_path);
+      std::error_code ec;
+      const bool exists = std::filesystem::exists(path, ec);
+      if (ec) throw UsageError("--hdr-log: cannot check '" + path + "': " + ec.message());
+      if (exists)
+        throw UsageError("--hdr-log: '" + path + "' exists: remove it or choose another PREFIX");
+    }
+  }
+  check_memcached_ttl(specs, opts_.steps);
+}
+
+void RunCommand::apply_segment(const std::string& text) {
+  const auto bad = [&](const std::string& why) {
+    return UsageError("invalid --segment '" + text + "': " + why);
+  };
+  const auto slash = text.find('/');
+  if (slash == std::string::npos) throw bad("expected I/N, e.g. 2/3");
+  int64_t i = 0, n = 0;
+  try {
+    n = parse_whole_number("--segment", text.substr(slash + 1), 1, 4096);
+    i = parse_whole_number("--segment", text.substr(0, slash), 1, 4096);
+  } catch (const UsageError&) {
+    throw bad("I and N are whole numbers, 1 <= I <= N <= 4096");
+  }
+  if (i > n) throw bad("I must be between 1 and N");
+  if (opts_.process_count > 1) throw bad("not with --processes");
+  if (opts_.search.enabled) throw bad("not with --search");
+  opts_.segment_index = static_cast<int>(i);
+  opts_.segment_count = static_cast<int>(n);
+  if (n == 1) return;
+  for (auto& step : opts_.steps) {
+    WorkloadSpec& w = step.workload;
+    if (w.threads < n)
+      throw bad("each segment runs at least one thread: --threads " + std::to_string(w.threads) +
+                " < " + std::to_string(n) + " segments");
+    // Segment i (0-based) takes the run's workers [T*i/N, T*(i+1)/N).
+    const int64_t total = w.threads;
+    const int64_t first = total * (i - 1) / n, end = total * i / n;
+    w.worker_first = static_cast<int>(first);
+    w.worker_total = static_cast<int>(total);
+    w.threads = static_cast<int>(end - first);
+  }
 }
 
 int RunCommand::execute(int argc, char** argv) {
@@ -341,7 +472,7 @@ int RunCommand::execute(int argc, char** argv) {
     opts_.run_group =
         (opts_.name.empty() ? "group" : opts_.name) + "-" + std::to_string(now_ts_us());
     GroupRecord group = run_process_group(opts_, argc, argv);
-    return print_group_record(group, opts_, std::cout);
+    return print_group_record(group, opts_, std::cout, outputs_);
   }
   opts_.quiet = opts_.quiet || !opts_.run_group.empty();
   opts_.progress = opts_.progress && opts_.run_group.empty();

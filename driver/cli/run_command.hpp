@@ -31,18 +31,22 @@ class RunCommand {
   bool parsed() const;
   // After a successful parse of `run`: turns the options into RunOptions and checks everything
   // that needs no store (the scenario, workload, processes, timeout, --db, target URIs,
-  // --monitor, the token file). Throws std::invalid_argument naming the option; writes nothing.
+  // --monitor, the token file). Throws UsageError naming the option; writes nothing.
   void check(int argc, char** argv);
   // Installs the signal handlers and runs the benchmark (or the --processes group); returns
-  // the exit code. Throws std::invalid_argument for bad input found late (nothing written),
+  // the exit code. Throws UsageError for bad input found late (nothing written),
   // another std::exception for a failure (exit 1).
   int execute(int argc, char** argv);
 
  private:
+  // --segment I/N: checks it (exit 2 on bad input) and gives each step's workload this
+  // segment's share of the threads (WorkloadSpec::worker_first / worker_total).
+  void apply_segment(const std::string& text);
   CLI::App* sub_ = nullptr;
   RunOptions opts_;
-  std::string timeout_ = "5s", scenario_, scale_text_, max_errors_, processes_, process_index_;
-  std::string give_up_ = "30s", percentiles_, json_out_;
+  std::string timeout_ = "5s", scenario_, scale_text_, max_errors_, processes_, process_index_,
+              search_follow_;
+  std::string give_up_ = "30s", percentiles_, json_out_, segment_, group_, start_at_;
   std::string engine_ = "classic";  // --engine
   RunOutputs outputs_;
   // memtier_benchmark's -s/-p/-P/-a: one more target, built from them.

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "cli/output_file.hpp"
+#include "kvbench/exit_codes.hpp"
 #include "kvbench/log.hpp"
 #include "kvbench/schema.hpp"
 #include "report/report.hpp"
@@ -12,7 +13,7 @@ namespace kv::drive {
 
 int print_run_record(RunRecord& rec, const RunOptions& opts, std::ostream& out,
                      const RunOutputs& outputs) {
-  const std::string status = phase_status_name(rec.status);
+  const std::string status = run_status_name(rec.status);
   bool outputs_failed = false;
   if (!outputs.json_out.empty()) {
     try {
@@ -34,21 +35,36 @@ int print_run_record(RunRecord& rec, const RunOptions& opts, std::ostream& out,
   } else {
     out << "\n";
     // A run that did not complete says so before any figure (its table still shows req/s).
-    if (rec.status != PhaseStatus::completed) {
+    if (rec.status != RunStatus::completed) {
       out << "run " << rec.run_id << " "
-          << (rec.status == PhaseStatus::failed ? "FAILED" : status.c_str())
+          << (rec.status == RunStatus::failed ? "FAILED" : status.c_str())
           << (rec.error.empty() ? "" : ": " + rec.error) << "\n\n";
     }
     print_run_summary(rec.db, rec.run_id, out, outputs.percentiles);
     print_search_results(rec.db, rec.run_id, out);
     out << "\nresults: " << opts.db_path << " (run " << rec.run_id << ", " << status << ")\n";
   }
-  if (rec.status == PhaseStatus::failed) log_error() << rec.error;
-  const int code = run_exit_code(rec.status);
+  if (rec.status == RunStatus::failed) log_error() << rec.error;
+  const int code = run_status_exit_code(rec.status);
   return code == kExitOk && outputs_failed ? kExitFailed : code;
 }
 
-int print_group_record(GroupRecord& rec, const RunOptions& opts, std::ostream& out) {
+int print_group_record(GroupRecord& rec, const RunOptions& opts, std::ostream& out,
+                       const RunOutputs& outputs) {
+  if (!outputs.json_out.empty()) {
+    try {
+      write_file_atomically(
+          outputs.json_out,
+          [&](std::ostream& o) {
+            write_group_json_document(rec.db, opts.run_group, rec.processes, rec.failures,
+                                      outputs.percentiles, o);
+          },
+          [&] { check_not_results_file("--json-out", outputs.json_out, opts.db_path); });
+    } catch (const std::exception& e) {
+      log_error() << e.what();
+      if (rec.exit_code == kExitOk) rec.exit_code = kExitFailed;
+    }
+  }
   if (opts.json) {  // --json: the group's summary as JSON too, not the table
     for (const auto& f : rec.failures) log_error() << f;
     print_group_json(rec.db, opts.run_group, rec.processes, rec.failures, out);
@@ -65,6 +81,12 @@ int print_group_record(GroupRecord& rec, const RunOptions& opts, std::ostream& o
     out << "\n";
   }
   print_group_summary(rec.db, opts.run_group, out);
+  if (opts.search.enabled) {  // the group's search is recorded on its process 0's run
+    auto first =
+        rec.db.prepare("SELECT run_id FROM runs WHERE run_group = ? AND process_index = 0");
+    first.bind(1, opts.run_group);
+    if (first.step()) print_search_results(rec.db, first.column_int(0), out);
+  }
   out << "\nresults: " << opts.db_path << " (group " << opts.run_group << ")\n";
   return rec.exit_code;
 }

@@ -23,8 +23,11 @@ struct RunOutputs {
 int print_run_record(RunRecord& rec, const RunOptions& opts, std::ostream& out,
                      const RunOutputs& outputs = {});
 
-// Prints the group's summary (JSON with opts.json) after one line per process that did not
-// complete, and logs those lines. Returns the group's exit code.
-int print_group_record(GroupRecord& rec, const RunOptions& opts, std::ostream& out);
+// Writes `outputs.json_out` (the group's runs as one JSON document with its "group" summary),
+// then prints the group's summary (JSON with opts.json) after one line per process that did not
+// complete, and logs those lines. Returns the group's exit code (1 also when the JSON file
+// could not be written).
+int print_group_record(GroupRecord& rec, const RunOptions& opts, std::ostream& out,
+                       const RunOutputs& outputs = {});
 
 }  // namespace kv::drive

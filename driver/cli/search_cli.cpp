@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "kvbench/units.hpp"
+#include "kvbench/usage_error.hpp"
 
 namespace kv::drive {
 
@@ -31,39 +32,51 @@ void add_search_options(CLI::App& run, SearchCli& cli) {
   opt("--search-steps", cli.steps, "At most this many steps [default: 40]");
   opt("--distress", cli.distress,
       "Server limits a step must not reach, from kvmon's samples: swap-in=PAGES/s, "
-      "major-faults=N/s, psi-full=PCT, store-cpu=FRACTION (or NAME=off) "
-      "[default: swap-in=1,major-faults=100,psi-full=10,store-cpu=0.95]");
+      "major-faults=N/s, psi-full=PCT, store-cpu=FRACTION; the store's cgroup: cgroup-high=N, "
+      "cgroup-max=N, cgroup-oom=N (events in a step), cgroup-psi-full=PCT (its v2 memory "
+      "pressure), cpu-throttled=FRACTION of quota periods, cgroup-max-anon=FRACTION (memory.max "
+      "events count only with anon + shmem at this fraction of the limit) "
+      "(or NAME=off) [default: swap-in=1,major-faults=100,psi-full=10,store-cpu=0.95,"
+      "cgroup-high=0,cgroup-max=0,cgroup-oom=0,cgroup-psi-full=10,cpu-throttled=0.1,"
+      "cgroup-max-anon=0.9]");
   opt("--max-slip", cli.max_slip,
       "A step whose send slip p99 exceeds this while a kvdrive thread was busy is client-bound "
       "(invalid) [default: 5ms]");
   opt("--max-client-cpu", cli.max_client_cpu,
       "A step in which a kvdrive thread used more than this fraction of a core is "
       "client-bound (invalid) [default: 0.9]");
+  // What each takes, for --help (CLI11 says TEXT for every string option).
+  const std::pair<const char*, const char*> types[] = {
+      {"--slo", "PCT=DURATION,..."},      {"--rates", "RATE,..."},
+      {"--min-achieved", "FRACTION"},     {"--max-error-rate", "FRACTION"},
+      {"--search-start", "RATE"},         {"--search-max", "RATE"},
+      {"--search-precision", "FRACTION"}, {"--search-growth", "FACTOR"},
+      {"--search-steps", "COUNT"},        {"--distress", "NAME=VALUE,..."},
+      {"--max-slip", "DURATION"},         {"--max-client-cpu", "FRACTION"}};
+  for (const auto& [name, type] : types) run.get_option(name)->type_name(type);
 }
 
 SearchOptions finish_search_options(const SearchCli& cli, std::vector<RunStep>& steps,
-                                    bool phases_given, int processes) {
+                                    bool phases_given, bool warmup_given) {
   SearchOptions s;
   if (!cli.search) {
     for (const CLI::Option* o : cli.given)
-      if (o->count() > 0) throw std::invalid_argument(o->get_name() + " needs --search");
+      if (o->count() > 0) throw UsageError(o->get_name() + " needs --search");
     return s;
   }
   s.enabled = true;
-  if (processes > 1)
-    throw std::invalid_argument("--search runs in one process (--processes is not supported)");
   if (steps.size() != 1)
-    throw std::invalid_argument("--search takes a workload of one step (the scenario has " +
-                                std::to_string(steps.size()) + ")");
+    throw UsageError("--search takes a workload of one step (the scenario has " +
+                     std::to_string(steps.size()) + ")");
   WorkloadSpec& w = steps.front().workload;
-  if (w.rate > 0) throw std::invalid_argument("--search sets each step's rate: drop --rate");
-  if (w.requests > 0)
-    throw std::invalid_argument("--search: steps end by --duration, not --requests");
+  if (w.rate > 0) throw UsageError("--search sets each step's rate: drop --rate");
+  if (w.requests > 0) throw UsageError("--search: steps end by --duration, not --requests");
   if (!phases_given) w.phases = {PhaseKind::load, PhaseKind::mixed};
   if (w.phases.back() == PhaseKind::load)
-    throw std::invalid_argument("--search steps the last of --phases: it must be read or mixed");
+    throw UsageError("--search steps the last of --phases: it must be read or mixed");
   if (w.duration_us > 0) s.step_duration_us = w.duration_us;
-  if (w.warmup_us > 0) s.step_warmup_us = w.warmup_us;
+  // --warmup 0: no warm-up (each step is measured from its start); not given: the default.
+  if (warmup_given || w.warmup_us > 0) s.step_warmup_us = w.warmup_us;
   w.duration_us = 0;  // the phases run once (load) are not cut short
   w.warmup_us = 0;
 
@@ -84,8 +97,8 @@ SearchOptions finish_search_options(const SearchCli& cli, std::vector<RunStep>& 
   if (!cli.max_slip.empty()) {
     try {
       s.client.max_slip_p99_us = static_cast<double>(parse_duration_us(cli.max_slip));
-    } catch (const std::invalid_argument& e) {
-      throw std::invalid_argument("invalid --max-slip '" + cli.max_slip + "': " + e.what());
+    } catch (const UsageError& e) {
+      throw UsageError("invalid --max-slip '" + cli.max_slip + "': " + e.what());
     }
   }
   if (!cli.max_client_cpu.empty())

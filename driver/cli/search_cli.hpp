@@ -28,8 +28,9 @@ void add_search_options(CLI::App& run, SearchCli& cli);
 // After parsing: the search's options, and the steps adjusted for it. Each step of the search
 // is the workload's last phase (default phases with --search: load,mixed) at the step's rate;
 // --duration and --warmup are each step's (defaults 5s and 1s). `phases_given`: --phases was
-// on the command line or in the scenario. Throws std::invalid_argument naming the option.
+// on the command line or in the scenario; `warmup_given`: --warmup was (0 then means no
+// warm-up, not the default). Throws UsageError naming the option.
 SearchOptions finish_search_options(const SearchCli& cli, std::vector<RunStep>& steps,
-                                    bool phases_given, int processes);
+                                    bool phases_given, bool warmup_given);
 
 }  // namespace kv::drive

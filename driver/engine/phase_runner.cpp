@@ -13,6 +13,7 @@
 #include <mutex>
 #include <span>
 #include <thread>
+#include <utility>
 
 #include "engine/second_cutter.hpp"
 #include "engine/worker.hpp"
@@ -64,11 +65,10 @@ class CpuMeter {
     for (size_t i = 0; i < tids.size() && i < last_wanted_.size(); ++i) {
       const uint64_t now = thread_wanted_ns(tids[i].load());
       if (now == 0) continue;
-      const double spin = i < spin_ns.size() ? static_cast<double>(spin_ns[i]) : 0;
-      if (last_wanted_[i] > 0 && interval_s > 0)
-        *wanted =
-            std::max(*wanted, std::max(0.0, static_cast<double>(now - last_wanted_[i]) - spin) /
-                                  1e9 / interval_s);
+      if (last_wanted_[i] > 0)
+        *wanted = std::max(*wanted,
+                           thread_wanted_fraction(now - last_wanted_[i],
+                                                  i < spin_ns.size() ? spin_ns[i] : 0, interval_s));
       last_wanted_[i] = now;
     }
   }
@@ -104,24 +104,9 @@ class CpuMeter {
   std::vector<uint64_t> last_wanted_;
 };
 
-}  // namespace
-
-const char* phase_status_name(PhaseStatus s) {
-  switch (s) {
-    case PhaseStatus::completed:
-      return "completed";
-    case PhaseStatus::interrupted:
-      return "interrupted";
-    case PhaseStatus::failed:
-      return "failed";
-  }
-  return "?";
-}
-
-namespace {
-
 // Hands rows to the sink on a thread of its own, in order. The queue holds small values (a
-// row's figures, not histograms), so a results file locked for minutes costs kilobytes.
+// row's figures and its histograms' non-empty buckets, typically a few KB), so a results file
+// locked for minutes costs megabytes at most.
 class SinkThread {
  public:
   explicit SinkThread(const std::function<void(const SecondReport&)>& sink)
@@ -178,6 +163,11 @@ class SinkThread {
 
 }  // namespace
 
+double thread_wanted_fraction(uint64_t wanted_delta_ns, uint64_t spin_ns, double interval_s) {
+  if (!(interval_s > 0) || wanted_delta_ns <= spin_ns) return 0;
+  return std::min(1.0, static_cast<double>(wanted_delta_ns - spin_ns) / 1e9 / interval_s);
+}
+
 PhaseResult run_phase(const PhasePlan& plan, const WorkloadSpec& w,
                       std::vector<std::unique_ptr<StoreClient>>& clients, const ValueTable& values,
                       const std::atomic<bool>& stop, const std::function<void(int64_t)>& on_start,
@@ -212,10 +202,14 @@ PhaseResult run_phase(const PhasePlan& plan, const WorkloadSpec& w,
       std::span<const std::unique_ptr<StoreClient>> mine(clients.data() + t * conns, conns);
       // Workers are numbered across every process of a --processes group, so their key and
       // request shares (and rate schedules) add up to the whole workload.
+      // With --segment, across every segment of the run the same way.
       const auto procs = static_cast<size_t>(w.process_count);
-      const auto first = static_cast<size_t>(w.process_index) * n;
-      run_worker(WorkerContext{plan, w, values, mine, *slots[t], first + t, procs * n, start_ns,
-                               stop, abort});
+      const bool segment = w.worker_total > 0;
+      const auto first =
+          segment ? static_cast<size_t>(w.worker_first) : static_cast<size_t>(w.process_index) * n;
+      const auto count = segment ? static_cast<size_t>(w.worker_total) : procs * n;
+      run_worker(
+          WorkerContext{plan, w, values, mine, *slots[t], first + t, count, start_ns, stop, abort});
       std::lock_guard<std::mutex> lock(shared.mu);
       --shared.running;
       shared.cv.notify_all();
@@ -225,6 +219,8 @@ PhaseResult run_phase(const PhasePlan& plan, const WorkloadSpec& w,
   SinkThread sink(on_second);
   CpuMeter cpu(n);
   std::vector<uint64_t> spin_seen(n, 0);
+  const bool redirects = !clients.empty() && clients.front()->follows_redirects();
+  uint64_t moved_seen = 0, asked_seen = 0;
   IntervalStats second;
   int64_t last_answer_ts = result.started_ts_us;  // end of the latest row with an answer
   uint64_t failed_since_answer = 0;
@@ -271,6 +267,15 @@ PhaseResult run_phase(const PhasePlan& plan, const WorkloadSpec& w,
       spin_seen[i] = total;
       report.spin_us += static_cast<int64_t>(spin_delta[i] / 1000);
     }
+    if (redirects) {
+      uint64_t moved = 0, asked = 0;
+      for (const auto& s : slots) {
+        moved += s->moved_total();
+        asked += s->asked_total();
+      }
+      report.moved = static_cast<int64_t>(moved - std::exchange(moved_seen, moved));
+      report.asked = static_cast<int64_t>(asked - std::exchange(asked_seen, asked));
+    }
     cpu.sample(threads, static_cast<double>(report.interval_us) / 1e6, spin_delta,
                &report.cpu_user_s, &report.cpu_system_s, &report.busiest_thread_cpu);
     cpu.sample_wanted(tids, static_cast<double>(report.interval_us) / 1e6, spin_delta,
@@ -304,20 +309,20 @@ PhaseResult run_phase(const PhasePlan& plan, const WorkloadSpec& w,
   sink.rethrow();
   if (why == Why::max_errors) {
     // The count includes what completed after the limit was passed, so it is the table's figure.
-    result.status = PhaseStatus::failed;
+    result.status = RunStatus::failed;
     result.error = std::to_string(result.failed) + " requests failed (--max-errors " +
                    std::to_string(plan.max_errors) + ")";
   } else if (why == Why::gave_up) {
-    result.status = PhaseStatus::failed;
+    result.status = RunStatus::failed;
     result.error = "no request was answered for " + format_duration_us(plan.give_up_us) + " (" +
                    std::to_string(failed_since_answer) +
                    " failed meanwhile): the store looks down; gave up (--give-up-after)";
   } else if (result.ops > 0 && result.failed == result.ops) {
-    result.status = PhaseStatus::failed;
+    result.status = RunStatus::failed;
     result.error = "every request failed (" + std::to_string(result.failed) + " of " +
                    std::to_string(result.ops) + ")";
   }
-  if (result.status != PhaseStatus::failed && stop.load()) result.status = PhaseStatus::interrupted;
+  if (result.status != RunStatus::failed && stop.load()) result.status = RunStatus::interrupted;
   return result;
 }
 

@@ -8,6 +8,7 @@
 #include <memory>
 #include <vector>
 
+#include "engine/run_status.hpp"
 #include "kvbench/time_base.hpp"
 #include "stats/interval_stats.hpp"
 #include "stats/second_report.hpp"
@@ -17,11 +18,8 @@
 
 namespace kv::drive {
 
-enum class PhaseStatus { completed, interrupted, failed };
-const char* phase_status_name(PhaseStatus s);
-
 struct PhaseResult {
-  PhaseStatus status = PhaseStatus::completed;
+  RunStatus status = RunStatus::completed;
   std::string error;  // why it failed
   int64_t started_ts_us = 0;
   int64_t ended_ts_us = 0;
@@ -47,5 +45,11 @@ PhaseResult run_phase(const PhasePlan& plan, const WorkloadSpec& w,
                       const std::function<void(int64_t started_ts_us)>& on_start,
                       const std::function<void(const SecondReport&)>& on_second,
                       ClockSource& clock = system_clock_source());
+
+// A worker's share of an interval on a CPU or runnable waiting for one (SecondReport's
+// busiest_thread_wanted): its schedstat run + wait growth less its spinning, over the interval,
+// at most 1. The kernel adds a wait to the run delay when the wait ends, so the interval in
+// which a long wait ended grows by more than its length: that excess was earlier intervals'.
+double thread_wanted_fraction(uint64_t wanted_delta_ns, uint64_t spin_ns, double interval_s);
 
 }  // namespace kv::drive

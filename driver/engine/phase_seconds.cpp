@@ -11,9 +11,27 @@ PhaseSeconds::PhaseSeconds(Where at, const PhasePlan& plan, ResultsWriter& write
                            ProgressLine& progress)
     : at_(std::move(at)), plan_(plan), writer_(writer), progress_(progress) {}
 
+void PhaseSeconds::began(int64_t phase_id, int64_t started_ts_us) {
+  phase_id_ = phase_id;
+  started_ = started_ts_us;
+  if (at_.hdr_log)
+    at_.hdr_log->comment("[Phase " + at_.label + ": phase_id " + std::to_string(phase_id) +
+                         ", started " + std::to_string(started_ts_us) + " us since epoch]");
+}
+
 void PhaseSeconds::operator()(const SecondReport& sec) {
   const bool rate_mode = plan_.rate > 0;
   writer_.write_second(phase_id_, sec, rate_mode);
+  if (at_.hdr_log) {
+    for (OpType op : {OpType::set, OpType::get}) {
+      const OpSecond& s = sec[op];
+      if (!s.sent) continue;
+      at_.hdr_log->interval(op_name(op), sec.ts_us, sec.interval_us, s.latency.dense());
+      if (rate_mode)
+        at_.hdr_log->interval(std::string(op_name(op)) + "-sent", sec.ts_us, sec.interval_us,
+                              s.sent_latency.dense());
+    }
+  }
   writer_.write_store_stats(at_.target_id, at_.stats->drain());
   std::string monitored = at_.monitors->flush(*at_.db);
   if (monitored.empty()) monitored = local_store_memory(*at_.db, *at_.stats);

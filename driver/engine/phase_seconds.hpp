@@ -8,6 +8,7 @@
 #include "kvbench/sqlite.hpp"
 #include "kvmon_link/monitors.hpp"
 #include "results/results_writer.hpp"
+#include "stats/hdr_log.hpp"
 #include "stats/second_report.hpp"
 #include "store/store_stats.hpp"
 #include "workload/phase_plan.hpp"
@@ -15,7 +16,8 @@
 namespace kv::drive {
 
 // The sink of one phase's seconds (run_phase's on_second). For each second, in order:
-//  1. writes the second's rows;
+//  1. writes the second's rows (and with --hdr-log, one interval per op it sends: tag OP,
+//     the lat_* timing; in rate mode also OP-sent, from the actual send);
 //  2. writes the store's own counters polled since the last second;
 //  3. flushes the kvmon links' samples into the file;
 //  4. finds the store's memory as kvmon sees it (the links' figures, else a kvmon on this host
@@ -32,14 +34,12 @@ class PhaseSeconds {
     StoreStatsPoller* stats;  // the store's own counters, polled on their own connection
     Monitors* monitors;       // kvmon links (--monitor)
     Database* db;
+    HdrLogWriter* hdr_log;  // --hdr-log: the target's interval log, or nullptr
   };
   PhaseSeconds(Where at, const PhasePlan& plan, ResultsWriter& writer, ProgressLine& progress);
 
   // The phase's row exists: its id and its start.
-  void began(int64_t phase_id, int64_t started_ts_us) {
-    phase_id_ = phase_id;
-    started_ = started_ts_us;
-  }
+  void began(int64_t phase_id, int64_t started_ts_us);
   void operator()(const SecondReport& sec);
 
  private:

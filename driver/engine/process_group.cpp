@@ -1,15 +1,23 @@
 #include "engine/process_group.hpp"
 
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
+#include <limits>
+#include <map>
 #include <stdexcept>
 
 #include "engine/loop/event_client.hpp"
+#include "engine/search_group.hpp"
+#include "kvbench/exit_codes.hpp"
 #include "kvbench/log.hpp"
 #include "kvbench/schema.hpp"
+#include "stats/hdr_log.hpp"
 
 namespace kv::drive {
 
@@ -29,21 +37,71 @@ GroupRecord run_process_group(const RunOptions& opts, int argc, char** argv) {
   ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
   if (len <= 0) throw std::runtime_error("cannot find this kvdrive's own path (/proc/self/exe)");
   std::vector<pid_t> children;
+  std::vector<FollowerPipes> followers;  // --search: the parent's ends of each process's pipes
   for (int i = 0; i < opts.process_count; ++i) {
-    std::vector<std::string> args(argv, argv + argc);
+    // --json-out is the parent's to write (the group's document); a process writes only its rows
+    // (left out here so its command line does not name it; one from a --config file the
+    // processes read too is dropped by the process itself, given --process-index).
+    std::vector<std::string> args;
+    for (int a = 0; a < argc; ++a) {
+      const std::string arg = argv[a];
+      if (arg == "--json-out" && a + 1 < argc) {
+        ++a;
+        continue;
+      }
+      if (arg.rfind("--json-out=", 0) == 0) continue;
+      // --hdr-log likewise: the parent writes the group's logs (write_group_hdr_logs; a
+      // process of a group ignores one from a --config file).
+      if (arg == "--hdr-log" && a + 1 < argc) {
+        ++a;
+        continue;
+      }
+      if (arg.rfind("--hdr-log=", 0) == 0) continue;
+      args.push_back(arg);
+    }
     args.insert(args.end(), {"--run-group", opts.run_group, "--process-index", std::to_string(i)});
+    // --search: the parent decides each step (lead_search); the process reads rates on one pipe
+    // and reports each step on another. Every end is close-on-exec but the process's own two.
+    int rates[2] = {-1, -1}, reports[2] = {-1, -1};
+    if (opts.search.enabled) {
+      if (::pipe2(rates, O_CLOEXEC) != 0 || ::pipe2(reports, O_CLOEXEC) != 0)
+        throw std::runtime_error(std::string("cannot make a pipe: ") + std::strerror(errno));
+      args.insert(args.end(),
+                  {"--search-follow", std::to_string(rates[0]) + "," + std::to_string(reports[1])});
+    }
     std::vector<char*> cargs;
     for (auto& a : args) cargs.push_back(a.data());
     cargs.push_back(nullptr);
     pid_t pid = fork();
     if (pid < 0) throw std::runtime_error("fork failed");
     if (pid == 0) {
+      if (rates[0] >= 0) {
+        ::fcntl(rates[0], F_SETFD, 0);
+        ::fcntl(reports[1], F_SETFD, 0);
+      }
       execv(self, cargs.data());
       _exit(127);
     }
     children.push_back(pid);
+    if (rates[0] >= 0) {
+      ::close(rates[0]);
+      ::close(reports[1]);
+      followers.push_back({rates[1], reports[0]});
+    }
   }
   log_info() << opts.process_count << " kvdrive processes running as group " << opts.run_group;
+  bool search_ok = true;
+  if (opts.search.enabled) {
+    // Returns once the search is over or a process stopped: its pipes closed, each process
+    // ends its run and exits.
+    try {
+      search_ok =
+          lead_search(opts.search, opts.db_path, opts.targets.front(), std::move(followers));
+    } catch (const std::exception& e) {
+      log_error() << "--search: " << e.what();
+      search_ok = false;
+    }
+  }
   int worst = kExitOk;
   std::vector<std::string> failures;  // one line per process that did not complete
   for (size_t i = 0; i < children.size(); ++i) {
@@ -71,8 +129,91 @@ GroupRecord run_process_group(const RunOptions& opts, int argc, char** argv) {
     }
     if (code != kExitOk && (worst == kExitOk || code == kExitFailed)) worst = code;
   }
-  return GroupRecord{worst, static_cast<int>(children.size()), std::move(failures),
+  // A search the parent could not finish fails the group even when every process ended well
+  // (they end on the closed pipe), as it fails the run of a single process.
+  if (!search_ok && worst == kExitOk) worst = kExitFailed;
+  GroupRecord record{worst, static_cast<int>(children.size()), std::move(failures),
                      open_results_db(opts.db_path)};  // marks the runs of killed processes
+  if (!opts.hdr_log_prefix.empty()) {
+    // The runs are recorded whatever happens here: a log that cannot be written fails the
+    // group (exit 1, as a --json-out that cannot be written does) but does not skip its
+    // summary, as an exception out of here would.
+    try {
+      write_group_hdr_logs(record.db, opts.run_group, opts.hdr_log_prefix);
+    } catch (const std::exception& e) {
+      log_error() << "--hdr-log: the group's HdrHistogram logs: " << e.what();
+      if (record.exit_code == kExitOk) record.exit_code = kExitFailed;
+    }
+  }
+  return record;
+}
+
+void write_group_hdr_logs(Database& db, const std::string& run_group, const std::string& prefix) {
+  auto base = db.prepare(
+      "SELECT MIN(started_ts_us), group_concat(run_id, ' ') FROM runs "
+      "WHERE run_group = ?");
+  base.bind(1, run_group);
+  if (!base.step() || base.is_null(0)) return;  // no process got as far as its run
+  const int64_t base_ts_us = base.column_int(0);
+  const std::string runs = base.column_text(1);
+  auto targets = db.prepare(
+      "SELECT t.ordinal, MIN(t.uri) FROM targets t JOIN runs r ON r.run_id = t.run_id "
+      "WHERE r.run_group = ? GROUP BY t.ordinal ORDER BY t.ordinal");
+  targets.bind(1, run_group);
+  while (targets.step()) {
+    const int ordinal = static_cast<int>(targets.column_int(0));
+    HdrLogWriter log(hdr_log_path(prefix, ordinal), base_ts_us);
+    log.comment("[kvdrive run group " + run_group + " (runs " + runs + "), target " +
+                std::to_string(ordinal) + ": " + targets.column_text(1) +
+                "; each interval the sum of the processes' second]");
+    auto phases = db.prepare(
+        "SELECT p.ordinal, MIN(p.name), group_concat(p.phase_id, ' '), MIN(p.started_ts_us), "
+        "MAX(p.rate IS NOT NULL), group_concat(p.phase_id, ', ') FROM phases p JOIN targets t ON "
+        "t.target_id = p.target_id "
+        "JOIN runs r ON r.run_id = t.run_id WHERE r.run_group = ? AND t.ordinal = ? "
+        "GROUP BY p.ordinal ORDER BY p.ordinal");
+    phases.bind(1, run_group).bind(2, ordinal);
+    while (phases.step()) {
+      const std::string ids = phases.column_text(2);
+      const std::string in_list = phases.column_text(5);  // integers from the file: safe in SQL
+      const bool rate_mode = phases.column_int(4) != 0;
+      log.comment("[Phase " + phases.column_text(1) + ": phase_id " + ids + ", started " +
+                  std::to_string(phases.column_int(3)) + " us since epoch]");
+      // Each wall second and op the processes sent: its span over them and its largest max.
+      auto seconds = db.prepare(
+          "SELECT ts_us / 1000000, op, MIN(ts_us), MAX(ts_us + interval_us), "
+          "MAX(lat_max_us), MAX(uncorrected_max_us) FROM driver_seconds WHERE phase_id IN (" +
+          in_list + ") GROUP BY 1, 2 ORDER BY 1, 2 DESC");
+      auto buckets = db.prepare(
+          "SELECT upper_us, SUM(count) FROM second_latency_buckets WHERE phase_id IN (" + in_list +
+          ") AND ts_us >= ?1 * 1000000 AND ts_us < (?1 + 1) * 1000000 AND op = ?2 "
+          "AND timing = ?3 GROUP BY upper_us");
+      while (seconds.step()) {
+        const std::string op = seconds.column_text(1);
+        const int64_t start = seconds.column_int(2), end = seconds.column_int(3);
+        for (const bool sent : {false, true}) {
+          if (sent && !rate_mode) break;
+          // Closed loop: 'sent' under tag OP; rate mode: 'intended' as OP, 'sent' as OP-sent.
+          const char* timing = rate_mode && !sent ? "intended" : "sent";
+          const int max_col = sent ? 5 : 4;
+          // No max recorded (NULL): the buckets' own upper bounds stand, unclamped.
+          const uint64_t max_ns =
+              seconds.is_null(max_col)
+                  ? std::numeric_limits<uint64_t>::max()
+                  : static_cast<uint64_t>(std::llround(seconds.column_double(max_col) * 1000));
+          LatencyHistogram h;
+          buckets.reset();
+          buckets.bind(1, seconds.column_int(0)).bind(2, op).bind(3, timing);
+          while (buckets.step()) {
+            const auto upper_ns =
+                static_cast<uint64_t>(std::llround(buckets.column_double(0) * 1000));
+            h.record_n(std::min(upper_ns, max_ns), static_cast<uint64_t>(buckets.column_int(1)));
+          }
+          log.interval(sent ? op + "-sent" : op, start, end - start, h);
+        }
+      }
+    }
+  }
 }
 
 }  // namespace kv::drive

@@ -20,7 +20,18 @@ struct GroupRecord {
 // Runs `argv` (this kvdrive's own command line) as opts.process_count processes sharing
 // opts.run_group in the results file and waits for all. Bad options and unreachable stores
 // throw before the file is created (as in run_benchmark); a killed process's run is marked
-// incomplete by the reopening of the file. Prints nothing but log lines.
+// incomplete by the reopening of the file. Prints nothing but log lines. With --hdr-log the
+// processes write none; the group's logs are written once they have all ended
+// (write_group_hdr_logs).
 GroupRecord run_process_group(const RunOptions& opts, int argc, char** argv);
+
+// `--hdr-log PREFIX` with `--processes N`: one interval log per target, PREFIX.<N>.hlog as
+// without --processes, for the whole group, from the results file: per wall second and op the
+// sum of the group's processes' histograms of that second (second_latency_buckets, each bucket
+// at its upper bound but never above the second's largest max, as one process's log), a
+// "#[Phase …: phase_id A B …]" comment (one phase id per process) before each phase. So
+// HdrHistogram's tools, which read one log per source, see the group's load as one client's.
+// Throws std::runtime_error when a file cannot be created or written.
+void write_group_hdr_logs(Database& db, const std::string& run_group, const std::string& prefix);
 
 }  // namespace kv::drive

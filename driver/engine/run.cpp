@@ -1,21 +1,27 @@
 #include "engine/run.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <stdexcept>
+#include <thread>
 
 #include "engine/loop/event_client.hpp"
 #include "engine/phase_seconds.hpp"
 #include "engine/progress.hpp"
 #include "engine/run_metadata.hpp"
 #include "engine/run_watcher.hpp"
+#include "engine/search_group.hpp"
 #include "engine/search_run.hpp"
 #include "engine/unseen_sets.hpp"
 #include "kvbench/clock.hpp"
 #include "kvbench/log.hpp"
 #include "kvbench/protocol.hpp"
 #include "kvbench/schema.hpp"
+#include "kvbench/units.hpp"
+#include "kvbench/usage_error.hpp"
 #include "kvmon_link/monitors.hpp"
 #include "results/results_writer.hpp"
+#include "stats/hdr_log.hpp"
 #include "store/store_stats.hpp"
 #include "store/tls_context.hpp"
 
@@ -33,14 +39,14 @@ struct PhaseSlot {
   Database* db;
   RunWatcher* watcher;  // interrupts the phase's clients at Ctrl-C
   const TargetSpec* spec;
+  HdrLogWriter* hdr_log;  // --hdr-log: this target's interval log; nullptr without
 };
 
-// Runs one phase and records it. Returns its status (error set when not completed).
-PhaseStatus run_one_phase(const RunOptions& opts, const PhaseSlot& at, const WorkloadSpec& w,
-                          PhaseKind kind, std::vector<std::unique_ptr<StoreClient>>& clients,
-                          ResultsWriter& writer, const ValueTable& values,
-                          const std::atomic<bool>& stop, std::string* error,
-                          StepRun* step = nullptr) {
+// Runs one phase and records it. Returns how it ended (and why, when not completed).
+RunEnd run_one_phase(const RunOptions& opts, const PhaseSlot& at, const WorkloadSpec& w,
+                     PhaseKind kind, std::vector<std::unique_ptr<StoreClient>>& clients,
+                     ResultsWriter& writer, const ValueTable& values, const std::atomic<bool>& stop,
+                     StepRun* step = nullptr) {
   PhasePlan plan = plan_phase(kind, w);
   plan.max_errors = opts.max_errors;
   plan.give_up_us = opts.give_up_us;
@@ -48,8 +54,8 @@ PhaseStatus run_one_phase(const RunOptions& opts, const PhaseSlot& at, const Wor
   const std::string label = at.label + " " + phase_kind_name(kind);
   ProgressLine progress(opts.progress);
   int64_t phase_id = 0;
-  PhaseSeconds seconds({at.run_id, at.target_id, label, at.stats, at.monitors, at.db}, plan, writer,
-                       progress);
+  PhaseSeconds seconds({at.run_id, at.target_id, label, at.stats, at.monitors, at.db, at.hdr_log},
+                       plan, writer, progress);
   auto on_start = [&](int64_t ts) {
     phase_id = writer.begin_phase({at.run_id, at.target_id, at.ordinal, at.step, plan, ts,
                                    w.threads, w.threads * w.connections, w.to_json()});
@@ -79,25 +85,55 @@ PhaseStatus run_one_phase(const RunOptions& opts, const PhaseSlot& at, const Wor
     log_warn() << msg;
     writer.event(at.run_id, "requests_abandoned", msg);
   }
-  if (result.status != PhaseStatus::interrupted)
+  if (result.status != RunStatus::interrupted)
     record_unseen_sets(set_check, *at.db, writer, at.run_id, phase_id, label, abandoned, result);
-  writer.end_phase(phase_id, result.ended_ts_us, phase_status_name(result.status), result.totals,
+  writer.end_phase(phase_id, result.ended_ts_us, run_status_name(result.status), result.totals,
                    rate_mode);
-  if (result.status == PhaseStatus::failed) *error = label + ": " + result.error;
-  if (result.status == PhaseStatus::interrupted) *error = "interrupted by signal";
   if (step) fill_step_run(result, phase_id, w, step);
-  return result.status;
+  if (result.status == RunStatus::failed) return {result.status, label + ": " + result.error};
+  if (result.status == RunStatus::interrupted) return {result.status, "interrupted by signal"};
+  return {};
 }
 
-// Runs every step's phases against one target. Returns the status of the last phase run.
-PhaseStatus run_target(const RunOptions& opts, const TargetSpec& spec, int64_t run_id, int ordinal,
-                       ResultsWriter& writer, Database& db, Monitors& monitors, RunWatcher& watcher,
-                       const ValueTable& values, const std::atomic<bool>& stop,
-                       std::string* error) {
+// --start-at: sleeps until the wall clock reads `ts_us` (in slices, so Ctrl-C ends the wait),
+// writing the store's stats polled meanwhile each second (a wait of hours would overflow their
+// queue), and records when the wait ended. False when interrupted.
+bool wait_for_start(int64_t ts_us, const std::atomic<bool>& stop, ResultsWriter& writer,
+                    int64_t run_id, int64_t target_id, StoreStatsPoller& stats) {
+  log_info() << "waiting for --start-at ("
+             << format_duration_us(std::max<int64_t>(0, ts_us - now_ts_us())) << ")";
+  int64_t written_us = steady_us();
+  for (;;) {
+    if (steady_us() - written_us >= 1'000'000) {
+      writer.write_store_stats(target_id, stats.drain());
+      written_us = steady_us();
+    }
+    if (stop.load()) return false;
+    const int64_t left = ts_us - now_ts_us();
+    if (left <= 0) break;
+    std::this_thread::sleep_for(std::chrono::microseconds(std::min<int64_t>(left, 100'000)));
+  }
+  const int64_t late = now_ts_us() - ts_us;
+  writer.add_metadata(
+      run_id, std::nullopt,
+      {{"start_at_ts_us", std::to_string(ts_us)}, {"start_at_late_us", std::to_string(late)}});
+  return true;
+}
+
+// Runs every step's phases against one target. Returns how the last phase run ended.
+RunEnd run_target(const RunOptions& opts, const TargetSpec& spec, int64_t run_id, int ordinal,
+                  ResultsWriter& writer, Database& db, Monitors& monitors, RunWatcher& watcher,
+                  const ValueTable& values, const std::atomic<bool>& stop) {
   std::vector<std::unique_ptr<StoreClient>> clients;
   int64_t target_id = 0;
   int phase_ordinal = 0;
   StoreStatsPoller stats(spec, 1'000'000, std::min<int64_t>(opts.client.timeout_us, 1'000'000));
+  std::optional<HdrLogWriter> hdr_log;
+  if (!opts.hdr_log_prefix.empty()) {
+    hdr_log.emplace(hdr_log_path(opts.hdr_log_prefix, ordinal), system_clock_source().wall_us());
+    hdr_log->comment("[kvdrive run " + std::to_string(run_id) + ", target " +
+                     std::to_string(ordinal) + ": " + spec.display + "]");
+  }
   for (const RunStep& step : opts.steps) {
     const WorkloadSpec& w = step.workload;
     const auto wanted = static_cast<size_t>(w.threads) * static_cast<size_t>(w.connections);
@@ -132,37 +168,49 @@ PhaseStatus run_target(const RunOptions& opts, const TargetSpec& spec, int64_t r
                  &monitors,
                  &db,
                  &watcher,
-                 &spec};
+                 &spec,
+                 hdr_log ? &*hdr_log : nullptr};
     // --search: the phases before the last run once (the load), the last one is stepped.
     const size_t once = opts.search.enabled ? w.phases.size() - 1 : w.phases.size();
-    PhaseStatus st = PhaseStatus::completed;
-    for (size_t i = 0; i < once && st == PhaseStatus::completed; ++i) {
+    RunEnd end;
+    if (opts.start_at_ts_us > 0 && ordinal == 0 && phase_ordinal == 0) {
+      if (!wait_for_start(opts.start_at_ts_us, stop, writer, run_id, target_id, stats)) {
+        stats.stop(false);  // what was polled is kept, as at a Ctrl-C in a phase
+        writer.write_store_stats(target_id, stats.drain());
+        return {RunStatus::interrupted, "interrupted by signal"};
+      }
+    }
+    for (size_t i = 0; i < once && end.completed(); ++i) {
       at.ordinal = phase_ordinal++;
-      st = run_one_phase(opts, at, w, w.phases[i], clients, writer, values, stop, error);
+      end = run_one_phase(opts, at, w, w.phases[i], clients, writer, values, stop);
       monitors.flush(db);  // nothing else flushes between phases
     }
-    if (opts.search.enabled && st == PhaseStatus::completed) {
+    if (opts.search.enabled && end.completed()) {
       auto run_step = [&](double rate) -> std::optional<StepRun> {
         StepRun run;
         at.ordinal = phase_ordinal++;
-        st = run_one_phase(opts, at, search_step_workload(opts.search, w, rate), w.phases.back(),
-                           clients, writer, values, stop, error, &run);
+        end = run_one_phase(opts, at, search_step_workload(opts.search, w, rate), w.phases.back(),
+                            clients, writer, values, stop, &run);
         monitors.flush(db);
         writer.write_store_stats(target_id, stats.drain());  // the store's pid, for kvmon's rows
-        if (st != PhaseStatus::completed) return std::nullopt;
+        if (!end.completed()) return std::nullopt;
         return run;
       };
-      run_search(opts.search, db, run_id, target_id, spec.protocol, at.label, run_step);
+      if (opts.search_follow_in >= 0)
+        follow_search(opts.search_follow_in, opts.search_follow_out, run_id, target_id, run_step);
+      else
+        run_search(opts.search, db, run_id, target_id, spec.protocol, at.label, run_step);
     }
-    if (st != PhaseStatus::completed) {
-      stats.stop(st != PhaseStatus::interrupted);  // at Ctrl-C, do not wait on a stalled store
+    if (!end.completed()) {
+      stats.stop(end.status !=
+                 RunStatus::interrupted);  // at Ctrl-C, do not wait on a stalled store
       writer.write_store_stats(target_id, stats.drain());
-      return st;
+      return end;
     }
   }
   stats.stop();  // keep what was gathered (the last poll is at most a second old)
   writer.write_store_stats(target_id, stats.drain());
-  return PhaseStatus::completed;
+  return {};
 }
 
 }  // namespace
@@ -174,33 +222,38 @@ std::vector<TargetSpec> check_run_options(const RunOptions& opts) {
   for (const auto& spec : specs) {
     try {  // a missing or bad CA / certificate / key file: one line, exit 2
       if (spec.tls.enabled) store::TlsContext check(spec.tls);
-    } catch (const std::invalid_argument& e) {
-      throw std::invalid_argument(spec.display + ": " + e.what());
+    } catch (const UsageError& e) {
+      throw UsageError(spec.display + ": " + e.what());
     }
     if ((spec.tls.enabled || spec.cluster) && !opts.event_engine)
-      throw std::invalid_argument(spec.display + ": " + (spec.cluster ? "Redis Cluster" : "TLS") +
-                                  " targets need --engine events");
+      throw UsageError(spec.display + ": " + (spec.cluster ? "Redis Cluster" : "TLS") +
+                       " targets need --engine events");
+    if (spec.split_writes && !opts.event_engine)
+      throw UsageError(spec.display + ": writes=split needs --engine events");
   }
   for (const auto& step : opts.steps) {
     const WorkloadSpec& w = step.workload;
+    if (!opts.event_engine && w.connections > kMaxClassicConnections)
+      throw UsageError("--connections '" + std::to_string(w.connections) + "': more than " +
+                       std::to_string(kMaxClassicConnections) +
+                       " per thread needs --engine events");
     for (const auto& spec : specs) {
       // A multi-get's replies come back server by server: matched to the gets in order, a
       // pool of several servers would need another way of pairing them.
       // The event-loop engine keeps one queue per server: pools pipeline there.
       if (!opts.event_engine && spec.protocol == Protocol::memcached && spec.servers.size() > 1 &&
           w.pipeline > 1)
-        throw std::invalid_argument(spec.display +
-                                    ": --pipeline > 1 needs a single memcached "
-                                    "server (a pool takes --pipeline 1; use --connections)");
+        throw UsageError(spec.display +
+                         ": --pipeline > 1 needs a single memcached "
+                         "server (a pool takes --pipeline 1; use --connections)");
     }
   }
   for (const auto& hp : opts.monitors) {
     auto parsed = proto::split_host_port(hp);
-    if (!parsed)
-      throw std::invalid_argument("invalid --monitor '" + hp + "': " + parsed.error().message);
+    if (!parsed) throw UsageError("invalid --monitor '" + hp + "': " + parsed.error().message);
   }
   if (!opts.monitor_token_file.empty() && opts.monitors.empty())
-    throw std::invalid_argument("--monitor-token-file needs --monitor");
+    throw UsageError("--monitor-token-file needs --monitor");
   read_monitor_token(opts.monitor_token_file);
   return specs;
 }
@@ -221,33 +274,50 @@ RunRecord run_benchmark(const RunOptions& opts, const std::atomic<bool>& stop) {
   // kvmon links are checked before the file is touched too (an unreachable one is an error).
   Monitors monitors(opts.monitors, opts.monitor_token_file, opts.monitor_optional);
   ValueTable values(largest_value, opts.steps.front().workload.seed);
-  RunRecord rec{0, PhaseStatus::completed, "", open_results_db(opts.db_path)};
+  RunRecord rec{0, RunStatus::completed, "", open_results_db(opts.db_path)};
   Database& db = rec.db;
   ResultsWriter writer(db);
-  RunInfo info{opts.name,      opts.command_line,  opts.steps.front().workload.to_json(),
-               now_ts_us(),    opts.scenario,      opts.scale,
-               opts.run_group, opts.process_index, opts.process_count};
+  // A segment of a --group is its group's member I-1 of N, as a --processes member is.
+  const bool segmented = opts.segment_count > 1;
+  RunInfo info{opts.name,
+               opts.command_line,
+               search_parameters_json(opts.steps.front().workload.to_json(), opts.search),
+               now_ts_us(),
+               opts.scenario,
+               opts.scale,
+               opts.run_group,
+               segmented ? opts.segment_index - 1 : opts.process_index,
+               segmented ? opts.segment_count : opts.process_count};
   const int64_t run_id = rec.run_id = writer.begin_run(info);
-  writer.add_metadata(run_id, std::nullopt, host_metadata());
+  ResultsWriter::Metadata facts = host_metadata();
+  facts.emplace_back("engine", std::string(opts.event_engine ? "events" : "classic"));
+  if (opts.segment_count > 1)
+    facts.emplace_back(
+        "segment", std::to_string(opts.segment_index) + "/" + std::to_string(opts.segment_count));
+  if (opts.segment_count > 1 || opts.start_at_ts_us > 0)
+    for (auto& f : clock_metadata()) facts.push_back(std::move(f));
+  writer.add_metadata(run_id, std::nullopt, facts);
   log_info() << "run " << run_id << " recording into " << opts.db_path;
   RunWatcher watcher(stop, opts.db_path, run_id);
 
   try {
-    for (size_t i = 0; i < specs.size() && rec.status == PhaseStatus::completed; ++i) {
-      rec.status = run_target(opts, specs[i], run_id, static_cast<int>(i), writer, db, monitors,
-                              watcher, values, stop, &rec.error);
+    for (size_t i = 0; i < specs.size() && rec.status == RunStatus::completed; ++i) {
+      RunEnd end = run_target(opts, specs[i], run_id, static_cast<int>(i), writer, db, monitors,
+                              watcher, values, stop);
+      rec.status = end.status;
+      rec.error = std::move(end.error);
     }
   } catch (const std::exception& e) {
-    rec.status = PhaseStatus::failed;
+    rec.status = RunStatus::failed;
     rec.error = e.what();
   }
-  const std::string status = phase_status_name(rec.status);
+  const std::string status = run_status_name(rec.status);
   try {
     monitors.finish(db, now_ts_us());
   } catch (const std::exception& e) {
     log_error() << "could not write the last monitor samples: " << e.what();
   }
-  if (rec.status != PhaseStatus::completed) {
+  if (rec.status != RunStatus::completed) {
     // A phase cut short by an exception (the disk filled, the file went away) was never ended:
     // mark it with the run, as far as the file still takes writes (an update needs little room;
     // if even that fails, the next open of the file marks it, see mark_abandoned).
@@ -269,18 +339,6 @@ RunRecord run_benchmark(const RunOptions& opts, const std::atomic<bool>& stop) {
     log_error() << "could not record the end of run " << run_id << ": " << e.what();
   }
   return rec;
-}
-
-int run_exit_code(PhaseStatus status) {
-  switch (status) {
-    case PhaseStatus::failed:
-      return kExitFailed;
-    case PhaseStatus::interrupted:
-      return kExitInterrupted;
-    case PhaseStatus::completed:
-      break;
-  }
-  return kExitOk;
 }
 
 }  // namespace kv::drive

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "engine/phase_runner.hpp"
-#include "kvbench/exit_codes.hpp"
+#include "engine/run_status.hpp"
 #include "kvbench/sqlite.hpp"
 #include "store/store_client.hpp"
 #include "workload/scenario.hpp"
@@ -41,28 +41,42 @@ struct RunOptions {
   // blocking / lock-step path over the client libraries.
   bool event_engine = false;
   SearchOptions search;  // --search: steps of the last phase at rising rates
+  // --search in a process of a --processes group: the parent sends each step's rate on the
+  // first descriptor and reads the step's report from the second (engine/search_group.hpp).
+  int search_follow_in = -1, search_follow_out = -1;
+  // --hdr-log PREFIX: each target's seconds also as an HdrHistogram interval log,
+  // PREFIX.<target ordinal>.hlog (hdr_log_path); empty: none.
+  std::string hdr_log_prefix;
+  // --segment I/N: this kvdrive runs segment I (1-based) of N of the run (each step's workload
+  // carries its share: WorkloadSpec::worker_first / worker_total). 1/1: not split.
+  int segment_index = 1, segment_count = 1;
+  // --start-at: wall time (µs since the epoch) at which the first phase starts, after the
+  // stores are connected; 0: at once.
+  int64_t start_at_ts_us = 0;
 };
+
+// The HdrHistogram interval log of target `ordinal` (0-based, targets.ordinal) for `prefix`.
+inline std::string hdr_log_path(const std::string& prefix, int ordinal) {
+  return prefix + "." + std::to_string(ordinal) + ".hlog";
+}
 
 // Checks everything about `opts` that needs no store: --db, the target URIs and memcached's
 // limits, --monitor addresses and the token file. Returns the parsed targets. Throws
-// std::invalid_argument naming the option and the value; writes nothing.
+// UsageError naming the option and the value; writes nothing.
 std::vector<TargetSpec> check_run_options(const RunOptions& opts);
 
 // What a run did; cli/ prints it (report/'s summary of run_id read from `db`).
 struct RunRecord {
   int64_t run_id = 0;
-  PhaseStatus status = PhaseStatus::completed;  // of the run: its first phase not completed
-  std::string error;                            // why it failed or was interrupted
+  RunStatus status = RunStatus::completed;  // of the run: its first phase not completed
+  std::string error;                        // why it failed or was interrupted
   Database db;  // the results file the run wrote, still open (its path may have been replaced)
 };
 
 // Runs the benchmark and records it; prints nothing but log lines. Bad target URIs throw
-// std::invalid_argument before anything is written; an unreachable store throws
+// UsageError before anything is written; an unreachable store throws
 // std::runtime_error before anything is written. Once the run row exists, failures are recorded
 // in it (status failed) and returned, not thrown.
 RunRecord run_benchmark(const RunOptions& opts, const std::atomic<bool>& stop);
-
-// The exit code of a run: kExitFailed, kExitInterrupted or kExitOk.
-int run_exit_code(PhaseStatus status);
 
 }  // namespace kv::drive

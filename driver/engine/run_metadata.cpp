@@ -1,6 +1,7 @@
 // kvdrive's build and host as run_metadata facts: see run_metadata.hpp.
 #include "engine/run_metadata.hpp"
 
+#include <sys/timex.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -28,6 +29,22 @@ std::optional<std::string> field_of(const std::string& path, const std::string& 
 }
 
 }  // namespace
+
+ResultsWriter::Metadata clock_metadata() {
+  timex tx{};  // modes 0: read only, no privilege needed
+  const int state = adjtimex(&tx);
+  if (state < 0)
+    return {{"clock_synchronized", std::nullopt},
+            {"clock_maxerror_us", std::nullopt},
+            {"clock_esterror_us", std::nullopt}};
+  const bool synced = (tx.status & STA_UNSYNC) == 0 && state != TIME_ERROR;
+  auto bound = [&](long v) {
+    return synced ? std::optional<std::string>(std::to_string(v)) : std::nullopt;
+  };
+  return {{"clock_synchronized", std::string(synced ? "yes" : "no")},
+          {"clock_maxerror_us", bound(tx.maxerror)},
+          {"clock_esterror_us", bound(tx.esterror)}};
+}
 
 ResultsWriter::Metadata host_metadata(const std::string& proc_root) {
   ResultsWriter::Metadata out;

@@ -14,4 +14,10 @@ namespace kv::drive {
 // fixture).
 ResultsWriter::Metadata host_metadata(const std::string& proc_root = "/proc");
 
+// The kernel's view of this host's clock discipline (adjtimex, which chrony and ntpd steer):
+// clock_synchronized (yes / no: the kernel's STA_UNSYNC flag), clock_maxerror_us and
+// clock_esterror_us (the daemon's own error bounds; NULL when unsynchronized or unreadable).
+// Recorded for runs that share an instant with other hosts (--start-at, --segment).
+ResultsWriter::Metadata clock_metadata();
+
 }  // namespace kv::drive

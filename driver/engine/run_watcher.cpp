@@ -6,6 +6,7 @@
 
 #include "engine/run.hpp"
 #include "kvbench/clock.hpp"
+#include "kvbench/exit_codes.hpp"
 #include "kvbench/sqlite.hpp"
 
 namespace kv::drive {

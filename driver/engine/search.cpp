@@ -20,6 +20,24 @@ constexpr double kBusyThreadForSlip = 0.8;
 // Rates are whole requests per second.
 double whole(double rate) { return std::max(1.0, std::round(rate)); }
 
+// The store's own execution time beside the client's latency at quantile q: which side the
+// time was spent on. Redis's histogram times a command's execution, not its wait to be read
+// (a saturated store's queue is on the client's side of it); its buckets are powers of two.
+std::string where_the_latency_is(const std::optional<ServerLatency>& server, double q,
+                                 double client_us) {
+  if (!server) return "";
+  const double us = q <= 0.5    ? server->p50_us
+                    : q <= 0.9  ? server->p90_us
+                    : q <= 0.99 ? server->p99_us
+                                : server->p999_us;
+  const std::string name = q <= 0.5 ? "p50" : q <= 0.9 ? "p90" : q <= 0.99 ? "p99" : "p99.9";
+  std::string text = ", the server's own " + name + " <= " + ms_text(us) + ": ";
+  if (2 * us >= client_us) return text + "the latency is in the server's execution";
+  return text +
+         "the latency is in queueing before the store reads a request, the network or "
+         "the client";
+}
+
 }  // namespace
 
 const char* verdict_name(Verdict v) {
@@ -84,7 +102,9 @@ StepVerdict judge_step(const SearchOptions& s, const StepMeasure& m) {
   for (const auto& b : s.objective.latency) {
     const double us = static_cast<double>(m.latency.percentile_ns(b.quantile)) / 1e3;
     if (us > b.max_us)
-      add(Verdict::fail, b.name, b.name + " " + ms_text(us) + " > " + ms_text(b.max_us));
+      add(Verdict::fail, b.name,
+          b.name + " " + ms_text(us) + " > " + ms_text(b.max_us) +
+              where_the_latency_is(m.server.latency, b.quantile, us));
   }
   if (m.ops > 0 &&
       static_cast<double>(m.failed) > s.objective.max_error_rate * static_cast<double>(m.ops))
@@ -118,10 +138,45 @@ StepVerdict judge_step(const SearchOptions& s, const StepMeasure& m) {
   if (d.psi_memory_full_pct >= 0 && sv.psi_memory_full_pct &&
       *sv.psi_memory_full_pct > d.psi_memory_full_pct)
     distress("memory PSI full", fmt_fixed(*sv.psi_memory_full_pct, 1) + " %");
-  if (d.store_cpu_fraction >= 0 && sv.store_cpu_cores && sv.store_cores && *sv.store_cores > 0 &&
-      *sv.store_cpu_cores >= d.store_cpu_fraction * *sv.store_cores)
-    distress("store CPU", fmt_int(*sv.store_cpu_cores * 100) + " % of " + fmt_int(*sv.store_cores) +
-                              (*sv.store_cores == 1 ? " core" : " cores"));
+  auto events = [&](double limit, const std::optional<double>& count, const std::string& what,
+                    const std::string& more = "") {
+    if (limit >= 0 && count && *count > limit)
+      distress(what, fmt_int(*count) + (*count == 1 ? " event" : " events") + more);
+  };
+  events(d.cgroup_oom_events, sv.cg_oom_events, "cgroup OOM");
+  // memory.max met by page cache is reclaim of cache, not the store's memory at its limit.
+  if (!sv.cg_anon_of_max)
+    events(d.cgroup_max_events, sv.cg_memory_max_events, "cgroup memory.max");
+  else if (*sv.cg_anon_of_max >= d.cgroup_max_anon_fraction)
+    events(d.cgroup_max_events, sv.cg_memory_max_events, "cgroup memory.max",
+           " (anon + shmem " + fmt_int(*sv.cg_anon_of_max * 100) + " % of it)");
+  events(d.cgroup_high_events, sv.cg_memory_high_events, "cgroup memory.high");
+  if (d.cgroup_psi_full_pct >= 0 && sv.cg_psi_memory_full_pct &&
+      *sv.cg_psi_memory_full_pct > d.cgroup_psi_full_pct)
+    distress("cgroup memory PSI full", fmt_fixed(*sv.cg_psi_memory_full_pct, 1) + " %");
+  if (d.cpu_throttled_fraction >= 0 && sv.cg_cpu_throttled_fraction &&
+      *sv.cg_cpu_throttled_fraction > d.cpu_throttled_fraction)
+    distress("cgroup CPU quota",
+             "throttled in " + fmt_int(*sv.cg_cpu_throttled_fraction * 100) + " % of periods" +
+                 (sv.cg_cpu_throttled_ms_per_s
+                      ? " (" + fmt_fixed(*sv.cg_cpu_throttled_ms_per_s, 0) + " ms/s)"
+                      : std::string()));
+  // The cores the store can use: its threads', or its cgroup's CPU quota when that is fewer (a
+  // store held to half a core saturates at 50 %). After the quota's throttling, the more
+  // direct sign of the same limit.
+  std::optional<double> usable = sv.store_cores;
+  bool by_quota = false;
+  if (sv.cg_cpu_quota_cores && *sv.cg_cpu_quota_cores > 0 &&
+      (!usable || *sv.cg_cpu_quota_cores < *usable)) {
+    usable = sv.cg_cpu_quota_cores;
+    by_quota = true;
+  }
+  if (d.store_cpu_fraction >= 0 && sv.store_cpu_cores && usable && *usable > 0 &&
+      *sv.store_cpu_cores >= d.store_cpu_fraction * *usable)
+    distress("store CPU", fmt_int(*sv.store_cpu_cores * 100) + " % of " +
+                              (by_quota ? "its cgroup's CPU quota of " + fmt_fixed(*usable, 2) +
+                                              (*usable == 1 ? " core" : " cores")
+                                        : fmt_int(*usable) + (*usable == 1 ? " core" : " cores")));
   return v;
 }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kvbench/histogram.hpp"
+#include "store/redis_latency.hpp"
 #include "workload/search_options.hpp"
 
 namespace kv::drive {
@@ -23,6 +24,24 @@ struct ServerSigns {
   std::optional<double> psi_memory_full_pct;  // host, highest avg10 in the step
   std::optional<double> store_cpu_cores;      // the store process's CPU, in cores
   std::optional<double> store_cores;          // cores its threads can use (1 for Redis)
+  // The store's cgroup (kvmon's cg_* columns), counts within the step: memory.events high and
+  // max (v1: memory.failcnt), OOM (v2 oom/oom_kill, v1 oom_kill or under_oom); and the CPU
+  // quota: the fraction of the step's enforcement periods throttled, throttled time per second.
+  std::optional<double> cg_memory_high_events;
+  std::optional<double> cg_memory_max_events;
+  std::optional<double> cg_oom_events;
+  std::optional<double> cg_cpu_throttled_fraction;
+  std::optional<double> cg_cpu_throttled_ms_per_s;
+  std::optional<double> cg_psi_memory_full_pct;  // its v2 memory.pressure full, highest avg10
+  // The memory reclaim cannot drop without swap (anon + shmem) as a fraction of memory.max,
+  // highest in the step: near 1, hitting the limit presses on the store's own memory; far
+  // below, it is page cache being reclaimed.
+  std::optional<double> cg_anon_of_max;
+  // Its CPU quota in cores (quota / period); nullopt when it has none or it is unknown.
+  std::optional<double> cg_cpu_quota_cores;
+  // The store's own latency over the step (Redis 7 LATENCY HISTOGRAM, polled with the store's
+  // counters): command execution only, not the wait to be read. nullopt: not Redis 7, no calls.
+  std::optional<ServerLatency> latency;
 };
 
 // One step's figures, from after its warm-up to its end.

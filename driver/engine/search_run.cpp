@@ -95,6 +95,44 @@ ServerSigns read_server_signs(Database& db, int64_t target_id, Protocol protocol
     signs.major_faults_per_s = per_second(p.column_opt_double(3), seconds);
     if (auto cpu_us = p.column_opt_double(2)) signs.store_cpu_cores = *cpu_us / 1e6 / seconds;
   }
+  // The store's cgroup: counters' growth within the window.
+  auto c = db.prepare(
+      std::string("SELECT COUNT(*), (MAX(ts_us) - MIN(ts_us)) / 1e6, "
+                  "MAX(cg_events_high) - MIN(cg_events_high), "
+                  "MAX(cg_events_max) - MIN(cg_events_max), MAX(cg_failcnt) - MIN(cg_failcnt), "
+                  "MAX(cg_events_oom) - MIN(cg_events_oom), "
+                  "MAX(cg_events_oom_kill) - MIN(cg_events_oom_kill), MAX(cg_under_oom), "
+                  "MAX(cg_cpu_nr_periods) - MIN(cg_cpu_nr_periods), "
+                  "MAX(cg_cpu_nr_throttled) - MIN(cg_cpu_nr_throttled), "
+                  "MAX(cg_cpu_throttled_us) - MIN(cg_cpu_throttled_us), "
+                  "MAX(cg_psi_memory_full_avg10), "
+                  "MAX(CAST(cg_anon_bytes + COALESCE(cg_shmem_bytes, 0) AS REAL) / "
+                  "cg_memory_max_bytes), "
+                  "MIN(CASE WHEN cg_cpu_quota_us < 9223372036854775807 AND cg_cpu_period_us > 0 "
+                  "THEN CAST(cg_cpu_quota_us AS REAL) / cg_cpu_period_us END) "
+                  "FROM process_samples WHERE instance_id IN (") +
+      kInstances + ") AND scheduled_ts_us >= ?2 AND scheduled_ts_us < ?3");
+  c.bind(1, target_id).bind(2, from_ts_us).bind(3, to_ts_us);
+  if (c.step() && c.column_int(0) >= 2) {
+    auto either = [](std::optional<double> a, std::optional<double> b) {
+      if (a && b) return std::optional<double>(std::max(*a, *b));
+      return a ? a : b;
+    };
+    signs.cg_memory_high_events = c.column_opt_double(2);
+    signs.cg_memory_max_events = either(c.column_opt_double(3), c.column_opt_double(4));
+    signs.cg_oom_events =
+        either(either(c.column_opt_double(5), c.column_opt_double(6)), c.column_opt_double(7));
+    const auto periods = c.column_opt_double(8), throttled = c.column_opt_double(9);
+    // No quota period elapsed (no quota, or a store that never ran): unknown, not 0 %.
+    if (periods && throttled && *periods > 0)
+      signs.cg_cpu_throttled_fraction = *throttled / *periods;
+    signs.cg_cpu_throttled_ms_per_s = per_second(c.column_opt_double(10), c.column_double(1));
+    if (signs.cg_cpu_throttled_ms_per_s) *signs.cg_cpu_throttled_ms_per_s /= 1e3;
+    signs.cg_psi_memory_full_pct = c.column_opt_double(11);
+    // NULL when either is unknown; no limit (kNoCgroupLimit) reads about 0.
+    signs.cg_anon_of_max = c.column_opt_double(12);
+    signs.cg_cpu_quota_cores = c.column_opt_double(13);  // the smallest in the step
+  }
   // The cores its threads can use: Redis runs commands on one thread; memcached on its worker
   // threads (stats "threads").
   if (protocol == Protocol::redis) {
@@ -121,6 +159,34 @@ ServerSigns read_server_signs(Database& db, int64_t target_id, Protocol protocol
   return signs;
 }
 
+std::optional<ServerLatency> read_server_latency(Database& db, int64_t target_id,
+                                                 int64_t from_ts_us, int64_t to_ts_us) {
+  // The store's histogram at its last poll at or before `ts_us` (`at_or_after`: its first at or
+  // after it and before the window's end).
+  auto poll = [&](int64_t ts_us, bool at_or_after) {
+    std::vector<StatValue> values;
+    auto q = db.prepare(std::string("SELECT name, value FROM store_stats WHERE target_id = ?1 AND "
+                                    "ts_us = (SELECT ") +
+                        (at_or_after ? "MIN(ts_us)" : "MAX(ts_us)") +
+                        " FROM store_stats WHERE target_id = ?1 AND " +
+                        (at_or_after ? "ts_us >= ?2 AND ts_us <= ?3" : "ts_us <= ?2") +
+                        " AND name GLOB 'latency_histogram_usec_*') AND name GLOB "
+                        "'latency_histogram_usec_*'");
+    q.bind(1, target_id).bind(2, ts_us);
+    if (at_or_after) q.bind(3, to_ts_us);
+    while (q.step()) values.push_back({q.column_text(0), q.column_double(1)});
+    return values;
+  };
+  const auto after = poll(to_ts_us, false);
+  if (after.empty()) return std::nullopt;
+  // No poll before the window (the first polls came late): its counts would hold every call
+  // since the server started. The window then starts at its first poll instead.
+  auto before = poll(from_ts_us, false);
+  if (before.empty()) before = poll(from_ts_us, true);
+  if (before.empty()) return std::nullopt;
+  return server_latency_between(before, after);
+}
+
 namespace {
 
 void write_step(Database& db, int64_t run_id, int64_t target_id, int ordinal, const StepRun& r,
@@ -133,6 +199,9 @@ void write_step(Database& db, int64_t run_id, int64_t target_id, int ordinal, co
   };
   std::optional<double> cpu_pct;
   if (m.server.store_cpu_cores) cpu_pct = *m.server.store_cpu_cores * 100;
+  const std::optional<ServerLatency>& sl = m.server.latency;
+  std::optional<double> throttled_pct;
+  if (m.server.cg_cpu_throttled_fraction) throttled_pct = *m.server.cg_cpu_throttled_fraction * 100;
   WriteTransaction tx(db);
   db.prepare(
         "INSERT INTO search_steps (phase_id, run_id, target_id, ordinal, offered_rate, "
@@ -140,9 +209,12 @@ void write_step(Database& db, int64_t run_id, int64_t target_id, int ordinal, co
         "lat_p999_us, lat_p9999_us, lat_max_us, slip_p50_us, slip_p99_us, "
         "busiest_thread_cpu_pct, busiest_thread_wanted_pct, store_cpu_pct, swap_in_pages_per_s, "
         "major_faults_per_s, "
-        "psi_memory_full_pct, verdict, limit_reason, detail) "
+        "psi_memory_full_pct, verdict, limit_reason, detail, cg_memory_high_events, "
+        "cg_memory_max_events, cg_oom_events, cg_cpu_throttled_pct, cg_cpu_throttled_ms_per_s, "
+        "server_calls, server_p50_us, server_p99_us, server_p999_us, cg_psi_memory_full_pct) "
         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, "
-        "?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26)")
+        "?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, "
+        "?36)")
       .bind(1, r.phase_id)
       .bind(2, run_id)
       .bind(3, target_id)
@@ -171,6 +243,16 @@ void write_step(Database& db, int64_t run_id, int64_t target_id, int ordinal, co
       .bind(24, verdict_name(v.verdict))
       .bind(25, v.limit.empty() ? std::optional<std::string>() : v.limit)
       .bind(26, v.reason.empty() ? std::optional<std::string>() : v.reason)
+      .bind(27, m.server.cg_memory_high_events)
+      .bind(28, m.server.cg_memory_max_events)
+      .bind(29, m.server.cg_oom_events)
+      .bind(30, throttled_pct)
+      .bind(31, m.server.cg_cpu_throttled_ms_per_s)
+      .bind(32, sl ? std::optional<double>(sl->calls) : std::nullopt)
+      .bind(33, sl ? std::optional<double>(sl->p50_us) : std::nullopt)
+      .bind(34, sl ? std::optional<double>(sl->p99_us) : std::nullopt)
+      .bind(35, sl ? std::optional<double>(sl->p999_us) : std::nullopt)
+      .bind(36, m.server.cg_psi_memory_full_pct)
       .run();
   tx.commit();
 }
@@ -199,6 +281,8 @@ bool run_search(const SearchOptions& s, Database& db, int64_t run_id, int64_t ta
     r->measure.offered_rate = *rate;
     r->measure.server = read_server_signs(db, target_id, protocol, r->measured_from_ts_us,
                                           r->ended_ts_us, 3'000'000);
+    r->measure.server.latency =
+        read_server_latency(db, target_id, r->measured_from_ts_us, r->ended_ts_us);
     StepVerdict v = judge_step(s, r->measure);
     const int ordinal = static_cast<int>(search.steps().size());
     log_info() << label << " " << step_line(s, ordinal, r->measure, v);

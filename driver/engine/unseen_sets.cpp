@@ -61,7 +61,8 @@ std::string UnseenSetCheck::after(const std::string& label, uint64_t sent, uint6
            " sets, kvdrive sent " + std::to_string(sent) +
            ": other clients wrote too), and kvdrive counted its sets as ok" + unseen;
   }
-  if (kind_ == PhaseKind::load && w_.ttl_s == 0 && w_.process_count == 1) {
+  if (kind_ == PhaseKind::load && w_.ttl_s == 0 && w_.process_count == 1 &&
+      w_.worker_total == 0) {  // alone: other processes or hosts write the rest
     // 100 keys spread over the whole key range.
     std::vector<std::string> keys;
     const uint64_t samples = std::min<uint64_t>(100, w_.keys);
@@ -109,8 +110,8 @@ void record_unseen_sets(UnseenSetCheck& check, Database& db, ResultsWriter& writ
     tx.commit();
     auto left = db.prepare("SELECT COALESCE(SUM(ok), 0) FROM driver_seconds WHERE phase_id = ?");
     left.bind(1, phase_id);
-    if (left.step() && left.column_int(0) == 0 && result.status == PhaseStatus::completed) {
-      result.status = PhaseStatus::failed;  // errors only, as the collector would have said
+    if (left.step() && left.column_int(0) == 0 && result.status == RunStatus::completed) {
+      result.status = RunStatus::failed;  // errors only, as the collector would have said
       result.error = "the server refused every set (" + std::to_string(refused) + ")";
     }
   }

@@ -10,6 +10,7 @@
 
 #include "kvbench/clock.hpp"
 #include "kvbench/log.hpp"
+#include "kvbench/usage_error.hpp"
 #include "kvmon_link/clock_sync.hpp"
 #include "kvmon_link/link_socket.hpp"
 #include "kvmon_link/link_writer.hpp"
@@ -57,8 +58,7 @@ struct MonitorLink::Impl {
         options(o),
         writer(host_port) {
     auto parsed = proto::split_host_port(host_port);
-    if (!parsed)
-      throw std::invalid_argument("--monitor " + host_port + ": " + parsed.error().message);
+    if (!parsed) throw UsageError("--monitor " + host_port + ": " + parsed.error().message);
     address = parsed.value();
   }
 

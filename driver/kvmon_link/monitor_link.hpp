@@ -29,7 +29,7 @@ struct MonitorLinkOptions {
 class MonitorLink {
  public:
   // host_port: "host:port" or "[v6]:port"; token: sent in hello (may be empty). Throws
-  // std::invalid_argument if host_port does not parse.
+  // UsageError if host_port does not parse.
   MonitorLink(std::string host_port, std::string token, bool optional,
               MonitorLinkOptions options = {});
   ~MonitorLink();  // stops the thread if stop() was not called

@@ -13,13 +13,13 @@ namespace kv::drive {
 class MonitorLink;
 
 // The token on the first line of --monitor-token-file; "" for an empty path. Throws
-// std::invalid_argument as kv::read_token_file does (unreadable, empty, under 16 bytes).
+// UsageError as kv::read_token_file does (unreadable, empty, under 16 bytes).
 std::string read_monitor_token(const std::string& path);
 
 class Monitors {
  public:
   // Connects to every HOST:PORT and measures its clock offset. Throws std::runtime_error naming
-  // an unreachable kvmon (unless `optional`), std::invalid_argument for a bad address or an
+  // an unreachable kvmon (unless `optional`), UsageError for a bad address or an
   // unreadable token file. No links: does nothing.
   Monitors(const std::vector<std::string>& host_ports, const std::string& token_file,
            bool optional);

@@ -1,6 +1,7 @@
 // A run's raw series as report tables: see data_tables.hpp.
 #include "report/data_tables.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 #include <string>
@@ -49,25 +50,64 @@ std::vector<std::pair<int64_t, int64_t>> store_instances(Database& db, int64_t r
   return out;
 }
 
+// The timeline's lat_<p>_us columns for `percentiles`, before lat_max_us, and
+// lat_percentiles_from after it, from the hidden first column phase_id (removed).
+void add_second_percentiles(Database& db, int64_t run_id, const PercentileList& percentiles,
+                            ReportTable& t) {
+  const auto pct = second_percentiles(db, run_id, percentiles);
+  const auto col = [&](const char* key) {
+    return static_cast<size_t>(std::find(t.keys.begin(), t.keys.end(), key) - t.keys.begin());
+  };
+  const size_t ts = col("ts_us"), op = col("op"), max = col("lat_max_us");
+  std::vector<std::string> keys;
+  for (double q : percentiles.values) keys.push_back("lat_" + percentile_name(q) + "_us");
+  keys.emplace_back("lat_max_us");
+  keys.emplace_back("lat_percentiles_from");
+  for (auto& row : t.rows) {
+    const auto it = pct.find(
+        {static_cast<int64_t>(*row[0].value), static_cast<int64_t>(*row[ts].value), row[op].text});
+    std::vector<ReportCell> cells;
+    for (size_t i = 0; i < percentiles.values.size(); ++i) {
+      const std::optional<double> v = it == pct.end() ? std::nullopt : it->second.values[i];
+      cells.push_back(v ? ReportCell{csv_number(*v), v} : ReportCell{"-", std::nullopt});
+    }
+    cells.push_back(row[max]);
+    cells.push_back(
+        it == pct.end()
+            ? ReportCell{"-", std::nullopt}
+            : ReportCell{it->second.from_histogram ? "second_latency_buckets" : "driver_seconds",
+                         std::nullopt});
+    row.erase(row.begin() + static_cast<std::ptrdiff_t>(max));
+    row.insert(row.begin() + static_cast<std::ptrdiff_t>(max), cells.begin(), cells.end());
+    row.erase(row.begin());
+  }
+  t.keys.erase(t.keys.begin() + static_cast<std::ptrdiff_t>(max));
+  t.keys.insert(t.keys.begin() + static_cast<std::ptrdiff_t>(max), keys.begin(), keys.end());
+  t.keys.erase(t.keys.begin());
+  t.header = t.keys;
+}
+
 }  // namespace
 
-std::vector<ReportTable> series_tables(Database& db, int64_t run_id) {
+std::vector<ReportTable> series_tables(Database& db, int64_t run_id,
+                                       const PercentileList& percentiles) {
   std::vector<ReportTable> out;
   auto by_run = [run_id](Statement& s) { s.bind(1, run_id); };
   // Every second and op; the kvmon columns are the timeline view's (the store process's sample
   // whose tick fell in the second, the host's likewise, the store's latest used_memory).
   out.push_back(query_table(
       db, "timeline", "per second and op",
-      "SELECT t.uri AS store, p.name AS phase, d.op, d.ts_us, d.interval_us, d.warmup, d.ops, "
+      "SELECT d.phase_id, t.uri AS store, p.name AS phase, d.op, d.ts_us, d.interval_us, d.warmup, "
+      "d.ops, "
       "COALESCE(d.ok, d.ops - d.errors - d.timeouts) AS ok, "
       "COALESCE(d.ok, d.ops - d.errors - d.timeouts) * 1e6 / d.interval_us AS req_per_s, "
       "(d.errors + d.timeouts) * 1e6 / d.interval_us AS failed_per_s, "
       "d.hits, d.misses, d.errors, d.timeouts, d.wrong, d.late, d.bytes_out, d.bytes_in, "
-      "d.lat_mean_us, d.lat_p50_us, d.lat_p90_us, d.lat_p99_us, d.lat_p999_us, d.lat_max_us, "
+      "d.lat_mean_us, d.lat_max_us, "
       "d.uncorrected_p50_us, d.uncorrected_p99_us, d.uncorrected_max_us, "
       "d.slip_p50_us, d.slip_p99_us, d.slip_max_us, "
       "c.cpu_user_us AS client_cpu_user_us, c.cpu_system_us AS client_cpu_system_us, "
-      "c.busiest_thread_cpu_pct, c.spin_us AS client_spin_us, "
+      "c.busiest_thread_cpu_pct, c.spin_us AS client_spin_us, c.cluster_moved, c.cluster_ask, "
       "tl.rss_kib, tl.swap_kib, tl.major_faults, tl.cpu_us AS store_cpu_us, tl.io_write_bytes, "
       "tl.load1, tl.host_swap_used_kib, tl.pswpin, tl.pswpout, tl.store_used_memory "
       "FROM driver_seconds d JOIN phases p ON p.phase_id = d.phase_id "
@@ -76,6 +116,7 @@ std::vector<ReportTable> series_tables(Database& db, int64_t run_id) {
       "LEFT JOIN timeline tl ON tl.phase_id = d.phase_id AND tl.ts_us = d.ts_us AND tl.op = d.op "
       "WHERE p.run_id = ? ORDER BY t.ordinal, p.ordinal, d.ts_us, d.op DESC",
       {"store", "phase", "op"}, by_run));
+  add_second_percentiles(db, run_id, percentiles, out.back());
 
   // kvmon's samples of each target's store process during the run.
   ReportTable proc;

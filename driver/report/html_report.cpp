@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <map>
 #include <set>
 #include <string>
@@ -10,9 +11,12 @@
 
 #include "kvbench/clock.hpp"
 #include "kvbench/version.hpp"
+#include "report/compare_html.hpp"
+#include "report/html_parts.hpp"
 #include "report/report.hpp"
 #include "report/report_hints.hpp"
 #include "report/report_tables.hpp"
+#include "report/search_report.hpp"
 #include "report/svg_chart.hpp"
 #include "report/text_table.hpp"
 
@@ -94,8 +98,70 @@ void add_point(svg::Series& s, double x, double y, double gap) {
   s.points.emplace_back(x, y);
 }
 
+// kvmon's events of the stores' processes as markers on every panel (#20): cgroup memory events,
+// OOM kills, exits and restarts, at most kMaxEventMarkers of them (the first ones), labelled
+// by what happened.
+void add_kvmon_markers(Database& db, const std::vector<TargetInfo>& targets, const Window& w,
+                       const std::vector<svg::Chart*>& charts) {
+  constexpr int64_t kMaxEventMarkers = 12;
+  std::set<int64_t> instances;
+  for (const auto& t : targets)
+    if (auto inst = store_instance(db, t.id)) instances.insert(*inst);
+  int64_t n = 0;
+  for (int64_t inst : instances) {
+    auto e = db.prepare(
+        "SELECT ts_us, kind, message FROM events WHERE instance_id = ? AND ts_us BETWEEN ? AND ? "
+        "AND kind IN ('cgroup_high', 'cgroup_max', 'cgroup_oom', 'cgroup_oom_kill', "
+        "'cgroup_failcnt', 'cgroup_under_oom', 'cgroup_swap_max', 'cgroup_swap_fail', "
+        "'target_exited', 'target_restarted', 'cgroup_psi_trigger') ORDER BY ts_us");
+    e.bind(1, inst).bind(2, w.t0).bind(3, w.t1);
+    while (e.step() && n < kMaxEventMarkers) {
+      const std::string kind = e.column_text(1);
+      std::string label = kind == "target_exited"        ? "store exited"
+                          : kind == "target_restarted"   ? "store restarted"
+                          : kind == "cgroup_oom_kill"    ? "OOM kill"
+                          : kind == "cgroup_failcnt"     ? "memory limit hit"
+                          : kind == "cgroup_psi_trigger" ? "pressure stall"
+                                                         : "memory." + kind.substr(7);
+      if (kind == "target_exited" && e.column_text(2).find("OOM killer") != std::string::npos)
+        label = "store OOM-killed";
+      ++n;
+      for (auto* c : charts) c->markers.push_back({w.x(e.column_int(0)), label});
+    }
+  }
+}
+
+// The store's cgroup memory and its limit (when it has one) on the memory panel (#20).
+void add_cgroup_memory(Database& db, int64_t instance, const TargetInfo& t, const Window& w,
+                       svg::Chart& memory) {
+  auto s = db.prepare(
+      "SELECT ts_us, cg_memory_bytes, cg_memory_max_bytes FROM process_samples "
+      "WHERE instance_id = ? AND ts_us BETWEEN ? AND ? ORDER BY ts_us");
+  s.bind(1, instance).bind(2, w.t0).bind(3, w.t1);
+  svg::Series used = line(t.uri + " cgroup memory", t.ordinal, false);
+  svg::Series limit = line(t.uri + " cgroup memory limit", t.ordinal, true);
+  used.css_color = limit.css_color = "#7a0177";
+  used.width = 1.2;
+  bool any_limit = false;
+  while (s.step()) {
+    const double x = w.x(s.column_int(0));
+    add_point(used, x, s.is_null(1) ? kNaN : s.column_double(1) / 1048576.0, 5);
+    const bool limited = !s.is_null(2) && s.column_int(2) < INT64_MAX - 4095;
+    any_limit = any_limit || limited;
+    add_point(limit, x, limited ? s.column_double(2) / 1048576.0 : kNaN, 5);
+  }
+  auto drawn = [](const svg::Series& v) {
+    return std::any_of(v.points.begin(), v.points.end(),
+                       [](const auto& p) { return !std::isnan(p.second); });
+  };
+  if (drawn(used)) memory.series.push_back(std::move(used));
+  if (any_limit) memory.series.push_back(std::move(limit));
+}
+
+}  // namespace
+
 // A chart, or where it would have nothing to draw, one line saying so instead of an empty frame.
-void emit(const svg::Chart& c, const std::string& why_empty, std::ostream& out) {
+void html_chart(const svg::Chart& c, const std::string& why_empty, std::ostream& out) {
   if (svg::has_data(c)) {
     out << svg::render(c);
     return;
@@ -104,16 +170,29 @@ void emit(const svg::Chart& c, const std::string& why_empty, std::ostream& out) 
       << (why_empty.empty() ? "" : " (" + escape_xml(why_empty) + ")") << "</p>\n";
 }
 
-// The percentiles drawn per second: colour by percentile, line style by op.
-struct Pct {
-  const char* column;
-  const char* name;
-  int color;
-};
-constexpr Pct kSecondPercentiles[] = {
-    {"lat_p50_us", "p50", 2}, {"lat_p99_us", "p99", 3}, {"lat_p999_us", "p99.9", 1}};
+namespace {
 
-void timeline(Database& db, int64_t run_id, const std::vector<Hint>& hints, std::ostream& out) {
+void emit(const svg::Chart& c, const std::string& why_empty, std::ostream& out) {
+  html_chart(c, why_empty, out);
+}
+
+// The colour of a percentile drawn per second (line style is by op): p50 green, p90 purple, p99
+// orange, p99.9 red, p99.99 brown, p99.999 pink; any other by its place in the list.
+std::pair<int, const char*> second_percentile_color(double p, size_t index) {
+  constexpr struct {
+    double p;
+    int color;
+    const char* name;
+  } kKnown[] = {{50, 2, "green"}, {90, 4, "purple"},   {99, 3, "orange"},
+                {99.9, 1, "red"}, {99.99, 5, "brown"}, {99.999, 6, "pink"}};
+  for (const auto& k : kKnown)
+    if (std::abs(k.p - p) < 1e-6) return {k.color, k.name};
+  constexpr const char* kOthers[] = {"cyan", "grey", "olive"};
+  return {7 + static_cast<int>(index % 3), kOthers[index % 3]};
+}
+
+void timeline(Database& db, int64_t run_id, const std::vector<Hint>& hints,
+              const PercentileList& percentiles, std::ostream& out) {
   Window w = run_window(db, run_id);
   auto targets = targets_of(db, run_id);
   svg::Axis time{
@@ -129,8 +208,15 @@ void timeline(Database& db, int64_t run_id, const std::vector<Hint>& hints, std:
   };
   svg::Chart rate = panel("Throughput per second", "req/s", svg::Scale::linear);
   std::map<int64_t, svg::Chart> latency;  // per target
+  std::string listed, colors;             // "p50, p99, p99.9"; "p50 green, p99 orange ..."
+  for (size_t k = 0; k < percentiles.values.size(); ++k) {
+    const std::string label = percentile_label(percentiles.values[k]);
+    listed += (k ? ", " : "") + label;
+    colors +=
+        (k ? ", " : "") + label + " " + second_percentile_color(percentiles.values[k], k).second;
+  }
   for (const auto& t : targets)
-    latency[t.id] = panel("Latency per second: p50, p99, p99.9 on " + t.uri + " (log scale)",
+    latency[t.id] = panel("Latency per second: " + listed + " on " + t.uri + " (log scale)",
                           "latency (ms)", svg::Scale::log);
   svg::Chart memory = panel("Store memory: RSS, swap and the store's own used memory (one scale)",
                             "MiB", svg::Scale::linear);
@@ -183,14 +269,19 @@ void timeline(Database& db, int64_t run_id, const std::vector<Hint>& hints, std:
     if (h.ts_us && (h.kind == "swap_onset" || h.kind == "store_failed"))
       for (auto* c : all)
         c->markers.push_back({w.x(*h.ts_us), h.kind == "swap_onset" ? "swap onset" : "failures"});
+  add_kvmon_markers(db, targets, w, all);
 
-  // Driver seconds: req/s, the three percentiles, and the hit ratio of gets.
+  // Driver seconds: req/s, the percentiles asked for (from each second's histogram), and the
+  // hit ratio of gets.
+  const RunSecondPercentiles pct = second_percentiles(db, run_id, percentiles);
+  int64_t stored_seconds = 0;  // seconds older than second_latency_buckets: the stored columns
+  for (const auto& [key, sp] : pct) stored_seconds += sp.from_histogram ? 0 : 1;
   std::map<std::pair<int64_t, std::string>, size_t> index;
-  std::map<std::tuple<int64_t, std::string, int>, size_t> lat_index;
+  std::map<std::tuple<int64_t, std::string, size_t>, size_t> lat_index;
   std::map<int64_t, size_t> hit_index;
   auto d = db.prepare(
-      "SELECT t.target_id, t.ordinal, t.uri, d.op, d.ts_us, d.interval_us, d.ops, d.lat_p50_us, "
-      "d.lat_p99_us, d.lat_p999_us, d.hits, d.misses, "
+      "SELECT t.target_id, t.ordinal, t.uri, d.op, d.ts_us, d.interval_us, d.ops, d.phase_id, "
+      "d.hits, d.misses, "
       "(SELECT MAX(x.interval_us) FROM driver_seconds x WHERE x.phase_id = d.phase_id) "
       "FROM driver_seconds d JOIN phases p USING (phase_id) JOIN targets t USING (target_id) "
       "WHERE p.run_id = ? ORDER BY t.ordinal, d.op DESC, d.ts_us");
@@ -204,20 +295,22 @@ void timeline(Database& db, int64_t run_id, const std::vector<Hint>& hints, std:
     if (fresh) rate.series.push_back(line(d.column_text(2) + " " + op, ordinal, op == "get"));
     double iv = static_cast<double>(d.column_int(5));
     // A phase's last, partial second (under 0.5 s, beside full ones) is noise as a rate: left out.
-    if (iv < 5e5 && d.column_int(12) >= 1'000'000) continue;
+    if (iv < 5e5 && d.column_int(10) >= 1'000'000) continue;
     double x = w.x(d.column_int(4)) + iv / 2e6;
     add_point(rate.series[it->second], x, static_cast<double>(d.column_int(6)) * 1e6 / iv, 1.6);
     svg::Chart& lc = latency[target];
-    for (int k = 0; k < 3; ++k) {
+    const auto sp = pct.find({d.column_int(7), d.column_int(4), op});
+    for (size_t k = 0; k < percentiles.values.size(); ++k) {
       auto [li, lfresh] = lat_index.try_emplace(std::tuple{target, op, k}, lc.series.size());
       if (lfresh)
-        lc.series.push_back(
-            line(op + " " + kSecondPercentiles[k].name, kSecondPercentiles[k].color, op == "get"));
-      add_point(lc.series[li->second], x, d.is_null(7 + k) ? kNaN : d.column_double(7 + k) / 1000,
-                1.6);
+        lc.series.push_back(line(op + " " + percentile_label(percentiles.values[k]),
+                                 second_percentile_color(percentiles.values[k], k).first,
+                                 op == "get"));
+      const std::optional<double> v = sp == pct.end() ? std::nullopt : sp->second.values[k];
+      add_point(lc.series[li->second], x, v ? *v / 1000 : kNaN, 1.6);
     }
-    if (op == "get" && !d.is_null(10) && !d.is_null(11)) {
-      const double hits = d.column_double(10), misses = d.column_double(11);
+    if (op == "get" && !d.is_null(8) && !d.is_null(9)) {
+      const double hits = d.column_double(8), misses = d.column_double(9);
       auto [hi, hfresh] = hit_index.try_emplace(target, hit.series.size());
       if (hfresh) hit.series.push_back(line(d.column_text(2), ordinal, false));
       add_point(hit.series[hi->second], x,
@@ -261,6 +354,7 @@ void timeline(Database& db, int64_t run_id, const std::vector<Hint>& hints, std:
       memory.series.push_back(std::move(r));
       memory.series.push_back(std::move(sw));
       cpu.series.push_back(std::move(c));
+      add_cgroup_memory(db, *inst, t, w, memory);
     }
     auto m = db.prepare(
         "SELECT ts_us, value FROM store_stats WHERE target_id = ? AND name = ? "
@@ -280,8 +374,9 @@ void timeline(Database& db, int64_t run_id, const std::vector<Hint>& hints, std:
   }
   auto h = db.prepare(
       "SELECT h.session_id, m.host, h.ts_us, h.load1 FROM host_samples h JOIN monitor_sessions m "
-      "USING (session_id) WHERE h.ts_us BETWEEN ? AND ? ORDER BY h.session_id, h.ts_us");
-  h.bind(1, w.t0).bind(2, w.t1);
+      "USING (session_id) WHERE h.ts_us BETWEEN ? AND ? AND h.session_id IN (SELECT session_id "
+      "FROM run_sessions WHERE run_id = ?) ORDER BY h.session_id, h.ts_us");
+  h.bind(1, w.t0).bind(2, w.t1).bind(3, run_id);
   int64_t session = -1;
   while (h.step()) {
     if (h.column_int(0) != session) {
@@ -294,10 +389,16 @@ void timeline(Database& db, int64_t run_id, const std::vector<Hint>& hints, std:
   out << "<h3>Timeline</h3>\n<p class=\"note\">One time axis for all panels; shaded bands show "
          "which store"
       << (steps ? " ran when, grey lines where each scenario step began" : " and phase ran when")
-      << ". Writes (set) solid, reads (get) dashed; in the latency panels p50 green, p99 "
-         "orange, p99.9 red. Memory: RSS solid, swap dashed (kvmon's samples of the store's "
+      << ". Writes (set) solid, reads (get) dashed; in the latency panels " << colors
+      << " (each second's own histogram, never above its max). Memory: RSS solid, swap dashed "
+         "(kvmon's samples of the store's "
          "process), the store's own figure dotted, all in MiB on one scale. A phase's last "
          "partial second (under 0.5 s) is not drawn.</p>\n";
+  if (stored_seconds > 0)
+    out << "<p class=\"note\">" << stored_seconds
+        << " seconds of this run predate per-second histograms (second_latency_buckets; an "
+           "older kvdrive wrote them): their latency lines are the stored p50, p90, p99 and "
+           "p99.9 columns, and any other percentile is not drawn for them.</p>\n";
   const std::string no_kvmon = "kvmon did not watch the store's process during this run";
   emit(rate, "no driver seconds", out);
   for (auto& [id, c] : latency) emit(c, "no request completed", out);
@@ -487,6 +588,8 @@ void latency_charts(Database& db, int64_t run_id, bool steps, std::ostream& out)
   }
 }
 
+}  // namespace
+
 void html_table(const ReportTable& t, std::ostream& out) {
   for (const auto& n : t.notes_before) out << "<p class=\"note\">" << escape_xml(n) << "</p>\n";
   // Wide tables: smaller type, headers that wrap, and a horizontal scroll inside the page's
@@ -511,6 +614,8 @@ void html_table(const ReportTable& t, std::ostream& out) {
   out << "</table></div>\n";
   for (const auto& n : t.notes_after) out << "<p class=\"note\">" << escape_xml(n) << "</p>\n";
 }
+
+namespace {
 
 void run_section(Database& db, int64_t run_id, const PercentileList& percentiles,
                  std::ostream& out) {
@@ -549,12 +654,13 @@ void run_section(Database& db, int64_t run_id, const PercentileList& percentiles
   }
   auto tables = run_tables(db, run_id, percentiles);
   bool steps = !tables.empty() && tables.front().name == "steps_pivot";
-  timeline(db, run_id, hints, out);
+  timeline(db, run_id, hints, percentiles, out);
   if (steps) {
     step_chart(db, run_id, scenario, false, out);
     step_chart(db, run_id, scenario, true, out);
   }
   latency_charts(db, run_id, steps, out);
+  write_search_html(db, run_id, out);
   out << "<h3>Summary</h3>\n";
   if (tables.empty()) out << "<p class=\"note\">no measurements</p>\n";
   for (const auto& t : tables)
@@ -584,6 +690,7 @@ void write_html_report(Database& db, const std::vector<int64_t>& run_ids, std::o
   for (int64_t id : runs) run_section(db, id, percentiles, out);
   if (run_ids.size() >= 2) {
     out << "<h2>Comparison</h2>\n";
+    write_comparison_charts(db, run_ids, out);
     for (const auto& t : comparison_tables(db, run_ids)) html_table(t, out);
   }
   out << "</body></html>\n";

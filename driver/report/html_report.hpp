@@ -9,8 +9,11 @@
 //  - scenario runs: req/s and MiB/s per step and store, writes and reads;
 //  - latency percentile curves (nines scale) per store and op, from latency_buckets; more than
 //    six curves in one chart (a scenario's steps) become small multiples on shared axes;
+//  - a capacity search's result, its latency-throughput curve, curve and validity tables
+//    (search_report.hpp);
 //  - the summary tables of the text report (wide ones dense, in a box that scrolls).
-// With two or more runs, the comparison tables follow.
+// With two or more runs, their per-second curves overlaid (compare_html.hpp) and the comparison
+// tables follow.
 #pragma once
 
 #include <cstdint>
@@ -23,7 +26,7 @@
 namespace kv::drive {
 
 // `run_ids` empty: every run in the file. `percentiles`: those of the per-phase tables
-// (--percentiles). Throws std::invalid_argument for a run not in it.
+// (--percentiles). Throws UsageError for a run not in it.
 void write_html_report(Database& db, const std::vector<int64_t>& run_ids, std::ostream& out,
                        const PercentileList& percentiles = default_percentiles());
 

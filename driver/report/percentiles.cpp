@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "kvbench/usage_error.hpp"
+
 namespace kv::drive {
 namespace {
 
@@ -15,6 +17,31 @@ int64_t milli(double p) { return std::llround(p * 1000); }
 
 }  // namespace
 
+std::vector<std::optional<double>> from_buckets(const Buckets& buckets, const PercentileList& list,
+                                                double lo, double hi) {
+  int64_t total = 0;
+  for (const auto& [upper, n] : buckets) total += n;
+  std::vector<std::optional<double>> values(list.values.size());
+  if (total <= 0) return values;
+  for (size_t i = 0; i < list.values.size(); ++i) {
+    // rank = ceil(q * total), q in thousandths of a percent (integer: no rounding flip).
+    const int64_t m = milli(list.values[i]);
+    const int64_t rank = total < 90'000'000'000'000
+                             ? (m * total + 99'999) / 100'000
+                             : static_cast<int64_t>(std::ceil(static_cast<double>(m) / 1e5 *
+                                                              static_cast<double>(total)));
+    int64_t cum = 0;
+    for (const auto& [upper, n] : buckets) {
+      cum += n;
+      if (cum >= rank) {
+        values[i] = std::max(std::min(upper, hi), lo);
+        break;
+      }
+    }
+  }
+  return values;
+}
+
 const PercentileList& default_percentiles() {
   static const PercentileList list{{50, 90, 99, 99.9}};
   return list;
@@ -22,7 +49,7 @@ const PercentileList& default_percentiles() {
 
 PercentileList parse_percentiles(const std::string& text) {
   auto bad = [&](const std::string& why) {
-    return std::invalid_argument("invalid --percentiles '" + text + "': " + why);
+    return UsageError("invalid --percentiles '" + text + "': " + why);
   };
   if (text.empty()) throw bad("expected a list such as 50,90,99,99.9");
   PercentileList out;
@@ -78,13 +105,8 @@ std::string percentile_label(double p) {
   return label;
 }
 
-PhasePercentiles run_percentiles(Database& db, int64_t run_id, const PercentileList& list) {
-  PhasePercentiles out;
-  // The bounds: the recorded range, and the largest per-second maximum outside the warm-up.
-  struct Bounds {
-    double min_us = 0, max_us = INFINITY;
-  };
-  std::map<std::pair<int64_t, std::string>, Bounds> bounds;
+LatencyBoundsMap phase_latency_bounds(Database& db, int64_t run_id) {
+  LatencyBoundsMap bounds;
   auto b = db.prepare(
       "SELECT p.phase_id, d.op, MAX(d.lat_max_us), r.min_us, r.max_us "
       "FROM phases p JOIN driver_seconds d ON d.phase_id = p.phase_id AND d.warmup = 0 "
@@ -93,11 +115,17 @@ PhasePercentiles run_percentiles(Database& db, int64_t run_id, const PercentileL
       "WHERE p.run_id = ? GROUP BY p.phase_id, d.op");
   b.bind(1, run_id);
   while (b.step()) {
-    Bounds& x = bounds[{b.column_int(0), b.column_text(1)}];
+    LatencyBounds& x = bounds[{b.column_int(0), b.column_text(1)}];
     if (!b.is_null(2)) x.max_us = b.column_double(2);
     if (!b.is_null(4)) x.max_us = std::min(x.max_us, b.column_double(4));
     if (!b.is_null(3)) x.min_us = b.column_double(3);
   }
+  return bounds;
+}
+
+PhasePercentiles run_percentiles(Database& db, int64_t run_id, const PercentileList& list) {
+  PhasePercentiles out;
+  const LatencyBoundsMap bounds = phase_latency_bounds(db, run_id);
   auto s = db.prepare(
       "SELECT l.phase_id, l.op, l.upper_us, l.count FROM latency_buckets l "
       "JOIN phases p ON p.phase_id = l.phase_id "
@@ -105,31 +133,11 @@ PhasePercentiles run_percentiles(Database& db, int64_t run_id, const PercentileL
       " AND l.timing = CASE WHEN p.rate IS NULL THEN 'sent' ELSE 'intended' END "
       "ORDER BY l.phase_id, l.op, l.upper_us");
   s.bind(1, run_id);
-  std::vector<std::pair<double, int64_t>> buckets;
+  Buckets buckets;
   auto finish = [&](int64_t phase, const std::string& op) {
-    int64_t total = 0;
-    for (const auto& [upper, n] : buckets) total += n;
-    std::vector<std::optional<double>> values(list.values.size());
-    if (total > 0) {
-      const auto it = bounds.find({phase, op});
-      const Bounds x = it == bounds.end() ? Bounds{} : it->second;
-      for (size_t i = 0; i < list.values.size(); ++i) {
-        // rank = ceil(q * total), q in thousandths of a percent (integer: no rounding flip).
-        const int64_t m = milli(list.values[i]);
-        const int64_t rank = total < 90'000'000'000'000
-                                 ? (m * total + 99'999) / 100'000
-                                 : static_cast<int64_t>(std::ceil(static_cast<double>(m) / 1e5 *
-                                                                  static_cast<double>(total)));
-        int64_t cum = 0;
-        for (const auto& [upper, n] : buckets) {
-          cum += n;
-          if (cum >= rank) {
-            values[i] = std::max(std::min(upper, x.max_us), x.min_us);
-            break;
-          }
-        }
-      }
-    }
+    const auto it = bounds.find({phase, op});
+    const LatencyBounds x = it == bounds.end() ? LatencyBounds{} : it->second;
+    auto values = from_buckets(buckets, list, x.min_us, x.max_us);
     out[{phase, op}] = std::move(values);
     buckets.clear();
   };
@@ -146,6 +154,53 @@ PhasePercentiles run_percentiles(Database& db, int64_t run_id, const PercentileL
     buckets.emplace_back(s.column_double(2), s.column_int(3));
   }
   if (phase >= 0) finish(phase, op);
+  return out;
+}
+
+RunSecondPercentiles second_percentiles(Database& db, int64_t run_id, const PercentileList& list) {
+  RunSecondPercentiles out;
+  // The seconds that completed something: their max, and the stored columns for older rows.
+  auto d = db.prepare(
+      "SELECT d.phase_id, d.ts_us, d.op, d.lat_max_us, d.lat_p50_us, d.lat_p90_us, d.lat_p99_us, "
+      "d.lat_p999_us FROM driver_seconds d JOIN phases p ON p.phase_id = d.phase_id "
+      "WHERE p.run_id = ? AND d.lat_max_us IS NOT NULL");
+  d.bind(1, run_id);
+  std::map<std::tuple<int64_t, int64_t, std::string>, double> max_us;
+  while (d.step()) {
+    auto key = std::tuple{d.column_int(0), d.column_int(1), d.column_text(2)};
+    max_us[key] = d.column_double(3);
+    SecondPercentiles& sp = out[key];
+    sp.from_histogram = false;  // until its buckets are seen
+    sp.values.assign(list.values.size(), std::nullopt);
+    constexpr int64_t kStored[] = {50'000, 90'000, 99'000, 99'900};  // lat_p50_us .. lat_p999_us
+    for (size_t i = 0; i < list.values.size(); ++i)
+      for (int c = 0; c < 4; ++c)
+        if (milli(list.values[i]) == kStored[c] && !d.is_null(4 + c))
+          sp.values[i] = d.column_double(4 + c);
+  }
+  auto s = db.prepare(
+      "SELECT l.phase_id, l.ts_us, l.op, l.upper_us, l.count FROM second_latency_buckets l "
+      "JOIN phases p ON p.phase_id = l.phase_id "
+      "WHERE p.run_id = ? AND l.count > 0 "
+      " AND l.timing = CASE WHEN p.rate IS NULL THEN 'sent' ELSE 'intended' END "
+      "ORDER BY l.phase_id, l.ts_us, l.op, l.upper_us");
+  s.bind(1, run_id);
+  Buckets buckets;
+  std::tuple<int64_t, int64_t, std::string> at{-1, 0, ""};
+  auto finish = [&] {
+    const auto m = max_us.find(at);
+    if (m != max_us.end()) out[at] = {from_buckets(buckets, list, 0, m->second), true};
+    buckets.clear();
+  };
+  while (s.step()) {
+    auto key = std::tuple{s.column_int(0), s.column_int(1), s.column_text(2)};
+    if (key != at) {
+      if (std::get<0>(at) >= 0) finish();
+      at = std::move(key);
+    }
+    buckets.emplace_back(s.column_double(3), s.column_int(4));
+  }
+  if (std::get<0>(at) >= 0) finish();
   return out;
 }
 

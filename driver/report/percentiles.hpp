@@ -3,10 +3,12 @@
 // percentiles from its stored histogram (latency_buckets), bounded by its observed range.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -23,7 +25,7 @@ struct PercentileList {
 const PercentileList& default_percentiles();
 // "50,90,99,99.9,99.99": each a number above 0 and below 100 (100 is the max, always shown),
 // at most 3 decimals, at most 16 of them. Sorted, repeats dropped. Throws
-// std::invalid_argument naming --percentiles and the value.
+// UsageError naming --percentiles and the value.
 PercentileList parse_percentiles(const std::string& text);
 
 // The field name of a percentile: "p" + its two integer digits + its decimals without the
@@ -33,6 +35,23 @@ std::string percentile_name(double p);
 // For people: 50 → "p50", 99.9 → "p99.9".
 std::string percentile_label(double p);
 
+// The percentiles of `list` from histogram rows (upper bound in µs, count), ascending by bound:
+// the bound of the bucket holding rank ceil(q * total), within [lo, hi]; all nullopt when the
+// rows count nothing.
+using Buckets = std::vector<std::pair<double, int64_t>>;
+std::vector<std::optional<double>> from_buckets(const Buckets& buckets, const PercentileList& list,
+                                                double lo, double hi);
+
+// What bounds a phase's percentiles per op: the smallest and largest latency recorded
+// (latency_range) and the largest per-second maximum outside the warm-up, in the timing the
+// phase summary uses. Unknown: 0 and infinity.
+struct LatencyBounds {
+  double min_us = 0, max_us = INFINITY;
+};
+using LatencyBoundsMap =
+    std::map<std::pair<int64_t, std::string>, LatencyBounds>;  // (phase_id, op)
+LatencyBoundsMap phase_latency_bounds(Database& db, int64_t run_id);
+
 // A phase's latency percentiles per op, in µs, from its histogram rows (warm-up left out, the
 // timing the phase summary uses: 'intended' in rate mode, else 'sent'): the upper bound of the
 // bucket holding rank ceil(q * count) (as the phase_percentiles view), never above the largest
@@ -41,5 +60,19 @@ std::string percentile_label(double p);
 using PhasePercentiles = std::map<std::pair<int64_t, std::string>,  // (phase_id, op)
                                   std::vector<std::optional<double>>>;
 PhasePercentiles run_percentiles(Database& db, int64_t run_id, const PercentileList& list);
+
+// Each second's latency percentiles per op, in µs, warm-up seconds too, in the phase summary's
+// timing: from the second's histogram (second_latency_buckets, the rule above) and never above
+// the second's max (driver_seconds.lat_max_us). A second written before that table existed (an
+// older file: it has no bucket rows) has `from_histogram` false and the stored columns of
+// driver_seconds instead (p50, p90, p99, p99.9; nullopt for any other percentile). Seconds in
+// which nothing completed are not in the map.
+struct SecondPercentiles {
+  std::vector<std::optional<double>> values;  // one per list entry
+  bool from_histogram = true;
+};
+using RunSecondPercentiles =
+    std::map<std::tuple<int64_t, int64_t, std::string>, SecondPercentiles>;  // (phase, ts_us, op)
+RunSecondPercentiles second_percentiles(Database& db, int64_t run_id, const PercentileList& list);
 
 }  // namespace kv::drive

@@ -9,10 +9,12 @@
 #include <vector>
 
 #include "kvbench/clock.hpp"
+#include "kvbench/usage_error.hpp"
 #include "kvbench/version.hpp"
 #include "report/data_tables.hpp"
 #include "report/report_hints.hpp"
 #include "report/report_tables.hpp"
+#include "report/search_report.hpp"
 #include "report/text_table.hpp"
 
 namespace kv::drive {
@@ -99,10 +101,8 @@ nlohmann::ordered_json json_figure(const Statement& s, int col) {
   return v;
 }
 
-}  // namespace
-
-void print_group_json(Database& db, const std::string& group, int processes,
-                      const std::vector<std::string>& problems, std::ostream& out) {
+nlohmann::ordered_json group_json(Database& db, const std::string& group, int processes,
+                                  const std::vector<std::string>& problems) {
   nlohmann::ordered_json j;
   j["run_group"] = group;
   j["processes"] = processes;
@@ -124,7 +124,16 @@ void print_group_json(Database& db, const std::string& group, int processes,
       row[names[c]] = c < 3 ? nlohmann::ordered_json(s.column_text(c)) : json_figure(s, c);
     phases.push_back(std::move(row));
   }
-  out << j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
+  return j;
+}
+
+}  // namespace
+
+void print_group_json(Database& db, const std::string& group, int processes,
+                      const std::vector<std::string>& problems, std::ostream& out) {
+  out << group_json(db, group, processes, problems)
+             .dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace)
+      << "\n";
 }
 
 namespace {
@@ -156,8 +165,7 @@ Json json_rows(const ReportTable& t) {
 // The run object: its row, parameters, tables, validity and (with `series`) its series.
 Json run_json(Database& db, int64_t run_id, const PercentileList& percentiles, bool series) {
   const ReportTable row = run_row_table(db, run_id);
-  if (row.rows.empty())
-    throw std::invalid_argument("no run " + std::to_string(run_id) + " in " + db.path());
+  if (row.rows.empty()) throw UsageError("no run " + std::to_string(run_id) + " in " + db.path());
   Json run = json_rows(row).at(0);
   {
     auto p = db.prepare("SELECT parameters FROM runs WHERE run_id = ?");
@@ -187,7 +195,9 @@ Json run_json(Database& db, int64_t run_id, const PercentileList& percentiles, b
     hints.push_back(std::move(o));
   }
   run["hints"] = std::move(hints);
-  for (const auto& t : series_tables(db, run_id))
+  for (const char* name : {"searches", "search_steps"}) run[name] = Json::array();
+  for (const auto& t : search_tables(db, run_id)) run[t.name] = json_rows(t);
+  for (const auto& t : series_tables(db, run_id, percentiles))
     if (series || t.name == "events") run[t.name] = json_rows(t);
   return run;
 }
@@ -226,7 +236,9 @@ std::vector<LeadTable> tables_named(Database& db, const std::vector<int64_t>& ru
       ts.push_back(metadata_table(db, id));
     else if (name == "timeline" || name == "process_samples" || name == "host_samples" ||
              name == "events")
-      ts = series_tables(db, id);
+      ts = series_tables(db, id, percentiles);
+    else if (name == "searches" || name == "search_steps")
+      ts = search_tables(db, id);
     else
       ts = run_tables(db, id, percentiles);
     for (auto& t : ts) {
@@ -241,11 +253,7 @@ std::vector<LeadTable> tables_named(Database& db, const std::vector<int64_t>& ru
 }
 
 std::string csv_value(const ReportCell& c) {
-  if (c.value) {
-    char buf[40];
-    std::snprintf(buf, sizeof buf, "%.10g", *c.value);
-    return buf;
-  }
+  if (c.value) return csv_number(*c.value);
   return c.text == "-" ? "" : c.text;
 }
 
@@ -300,15 +308,19 @@ void print_run_json(Database& db, int64_t run_id, std::ostream& out,
   out << dump(run_json(db, run_id, percentiles, false)) << "\n";
 }
 
-void write_json_document(Database& db, const std::vector<int64_t>& run_ids,
-                         const PercentileList& percentiles, std::ostream& out) {
+namespace {
+
+// `run_ids` empty: every run of the file (`every_when_empty`) or none.
+Json json_document(Database& db, const std::vector<int64_t>& run_ids,
+                   const PercentileList& percentiles, bool every_when_empty = true) {
   Json doc;
   doc["format"] = "kvbench-results";
   doc["format_version"] = 1;
   doc["kvdrive_version"] = version();
   doc["percentiles"] = percentiles.values;
   Json& runs = doc["runs"] = Json::array();
-  for (int64_t id : report_runs(db, run_ids)) runs.push_back(run_json(db, id, percentiles, true));
+  for (int64_t id : every_when_empty ? report_runs(db, run_ids) : run_ids)
+    runs.push_back(run_json(db, id, percentiles, true));
   for (const char* name : {"comparison", "differences"}) {
     Json& rows = doc[name] = Json::array();
     for (const auto& lt : tables_named(db, {}, run_ids, name, percentiles))
@@ -320,13 +332,36 @@ void write_json_document(Database& db, const std::vector<int64_t>& run_ids,
         rows.push_back(std::move(o));
       }
   }
+  return doc;
+}
+
+}  // namespace
+
+void write_json_document(Database& db, const std::vector<int64_t>& run_ids,
+                         const PercentileList& percentiles, std::ostream& out) {
+  out << dump(json_document(db, run_ids, percentiles)) << "\n";
+}
+
+void write_group_json_document(Database& db, const std::string& group, int processes,
+                               const std::vector<std::string>& problems,
+                               const PercentileList& percentiles, std::ostream& out) {
+  std::vector<int64_t> ids;
+  auto r = db.prepare("SELECT run_id FROM runs WHERE run_group = ? ORDER BY process_index, run_id");
+  r.bind(1, group);
+  while (r.step()) ids.push_back(r.column_int(0));
+  // The processes of one group are parts of one load, not runs to compare with each other.
+  Json doc = json_document(db, ids, percentiles, false);
+  doc["comparison"] = Json::array();
+  doc["differences"] = Json::array();
+  doc["group"] = group_json(db, group, processes, problems);
   out << dump(doc) << "\n";
 }
 
 const std::vector<std::string>& csv_table_names() {
   static const std::vector<std::string> names{
-      "runs",     "metadata",        "stores",       "phases", "steps",      "server",
-      "timeline", "process_samples", "host_samples", "events", "comparison", "differences"};
+      "runs",     "metadata",     "stores",          "phases",       "steps",
+      "server",   "timeline",     "process_samples", "host_samples", "events",
+      "searches", "search_steps", "comparison",      "differences"};
   return names;
 }
 
@@ -336,7 +371,7 @@ void print_csv_table(Database& db, const std::vector<int64_t>& run_ids, const st
   if (std::find(names.begin(), names.end(), table) == names.end()) {
     std::string list;
     for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
-    throw std::invalid_argument("unknown table '" + table + "' (expected one of " + list + ")");
+    throw UsageError("unknown table '" + table + "' (expected one of " + list + ")");
   }
   auto tables = tables_named(db, report_runs(db, run_ids), run_ids, table, percentiles);
   if (tables.empty()) return;
@@ -350,7 +385,7 @@ std::vector<int64_t> report_runs(Database& db, const std::vector<int64_t>& run_i
   if (run_ids.empty()) return out;
   for (int64_t id : run_ids)
     if (std::find(out.begin(), out.end(), id) == out.end())
-      throw std::invalid_argument("no run " + std::to_string(id) + " in " + db.path());
+      throw UsageError("no run " + std::to_string(id) + " in " + db.path());
   return run_ids;
 }
 
@@ -358,7 +393,7 @@ ReportFormat parse_report_format(const std::string& s) {
   if (s == "text") return ReportFormat::text;
   if (s == "csv") return ReportFormat::csv;
   if (s == "json") return ReportFormat::json;
-  throw std::invalid_argument("--format: expected text, csv or json, not '" + s + "'");
+  throw UsageError("--format: expected text, csv or json, not '" + s + "'");
 }
 
 void print_report(Database& db, const std::vector<int64_t>& run_ids, ReportFormat format,
@@ -386,6 +421,7 @@ void print_report(Database& db, const std::vector<int64_t>& run_ids, ReportForma
     print_run_header(r, out);
     print_run_metadata(db, runs[i], out);
     print_run_summary(db, runs[i], out, percentiles);
+    print_search_results(db, runs[i], out);
     r.reset();
   }
   for (const auto& t : compared) {

@@ -24,21 +24,28 @@ void print_run_json(Database& db, int64_t run_id, std::ostream& out,
 // The listed runs (every run when empty) as one JSON document, the structure of
 // docs/output-fields.md (format "kvbench-results", format_version 1): the percentile list, then
 // per run its parameters, tables (stores, phases, steps, server), validity (status, error,
-// hints, events) and series (timeline, process_samples, host_samples); then the comparison of
+// hints, events), searches and search_steps (search_report.hpp; empty arrays without a search)
+// and series (timeline, process_samples, host_samples); then the comparison of
 // each later run with the first when two or more are listed. Names are the CSV files' keys.
 void write_json_document(Database& db, const std::vector<int64_t>& run_ids,
                          const PercentileList& percentiles, std::ostream& out);
 
 // The tables of the machine formats, by name: runs, stores, phases, steps, server, timeline,
-// process_samples, host_samples, events, comparison (see docs/output-fields.md).
+// process_samples, host_samples, events, searches, search_steps, comparison, differences (see
+// docs/output-fields.md).
 const std::vector<std::string>& csv_table_names();
 // One table of the listed runs (every run when empty) as CSV: a header line of keys, a leading
 // run_id column (base_run_id, run_id for comparison), rows of every run under one header (the
 // union of their columns); nothing at all when no listed run has that table (steps outside
 // scenario runs, server without kvmon, comparison with fewer than two runs). Throws
-// std::invalid_argument for a name not in csv_table_names().
+// UsageError for a name not in csv_table_names().
 void print_csv_table(Database& db, const std::vector<int64_t>& run_ids, const std::string& table,
                      const PercentileList& percentiles, std::ostream& out);
+// The group's runs (oldest process first) as write_json_document, plus a top-level "group":
+// the object of print_group_json (`kvdrive run --processes N --json-out FILE`).
+void write_group_json_document(Database& db, const std::string& group, int processes,
+                               const std::vector<std::string>& problems,
+                               const PercentileList& percentiles, std::ostream& out);
 // A --processes group: per store, phase kind and op, the requests of all its processes over
 // the group's wall-clock time.
 void print_group_summary(Database& db, const std::string& group, std::ostream& out);
@@ -47,15 +54,15 @@ void print_group_summary(Database& db, const std::string& group, std::ostream& o
 // phases (store, phase, op, processes, ops, wall_seconds, req_per_s, failed).
 void print_group_json(Database& db, const std::string& group, int processes,
                       const std::vector<std::string>& problems, std::ostream& out);
-// Every run in the file (or only `run_id`), oldest first. Throws std::invalid_argument if
+// Every run in the file (or only `run_id`), oldest first. Throws UsageError if
 // `run_id` is not in the file.
 void print_report(Database& db, std::optional<int64_t> run_id, std::ostream& out);
 
 enum class ReportFormat { text, csv, json };
-// "text", "csv" or "json"; throws std::invalid_argument otherwise.
+// "text", "csv" or "json"; throws UsageError otherwise.
 ReportFormat parse_report_format(const std::string& s);
 // `run_ids` as given, or every run of the file (oldest first) when empty. Throws
-// std::invalid_argument naming a run that is not in the file.
+// UsageError naming a run that is not in the file.
 std::vector<int64_t> report_runs(Database& db, const std::vector<int64_t>& run_ids);
 // The listed runs (every run when empty) in one format:
 //  - text: each run's header and tables, as print_run_summary;

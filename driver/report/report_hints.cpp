@@ -262,6 +262,50 @@ void persistence_hints(Database& db, int64_t run_id, const std::vector<Target>& 
   }
 }
 
+// Redis LATENCY LATEST as polled into store_stats: an event is a latency_<event>_ts value not
+// seen at an earlier poll, stamped inside the target's phases; the threshold 0 says the monitor
+// was off (nothing could be recorded). At most kMaxLatency events per target.
+void latency_hints(Database& db, int64_t run_id, const std::vector<Target>& targets,
+                   std::vector<Hint>& out) {
+  constexpr int kMaxLatency = 5;
+  const int64_t start = run_start(db, run_id);
+  for (const auto& t : targets) {
+    if (t.protocol != "redis") continue;
+    auto thr = db.prepare(
+        "SELECT value FROM store_stats WHERE target_id = ?1 AND name = "
+        "'latency_monitor_threshold_ms' AND ts_us BETWEEN ?2 AND ?3 ORDER BY ts_us DESC LIMIT 1");
+    thr.bind(1, t.id).bind(2, t.lo).bind(3, t.hi + 1'000'000);
+    if (thr.step() && thr.column_double(0) == 0) {
+      out.push_back({"latency", t.uri,
+                     "Redis latency monitoring off (latency-monitor-threshold 0): fork, AOF "
+                     "fsync and slow-command stalls were not recorded (CONFIG SET "
+                     "latency-monitor-threshold 100 records those of 100 ms and more)",
+                     "store_stats latency_monitor_threshold_ms = 0 during the run", std::nullopt});
+      continue;
+    }
+    auto s = db.prepare(
+        "SELECT SUBSTR(f.base, 9), f.v, f.first_ts, (SELECT l.value FROM store_stats l WHERE "
+        "  l.target_id = ?1 AND l.ts_us = f.first_ts AND l.name = f.base || '_latest_ms') "
+        "FROM (SELECT SUBSTR(e.name, 1, LENGTH(e.name) - 3) AS base, e.value AS v, "
+        "      MIN(e.ts_us) AS first_ts FROM store_stats e "
+        "      WHERE e.target_id = ?1 AND e.name LIKE 'latency\\_%\\_ts' ESCAPE '\\' "
+        "      GROUP BY e.name, e.value) f "
+        "WHERE f.first_ts BETWEEN ?2 AND ?3 AND f.v * 1e6 >= ?4 ORDER BY f.v LIMIT ?5");
+    s.bind(1, t.id).bind(2, t.lo).bind(3, t.hi + 1'000'000).bind(4, t.lo - 1'000'000);
+    s.bind(5, static_cast<int64_t>(kMaxLatency));
+    while (s.step()) {
+      const int64_t when = static_cast<int64_t>(s.column_double(1) * 1e6);
+      std::string ms = s.is_null(3) ? std::string("?") : fmt_int(s.column_double(3));
+      out.push_back({"latency", t.uri,
+                     "Redis latency event '" + s.column_text(0) + "' at " + at(when, start) + ": " +
+                         ms + " ms",
+                     "Redis LATENCY LATEST (store_stats latency_<event>_ts) changed during the "
+                     "run",
+                     when});
+    }
+  }
+}
+
 void client_hints(Database& db, int64_t run_id, const std::vector<Target>& targets,
                   std::vector<Hint>& out) {
   bool any = false;
@@ -290,6 +334,24 @@ void client_hints(Database& db, int64_t run_id, const std::vector<Target>& targe
   if (e.step() && e.column_int(0) > 0)
     out.push_back(
         {"client_bound", "", e.column_text(2), "a client_bound event of the run", e.column_int(1)});
+}
+
+void redirect_hints(Database& db, const std::vector<Target>& targets, std::vector<Hint>& out) {
+  for (const auto& t : targets) {
+    auto s = db.prepare(
+        "SELECT SUM(c.cluster_moved), SUM(c.cluster_ask), "
+        "MAX((c.cluster_moved + c.cluster_ask) * 1e6 / c.interval_us), "
+        "MIN(CASE WHEN c.cluster_moved + c.cluster_ask > 0 THEN c.ts_us END) "
+        "FROM client_seconds c JOIN phases p USING (phase_id) WHERE p.target_id = ?");
+    s.bind(1, t.id);
+    if (!s.step() || s.is_null(0) || s.column_int(0) + s.column_int(1) == 0) continue;
+    out.push_back({"cluster_redirects", t.uri,
+                   fmt_int(static_cast<double>(s.column_int(0))) + " MOVED and " +
+                       fmt_int(static_cast<double>(s.column_int(1))) +
+                       " ASK redirects followed (at most " + fmt_int(s.column_double(2)) +
+                       "/s): slots moved during the run; each redirected request counts once",
+                   "client_seconds.cluster_moved + cluster_ask > 0", s.column_int(3)});
+  }
 }
 
 void failure_hints(Database& db, int64_t run_id, const std::vector<Target>& targets,
@@ -344,7 +406,7 @@ std::optional<int64_t> store_instance(Database& db, int64_t target_id) {
   auto t = db.prepare(
       "SELECT t.protocol, r.started_ts_us, COALESCE(r.ended_ts_us, 9223372036854775807), "
       "(SELECT CAST(value AS INTEGER) FROM store_stats s WHERE s.target_id = t.target_id AND "
-      " s.name IN ('process_id', 'pid') ORDER BY s.ts_us LIMIT 1) "
+      " s.name IN ('process_id', 'pid') ORDER BY s.ts_us LIMIT 1), r.run_id "
       "FROM targets t JOIN runs r USING (run_id) WHERE t.target_id = ?");
   t.bind(1, target_id);
   if (!t.step()) return std::nullopt;
@@ -355,10 +417,10 @@ std::optional<int64_t> store_instance(Database& db, int64_t target_id) {
         "SELECT i.instance_id, (SELECT COUNT(*) FROM process_samples s WHERE s.instance_id = "
         "i.instance_id AND s.ts_us BETWEEN ?3 AND ?4) AS n FROM process_instances i "
         "WHERE i.parent_instance_id IS NULL AND (CASE WHEN ?5 THEN i.pid = ?1 ELSE i.name = ?2 "
-        "END) "
+        "END) AND i.session_id IN (SELECT session_id FROM run_sessions WHERE run_id = ?6) "
         "ORDER BY n DESC, i.instance_id DESC LIMIT 1");
     s.bind(1, pid.value_or(-1)).bind(2, name).bind(3, t.column_int(1)).bind(4, t.column_int(2));
-    s.bind(5, by_pid ? 1 : 0);
+    s.bind(5, by_pid ? 1 : 0).bind(6, t.column_int(4));
     if (s.step() && s.column_int(1) > 0) return s.column_int(0);
     return std::nullopt;
   };
@@ -375,7 +437,9 @@ std::vector<Hint> compute_hints(Database& db, int64_t run_id) {
   swap_hints(db, run_id, targets, out);
   cgroup_hints(db, run_id, targets, out);
   persistence_hints(db, run_id, targets, out);
+  latency_hints(db, run_id, targets, out);
   client_hints(db, run_id, targets, out);
+  redirect_hints(db, targets, out);
   failure_hints(db, run_id, targets, out);
   return out;
 }

@@ -12,8 +12,14 @@
 //                  (only with >= 3 seconds of requests each side);
 //  - persistence:  Redis began a BGSAVE or AOF rewrite (store_stats *_in_progress 0 -> 1) and p99
 //                  more than doubled against the 5 s before (>= 3 s), with fork time and COW;
+//  - latency:      Redis's latency monitor (store_stats latency_*): each event it recorded
+//                  while the store was benchmarked (a new latency_<event>_ts: fork, aof-fsync,
+//                  command ...), with its ms; or "monitoring off" when the store's
+//                  latency-monitor-threshold was 0 (it records nothing then);
 //  - client_bound: a `client_bound` event of the run, or client_seconds with
 //                  busiest_thread_cpu_pct > 90 (kvdrive, not the store, was the bottleneck);
+//  - cluster_redirects: a Redis Cluster target's client_seconds count MOVED / ASK redirects
+//                  (slots moved while it was benchmarked), with the totals and the peak per s;
 //  - store_failed: a second with errors + timeouts > 0 after seconds without any, or a phase
 //                  or the run marked failed.
 //
@@ -43,8 +49,9 @@ std::vector<Hint> compute_hints(Database& db, int64_t run_id);
 // The kvmon process instance that is target `target_id`'s store: the instance whose pid the
 // store reported about itself (store_stats 'process_id' from Redis INFO, 'pid' from memcached
 // stats), else one named 'redis-server' (protocol redis) or 'memcached' (protocol memcached).
-// Among several candidates, the one with most samples during the run. Fork children (Redis's
-// BGSAVE) are never chosen. nullopt when kvmon did not watch it.
+// Only instances of the run's own kvmon sessions (view run_sessions: in a merged file, not
+// another client host's copy). Among several candidates, the one with most samples during the
+// run. Fork children (Redis's BGSAVE) are never chosen. nullopt when kvmon did not watch it.
 std::optional<int64_t> store_instance(Database& db, int64_t target_id);
 
 }  // namespace kv::drive

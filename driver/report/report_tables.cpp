@@ -12,7 +12,7 @@
 #include "report/text_table.hpp"
 
 namespace kv::drive {
-namespace {
+namespace cells {
 
 double opt(const Statement& s, int col) {
   return s.is_null(col) ? std::nan("") : s.column_double(col);
@@ -23,9 +23,14 @@ std::optional<double> raw(double v) {
 }
 ReportCell text(std::string s) { return {std::move(s), std::nullopt}; }
 ReportCell count(double v) { return {fmt_int(v), raw(v)}; }
-// A value stored in µs, shown in ms.
 ReportCell ms(double us) { return {fmt_fixed(us / 1000, 3), raw(us)}; }
 ReportCell fixed(double v, int decimals) { return {fmt_fixed(v, decimals), raw(v)}; }
+
+}  // namespace cells
+
+using namespace cells;
+
+namespace {
 
 void add_steps(Database& db, int64_t run_id, std::vector<ReportTable>& out) {
   ReportTable machine{
@@ -353,6 +358,15 @@ void print_table_text(const ReportTable& t, std::ostream& out) {
   for (const auto& n : t.notes_after) out << n << "\n";
 }
 
+std::string csv_number(double v) {
+  char buf[40];
+  if (std::abs(v) < 9e15 && v == std::floor(v))
+    std::snprintf(buf, sizeof buf, "%.0f", v);
+  else
+    std::snprintf(buf, sizeof buf, "%.10g", v);
+  return buf;
+}
+
 void print_table_csv(const ReportTable& t, std::ostream& out, const std::string& lead_key,
                      const std::string& lead_value) {
   auto line = [&](const std::string& lead, const std::vector<std::string>& cells) {
@@ -365,9 +379,7 @@ void print_table_csv(const ReportTable& t, std::ostream& out, const std::string&
     std::vector<std::string> cells;
     for (const auto& c : row) {
       if (c.value) {
-        char buf[40];
-        std::snprintf(buf, sizeof buf, "%.10g", *c.value);
-        cells.emplace_back(buf);
+        cells.push_back(csv_number(*c.value));
       } else {
         cells.push_back(c.text == "-" ? "" : c.text);
       }

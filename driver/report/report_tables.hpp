@@ -29,6 +29,16 @@ struct ReportTable {
   std::vector<std::string> notes_before, notes_after;  // printed around the text table
 };
 
+// Cells from the results file's values (NaN: unknown, shown "-").
+namespace cells {
+double opt(const Statement& s, int col);  // the column's value, NaN for NULL
+std::optional<double> raw(double v);      // nullopt for NaN
+ReportCell text(std::string s);
+ReportCell count(double v);  // "12,345"
+ReportCell ms(double us);    // a value stored in µs, shown in ms: "0.250"
+ReportCell fixed(double v, int decimals);
+}  // namespace cells
+
 // A run's tables: steps_pivot and steps for scenario runs, then stores, phases (with the
 // `percentiles` of each phase, then its max) and server. Tables with no rows are left out (a
 // run without measurements gives none).
@@ -44,6 +54,10 @@ std::vector<ReportTable> comparison_tables(Database& db, const std::vector<int64
 // ("client"), each target's own settings ("target N", by position); a value missing in one run
 // is "-".
 std::vector<ReportTable> difference_tables(Database& db, const std::vector<int64_t>& run_ids);
+
+// A raw value as CSV writes it: a whole number in full (µs timestamps have 16 digits), any
+// other to 10 significant digits.
+std::string csv_number(double v);
 
 // The aligned text table, with its notes.
 void print_table_text(const ReportTable& t, std::ostream& out);

@@ -1,47 +1,444 @@
+// The capacity search in text, machine tables and HTML: see search_report.hpp.
 #include "report/search_report.hpp"
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <nlohmann/json.hpp>
+
+#include "report/html_parts.hpp"
+#include "report/svg_chart.hpp"
 #include "report/text_table.hpp"
 
 namespace kv::drive {
 namespace {
 
-std::string cell_ms(Statement& q, int col) {
-  return q.is_null(col) ? "n/a" : fmt_fixed(q.column_double(col) / 1e3, 3);
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+using namespace cells;
+
+// "300ms", "250us", "1.5s": a bound as --slo takes it.
+std::string duration_text(double us) {
+  auto num = [](double v) {
+    std::string s = fmt_fixed(v, 3);
+    s.erase(s.find_last_not_of('0') + 1);
+    if (s.back() == '.') s.pop_back();
+    return s;
+  };
+  if (us >= 1e6) return num(us / 1e6) + "s";
+  if (us >= 1e3) return num(us / 1e3) + "ms";
+  return num(us) + "us";
 }
-std::string cell_int(Statement& q, int col) {
-  return q.is_null(col) ? "-" : fmt_int(q.column_double(col));
+
+std::string slo_text(const std::optional<SearchObjective>& o) {
+  if (!o) return "-";
+  std::string s;
+  for (const auto& b : o->latency)
+    s += (s.empty() ? "" : ",") + b.name + "=" + duration_text(b.max_us);
+  return s.empty() ? "-" : s;
+}
+
+const char* kStepKeys[] = {"store",
+                           "step",
+                           "offered_rate",
+                           "achieved_rate",
+                           "achieved_fraction",
+                           "measured_us",
+                           "requests",
+                           "failed",
+                           "lat_p50_us",
+                           "lat_p90_us",
+                           "lat_p99_us",
+                           "lat_p999_us",
+                           "lat_p9999_us",
+                           "lat_max_us",
+                           "slip_p50_us",
+                           "slip_p99_us",
+                           "busiest_thread_cpu_pct",
+                           "busiest_thread_wanted_pct",
+                           "store_cpu_pct",
+                           "swap_in_pages_per_s",
+                           "major_faults_per_s",
+                           "psi_memory_full_pct",
+                           "cg_memory_high_events",
+                           "cg_memory_max_events",
+                           "cg_oom_events",
+                           "cg_cpu_throttled_pct",
+                           "cg_cpu_throttled_ms_per_s",
+                           "server_calls",
+                           "server_p50_us",
+                           "server_p99_us",
+                           "server_p999_us",
+                           "verdict",
+                           "limit_reason",
+                           "detail",
+                           "client_bound",
+                           "is_max_compliant"};
+
+ReportTable steps_table(Database& db, int64_t run_id) {
+  ReportTable t{"search_steps", "capacity search steps", {}, {}, {}, {}, {}};
+  t.keys.assign(std::begin(kStepKeys), std::end(kStepKeys));
+  t.header = t.keys;
+  auto q = db.prepare(
+      "SELECT t.uri, s.ordinal, s.offered_rate, s.achieved_rate, s.measured_us, s.requests, "
+      "s.failed, s.lat_p50_us, s.lat_p90_us, s.lat_p99_us, s.lat_p999_us, s.lat_p9999_us, "
+      "s.lat_max_us, s.slip_p50_us, s.slip_p99_us, s.busiest_thread_cpu_pct, "
+      "s.busiest_thread_wanted_pct, s.store_cpu_pct, s.swap_in_pages_per_s, "
+      "s.major_faults_per_s, s.psi_memory_full_pct, s.verdict, s.limit_reason, s.detail, "
+      "s.offered_rate = r.max_compliant_rate AND s.verdict = 'pass', s.cg_memory_high_events, "
+      "s.cg_memory_max_events, s.cg_oom_events, s.cg_cpu_throttled_pct, "
+      "s.cg_cpu_throttled_ms_per_s, s.server_calls, s.server_p50_us, s.server_p99_us, "
+      "s.server_p999_us "
+      "FROM search_steps s JOIN targets t USING (target_id) LEFT JOIN search_results r "
+      "ON r.run_id = s.run_id AND r.target_id = s.target_id WHERE s.run_id = ? "
+      "ORDER BY t.ordinal, s.ordinal");
+  q.bind(1, run_id);
+  while (q.step()) {
+    // A percentile of fewer requests than it needs (one beyond it) is noise: n/a for people,
+    // the value as computed for machines.
+    const double n = q.is_null(5) ? 0 : q.column_double(5);
+    auto pct = [&](int col, double tail) {
+      ReportCell c = ms(opt(q, col));
+      if (n * tail < 1 && c.value) c.text = "n/a";
+      return c;
+    };
+    const double offered = opt(q, 2), achieved = opt(q, 3);
+    const std::string verdict = q.column_text(21);
+    const std::string limit = q.is_null(22) ? "" : q.column_text(22);
+    t.rows.push_back({text(q.column_text(0)),
+                      count(static_cast<double>(q.column_int(1) + 1)),
+                      count(offered),
+                      count(achieved),
+                      fixed(offered > 0 ? achieved / offered : kNaN, 3),
+                      count(opt(q, 4)),
+                      count(opt(q, 5)),
+                      count(opt(q, 6)),
+                      pct(7, 0.5),
+                      pct(8, 0.1),
+                      pct(9, 0.01),
+                      pct(10, 0.001),
+                      pct(11, 0.0001),
+                      ms(opt(q, 12)),
+                      ms(opt(q, 13)),
+                      ms(opt(q, 14)),
+                      fixed(opt(q, 15), 0),
+                      fixed(opt(q, 16), 0),
+                      fixed(opt(q, 17), 0),
+                      fixed(opt(q, 18), 1),
+                      fixed(opt(q, 19), 1),
+                      fixed(opt(q, 20), 1),
+                      count(opt(q, 25)),
+                      count(opt(q, 26)),
+                      count(opt(q, 27)),
+                      fixed(opt(q, 28), 1),
+                      fixed(opt(q, 29), 1),
+                      count(opt(q, 30)),
+                      ms(opt(q, 31)),
+                      ms(opt(q, 32)),
+                      ms(opt(q, 33)),
+                      text(verdict),
+                      text(limit.empty() ? "-" : limit),
+                      text(q.is_null(23) || q.column_text(23).empty() ? "-" : q.column_text(23)),
+                      count(verdict == "invalid" && limit != "samples" ? 1 : 0),
+                      count(q.is_null(24) ? 0 : static_cast<double>(q.column_int(24)))});
+  }
+  return t;
+}
+
+ReportTable searches_table(Database& db, int64_t run_id) {
+  ReportTable t{
+      "searches",
+      "capacity search",
+      {},
+      {"store", "slo", "min_achieved", "max_compliant_rate", "limiting_step", "limiting_rate",
+       "limit_reason", "limit_detail", "client_bound_rate", "steps", "stopped", "summary"},
+      {},
+      {},
+      {}};
+  t.header = t.keys;
+  const auto objective = search_objective(db, run_id);
+  auto q = db.prepare(
+      "SELECT t.uri, r.max_compliant_rate, l.ordinal, l.offered_rate, l.limit_reason, l.detail, "
+      "r.client_bound_rate, (SELECT count(*) FROM search_steps s WHERE s.run_id = r.run_id AND "
+      "s.target_id = r.target_id), r.stopped, r.summary FROM search_results r "
+      "JOIN targets t USING (target_id) LEFT JOIN search_steps l ON l.phase_id = "
+      "r.limiting_phase_id WHERE r.run_id = ? ORDER BY t.ordinal");
+  q.bind(1, run_id);
+  auto txt = [&](int col) { return text(q.is_null(col) ? "-" : q.column_text(col)); };
+  while (q.step())
+    t.rows.push_back({text(q.column_text(0)), text(slo_text(objective)),
+                      fixed(objective ? objective->min_achieved : kNaN, 2), count(opt(q, 1)),
+                      count(q.is_null(2) ? kNaN : static_cast<double>(q.column_int(2) + 1)),
+                      count(opt(q, 3)), txt(4), txt(5), count(opt(q, 6)), count(opt(q, 7)), txt(8),
+                      txt(9)});
+  return t;
+}
+
+size_t key_index(const ReportTable& t, const std::string& key) {
+  return static_cast<size_t>(std::find(t.keys.begin(), t.keys.end(), key) - t.keys.begin());
+}
+
+// Some columns of `t` (by key) under people's headers, the rows of one store.
+ReportTable project(const ReportTable& t, const std::string& store,
+                    const std::vector<std::pair<std::string, std::string>>& columns) {
+  ReportTable p{t.name, t.title, {}, {}, {}, {}, {}};
+  for (const auto& [key, header] : columns) {
+    p.keys.push_back(key);
+    p.header.push_back(header);
+  }
+  for (const auto& row : t.rows) {
+    if (row[0].text != store) continue;
+    std::vector<ReportCell> cells;
+    for (const auto& [key, header] : columns) cells.push_back(row[key_index(t, key)]);
+    p.rows.push_back(std::move(cells));
+  }
+  return p;
+}
+
+const std::vector<std::pair<std::string, std::string>> kCurveColumns = {
+    {"step", "step"},
+    {"offered_rate", "offered req/s"},
+    {"achieved_rate", "achieved req/s"},
+    {"lat_p50_us", "p50 ms"},
+    {"lat_p90_us", "p90 ms"},
+    {"lat_p99_us", "p99 ms"},
+    {"lat_p999_us", "p99.9 ms"},
+    {"server_p99_us", "server p99 ms"},
+    {"failed", "failed"},
+    {"verdict", "verdict"},
+    {"limit_reason", "limit"}};
+
+const std::vector<std::pair<std::string, std::string>> kValidityColumns = {
+    {"step", "step"},
+    {"offered_rate", "offered req/s"},
+    {"busiest_thread_cpu_pct", "client thread cpu %"},
+    {"busiest_thread_wanted_pct", "on cpu or runnable %"},
+    {"slip_p50_us", "slip p50 ms"},
+    {"slip_p99_us", "slip p99 ms"},
+    {"store_cpu_pct", "store cpu %"},
+    {"cg_cpu_throttled_pct", "store throttled %"},
+    {"client_bound", "client-bound"}};
+
+ReportTable validity(const ReportTable& steps, const std::string& store,
+                     const std::optional<SearchObjective>& o) {
+  ReportTable v = project(steps, store, kValidityColumns);
+  for (auto& row : v.rows) row.back().text = row.back().value == 1.0 ? "yes" : "no";
+  std::string rule =
+      "validity: a step is client-bound (invalid, neither pass nor fail) when a "
+      "kvdrive thread used more than ";
+  rule += o && o->max_client_cpu ? fmt_int(*o->max_client_cpu * 100) : std::string("90");
+  rule += " % of a core, or its send slip p99 exceeded ";
+  rule += o && o->max_slip_p99_us ? duration_text(*o->max_slip_p99_us) : std::string("5ms");
+  rule +=
+      " while a thread was busy; \"on cpu or runnable\" is the busiest thread's run + "
+      "run-queue time (schedstat)";
+  v.notes_before.push_back(rule);
+  return v;
+}
+
+std::vector<std::string> stores_of(const ReportTable& steps) {
+  std::vector<std::string> out;
+  for (const auto& row : steps.rows)
+    if (std::find(out.begin(), out.end(), row[0].text) == out.end()) out.push_back(row[0].text);
+  return out;
+}
+
+std::string summary_of(const ReportTable& searches, const std::string& store) {
+  for (const auto& row : searches.rows)
+    if (row[0].text == store) return row.back().text;
+  return "search did not finish (no result recorded)";
 }
 
 }  // namespace
 
+std::optional<SearchObjective> search_objective(Database& db, int64_t run_id) {
+  auto p = db.prepare("SELECT parameters FROM runs WHERE run_id = ?");
+  p.bind(1, run_id);
+  if (!p.step() || p.is_null(0)) return std::nullopt;
+  auto j = nlohmann::json::parse(p.column_text(0), nullptr, false);
+  if (!j.is_object() || !j.contains("search") || !j["search"].is_object()) return std::nullopt;
+  const auto& s = j["search"];
+  SearchObjective o;
+  auto number = [&](const char* key) -> std::optional<double> {
+    if (s.contains(key) && s[key].is_number()) return s[key].get<double>();
+    return std::nullopt;
+  };
+  if (s.contains("slo") && s["slo"].is_array())
+    for (const auto& b : s["slo"])
+      if (b.is_object() && b.contains("name") && b["name"].is_string() && b.contains("max_us") &&
+          b["max_us"].is_number())
+        o.latency.push_back({b["name"].get<std::string>(), b["max_us"].get<double>()});
+  o.min_achieved = number("min_achieved").value_or(0);
+  o.max_client_cpu = number("max_client_cpu");
+  o.max_slip_p99_us = number("max_slip_p99_us");
+  return o;
+}
+
+std::vector<ReportTable> search_tables(Database& db, int64_t run_id) {
+  ReportTable steps = steps_table(db, run_id);
+  if (steps.rows.empty()) return {};
+  std::vector<ReportTable> out;
+  out.push_back(searches_table(db, run_id));
+  out.push_back(std::move(steps));
+  return out;
+}
+
 void print_search_results(Database& db, int64_t run_id, std::ostream& out) {
-  auto targets = db.prepare(
-      "SELECT r.target_id, t.uri, r.summary FROM search_results r JOIN targets t USING "
-      "(target_id) WHERE r.run_id = ? ORDER BY t.ordinal");
-  targets.bind(1, run_id);
-  while (targets.step()) {
-    const int64_t target_id = targets.column_int(0);
-    out << "\ncapacity search: " << targets.column_text(1) << "\n";
-    TextTable table({"step", "offered req/s", "achieved req/s", "p50 ms", "p99 ms", "p99.9 ms",
-                     "slip p99 ms", "client cpu %", "store cpu %", "verdict", "limit"});
-    auto q = db.prepare(
-        "SELECT ordinal, offered_rate, achieved_rate, lat_p50_us, lat_p99_us, lat_p999_us, "
-        "slip_p99_us, busiest_thread_cpu_pct, store_cpu_pct, verdict, limit_reason, requests "
-        "FROM search_steps WHERE run_id = ? AND target_id = ? ORDER BY ordinal");
-    q.bind(1, run_id).bind(2, target_id);
-    while (q.step()) {
-      // A percentile of fewer requests than it needs (one beyond it) is noise: n/a.
-      const double n = q.is_null(11) ? 0 : q.column_double(11);
-      auto pct_cell = [&](int col, double tail) {
-        return n * tail < 1 ? std::string("n/a") : cell_ms(q, col);
-      };
-      table.add_row({std::to_string(q.column_int(0) + 1), cell_int(q, 1), cell_int(q, 2),
-                     pct_cell(3, 0.5), pct_cell(4, 0.01), pct_cell(5, 0.001), cell_ms(q, 6),
-                     cell_int(q, 7), cell_int(q, 8), q.column_text(9),
-                     q.is_null(10) ? "" : q.column_text(10)});
+  auto tables = search_tables(db, run_id);
+  if (tables.empty()) return;
+  const ReportTable &searches = tables[0], &steps = tables[1];
+  const auto objective = search_objective(db, run_id);
+  for (const auto& store : stores_of(steps)) {
+    out << "\ncapacity search: " << store;
+    if (objective) out << " (objective " << slo_text(objective) << ")";
+    out << "\n";
+    print_table_text(project(steps, store, kCurveColumns), out);
+    out << "\n";
+    print_table_text(validity(steps, store, objective), out);
+    out << summary_of(searches, store) << "\n";
+  }
+}
+
+void write_search_html(Database& db, int64_t run_id, std::ostream& out) {
+  auto tables = search_tables(db, run_id);
+  if (tables.empty()) return;
+  const ReportTable &searches = tables[0], &steps = tables[1];
+  const auto objective = search_objective(db, run_id);
+  const size_t offered = key_index(steps, "offered_rate"),
+               achieved = key_index(steps, "achieved_rate"), verdict = key_index(steps, "verdict"),
+               limit = key_index(steps, "limit_reason");
+  for (const auto& store : stores_of(steps)) {
+    out << "<h3>Capacity search on " << svg::escape_xml(store) << "</h3>\n<p class=\"hints\">"
+        << svg::escape_xml(summary_of(searches, store)) << "</p>\n";
+    double lo = INFINITY, hi = 0;
+    std::vector<const std::vector<ReportCell>*> rows;  // this store's steps by offered rate
+    for (const auto& row : steps.rows)
+      if (row[0].text == store && row[offered].value) {
+        rows.push_back(&row);
+        lo = std::min(lo, *row[offered].value);
+        hi = std::max(hi, *row[offered].value);
+      }
+    std::stable_sort(rows.begin(), rows.end(),
+                     [&](auto* a, auto* b) { return *(*a)[offered].value < *(*b)[offered].value; });
+    const bool log_x = lo > 0 && hi / lo > 30;
+    svg::Axis x{log_x ? "offered rate (req/s, log scale)" : "offered rate (req/s)",
+                log_x ? svg::Scale::log : svg::Scale::linear,
+                {},
+                {},
+                true,
+                {},
+                {}};
+    std::optional<double> knee;
+    for (const auto& row : searches.rows)
+      if (row[0].text == store) knee = row[key_index(searches, "max_compliant_rate")].value;
+
+    svg::Chart lat;
+    lat.title = "Latency per step (intended-time, whole step after its warm-up; log scale)";
+    lat.height = 300;
+    lat.x = x;
+    lat.y.label = "latency (ms)";
+    lat.y.scale = svg::Scale::log;
+    const std::pair<const char*, const char*> pcts[] = {{"lat_p50_us", "p50"},
+                                                        {"lat_p90_us", "p90"},
+                                                        {"lat_p99_us", "p99"},
+                                                        {"lat_p999_us", "p99.9"}};
+    const int colors[] = {2, 0, 3, 1};
+    for (size_t k = 0; k < std::size(pcts); ++k) {
+      svg::Series se;
+      se.name = pcts[k].second;
+      se.color = colors[k];
+      se.markers = true;
+      const size_t col = key_index(steps, pcts[k].first);
+      for (const auto* row : rows) {
+        const auto& c = (*row)[col];
+        // A percentile of too few requests (n/a) is not drawn.
+        se.points.emplace_back(*(*row)[offered].value,
+                               c.value && c.text != "n/a" ? *c.value / 1000 : kNaN);
+      }
+      lat.series.push_back(std::move(se));
     }
-    table.print(out);
-    out << targets.column_text(2) << "\n";
+    {
+      // The store's own execution time (Redis 7 LATENCY HISTOGRAM): the gap to the client's
+      // p99 is network, queueing and the client.
+      svg::Series own;
+      own.name = "server p99 (the store's own)";
+      own.color = 3;
+      own.dotted = true;
+      own.markers = true;
+      const size_t col = key_index(steps, "server_p99_us");
+      for (const auto* row : rows)
+        own.points.emplace_back(*(*row)[offered].value,
+                                (*row)[col].value ? *(*row)[col].value / 1000 : kNaN);
+      bool any = false;
+      for (const auto& [px, py] : own.points) any = any || (std::isfinite(py) && py > 0);
+      if (any) lat.series.push_back(std::move(own));
+    }
+    if (objective)
+      for (const auto& b : objective->latency) {
+        svg::Series line;
+        line.name = "objective " + b.name + " ≤ " + duration_text(b.max_us);
+        line.css_color = "#c0392b";  // in its percentile's colour where that one is drawn
+        for (size_t k = 0; k < std::size(pcts); ++k)
+          if (b.name == pcts[k].second) line.css_color = svg::palette(colors[k]);
+        line.dashed = true;
+        line.width = 1.4;
+        line.points = {{lo, b.max_us / 1000}, {hi, b.max_us / 1000}};
+        lat.series.push_back(std::move(line));
+      }
+    if (knee) lat.markers.push_back({*knee, "max compliant " + fmt_int(*knee) + " req/s"});
+
+    svg::Chart ach;
+    ach.title = "Achieved vs offered rate, each step coloured by its verdict";
+    ach.height = 280;
+    ach.x = x;
+    ach.y.label = "achieved (req/s)";
+    if (log_x) ach.y.scale = svg::Scale::log;
+    svg::Series ideal;
+    ideal.name = "achieved = offered";
+    ideal.css_color = "#999999";
+    ideal.dotted = true;
+    ideal.points = {{lo, lo}, {hi, hi}};
+    ach.series.push_back(std::move(ideal));
+    if (objective && objective->min_achieved > 0) {
+      svg::Series floor;
+      floor.name = "objective: achieved ≥ " + fmt_fixed(objective->min_achieved, 2) + " × offered";
+      floor.css_color = "#c0392b";
+      floor.dashed = true;
+      floor.width = 1.4;
+      floor.points = {{lo, lo * objective->min_achieved}, {hi, hi * objective->min_achieved}};
+      ach.series.push_back(std::move(floor));
+    }
+    struct Kind {
+      const char* name;
+      const char* color;
+    };
+    const Kind kinds[] = {{"pass", "#2a9d4b"},
+                          {"fail: objective", "#e67e22"},
+                          {"fail: server distress", "#8e44ad"},
+                          {"invalid: client-bound or too few requests", "#7f8c8d"}};
+    for (int k = 0; k < 4; ++k) {
+      svg::Series dots;
+      dots.name = kinds[k].name;
+      dots.css_color = kinds[k].color;
+      dots.markers = true;
+      dots.width = 0;
+      for (const auto* row : rows) {
+        const std::string& v = (*row)[verdict].text;
+        const bool server = (*row)[limit].text.rfind("server", 0) == 0;
+        const int kind = v == "pass" ? 0 : v == "invalid" ? 3 : server ? 2 : 1;
+        if (kind != k || !(*row)[achieved].value) continue;
+        if (!dots.points.empty()) dots.points.emplace_back(*(*row)[offered].value, kNaN);
+        dots.points.emplace_back(*(*row)[offered].value, *(*row)[achieved].value);
+      }
+      if (!dots.points.empty()) ach.series.push_back(std::move(dots));
+    }
+    if (knee) ach.markers.push_back({*knee, "max compliant"});
+    html_chart(lat, "no step completed a request", out);
+    html_chart(ach, "no step completed a request", out);
+    out << "<p class=\"note\"><b>Curve</b> (steps in the order run)</p>\n";
+    html_table(project(steps, store, kCurveColumns), out);
+    out << "<p class=\"note\"><b>Validity</b>: was the client the limit?</p>\n";
+    html_table(validity(steps, store, objective), out);
   }
 }
 

@@ -1,16 +1,43 @@
 #include "results/results_writer.hpp"
 
+#include <sys/random.h>
 #include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <stdexcept>
 
 #include "kvbench/version.hpp"
 
 namespace kv::drive {
+
+std::string random_uuid() {
+  std::array<uint8_t, 16> b{};
+  size_t got = 0;
+  while (got < b.size()) {
+    const ssize_t n = getrandom(b.data() + got, b.size() - got, 0);
+    if (n < 0 && errno != EINTR)
+      throw std::runtime_error("getrandom failed: cannot make a run UUID");
+    if (n > 0) got += static_cast<size_t>(n);
+  }
+  b[6] = static_cast<uint8_t>((b[6] & 0x0f) | 0x40);  // version 4
+  b[8] = static_cast<uint8_t>((b[8] & 0x3f) | 0x80);  // RFC 4122 variant
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string s;
+  for (size_t i = 0; i < b.size(); ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) s.push_back('-');
+    s.push_back(kHex[b[i] >> 4]);
+    s.push_back(kHex[b[i] & 15]);
+  }
+  return s;
+}
+
 int64_t ResultsWriter::begin_run(const RunInfo& info) {
   WriteTransaction tx(db_);
   db_.prepare(
          "INSERT INTO runs(name, started_ts_us, status, command_line, kvdrive_version, "
          "client_host, client_pid, parameters, scenario, scale, run_group, process_index, "
-         "process_count) VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+         "process_count, run_uuid) VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
       .bind(1, info.name.empty() ? std::optional<std::string>() : info.name)
       .bind(2, info.started_ts_us)
       .bind(3, info.command_line)
@@ -23,6 +50,7 @@ int64_t ResultsWriter::begin_run(const RunInfo& info) {
       .bind(10, info.run_group.empty() ? std::optional<std::string>() : info.run_group)
       .bind(11, info.run_group.empty() ? std::optional<int64_t>() : info.process_index)
       .bind(12, info.run_group.empty() ? std::optional<int64_t>() : info.process_count)
+      .bind(13, random_uuid())
       .run();
   int64_t id = db_.last_insert_rowid();
   tx.commit();
@@ -145,9 +173,28 @@ void ResultsWriter::write_second(int64_t phase_id, const SecondReport& sec, bool
         .bind(27, rate_only(s.slip_max_us))
         .run();
   }
+  auto bucket = db_.prepare(
+      "INSERT INTO second_latency_buckets(phase_id, ts_us, op, timing, upper_us, count) "
+      "VALUES (?, ?, ?, ?, ?, ?)");
+  auto write_buckets = [&](OpType op, const char* timing, const SparseHistogram& h) {
+    for (const auto& [index, count] : h.buckets)
+      bucket.bind(1, phase_id)
+          .bind(2, sec.ts_us)
+          .bind(3, op_name(op))
+          .bind(4, timing)
+          .bind(5, static_cast<double>(LatencyHistogram::bucket_upper_ns(index)) / 1000.0)
+          .bind(6, static_cast<int64_t>(count))
+          .run();
+  };
+  for (OpType op : {OpType::set, OpType::get}) {
+    // The timings of latency_buckets: in rate mode lat_* is from the intended send time.
+    write_buckets(op, rate_mode ? "intended" : "sent", sec[op].latency);
+    if (rate_mode) write_buckets(op, "sent", sec[op].sent_latency);
+  }
   db_.prepare(
          "INSERT INTO client_seconds(phase_id, ts_us, interval_us, cpu_user_us, cpu_system_us, "
-         "busiest_thread_cpu_pct, spin_us, clock_offset_us) VALUES (?,?,?,?,?,?,?,?)")
+         "busiest_thread_cpu_pct, spin_us, clock_offset_us, cluster_moved, cluster_ask) "
+         "VALUES (?,?,?,?,?,?,?,?,?,?)")
       .bind(1, phase_id)
       .bind(2, sec.ts_us)
       .bind(3, sec.interval_us)
@@ -156,6 +203,8 @@ void ResultsWriter::write_second(int64_t phase_id, const SecondReport& sec, bool
       .bind(6, sec.busiest_thread_cpu * 100)
       .bind(7, rate_mode ? std::optional<int64_t>(sec.spin_us) : std::nullopt)
       .bind(8, sec.clock_offset_us)
+      .bind(9, sec.moved)
+      .bind(10, sec.asked)
       .run();
   tx.commit();
 }

@@ -29,6 +29,9 @@ struct RunInfo {
   int process_index = 0, process_count = 1;
 };
 
+// A random (version 4) UUID, lower-case hex with dashes: each run's runs.run_uuid.
+std::string random_uuid();
+
 class ResultsWriter {
  public:
   // `clock`: where the times of run ends and events are read (a fake in tests).

@@ -1,8 +1,11 @@
 // HdrHistogram interval logs: see hdr_log.hpp.
 #include "stats/hdr_log.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
 #include <zlib.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
@@ -106,7 +109,14 @@ std::string hdr_compressed_base64(const LatencyHistogram& h) {
 }
 
 HdrLogWriter::HdrLogWriter(const std::string& path, int64_t base_ts_us)
-    : path_(path), out_(path, std::ios::out | std::ios::trunc), base_ts_us_(base_ts_us) {
+    : path_(path), base_ts_us_(base_ts_us) {
+  // Created here, never replaced: the command line checked that no such file existed, but a
+  // later target's file is made when it starts, and something may have made it meanwhile.
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0)
+    throw std::runtime_error("--hdr-log: cannot create '" + path + "': " + std::strerror(errno));
+  ::close(fd);
+  out_.open(path, std::ios::out | std::ios::trunc);
   if (!out_) throw std::runtime_error("--hdr-log: cannot create '" + path + "'");
   char date[64] = "";
   const time_t t = static_cast<time_t>(base_ts_us / 1'000'000);

@@ -102,6 +102,11 @@ class StatsSlot {
   // leaves out, since the thread had nothing else to do. A running total, read per worker.
   void add_spin(uint64_t ns) { spin_ns_.fetch_add(ns, std::memory_order_relaxed); }
   uint64_t spin_ns_total() const { return spin_ns_.load(std::memory_order_relaxed); }
+  // A Redis Cluster redirect the worker followed (MOVED, or ASK when `ask`): running totals,
+  // read per worker for the per-second row, as the spin time.
+  void add_redirect(bool ask) { (ask ? asked_ : moved_).fetch_add(1, std::memory_order_relaxed); }
+  uint64_t moved_total() const { return moved_.load(std::memory_order_relaxed); }
+  uint64_t asked_total() const { return asked_.load(std::memory_order_relaxed); }
   // Collector only: swaps buffers and merges what the worker recorded since the last call into
   // `into`.
   void drain_into(IntervalStats& into);
@@ -112,6 +117,7 @@ class StatsSlot {
   IntervalStats* active_ = &a_;
   bool rate_mode_;
   std::atomic<uint64_t> spin_ns_{0};
+  std::atomic<uint64_t> moved_{0}, asked_{0};
 };
 
 }  // namespace kv::drive

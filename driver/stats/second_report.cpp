@@ -1,9 +1,33 @@
 #include "stats/second_report.hpp"
 
+#include <algorithm>
+
 namespace kv::drive {
 namespace {
 double us(uint64_t ns) { return static_cast<double>(ns) / 1000.0; }
 }  // namespace
+
+SparseHistogram SparseHistogram::of(const LatencyHistogram& h) {
+  SparseHistogram s;
+  if (h.count() == 0) return s;
+  for (int i = 0; i < LatencyHistogram::kBuckets; ++i)
+    if (h.bucket_count(i) != 0) s.buckets.emplace_back(i, h.bucket_count(i));
+  s.max_ns = h.max_ns();
+  return s;
+}
+
+uint64_t SparseHistogram::count() const {
+  uint64_t n = 0;
+  for (const auto& b : buckets) n += b.second;
+  return n;
+}
+
+LatencyHistogram SparseHistogram::dense() const {
+  LatencyHistogram h;
+  for (const auto& [index, count] : buckets)
+    h.record_n(std::min(LatencyHistogram::bucket_upper_ns(index), max_ns), count);
+  return h;
+}
 
 OpSecond summarize(const OpStats& s, bool sent) {
   OpSecond o;
@@ -31,6 +55,8 @@ OpSecond summarize(const OpStats& s, bool sent) {
   o.slip_p50_us = us(s.slip.percentile_ns(0.5));
   o.slip_p99_us = us(s.slip.percentile_ns(0.99));
   o.slip_max_us = us(s.slip.max_ns());
+  o.latency = SparseHistogram::of(h);
+  o.sent_latency = SparseHistogram::of(s.sent_latency);
   return o;
 }
 

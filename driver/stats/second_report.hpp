@@ -6,10 +6,27 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
+#include <utility>
+#include <vector>
 
 #include "stats/interval_stats.hpp"
 
 namespace kv::drive {
+
+// A latency histogram's non-empty buckets, ascending (a few hundred bytes where the full
+// histogram is 30 KB): what a second carries to the writer and the HdrHistogram log.
+struct SparseHistogram {
+  std::vector<std::pair<int, uint64_t>> buckets;  // (LatencyHistogram bucket index, count)
+  uint64_t max_ns = 0;                            // the largest value recorded; 0 when empty
+
+  static SparseHistogram of(const LatencyHistogram& h);
+  uint64_t count() const;
+  bool empty() const { return buckets.empty(); }
+  // The histogram again: the same bucket counts (each bucket's values counted at its upper
+  // bound, the top one at max_ns), so percentiles and the largest value are the original's.
+  LatencyHistogram dense() const;
+};
 
 struct OpSecond {
   bool sent = false;  // the phase sends this op: it gets a row even when nothing completed
@@ -23,6 +40,8 @@ struct OpSecond {
   double lat_max_us = 0;
   double sent_p50_us = 0, sent_p99_us = 0, sent_max_us = 0;  // rate mode: from the actual send
   double slip_p50_us = 0, slip_p99_us = 0, slip_max_us = 0;  // rate mode: actual - intended send
+  // The second's histograms: `latency` as the lat_* figures; `sent_latency` rate mode only.
+  SparseHistogram latency, sent_latency;
 };
 
 // Figures of one op's stats for a row.
@@ -41,6 +60,9 @@ struct SecondReport {
   double busiest_thread_wanted = 0;
   int64_t spin_us = 0;          // CPU the workers spent spinning for send times (rate mode)
   int64_t clock_offset_us = 0;  // wall - monotonic at the collection (its change = slew)
+  // Redis Cluster redirects followed in the interval (StatsSlot::add_redirect); nullopt when
+  // the target is not a cluster.
+  std::optional<int64_t> moved, asked;
 
   const OpSecond& operator[](OpType op) const { return by_op[static_cast<size_t>(op)]; }
   uint64_t ops() const { return by_op[0].ops + by_op[1].ops; }

@@ -157,7 +157,24 @@ ClusterRouter::Action ClusterRouter::on_error(std::string_view error_text) {
   }
   ++moved_;
   needs_refresh_ = true;
+  if (refresh_started_) moved_since_start_.emplace_back(r->slot, r->to);
   return {Action::Kind::retry, map_.move_slot(r->slot, r->to)};
+}
+
+bool ClusterRouter::refresh_due(int64_t now_ns, int64_t min_interval_ns) {
+  if (!needs_refresh_) return false;
+  if (refresh_started_ && now_ns - refresh_started_ns_ < min_interval_ns) return false;
+  refresh_started_ = true;
+  refresh_started_ns_ = now_ns;
+  moved_since_start_.clear();
+  return true;
+}
+
+void ClusterRouter::replace(const std::vector<SlotRange>& ranges) {
+  map_.assign(ranges);
+  for (const auto& [slot, to] : moved_since_start_) map_.move_slot(slot, to);
+  needs_refresh_ = !moved_since_start_.empty();
+  moved_since_start_.clear();
 }
 
 int SlotMap::covered_slots() const {

@@ -106,13 +106,18 @@ class ClusterRouter {
   // Redirects since the last take (for the per-second row), then zero.
   uint64_t take_moved() { return std::exchange(moved_, 0); }
   uint64_t take_asked() { return std::exchange(asked_, 0); }
-  // True after a MOVED until refreshed(): the caller fetches CLUSTER SLOTS (rate-limited) and
-  // calls replace().
+  // True after a MOVED until replace(): the caller fetches CLUSTER SLOTS (rate-limited, see
+  // refresh_due) and calls replace().
   bool needs_refresh() const { return needs_refresh_; }
-  void replace(const std::vector<SlotRange>& ranges) {
-    map_.assign(ranges);
-    needs_refresh_ = false;
-  }
+  // The rate limit on refreshes: true when a refresh is wanted and none was started in the
+  // last min_interval_ns (the first one at once); the caller then starts one (the start is
+  // noted at now_ns). A migration moves slots one by one, each with its MOVED: one CLUSTER
+  // SLOTS per interval, not one per MOVED.
+  static constexpr int64_t kMinRefreshNs = 100'000'000;
+  bool refresh_due(int64_t now_ns, int64_t min_interval_ns = kMinRefreshNs);
+  // The topology a refresh read. MOVEDs that came while it was read are applied again on top
+  // (a node said so after the read began), and keep a refresh wanted.
+  void replace(const std::vector<SlotRange>& ranges);
   const std::vector<HostPort>& nodes() const { return map_.nodes(); }
   const SlotMap& map() const { return map_; }
 
@@ -121,6 +126,9 @@ class ClusterRouter {
   uint64_t moved_ = 0;
   uint64_t asked_ = 0;
   bool needs_refresh_ = false;
+  bool refresh_started_ = false;
+  int64_t refresh_started_ns_ = 0;
+  std::vector<std::pair<int, HostPort>> moved_since_start_;  // (slot, to) since refresh_due
 };
 
 }  // namespace kv::drive::store

@@ -1,6 +1,7 @@
 #include "store/cluster_topology.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <stdexcept>
 
 #include "store/resp_codec.hpp"
@@ -61,6 +62,27 @@ void refresh_slot_map(SlotMap& map, const TargetSpec& spec, const TlsContext* tl
     if (!known) nodes.push_back(s);
   }
   map.assign(fetch_cluster_slots(nodes, spec, tls, timeout_us));
+}
+
+SlotRefresh::~SlotRefresh() {
+  if (pending_.valid()) pending_.wait();
+}
+
+void SlotRefresh::start(std::vector<HostPort> nodes, const TargetSpec& spec, const TlsContext* tls,
+                        int64_t timeout_us) {
+  pending_ = std::async(std::launch::async, [nodes = std::move(nodes), spec, tls, timeout_us] {
+    return fetch_cluster_slots(nodes, spec, tls, timeout_us);
+  });
+}
+
+std::optional<Result<std::vector<SlotRange>>> SlotRefresh::take() {
+  if (!pending_.valid() || pending_.wait_for(std::chrono::seconds(0)) != std::future_status::ready)
+    return std::nullopt;
+  try {
+    return Result<std::vector<SlotRange>>(pending_.get());
+  } catch (const std::exception& e) {
+    return Result<std::vector<SlotRange>>(Error{e.what()});
+  }
 }
 
 std::vector<HostPort> cluster_masters(const std::vector<SlotRange>& ranges) {

@@ -9,6 +9,8 @@
 #include <cstring>
 #include <new>
 
+#include "store/hiredis_ptr.hpp"
+
 namespace kv::drive::store {
 
 const char* verdict_name(Verdict v) {
@@ -69,7 +71,7 @@ Verdict resp_verdict(Op op, const RespReply& reply) {
 // itself and freeObject does nothing: no reply is ever allocated. Elements of an array
 // (task->parent set) are parsed by hiredis and ignored here.
 struct RespDecoder::State {
-  redisReader* reader = nullptr;
+  RedisReaderPtr reader;
   // The top-level reply's text (hiredis's buffer moves after each reply, so it is copied):
   // text_len bytes at text_buf + text_off, where text_off puts the copy at the same offset
   // modulo 64 as its source. glibc 2.36 copies 10 KB with `rep movsb`, which on this AMD EPYC
@@ -97,10 +99,6 @@ struct RespDecoder::State {
   }
   RespKind kind = RespKind::nil;
   long long integer = 0;
-
-  ~State() {
-    if (reader != nullptr) redisReaderFree(reader);
-  }
 };
 
 namespace {
@@ -158,7 +156,7 @@ redisReplyObjectFunctions g_functions = {create_string, create_array, create_int
 }  // namespace
 
 RespDecoder::RespDecoder(size_t max_idle_buffer_bytes) : state_(std::make_unique<State>()) {
-  state_->reader = redisReaderCreateWithFunctions(&g_functions);
+  state_->reader.reset(redisReaderCreateWithFunctions(&g_functions));
   if (state_->reader == nullptr) throw std::bad_alloc();
   state_->reader->privdata = state_.get();
   state_->reader->maxbuf = max_idle_buffer_bytes;
@@ -170,13 +168,14 @@ RespDecoder& RespDecoder::operator=(RespDecoder&&) noexcept = default;
 
 bool RespDecoder::feed(std::string_view bytes) {
   if (!state_ || bytes.empty()) return state_ && state_->reader->err == 0;
-  return redisReaderFeed(state_->reader, bytes.data(), bytes.size()) == REDIS_OK;
+  return redisReaderFeed(state_->reader.get(), bytes.data(), bytes.size()) == REDIS_OK;
 }
 
 ReadStatus RespDecoder::next(RespReply* out) {
   if (!state_) return ReadStatus::protocol_error;
   void* reply = nullptr;
-  if (redisReaderGetReply(state_->reader, &reply) != REDIS_OK) return ReadStatus::protocol_error;
+  if (redisReaderGetReply(state_->reader.get(), &reply) != REDIS_OK)
+    return ReadStatus::protocol_error;
   if (reply == nullptr) return ReadStatus::need_more;
   out->kind = state_->kind;
   out->integer = state_->integer;

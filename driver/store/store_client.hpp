@@ -46,6 +46,8 @@ class StoreClient {
   // *value views a get's bytes until the next call). After an error every remaining receive()
   // of the batch returns error and the connection is rebuilt.
   virtual bool supports_pipelining() const { return false; }
+  // Follows Redis Cluster redirects (and counts them, StatsSlot::add_redirect).
+  virtual bool follows_redirects() const { return false; }
   virtual void send_set(std::string_view /*key*/, std::string_view /*value*/, uint32_t /*ttl_s*/) {}
   virtual void send_get(std::string_view /*key*/) {}
   virtual void flush() {}

@@ -1,9 +1,7 @@
-// Store-side counters: parsers for Redis INFO and memcached "stats" replies, and a poller that
-// asks one target for them every interval (which counters are kept and what each means:
-// schema/README.md, "store_stats"), so a run can set the driver's own op counts beside the store's.
-//
-// The parsers are pure functions: any input (truncated, malformed, binary garbage) gives the
-// numeric fields that could be read and skips the rest; they never throw on content.
+// Store-side counters: a poller that asks one target for them every interval (which counters
+// are kept and what each means: schema/README.md, "store_stats"), so a run can set the driver's
+// own op counts beside the store's. The replies' parsers are in store/stats_parsers.hpp, the
+// connections to each server (Redis, memcached, TLS) in store/stats_sources.hpp.
 //
 // Thread-safety: StoreStatsPoller runs its own thread with its own connection(s); drain() and
 // latest() may be called from any thread while it runs. start()/stop() are for the owning
@@ -22,23 +20,10 @@
 #include <vector>
 
 #include "store/stat_sample.hpp"
+#include "store/stats_parsers.hpp"  // parse_redis_info, parse_memcached_stats
 #include "store/target_uri.hpp"
 
 namespace kv::drive {
-
-// Redis INFO text (any sections, e.g. "INFO everything") → its numeric fields, in reply order.
-// "name:value" lines with a finite numeric value are kept as is. Lines whose value is a list
-// "k=v,k=v" (commandstats, keyspace, latencystats, replicas) give one field per numeric item,
-// named "<name>_<k>": "cmdstat_set:calls=12,usec=34" → cmdstat_set_calls=12, cmdstat_set_usec=34;
-// "db0:keys=5,expires=0" → db0_keys=5, db0_expires=0. Skipped: section headers, non-numeric
-// values ("redis_version:7.0.15", "used_memory_human:1.2M", "used_memory_peak_perc:99%"),
-// and hex identifiers that may happen to be all digits (run_id, master_replid, ...).
-std::vector<StatValue> parse_redis_info(std::string_view text);
-
-// memcached "stats" reply ("STAT name value\r\n" ... "END\r\n") → its numeric fields, in reply
-// order. rusage_user / rusage_system ("seconds.micros") become seconds as a double. Lines that
-// are not "STAT <name> <number>" (END, ERROR, "STAT version 1.6.18") are skipped.
-std::vector<StatValue> parse_memcached_stats(std::string_view text);
 
 // Polls one target's own counters on its own connection and thread every interval_us, on
 // absolute deadlines (a slow poll does not shift later ones; missed ticks are skipped, not
@@ -62,7 +47,7 @@ class StoreStatsPoller {
  public:
   static constexpr size_t kMaxQueued = 3600;
 
-  // Throws std::invalid_argument if the target has no server or interval_us / timeout_us <= 0.
+  // Throws UsageError if the target has no server or interval_us / timeout_us <= 0.
   StoreStatsPoller(TargetSpec target, int64_t interval_us = 1'000'000,
                    int64_t timeout_us = 1'000'000);
   ~StoreStatsPoller();  // stops and joins

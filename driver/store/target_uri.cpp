@@ -6,11 +6,13 @@
 #include <string>
 #include <utility>
 
+#include "kvbench/usage_error.hpp"
+
 namespace kv::drive {
 namespace {
 
 [[noreturn]] void bad(std::string_view uri, const std::string& why) {
-  throw std::invalid_argument("invalid target '" + std::string(uri) + "': " + why);
+  throw UsageError("invalid target '" + std::string(uri) + "': " + why);
 }
 
 int parse_int(std::string_view uri, std::string_view text, const char* what, int lo, int hi) {
@@ -105,6 +107,8 @@ TargetSpec parse_target_uri(std::string_view uri) {
       t.binary_protocol = val == "binary";
     else if (key == "nodelay" && (val == "0" || val == "1"))
       t.tcp_nodelay = val == "1";
+    else if (key == "writes" && (val == "one" || val == "split"))
+      t.split_writes = val == "split";
     else if (key == "tls" && (val == "0" || val == "1"))
       t.tls.enabled = val == "1" || scheme.substr(0, 6) == "rediss";
     else if (key == "verify" && (val == "0" || val == "1"))
@@ -115,9 +119,10 @@ TargetSpec parse_target_uri(std::string_view uri) {
        : key == "key"  ? t.tls.key_file
                        : t.tls.server_name) = std::string(val);
     else
-      bad(uri, "unknown option '" + std::string(kv) +
-                   "' (expected protocol=binary|text for memcached, nodelay=0|1, tls=0|1, "
-                   "ca=FILE, cert=FILE, key=FILE, sni=NAME, verify=0|1)");
+      bad(uri,
+          "unknown option '" + std::string(kv) +
+              "' (expected protocol=binary|text for memcached, nodelay=0|1, "
+              "writes=one|split, tls=0|1, ca=FILE, cert=FILE, key=FILE, sni=NAME, verify=0|1)");
     if (amp == std::string_view::npos) break;
     query = query.substr(amp + 1);
   }
@@ -127,6 +132,7 @@ TargetSpec parse_target_uri(std::string_view uri) {
                        !tls.server_name.empty() || !tls.verify))
     bad(uri, "ca=, cert=, key=, sni= and verify= need TLS (rediss:// or tls=1)");
   if (!tls.key_file.empty() && tls.cert_file.empty()) bad(uri, "key= needs cert=");
+  if (t.split_writes && tls.enabled) bad(uri, "writes=split is for plain TCP, not TLS");
 
   t.display = std::string(uri);
   if (!t.password.empty()) {

@@ -1,5 +1,6 @@
 // Store targets as URIs: redis://[user:password@]host:port[/db] and
-// memcached://host:port[,host:port...][?protocol=binary|text&nodelay=0|1]. TLS: rediss://, or
+// memcached://host:port[,host:port...][?protocol=binary|text&nodelay=0|1&writes=one|split].
+// TLS: rediss://, or
 // ?tls=1 on either, with ?ca=, cert=, key=, sni=, verify=0|1 (see TlsOptions). Redis Cluster:
 // redis+cluster://seed:port (rediss+cluster:// over TLS), one seed node of the cluster.
 #pragma once
@@ -35,7 +36,11 @@ struct TargetSpec {
   std::string password;           // redis AUTH password (empty: none)
   int db = 0;                     // redis SELECT
   bool binary_protocol = false;   // memcached binary protocol
-  bool tcp_nodelay = true;        // off shows the Nagle / delayed-ACK stall
+  bool tcp_nodelay = true;        // off: Nagle's algorithm (see split_writes)
+  // ?writes=split: a set's command line (header) and its value go out in two send()s, as the
+  // clients of the seed study's era wrote them; with nodelay=0 the value's last, short segment
+  // then waits for the server's delayed ACK of the first (README: "Target URIs").
+  bool split_writes = false;
   TlsOptions tls;
   bool cluster = false;  // redis+cluster://: the server is a seed; keys go by slot
   std::string display;   // the URI without its password, as stored and printed
@@ -45,7 +50,7 @@ struct TargetSpec {
 inline constexpr int kDefaultRedisPort = 6379;
 inline constexpr int kDefaultMemcachedPort = 11211;
 
-// Throws std::invalid_argument naming the URI and what is wrong with it. Host and port follow
+// Throws UsageError naming the URI and what is wrong with it. Host and port follow
 // proto::split_host_port's rules, the port defaulting to the protocol's own.
 TargetSpec parse_target_uri(std::string_view uri);
 const char* protocol_name(Protocol p);

@@ -12,12 +12,14 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "kvbench/usage_error.hpp"
+
 namespace kv::drive::store {
 namespace {
 
 namespace ssl = boost::asio::ssl;
 
-[[noreturn]] void bad(const std::string& what) { throw std::invalid_argument(what); }
+[[noreturn]] void bad(const std::string& what) { throw UsageError(what); }
 
 // The last OpenSSL error's reason ("no certificate or crl found"), and clears the queue.
 std::string openssl_reason() {

@@ -21,7 +21,7 @@ class TlsContext {
   // Builds a TLS 1.2+ client context: trusts the PEM certificates of opts.ca_file (or, when
   // empty, the system's default store), presents opts.cert_file / opts.key_file (the key may be
   // in the cert file) and checks that they match, and verifies the server unless !opts.verify.
-  // Throws std::invalid_argument with one line naming the file and the problem, e.g.
+  // Throws UsageError with one line naming the file and the problem, e.g.
   // "TLS CA file '/x.pem': cannot read it (No such file or directory)",
   // "TLS CA file '/x.pem': no PEM certificate in it",
   // "TLS client key '/k.pem' does not match certificate '/c.pem'".

@@ -10,13 +10,14 @@
 #include <stdexcept>
 
 #include "kvbench/units.hpp"
+#include "kvbench/usage_error.hpp"
 #include "util/utf8.hpp"
 
 namespace kv::drive {
 
 std::string read_text_file(std::string_view what, const std::string& path, size_t max_bytes) {
   auto bad = [&](const std::string& why) {
-    throw std::invalid_argument(std::string(what) + " '" + path + "': " + why);
+    throw UsageError(std::string(what) + " '" + path + "': " + why);
   };
   // O_NONBLOCK: opening a FIFO with no writer must not hang; it is refused just below.
   int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);

@@ -11,7 +11,7 @@ namespace kv::drive {
 // Config and scenario files are a few hundred bytes; 1 MiB is far beyond any real one.
 inline constexpr size_t kMaxTextFileBytes = size_t{1} << 20;
 
-// Reads the file at `path` whole. Refuses (std::invalid_argument "<what> '<path>': ...") a
+// Reads the file at `path` whole. Refuses (UsageError "<what> '<path>': ...") a
 // path that is missing, a directory or not a regular file (/dev/zero, a FIFO: opened without
 // blocking), larger than `max_bytes`, or not UTF-8 (naming the line). A leading UTF-8 byte
 // order mark is dropped (editors on Windows write one; it would make the first key unknown).

@@ -4,6 +4,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "kvbench/usage_error.hpp"
 #include "util/text_file.hpp"
 #include "workload/workload_options.hpp"
 
@@ -28,8 +29,7 @@ Scenario parse_scenario(std::string_view name, std::string_view text) {
   s.name = std::string(name);
   int line_no = 0;
   auto fail = [&](const std::string& why) {
-    throw std::invalid_argument("scenario " + s.name + ", line " + std::to_string(line_no) + ": " +
-                                why);
+    throw UsageError("scenario " + s.name + ", line " + std::to_string(line_no) + ": " + why);
   };
   WorkloadSpec probe;                // every option is applied once here to check its value
   std::map<std::string, int> lines;  // "step\noption" -> the line it was given on
@@ -61,7 +61,7 @@ Scenario parse_scenario(std::string_view name, std::string_view text) {
     }
     try {
       set_workload_option(probe, key, value);
-    } catch (const std::invalid_argument& e) {
+    } catch (const UsageError& e) {
       fail(e.what());
     }
     // Given twice in one place, the later value silently won.
@@ -85,8 +85,8 @@ Scenario load_scenario(const std::string& name_or_path) {
     std::string names;
     for (const auto& e : shipped_scenarios())
       names += std::string(names.empty() ? "" : ", ") + e.name;
-    throw std::invalid_argument("unknown scenario '" + name_or_path +
-                                "' (not a file; shipped: " + names + ")");
+    throw UsageError("unknown scenario '" + name_or_path + "' (not a file; shipped: " + names +
+                     ")");
   }
   // Bounded: --scenario /dev/zero or a FIFO is refused, not read forever.
   return parse_scenario(name_or_path, read_text_file("--scenario", name_or_path));
@@ -94,7 +94,8 @@ Scenario load_scenario(const std::string& name_or_path) {
 
 std::vector<RunStep> expand_scenario(
     const Scenario& s, const WorkloadSpec& base,
-    const std::vector<std::pair<std::string, std::string>>& overrides, double scale) {
+    const std::vector<std::pair<std::string, std::string>>& overrides, double scale,
+    bool warmup_added) {
   std::vector<RunStep> steps;
   for (const auto& st : s.steps) {
     RunStep r{st.name, base};
@@ -103,11 +104,11 @@ std::vector<RunStep> expand_scenario(
     apply_all(r.workload, overrides);
     if (scale != 1.0) scale_workload(r.workload, scale);
     try {
-      check_workload(r.workload);
-    } catch (const std::invalid_argument& e) {
+      check_workload(r.workload, warmup_added);
+    } catch (const UsageError& e) {
       std::string where = s.name.empty() ? "" : "scenario " + s.name + ", ";
       if (!st.name.empty()) where += "step " + st.name + ": ";
-      throw std::invalid_argument(where + e.what());
+      throw UsageError(where + e.what());
     }
     steps.push_back(std::move(r));
   }

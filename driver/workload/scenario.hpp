@@ -38,10 +38,10 @@ struct Scenario {
   std::vector<Step> steps;
 };
 
-// Parses scenario text. Throws std::invalid_argument "scenario NAME, line N: ..." for syntax
+// Parses scenario text. Throws UsageError "scenario NAME, line N: ..." for syntax
 // errors, unknown options and bad values (every option is checked by applying it).
 Scenario parse_scenario(std::string_view name, std::string_view text);
-// A shipped scenario by name, or a file by path. Throws std::invalid_argument if neither.
+// A shipped scenario by name, or a file by path. Throws UsageError if neither.
 Scenario load_scenario(const std::string& name_or_path);
 
 struct RunStep {
@@ -49,9 +49,11 @@ struct RunStep {
   WorkloadSpec workload;
 };
 // The steps' workloads: base ← scenario defaults ← step options ← `overrides` (explicit
-// command-line options), then scaled by `scale` and checked. Throws std::invalid_argument.
+// command-line options), then scaled by `scale` and checked (check_workload with
+// `warmup_added`). Throws UsageError.
 std::vector<RunStep> expand_scenario(
     const Scenario& s, const WorkloadSpec& base,
-    const std::vector<std::pair<std::string, std::string>>& overrides, double scale);
+    const std::vector<std::pair<std::string, std::string>>& overrides, double scale,
+    bool warmup_added = false);
 
 }  // namespace kv::drive

@@ -2,16 +2,17 @@
 
 #include <charconv>
 #include <cmath>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 
 #include "kvbench/units.hpp"
+#include "kvbench/usage_error.hpp"
 
 namespace kv::drive {
 namespace {
 
 [[noreturn]] void bad(std::string_view option, std::string_view text, const std::string& why) {
-  throw std::invalid_argument("invalid " + std::string(option) + " '" + std::string(text) +
-                              "': " + why);
+  throw UsageError("invalid " + std::string(option) + " '" + std::string(text) + "': " + why);
 }
 
 std::vector<std::string_view> split_commas(std::string_view text) {
@@ -60,7 +61,7 @@ std::vector<LatencyBound> parse_slo(std::string_view text) {
     int64_t max_us = 0;
     try {
       max_us = parse_duration_us(part.substr(eq + 1));
-    } catch (const std::invalid_argument& e) {
+    } catch (const UsageError& e) {
       bad("--slo", part, e.what());
     }
     if (max_us <= 0) bad("--slo", part, "the bound must be above 0");
@@ -77,7 +78,7 @@ std::vector<double> parse_rate_list(std::string_view text) {
     uint64_t v = 0;
     try {
       v = parse_count(part);
-    } catch (const std::invalid_argument& e) {
+    } catch (const UsageError& e) {
       bad("--rates", part, "expected request rates such as 1000,5k,20k");
     }
     if (v == 0 || v > 1'000'000'000) bad("--rates", part, "a rate from 1 to 1G requests/s");
@@ -93,21 +94,33 @@ DistressLimits parse_distress(std::string_view text, DistressLimits base) {
     auto eq = part.find('=');
     if (eq == std::string_view::npos) bad("--distress", part, "expected NAME=VALUE or NAME=off");
     std::string_view name = part.substr(0, eq), value = part.substr(eq + 1);
-    double* field = nullptr;
-    double hi = 1e12;
-    if (name == "swap-in") {
-      field = &d.swap_in_pages_per_s;
-    } else if (name == "major-faults") {
-      field = &d.major_faults_per_s;
-    } else if (name == "psi-full") {
-      field = &d.psi_memory_full_pct;
-      hi = 100;
-    } else if (name == "store-cpu") {
-      field = &d.store_cpu_fraction;
-      hi = 1;
-    } else {
-      bad("--distress", part, "unknown limit (swap-in, major-faults, psi-full or store-cpu)");
-    }
+    // Each limit: its name, its field, its largest value (a percentage 100, a fraction 1).
+    struct Limit {
+      std::string_view name;
+      double DistressLimits::*field;
+      double hi;
+    };
+    static constexpr Limit kLimits[] = {
+        {"swap-in", &DistressLimits::swap_in_pages_per_s, 1e12},
+        {"major-faults", &DistressLimits::major_faults_per_s, 1e12},
+        {"psi-full", &DistressLimits::psi_memory_full_pct, 100},
+        {"store-cpu", &DistressLimits::store_cpu_fraction, 1},
+        {"cgroup-high", &DistressLimits::cgroup_high_events, 1e12},
+        {"cgroup-max", &DistressLimits::cgroup_max_events, 1e12},
+        {"cgroup-oom", &DistressLimits::cgroup_oom_events, 1e12},
+        {"cgroup-psi-full", &DistressLimits::cgroup_psi_full_pct, 100},
+        {"cpu-throttled", &DistressLimits::cpu_throttled_fraction, 1},
+        {"cgroup-max-anon", &DistressLimits::cgroup_max_anon_fraction, 1},
+    };
+    const Limit* limit = nullptr;
+    for (const Limit& l : kLimits)
+      if (l.name == name) limit = &l;
+    if (limit == nullptr)
+      bad("--distress", part,
+          "unknown limit (swap-in, major-faults, psi-full, store-cpu, cgroup-high, cgroup-max, "
+          "cgroup-oom, cgroup-psi-full, cpu-throttled or cgroup-max-anon)");
+    double* field = &(d.*(limit->field));
+    const double hi = limit->hi;
     if (value == "off") {
       *field = -1;
       continue;
@@ -124,11 +137,51 @@ DistressLimits parse_distress(std::string_view text, DistressLimits base) {
 void check_search_options(const SearchOptions& s) {
   if (!s.enabled) return;
   if (s.objective.latency.empty() && s.rates.empty())
-    throw std::invalid_argument("--search needs an objective: --slo, e.g. --slo p99=1ms");
-  if (s.start_rate > s.max_rate)
-    throw std::invalid_argument("--search-start must not exceed --search-max");
+    throw UsageError("--search needs an objective: --slo, e.g. --slo p99=1ms");
+  if (s.start_rate > s.max_rate) throw UsageError("--search-start must not exceed --search-max");
   if (s.step_duration_us < 1'000'000)
-    throw std::invalid_argument("--search: each step needs a --duration of at least 1s");
+    throw UsageError("--search: each step needs a --duration of at least 1s");
+}
+
+std::string search_parameters_json(const std::string& workload_json, const SearchOptions& s) {
+  if (!s.enabled) return workload_json;
+  auto j = nlohmann::ordered_json::parse(workload_json, nullptr, false);
+  if (!j.is_object()) return workload_json;
+  nlohmann::ordered_json o;
+  auto& slo = o["slo"] = nlohmann::ordered_json::array();
+  for (const auto& b : s.objective.latency)
+    slo.push_back({{"name", b.name}, {"quantile", b.quantile}, {"max_us", b.max_us}});
+  o["min_achieved"] = s.objective.min_achieved;
+  o["max_error_rate"] = s.objective.max_error_rate;
+  if (!s.rates.empty()) {
+    o["rates"] = s.rates;
+  } else {
+    o["start_rate"] = s.start_rate;
+    o["growth"] = s.growth;
+    o["precision"] = s.precision;
+    o["max_rate"] = s.max_rate;
+    o["max_steps"] = s.max_steps;
+  }
+  o["step_duration_us"] = s.step_duration_us;
+  o["step_min_requests"] = s.step_min_requests;
+  o["step_warmup_us"] = s.step_warmup_us;
+  o["max_client_cpu"] = s.client.max_thread_cpu;
+  o["max_slip_p99_us"] = s.client.max_slip_p99_us;
+  auto limit = [](double v) {
+    return v < 0 ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(v);
+  };
+  auto& distress = o["distress"];
+  distress["swap_in_pages_per_s"] = limit(s.distress.swap_in_pages_per_s);
+  distress["major_faults_per_s"] = limit(s.distress.major_faults_per_s);
+  distress["psi_memory_full_pct"] = limit(s.distress.psi_memory_full_pct);
+  distress["store_cpu_fraction"] = limit(s.distress.store_cpu_fraction);
+  distress["cgroup_high_events"] = limit(s.distress.cgroup_high_events);
+  distress["cgroup_max_events"] = limit(s.distress.cgroup_max_events);
+  distress["cgroup_oom_events"] = limit(s.distress.cgroup_oom_events);
+  distress["cpu_throttled_fraction"] = limit(s.distress.cpu_throttled_fraction);
+  distress["cgroup_max_anon_fraction"] = limit(s.distress.cgroup_max_anon_fraction);
+  j["search"] = std::move(o);
+  return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
 }  // namespace kv::drive

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "kvbench/units.hpp"
+#include "kvbench/usage_error.hpp"
 
 namespace kv::drive {
 namespace {
@@ -33,13 +34,13 @@ uint64_t checked_size(std::string_view text, std::string_view whole) {
   uint64_t v = 0;
   try {
     v = parse_size(text);
-  } catch (const std::invalid_argument&) {
-    throw std::invalid_argument("invalid value size '" + std::string(whole) +
-                                "': expected 100, 100-1000 or 1K:60,10K:40");
+  } catch (const UsageError&) {
+    throw UsageError("invalid value size '" + std::string(whole) +
+                     "': expected 100, 100-1000 or 1K:60,10K:40");
   }
   if (v == 0 || v > kMaxValueSize)
-    throw std::invalid_argument("invalid value size '" + std::string(whole) +
-                                "': each size must be from 1 byte to 64 MiB");
+    throw UsageError("invalid value size '" + std::string(whole) +
+                     "': each size must be from 1 byte to 64 MiB");
   return v;
 }
 
@@ -67,9 +68,8 @@ std::vector<PhaseKind> parse_phases(std::string_view text) {
     else if (p == "mixed")
       out.push_back(PhaseKind::mixed);
     else
-      throw std::invalid_argument("invalid phase '" + std::string(p) + "' in '" +
-                                  std::string(text) +
-                                  "': expected load, read or mixed, comma-separated");
+      throw UsageError("invalid phase '" + std::string(p) + "' in '" + std::string(text) +
+                       "': expected load, read or mixed, comma-separated");
   }
   return out;
 }
@@ -77,8 +77,8 @@ std::vector<PhaseKind> parse_phases(std::string_view text) {
 KeyPattern parse_key_pattern(std::string_view text) {
   KeyPattern p;
   auto bad = [&] {
-    return std::invalid_argument("invalid key pattern '" + std::string(text) +
-                                 "': expected sequential, uniform, gaussian or zipf[:EXPONENT]");
+    return UsageError("invalid key pattern '" + std::string(text) +
+                      "': expected sequential, uniform, gaussian or zipf[:EXPONENT]");
   };
   if (text == "sequential")
     p.kind = KeyPattern::Kind::sequential;
@@ -94,8 +94,8 @@ KeyPattern parse_key_pattern(std::string_view text) {
       auto [ptr, ec] = std::from_chars(num.data(), num.data() + num.size(), p.zipf_exponent);
       if (ec != std::errc() || ptr != num.data() + num.size() || !(p.zipf_exponent > 0) ||
           p.zipf_exponent > 10)
-        throw std::invalid_argument("invalid key pattern '" + std::string(text) +
-                                    "': the zipf exponent must be a number above 0 and at most 10");
+        throw UsageError("invalid key pattern '" + std::string(text) +
+                         "': the zipf exponent must be a number above 0 and at most 10");
     }
   } else {
     throw bad();
@@ -124,15 +124,15 @@ ValueSizes parse_value_sizes(std::string_view text) {
     for (auto item : split(text, ',')) {
       auto colon = item.find(':');
       if (colon == std::string_view::npos)
-        throw std::invalid_argument("invalid value size '" + std::string(text) +
-                                    "': every item of a weighted list is SIZE:WEIGHT");
+        throw UsageError("invalid value size '" + std::string(text) +
+                         "': every item of a weighted list is SIZE:WEIGHT");
       uint64_t size = checked_size(item.substr(0, colon), text);
       uint32_t weight = 0;
       auto w = item.substr(colon + 1);
       auto [ptr, ec] = std::from_chars(w.data(), w.data() + w.size(), weight);
       if (ec != std::errc() || ptr != w.data() + w.size() || weight == 0 || weight > 1'000'000)
-        throw std::invalid_argument("invalid value size '" + std::string(text) + "': weight '" +
-                                    std::string(w) + "' must be a whole number from 1 to 1000000");
+        throw UsageError("invalid value size '" + std::string(text) + "': weight '" +
+                         std::string(w) + "' must be a whole number from 1 to 1000000");
       v.weighted.push_back({size, weight});
       total += weight;
     }
@@ -149,8 +149,8 @@ ValueSizes parse_value_sizes(std::string_view text) {
     v.min = checked_size(text.substr(0, dash), text);
     v.max = checked_size(text.substr(dash + 1), text);
     if (v.min > v.max)
-      throw std::invalid_argument("invalid value size '" + std::string(text) +
-                                  "': the range's low end is above its high end");
+      throw UsageError("invalid value size '" + std::string(text) +
+                       "': the range's low end is above its high end");
     return v;
   }
   v.min = v.max = checked_size(text, text);
@@ -208,6 +208,10 @@ std::string WorkloadSpec::to_json() const {
   j["rate"] = rate;
   j["warmup_us"] = warmup_us;
   j["seed"] = seed;
+  if (worker_total > 0) {  // --segment: threads is this segment's share of these
+    j["segment_threads_total"] = worker_total;
+    j["segment_worker_first"] = worker_first;
+  }
   // The key prefix was checked to be UTF-8 at parse time; replace, never throw, regardless.
   return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }

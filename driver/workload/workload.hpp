@@ -12,7 +12,7 @@ namespace kv::drive {
 // load: every key set once, in order. read: gets. mixed: sets and gets at a ratio.
 enum class PhaseKind { load, read, mixed };
 const char* phase_kind_name(PhaseKind k);
-// "load,read,mixed" → kinds. Throws std::invalid_argument naming the bad element.
+// "load,read,mixed" → kinds. Throws UsageError naming the bad element.
 std::vector<PhaseKind> parse_phases(std::string_view text);
 
 // How read and mixed phases pick keys from 0..keys-1 (load always goes in order).
@@ -21,7 +21,7 @@ struct KeyPattern {
   double zipf_exponent = 0.99;       // zipf only
   double gaussian_stddev = 1.0 / 6;  // gaussian only: as a fraction of the key count
 };
-// "sequential", "uniform", "gaussian", "zipf", "zipf:1.2". Throws std::invalid_argument.
+// "sequential", "uniform", "gaussian", "zipf", "zipf:1.2". Throws UsageError.
 KeyPattern parse_key_pattern(std::string_view text);
 std::string key_pattern_name(const KeyPattern& p);
 
@@ -41,8 +41,14 @@ struct ValueSizes {
   uint64_t largest() const;
   std::string describe() const;
 };
-// Throws std::invalid_argument naming the input. Sizes from 1 byte to 64 MiB.
+// Throws UsageError naming the input. Sizes from 1 byte to 64 MiB.
 ValueSizes parse_value_sizes(std::string_view text);
+
+// --connections per thread: the event engine holds up to kMaxEventConnections (one fd each:
+// ulimit -n must allow them), the classic engine's lock-step rounds up to
+// kMaxClassicConnections (a larger count there is refused, exit 2).
+inline constexpr int kMaxEventConnections = 100000;
+inline constexpr int kMaxClassicConnections = 1024;
 
 struct WorkloadSpec {
   uint64_t keys = 100'000;  // keys 0 .. keys-1
@@ -65,6 +71,12 @@ struct WorkloadSpec {
   uint64_t seed = 1;
   int process_index = 0;  // --processes: this process's place; its workers take the
   int process_count = 1;  // shares after those of the processes before it
+  // --segment I/N: this host's share of a run split over N hosts. `threads` is then the
+  // segment's share of the run's --threads (worker_total); its workers are numbered from
+  // worker_first among worker_total, so keys, requests, rate shares and seeds are the whole
+  // run's. worker_total 0: not segmented.
+  int worker_first = 0;
+  int worker_total = 0;
 
   // The parameters as a JSON object, as stored in runs.parameters.
   std::string to_json() const;

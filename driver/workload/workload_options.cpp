@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "kvbench/units.hpp"
+#include "kvbench/usage_error.hpp"
 
 namespace kv::drive {
 namespace {
@@ -16,8 +17,7 @@ const char* const kMaxKeysWhy =
     " (2^32: Redis's own limit per instance; a load phase of that many keys takes hours)";
 
 [[noreturn]] void bad(std::string_view name, std::string_view value, const std::string& why) {
-  throw std::invalid_argument("invalid --" + std::string(name) + " '" + std::string(value) +
-                              "': " + why);
+  throw UsageError("invalid --" + std::string(name) + " '" + std::string(value) + "': " + why);
 }
 
 // "1", "0.5", "1e+09": std::to_string prints doubles as "1000000000.000000".
@@ -65,8 +65,8 @@ template <typename F>
 auto with_name(std::string_view name, std::string_view value, F parse) {
   try {
     return parse(value);
-  } catch (const std::invalid_argument& e) {
-    throw std::invalid_argument("--" + std::string(name) + ": " + e.what());
+  } catch (const UsageError& e) {
+    throw UsageError("--" + std::string(name) + ": " + e.what());
   }
 }
 
@@ -140,7 +140,7 @@ void set_workload_option(WorkloadSpec& w, std::string_view name, std::string_vie
   else if (name == "threads")
     w.threads = parse_number<int>(name, value, 1, 1024);
   else if (name == "connections")
-    w.connections = parse_number<int>(name, value, 1, 1024);
+    w.connections = parse_number<int>(name, value, 1, kMaxEventConnections);
   else if (name == "pipeline")
     w.pipeline = parse_number<int>(name, value, 1, 4096);
   else if (name == "key-prefix")
@@ -153,33 +153,31 @@ void set_workload_option(WorkloadSpec& w, std::string_view name, std::string_vie
     if (us / 1'000'000 > UINT32_MAX) bad(name, value, "is too long");
     w.ttl_s = static_cast<uint32_t>(us / 1'000'000);
   } else {
-    throw std::invalid_argument("unknown option '" + std::string(name) + "'");
+    throw UsageError("unknown option '" + std::string(name) + "'");
   }
 }
 
-void check_workload(const WorkloadSpec& w) {
-  if (w.keys == 0) throw std::invalid_argument("--keys must be at least 1");
+void check_workload(const WorkloadSpec& w, bool warmup_added) {
+  if (w.keys == 0) throw UsageError("--keys must be at least 1");
   // Also here: --scale multiplies what each option allowed on its own.
   if (w.keys > kMaxKeys)
-    throw std::invalid_argument("--keys " + std::to_string(w.keys) +
-                                " (after --scale) is more than " + std::to_string(kMaxKeys) +
-                                kMaxKeysWhy);
+    throw UsageError("--keys " + std::to_string(w.keys) + " (after --scale) is more than " +
+                     std::to_string(kMaxKeys) + kMaxKeysWhy);
   if (w.requests > kMaxRequests)
-    throw std::invalid_argument("--requests " + std::to_string(w.requests) +
-                                " (after --scale) is more than 10^15");
+    throw UsageError("--requests " + std::to_string(w.requests) +
+                     " (after --scale) is more than 10^15");
   if (w.duration_us > kMaxDurationUs)
-    throw std::invalid_argument("--duration (after --scale) is longer than " +
-                                format_duration_us(kMaxDurationUs));
+    throw UsageError("--duration (after --scale) is longer than " +
+                     format_duration_us(kMaxDurationUs));
   if (static_cast<uint64_t>(w.threads) > w.keys)
-    throw std::invalid_argument("--threads (" + std::to_string(w.threads) +
-                                ") must not exceed --keys (" + std::to_string(w.keys) + ")");
-  if (w.duration_us > 0 && w.warmup_us >= w.duration_us)
-    throw std::invalid_argument("--warmup must be shorter than --duration");
+    throw UsageError("--threads (" + std::to_string(w.threads) + ") must not exceed --keys (" +
+                     std::to_string(w.keys) + ")");
+  if (!warmup_added && w.duration_us > 0 && w.warmup_us >= w.duration_us)
+    throw UsageError("--warmup must be shorter than --duration");
 }
 
 void scale_workload(WorkloadSpec& w, double factor) {
-  if (!(factor > 0) || factor > 1000)
-    throw std::invalid_argument("--scale must be above 0 and at most 1000");
+  if (!(factor > 0) || factor > 1000) throw UsageError("--scale must be above 0 and at most 1000");
   auto scale = [&](uint64_t v, uint64_t floor) {
     if (v == 0) return v;
     return std::max<uint64_t>(floor,

@@ -28,12 +28,13 @@ struct WorkloadOption {
 
 // Every workload option, in --help order.
 const std::vector<WorkloadOption>& workload_options();
-// Sets one option from its text. Throws std::invalid_argument naming the option and the value
+// Sets one option from its text. Throws UsageError naming the option and the value
 // (or "unknown option" for a name not in workload_options()).
 void set_workload_option(WorkloadSpec& w, std::string_view name, std::string_view value);
-// Checks how the options combine (threads vs keys, rate vs pipelining, warm-up vs duration).
-// Throws std::invalid_argument.
-void check_workload(const WorkloadSpec& w);
+// Checks how the options combine (threads vs keys, rate vs pipelining, warm-up vs duration:
+// the warm-up is within --duration unless `warmup_added`, as in a --search step, where
+// --duration is the measured time after it). Throws UsageError.
+void check_workload(const WorkloadSpec& w, bool warmup_added = false);
 // Shrinks (or grows) key counts, request counts and durations by `factor`, keeping at least
 // one key per thread, one request and one second.
 void scale_workload(WorkloadSpec& w, double factor);

@@ -83,7 +83,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       break;
     }
     default: {
-      auto v = parse_int(text);
+      auto v = kv::parse_int(text);
       if (v && std::to_string(*v) != text && !(text.size() > 1 && text[0] == '0') &&
           !(text.size() >= 2 && text.substr(0, 2) == "-0"))
         std::abort();

@@ -4,7 +4,11 @@
 // holding earlier rows stays byte-identical and a new one is not created. (kvmon has no config
 // file of its own: packaging/kvmon.conf is an environment file that systemd turns into these
 // same options.)
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -134,6 +138,8 @@ TEST_F(KvmonBadInput, EveryOptionWithBadValues) {
   }
   each("pss-interval", durations);
   each("pss-max-rss", sizes);
+  each("psi-trigger", {"", "memory", "disk:some:1ms/2s", "cpu:full:10ms/2s",
+                       "memory:some:150ms/100ms", "memory:some:2s/1s", "memory:some:x/2s"});
   each("max-queued", {"abc", "-1", "99999999999999999999", "1e400", "", "1.5", "2000000"});
   each("max-clients", {"abc", "-1", "0", "99999999999999999999", "1e400", "", "1.5", "100000"});
   each("client-queue", sizes, {"--listen", "7070"});
@@ -183,6 +189,47 @@ TEST_F(KvmonBadInput, ResultsFileAndStrayArguments) {
   };
   check_all(cases);
   EXPECT_EQ(slurp(dir_.file("garbage.db")), "not a results file\n");
+}
+
+// --help says what each option takes (not TEXT for every string option).
+TEST(KvmonHelp, ShowsTypesThatMeanSomething) {
+  TempDir dir;
+  Process p({kKvmon, "--help"}, dir.file("help.log"));
+  ASSERT_EQ(p.wait(10'000), 0);
+  const std::string help = slurp(dir.file("help.log"));
+  EXPECT_EQ(help.find(" TEXT"), std::string::npos) << help;
+  for (const char* shown : {"--db FILE", "--interval DURATION", "--metrics [ADDR:]PORT",
+                            "--history-max SIZE", "--log-level LEVEL", "--pid PID"})
+    EXPECT_NE(help.find(shown), std::string::npos) << shown << "\n" << help;
+}
+
+// A port kvmon cannot listen on (another socket holds it) is not bad input but a failure after
+// the command line was accepted: exit 1 (README's exit-code table), naming the address.
+TEST(KvmonListen, APortInUseExitsOneNamingTheAddress) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(::listen(fd, 1), 0);
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  const std::string where = "127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
+  TempDir dir;
+  for (const std::string option : {"--metrics", "--listen"}) {
+    SCOPED_TRACE(option);
+    const std::string log = dir.file(option.substr(2) + ".log");
+    Process p({kKvmon, "--db", dir.file("r.db"), "--name", "redis-server", option, where}, log);
+    const int code = p.wait(20'000);
+    const std::string out = slurp(log);
+    EXPECT_EQ(code, 1) << out;
+    EXPECT_NE(out.find("kvmon: cannot listen on " + where), std::string::npos) << out;
+    if (option == "--metrics") {
+      EXPECT_NE(out.find("(--metrics)"), std::string::npos) << out;
+    }
+  }
+  ::close(fd);
 }
 
 }  // namespace

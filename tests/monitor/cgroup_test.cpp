@@ -13,6 +13,7 @@
 #include <iostream>
 
 #include "kvbench/clock.hpp"
+#include "psi_trigger.hpp"
 #include "servers.hpp"
 
 namespace kv::mon {
@@ -141,6 +142,8 @@ TEST(CgroupSampler, ReadsEveryV2FileOfTheFixture) {
   EXPECT_EQ(s.cg_cpu_nr_periods, 100);
   EXPECT_EQ(s.cg_cpu_nr_throttled, 7);
   EXPECT_EQ(s.cg_cpu_throttled_us, 420000);
+  EXPECT_EQ(s.cg_cpu_quota_us, 50000);  // cpu.max "50000 100000": half a core
+  EXPECT_EQ(s.cg_cpu_period_us, 100000);
   EXPECT_EQ(s.cg_io_read_bytes, 5096);
   EXPECT_EQ(s.cg_io_write_bytes, 10192);
   EXPECT_EQ(s.cg_io_reads, 4);
@@ -189,6 +192,8 @@ TEST(CgroupSampler, ReadsEveryV1FileOfTheFixtureAndPressureFromTheV2BesideIt) {
   EXPECT_EQ(s.cg_cpu_usage_us, 7000000);
   EXPECT_EQ(s.cg_cpu_nr_throttled, 5);
   EXPECT_EQ(s.cg_cpu_throttled_us, 2500);
+  EXPECT_EQ(s.cg_cpu_quota_us, kNoCgroupLimit);  // cpu.cfs_quota_us -1: none
+  EXPECT_EQ(s.cg_cpu_period_us, 100000);
   EXPECT_FALSE(s.cg_io_read_bytes);  // no io.stat at the v2 root
   EXPECT_EQ(s.cg_psi_memory_some_avg10, 3.0);
   EXPECT_FALSE(s.cg_psi_io_some_avg10);
@@ -251,6 +256,50 @@ TEST(CgroupSampler, AMoveIsFollowedWhenTwoTicksAgreeNotOnOneDuringAnExit) {
   EXPECT_NE(cg.describe(kKey), before);
 }
 
+TEST(CgroupSampler, TheCgroupFileAndPressureAreReadAtTheirCadenceTheRestEverySample) {
+  Copy c("v1");
+  ProcFs procfs(c.dir.path() + "/proc", c.dir.path() + "/sys");
+  CgroupSampler cg(procfs, CgroupCadence{3, 2});
+  std::vector<EventRecord> events;
+  ProcessSample s0;
+  cg.sample(kKey, "redis", s0, events);  // sample 0: everything
+  EXPECT_EQ(s0.cg_psi_memory_some_avg10, 3.0);
+  const std::string before = cg.describe(kKey);
+  events.clear();
+  c.write("sys/fs/cgroup/unified/memory.pressure",
+          "some avg10=7.00 avg60=0.00 avg300=0.00 total=90\n"
+          "full avg10=2.00 avg60=0.00 avg300=0.00 total=40\n");
+  c.write("sys/fs/cgroup/memory/kvtest/memory.usage_in_bytes", "1234\n");
+  c.write("proc/300/cgroup", "4:memory:/\n1:cpu,cpuacct:/\n0::/\n");  // moved to the root
+  ProcessSample s1;
+  cg.sample(kKey, "redis", s1, events);  // 1: pressure repeated, usage read
+  EXPECT_EQ(s1.cg_psi_memory_some_avg10, 3.0);
+  EXPECT_EQ(s1.cg_psi_memory_full_avg10, 1.0);
+  EXPECT_EQ(s1.cg_memory_bytes, 1234);
+  ProcessSample s2;
+  cg.sample(kKey, "redis", s2, events);  // 2: pressure read again
+  EXPECT_EQ(s2.cg_psi_memory_some_avg10, 7.0);
+  EXPECT_EQ(s2.cg_psi_memory_full_avg10, 2.0);
+  ProcessSample s3;
+  cg.sample(kKey, "redis", s3, events);  // 3: /proc/PID/cgroup read: a move, not yet agreed
+  EXPECT_TRUE(events.empty());
+  EXPECT_EQ(cg.describe(kKey), before);
+  ProcessSample s4;
+  cg.sample(kKey, "redis", s4, events);  // 4: read again at once (a move waits), agrees
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_NE(events[0].message.find("moved to cgroup"), std::string::npos) << events[0].message;
+  EXPECT_NE(cg.describe(kKey), before);
+}
+
+TEST(CgroupSampler, CadenceForAnIntervalIsFiveAndTwoSecondsInTicks) {
+  EXPECT_EQ(cadence_for_interval(1'000'000).recheck_every, 5);
+  EXPECT_EQ(cadence_for_interval(1'000'000).pressure_every, 2);
+  EXPECT_EQ(cadence_for_interval(100'000).recheck_every, 50);
+  EXPECT_EQ(cadence_for_interval(100'000).pressure_every, 20);
+  EXPECT_EQ(cadence_for_interval(10'000'000).recheck_every, 1);  // at least every tick
+  EXPECT_EQ(cadence_for_interval(10'000'000).pressure_every, 1);
+}
+
 TEST(CgroupSampler, AnExitWithoutAnOomKillHasNoCause) {
   ProcFs procfs(kFixtures + "/v1/proc", kFixtures + "/v1/sys");
   CgroupSampler cg(procfs);
@@ -308,6 +357,45 @@ TEST(CgroupSampler, AnOomKillNotifiedAfterTheLastTickIsStillTheExitCause) {
   ASSERT_EQ(::poll(&p, 1, 10'000), 1);
   cg.on_notify(events);
   EXPECT_NE(cg.exit_cause(kKey, events).find("killed by the OOM killer"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kv::mon
+
+namespace kv::mon {
+namespace {
+
+TEST(PsiTriggerSpec, ParsedWithTheKernelsBoundsAndRefusedWithAReason) {
+  PsiTriggerSpec s = parse_psi_trigger("memory:some:150ms/1s");
+  EXPECT_EQ(s.resource, "memory");
+  EXPECT_EQ(s.kind, "some");
+  EXPECT_EQ(s.stall_us, 150'000);
+  EXPECT_EQ(s.window_us, 1'000'000);
+  EXPECT_EQ(parse_psi_trigger("io:full:50ms/2s").window_us, 2'000'000);
+  EXPECT_FALSE(s.cgroup);
+  // On each target's cgroup: the same spec, and a cgroup's cpu has a full stall.
+  PsiTriggerSpec c = parse_psi_trigger("cgroup:cpu:full:200ms/2s");
+  EXPECT_TRUE(c.cgroup);
+  EXPECT_EQ(c.resource, "cpu");
+  EXPECT_EQ(c.kind, "full");
+  EXPECT_EQ(c.stall_us, 200'000);
+  auto refused = [](const char* text) {
+    try {
+      parse_psi_trigger(text);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_NE(refused("memory:some:150ms").find("RESOURCE:KIND:STALL/WINDOW"), std::string::npos);
+  EXPECT_NE(refused("disk:some:1ms/1s").find("memory, io or cpu"), std::string::npos);
+  EXPECT_NE(refused("cpu:full:10ms/1s").find("no cpu full"), std::string::npos);
+  EXPECT_NE(refused("cpu:half:10ms/1s").find("some or full"), std::string::npos);
+  EXPECT_NE(refused("cpu:some:10ms/100ms").find("500ms to 10s"), std::string::npos);
+  EXPECT_NE(refused("cpu:some:2s/1s").find("below the window"), std::string::npos);
+  EXPECT_NE(refused("cpu:some:x/1s").find("--psi-trigger 'cpu:some:x/1s'"), std::string::npos);
+  EXPECT_NE(refused("cgroup:disk:some:1ms/1s").find("memory, io or cpu"), std::string::npos);
+  EXPECT_NE(refused("cgroup:memory:some:1ms").find("[cgroup:]RESOURCE"), std::string::npos);
 }
 
 }  // namespace

@@ -96,6 +96,18 @@ TEST(Kvmon, PidSamplesMatchProcStatusAndSigtermCompletesTheSession) {
   observe();
   Process kvmon = start_kvmon(
       dir, {"--pid", std::to_string(redis.pid()), "--interval", "50ms", "--host-interval", "50ms"});
+  // The writes start once kvmon has sampled the store (a sanitizer build starts slowly: writes
+  // done before its first sample are growth it cannot see).
+  ASSERT_TRUE(wait_until(
+      [&] {
+        try {
+          return query_int(db, "SELECT COUNT(*) FROM process_samples").value_or(0) >= 1;
+        } catch (const std::exception&) {
+          return false;  // the file or its tables are not there yet
+        }
+      },
+      30'000))
+      << slurp(dir.file("kvmon.log"));
   std::string value(200'000, 'x');
   for (int i = 0; i < 60; ++i) {
     if (i % 4 == 0) {

@@ -162,6 +162,31 @@ TEST(MetricsText, OpenMetricsNamesCounterFamiliesWithoutTotalAndEndsWithEof) {
   EXPECT_EQ(page.substr(page.size() - 6), "# EOF\n");
 }
 
+// OpenMetrics: a family whose name ends with a unit says it in a UNIT line (the spec: the name
+// is suffixed by the unit), after its TYPE; the 0.0.4 text format has none.
+TEST(MetricsText, OpenMetricsNamesTheUnitOfFamiliesThatEndWithOne) {
+  MetricsRegistry reg({"pid:42"}, 100, 4096);
+  Batch b;
+  b.new_instances.push_back(instance(42, 900, "pid:42"));
+  b.processes.push_back(sample(42, 900));
+  reg.update(b);
+  const std::string om = reg.render(true, {});
+  EXPECT_TRUE(has_line(om, "# UNIT kvmon_process_cpu_seconds seconds")) << om;
+  EXPECT_TRUE(has_line(om, "# UNIT kvmon_process_resident_memory_bytes bytes")) << om;
+  EXPECT_EQ(om.find("# UNIT kvmon_process_threads"), std::string::npos) << om;
+  size_t units = 0;
+  for (size_t at = om.find("# UNIT "); at != std::string::npos; at = om.find("# UNIT ", at + 1)) {
+    ++units;
+    const std::string line = om.substr(at + 7, om.find('\n', at) - at - 7);
+    const std::string name = line.substr(0, line.find(' ')), unit = line.substr(line.find(' ') + 1);
+    EXPECT_EQ(name.substr(name.size() - unit.size() - 1), "_" + unit) << line;
+    const size_t type = om.find("# TYPE " + name + " ");
+    EXPECT_LT(type, at) << line;  // its TYPE first
+  }
+  EXPECT_GE(units, 5u) << om;
+  EXPECT_EQ(reg.render(false, {}).find("# UNIT"), std::string::npos);
+}
+
 TEST(MetricsText, LabelValuesAreEscaped) {
   MetricsRegistry reg({"name:a\"b\\c"}, 100, 4096);
   std::string page = reg.render(false, {});

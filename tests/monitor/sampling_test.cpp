@@ -191,6 +191,24 @@ TEST(HostSampler, VmstatReadInPartFindsItsLinesWhenTheyMoveOrGo) {
   EXPECT_EQ(missing.pgmajfault, 1401);
 }
 
+TEST(HostSampler, PressureIsReadEveryPsiEverySamplesAndRepeatedBetween) {
+  FixtureCopy copy;
+  ProcFs procfs(copy.proc(), copy.sys());
+  HostSampler host(procfs, 2);
+  EXPECT_DOUBLE_EQ(host.sample().psi_memory_some_avg10.value_or(-1), 37.33);
+  copy.write("pressure/memory",
+             "some avg10=5.50 avg60=0.00 avg300=0.00 total=1\n"
+             "full avg10=1.25 avg60=0.00 avg300=0.00 total=1\n");
+  copy.write("meminfo", "MemTotal: 100 kB\nMemAvailable: 42 kB\n");
+  HostSample between = host.sample();
+  EXPECT_DOUBLE_EQ(between.psi_memory_some_avg10.value_or(-1), 37.33);  // the last reading
+  EXPECT_EQ(between.mem_available_kib, 42);                             // the rest: fresh
+  HostSample next = host.sample();
+  EXPECT_DOUBLE_EQ(next.psi_memory_some_avg10.value_or(-1), 5.5);
+  EXPECT_DOUBLE_EQ(next.psi_memory_full_avg10.value_or(-1), 1.25);
+  EXPECT_DOUBLE_EQ(next.psi_cpu_some_avg10.value_or(-1), 2.0);
+}
+
 TEST(HostSampler, VmstatMatchesTheWholeFileOnThisMachine) {
   ProcFs procfs;
   HostSampler host(procfs);

@@ -36,6 +36,12 @@ check "dpkg -i" dpkg -i "$work/debs/kvmon_0.1.0_amd64.deb" "$work/debs/kvdrive_0
 dpkg -L kvmon kvdrive | sort -u >"$work/files"
 check "kvmon --version" bash -c "/usr/bin/kvmon --version | grep -q 0.1.0"
 check "kvdrive --version" bash -c "/usr/bin/kvdrive --version | grep -q 0.1.0"
+check "the multi-host examples installed, the unit as systemd reads it" bash -c \
+  "test -x /usr/share/doc/kvdrive/examples/multi-host/kvdrive-segment &&
+   test -x /usr/lib/kvdrive/kvdrive-segment &&
+   test -x /usr/share/doc/kvdrive/examples/multi-host/run-over-ssh &&
+   test -s /usr/share/doc/kvdrive/examples/multi-host/kvdrive-job.yaml &&
+   systemd-analyze verify --man=no /usr/share/doc/kvdrive/examples/multi-host/kvdrive-segment@.service"
 check "man pages installed" test -s /usr/share/man/man1/kvmon.1.gz -a -s /usr/share/man/man1/kvdrive.1.gz
 check "man kvdrive is a manual (subcommands, URIs, exit codes)" bash -c \
   "MANWIDTH=200 man -l /usr/share/man/man1/kvdrive.1.gz | grep -q 'Options of kvdrive run' &&

@@ -21,6 +21,8 @@
 #include <thread>
 #include <unordered_map>
 
+#include "kvbench/text_fields.hpp"
+
 namespace kv::test {
 namespace {
 
@@ -38,19 +40,6 @@ int64_t now_us() {
 std::string lower(std::string_view s) {
   std::string out(s);
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-std::vector<std::string_view> split(std::string_view line) {
-  std::vector<std::string_view> out;
-  size_t i = 0;
-  while (i < line.size()) {
-    while (i < line.size() && line[i] == ' ') ++i;
-    size_t j = line.find(' ', i);
-    if (j == std::string_view::npos) j = line.size();
-    if (j > i) out.push_back(line.substr(i, j - i));
-    i = j;
-  }
   return out;
 }
 
@@ -150,7 +139,7 @@ Cut cut_text(std::string_view in, size_t* used, Request* r) {
   std::string_view line = in.substr(0, nl);
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
   r->wire = Wire::text;
-  r->args = split(line);
+  r->args = split_fields(line);  // on spaces and tabs (memcached: spaces; no test sends a tab)
   size_t pos = nl + 1;
   int64_t bytes = 0;
   if (!r->args.empty() && is_storage(r->args[0]) && r->args.size() >= 5 &&

@@ -30,6 +30,14 @@ int free_port();
 std::string find_program(const std::string& name);
 // True when KV_REQUIRE_SERVERS=1.
 bool servers_required();
+// True once 127.0.0.1:port accepts a connection, polled every 50 ms for up to timeout_ms. A
+// kvmon or store started under a sanitizer on a loaded machine takes seconds to listen: wait
+// for it, never a fixed time.
+bool accepts_within(int port, int timeout_ms);
+// True once the file at `path` holds `needle`, polled every 50 ms for up to timeout_ms: for a
+// process whose port the test cannot reach (one in a network namespace), its log line
+// ("serving samples on") says it listens.
+bool file_contains_within(const std::string& path, const std::string& needle, int timeout_ms);
 
 // A child process; killed and reaped on destruction.
 class Process {

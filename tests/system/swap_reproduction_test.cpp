@@ -111,14 +111,20 @@ class SwapFile {
   bool on_ = false;
 };
 
-TEST(SwapReproduction, RedisGrowsIntoSwapAndTheTimelineShowsIt) {
+// The swap file and the memory cgroup both tests need; empty when ready, else why not.
+std::string make_swap_and_cgroup(const TempDir& dir, SwapFile& swap, MemoryCgroup& cgroup) {
   std::string why;
-  if (geteuid() != 0) why = "needs root (swapon, cgroups)";
+  if (geteuid() != 0) return "needs root (swapon, cgroups)";
+  if (!swap.create(dir.file("swapfile"), 512, &why)) return why;
+  if (!cgroup.create(kLimitMib, &why)) return why;
+  return {};
+}
+
+TEST(SwapReproduction, RedisGrowsIntoSwapAndTheTimelineShowsIt) {
   TempDir dir;
   SwapFile swap;
   MemoryCgroup cgroup;
-  if (why.empty()) swap.create(dir.file("swapfile"), 512, &why);
-  if (why.empty()) cgroup.create(kLimitMib, &why);
+  const std::string why = make_swap_and_cgroup(dir, swap, cgroup);
   if (!why.empty()) {
     if (servers_required()) FAIL() << "cannot reproduce the swap finding here: " << why;
     GTEST_SKIP() << why;
@@ -134,7 +140,8 @@ TEST(SwapReproduction, RedisGrowsIntoSwapAndTheTimelineShowsIt) {
   Process kvmon({kKvmon, "--db", dir.file("kvmon.db"), "--pid", std::to_string(redis.pid()),
                  "--interval", "250ms", "--listen", listen},
                 dir.file("kvmon.log"));
-  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  ASSERT_TRUE(file_contains_within(dir.file("kvmon.log"), "serving samples on", 30'000))
+      << slurp(dir.file("kvmon.log"));
   // ~160 MB of values into a Redis allowed 48 MiB of RAM, then random reads across all of it.
   Process drive({kKvdrive,    "run",       "--db",          db_path,   "--target",   redis.uri(),
                  "--keys",    "40000",     "--value-size",  "4KB",     "--threads",  "2",
@@ -199,6 +206,78 @@ TEST(SwapReproduction, RedisGrowsIntoSwapAndTheTimelineShowsIt) {
   EXPECT_NE(text.find("peak swap MiB"), std::string::npos) << text;
   EXPECT_NE(text.find("hint: "), std::string::npos) << text;
   EXPECT_NE(text.find("swap rose above 0"), std::string::npos) << text;
+}
+
+// A capacity search (#17) on a store in swap: the same step that passes while the keys fit in
+// the store's memory fails on the host's swap-ins once they do not, and the search names it.
+// The memory-limit event is turned off (--distress cgroup-max=off): swap-in alone must decide.
+TEST(SwapSearch, AStepThatPassesInRamFailsOnSwapInAndTheSearchSaysSo) {
+  TempDir dir;
+  SwapFile swap;
+  MemoryCgroup cgroup;
+  const std::string why = make_swap_and_cgroup(dir, swap, cgroup);
+  if (!why.empty()) {
+    if (servers_required()) FAIL() << "cannot put a store into swap here: " << why;
+    GTEST_SKIP() << why;
+  }
+  StoreServer redis(StoreServer::Kind::redis);
+  KV_START_OR_SKIP(redis);
+  ASSERT_TRUE(cgroup.add(redis.pid()));
+  std::string listen = "127.0.0.1:" + std::to_string(free_port());
+  Process kvmon({kKvmon, "--db", dir.file("kvmon.db"), "--pid", std::to_string(redis.pid()),
+                 "--interval", "250ms", "--listen", listen},
+                dir.file("kvmon.log"));
+  ASSERT_TRUE(file_contains_within(dir.file("kvmon.log"), "serving samples on", 30'000))
+      << slurp(dir.file("kvmon.log"));
+  const std::string db_path = dir.file("search.db");
+  auto search = [&](const std::string& keys, const std::string& log) {
+    Process drive({kKvdrive,        "run",       "--db",     db_path,        "--target",
+                   redis.uri(),     "--keys",    keys,       "--value-size", "4KB",
+                   "--threads",     "2",         "--phases", "load,read",    "--key-pattern",
+                   "uniform",       "--timeout", "10s",      "--monitor",    listen,
+                   "--search",      "--slo",     "p99=5s",   "--rates",      "300",
+                   "--duration",    "3s",        "--warmup", "1s",           "--distress",
+                   "cgroup-max=off"},
+                  dir.file(log));
+    return drive.wait(240'000);
+  };
+  // 2,000 keys of 4 KB (8 MB) fit in the 48 MiB the store may keep in RAM: the step passes.
+  ASSERT_EQ(search("2000", "fits.log"), 0) << slurp(dir.file("fits.log"));
+  // 40,000 (160 MB) do not: the reads of the same step swap in, and it fails on that.
+  int code = search("40000", "swaps.log");
+  kvmon.signal(SIGTERM);
+  ASSERT_EQ(kvmon.wait(10'000), 0);
+  const std::string out = slurp(dir.file("swaps.log"));
+  ASSERT_EQ(code, 0) << out;  // a search that found no compliant rate still ran as asked
+
+  auto db = kv::open_results_db(db_path);
+  {  // for the record (the CI log keeps it)
+    auto t = db.prepare(
+        "SELECT run_id, offered_rate, achieved_rate, lat_p99_us, swap_in_pages_per_s, "
+        "major_faults_per_s, verdict, COALESCE(detail, '') FROM search_steps ORDER BY run_id");
+    std::printf("run offered achieved p99_us swap_in/s major_faults/s verdict detail\n");
+    while (t.step())
+      std::printf("%lld %.0f %.0f %.0f %.0f %.0f %s %s\n", static_cast<long long>(t.column_int(0)),
+                  t.column_double(1), t.column_double(2), t.column_double(3), t.column_double(4),
+                  t.column_double(5), t.column_text(6).c_str(), t.column_text(7).c_str());
+  }
+  EXPECT_EQ(query_text(db, "SELECT verdict FROM search_steps WHERE run_id = 1"), "pass")
+      << slurp(dir.file("fits.log"));
+  EXPECT_LT(query_double(db,
+                         "SELECT COALESCE(swap_in_pages_per_s, -1) FROM search_steps "
+                         "WHERE run_id = 1"),
+            1.0);
+  EXPECT_EQ(query_text(db, "SELECT verdict FROM search_steps WHERE run_id = 2"), "fail") << out;
+  EXPECT_GT(query_double(db, "SELECT swap_in_pages_per_s FROM search_steps WHERE run_id = 2"), 1.0);
+  EXPECT_NE(query_text(db, "SELECT detail FROM search_steps WHERE run_id = 2").find("swap-in"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("swap-in"), std::string::npos) << out;
+  EXPECT_EQ(query_int(db,
+                      "SELECT COUNT(*) FROM search_results WHERE run_id = 2 AND "
+                      "max_compliant_rate IS NULL"),
+            1)
+      << out;
 }
 
 }  // namespace

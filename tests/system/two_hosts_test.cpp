@@ -99,7 +99,8 @@ TEST(TwoHosts, KvdrivePullsKvmonSamplesAcrossANetworkWithAToken) {
       db_host.inside({kKvmon, "--db", dir.file("kvmon.db"), "--name", "redis-server", "--interval",
                       "200ms", "--listen", addr + ":7070", "--token-file", dir.file("token")}),
       dir.file("kvmon.log"));
-  std::this_thread::sleep_for(std::chrono::milliseconds(800));
+  ASSERT_TRUE(file_contains_within(dir.file("kvmon.log"), "serving samples on", 30'000))
+      << slurp(dir.file("kvmon.log"));
 
   // A wrong token is refused: an error, nothing written (long enough to be sent at all).
   std::ofstream(dir.file("wrong")) << "guess-guess-guess-1\n";

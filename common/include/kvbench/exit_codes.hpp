@@ -21,7 +21,7 @@ struct ExitCodeInfo {
 constexpr std::array<ExitCodeInfo, 4> kExitCodes{{
     {kExitOk, "done; --help, --version", "stopped by SIGINT/SIGTERM; --help, --version"},
     {kExitFailed, "a store or kvmon unreachable at start, or the run failed",
-     "the results file cannot be opened at start, or --listen cannot listen"},
+     "the results file cannot be opened at start, or --listen or --metrics cannot listen"},
     {kExitUsage, "bad input: nothing written", "bad input: nothing written"},
     {kExitInterrupted, "interrupted by Ctrl-C: the run is marked interrupted", nullptr},
 }};

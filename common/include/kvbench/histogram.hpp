@@ -23,6 +23,17 @@ class LatencyHistogram {
     if (ns > max_ns_) max_ns_ = ns;
     if (ns < min_ns_) min_ns_ = ns;
   }
+  // `n` values of `ns` at once (a histogram rebuilt from its bucket rows: its sum, min and max
+  // are then those of the values given, e.g. bucket bounds).
+  void record_n(uint64_t ns, uint64_t n) noexcept {
+    if (n == 0) return;
+    if (ns > kMaxTrackableNs) ns = kMaxTrackableNs;
+    counts_[index_of(ns)] += n;
+    count_ += n;
+    sum_ns_ += ns * n;
+    if (ns > max_ns_) max_ns_ = ns;
+    if (ns < min_ns_) min_ns_ = ns;
+  }
   void merge(const LatencyHistogram& other) noexcept;
   void reset() noexcept;
 

@@ -12,7 +12,7 @@ enum class LogLevel { debug = 0, info = 1, warn = 2, error = 3, off = 4 };
 // Sets the lowest level that is printed (default: info). Call before starting threads.
 void set_log_level(LogLevel level);
 LogLevel log_level();
-// Parses "debug", "info", "warn", "error", "off"; throws std::invalid_argument otherwise.
+// Parses "debug", "info", "warn", "error", "off"; throws UsageError otherwise.
 LogLevel parse_log_level(std::string_view name);
 // Sets the program name printed at the start of each line (default: "kvbench").
 void set_log_program(std::string_view name);

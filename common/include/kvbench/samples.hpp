@@ -66,6 +66,7 @@ struct ProcessSample {
   OptInt cg_events_high, cg_events_max, cg_events_oom, cg_events_oom_kill;
   OptInt cg_swap_events_max, cg_swap_events_fail, cg_under_oom, cg_failcnt;
   OptInt cg_cpu_usage_us, cg_cpu_nr_periods, cg_cpu_nr_throttled, cg_cpu_throttled_us;
+  OptInt cg_cpu_quota_us, cg_cpu_period_us;  // migration 013; no quota is kNoCgroupLimit
   OptInt cg_io_read_bytes, cg_io_write_bytes, cg_io_reads, cg_io_writes;
   OptReal cg_psi_memory_some_avg10, cg_psi_memory_full_avg10;
   OptReal cg_psi_io_some_avg10, cg_psi_io_full_avg10, cg_psi_cpu_some_avg10;
@@ -169,6 +170,8 @@ inline constexpr SampleField<ProcessSample> kProcessFields[] = {
     {"cg_psi_io_some_avg10", "%", true, &ProcessSample::cg_psi_io_some_avg10},
     {"cg_psi_io_full_avg10", "%", true, &ProcessSample::cg_psi_io_full_avg10},
     {"cg_psi_cpu_some_avg10", "%", true, &ProcessSample::cg_psi_cpu_some_avg10},
+    {"cg_cpu_quota_us", "us", true, &ProcessSample::cg_cpu_quota_us},
+    {"cg_cpu_period_us", "us", true, &ProcessSample::cg_cpu_period_us},
 };
 // process_samples columns each writer sets itself: instance_id (each file's own
 // process_instances row, from key), ts_us and scheduled_ts_us (kvdrive moves them into its time

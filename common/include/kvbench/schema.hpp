@@ -34,7 +34,7 @@ namespace kv {
 Database open_results_db(const std::string& path);
 
 // Checks that `path` (given as `option`, e.g. "--html") can be written as a file: not a
-// directory, in a directory that exists. Throws std::invalid_argument naming both.
+// directory, in a directory that exists. Throws UsageError naming both.
 void check_output_path(std::string_view option, const std::string& path);
 
 // Opens an existing results file without writing anything: read-only, or as immutable when
@@ -46,23 +46,23 @@ bool results_file_writable(const std::string& path);
 // Checks that the schema of `db`, at user_version `version`, has every table, view, index and
 // trigger that the migrations up to `version` make, tables and views with the same columns in
 // the same order (compared with a freshly migrated in-memory database; views must compile).
-// Objects the migrations do not make are allowed. Throws std::invalid_argument saying what
+// Objects the migrations do not make are allowed. Throws UsageError saying what
 // differs.
 void check_results_schema(Database& db, int version);
 // The checks of an existing, non-empty SQLite file at `path` that check_results_path makes:
 // not truncated (its header's page count against its size), a kvbench schema that is complete
 // (check_results_schema) and not newer than this build, a -wal beside it that nobody is writing
-// read through (quick_check) before anything replays it. Throws std::invalid_argument naming
+// read through (quick_check) before anything replays it. Throws UsageError naming
 // `option` and `path`. Writes nothing (a -shm SQLite creates to read a -wal is removed).
 void check_results_file(std::string_view option, const std::string& path, bool must_exist);
 // Refuses a -wal holding frames beside a results file that is missing or empty (SQLite would
-// make the new file out of it). Throws std::invalid_argument naming `option` and `path`.
+// make the new file out of it). Throws UsageError naming `option` and `path`.
 void check_no_orphan_wal(std::string_view option, const std::string& path);
 
 // Checks that writing `path` (given as `option`) cannot destroy the results file at
 // `results_path`: refuses a path that is that file or its -wal, -shm or -journal file, by
 // device and inode (so symlinks and hard links are seen through) and, for a companion file that
-// does not exist yet, by its resolved name. Throws std::invalid_argument naming both.
+// does not exist yet, by its resolved name. Throws UsageError naming both.
 void check_not_results_file(std::string_view option, const std::string& path,
                             const std::string& results_path);
 
@@ -70,6 +70,6 @@ void check_not_results_file(std::string_view option, const std::string& path,
 // as a results file: not empty, not a directory, in a directory that exists, and if the file
 // exists and is not empty, a SQLite file that passes check_results_file. With `must_exist`,
 // the file must also exist and hold a kvbench schema. The check writes nothing. Throws
-// std::invalid_argument naming the option and the path.
+// UsageError naming the option and the path.
 void check_results_path(std::string_view option, const std::string& path, bool must_exist);
 }  // namespace kv

@@ -74,6 +74,9 @@ class Statement {
   Statement& bind(int index, const char* v) { return bind(index, std::string_view(v)); }
   Statement& bind(int index, const std::string& v) { return bind(index, std::string_view(v)); }
   Statement& bind_null(int index);
+  // Binds column `col` of the current row of `from` (another statement, possibly of another
+  // database) exactly as stored: its type and value, bit for bit.
+  Statement& bind_column(int index, const Statement& from, int col);
   template <typename T>
   Statement& bind(int index, const std::optional<T>& v) {
     return v ? bind(index, *v) : bind_null(index);

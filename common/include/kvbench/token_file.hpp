@@ -20,7 +20,7 @@ struct TokenFile {
 };
 
 // Reads the token on the first line of `path` (trailing blanks and '\r' removed). `option`
-// names the option in messages ("--token-file"). Throws std::invalid_argument, one line naming
+// names the option in messages ("--token-file"). Throws UsageError, one line naming
 // the option and the file, if the file cannot be read, its first line is empty, or the token
 // is shorter than kMinTokenBytes or longer than the protocol allows.
 TokenFile read_token_file(const std::string& path, const std::string& option);

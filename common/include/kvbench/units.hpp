@@ -1,5 +1,5 @@
 // Parsing of the numbers people type: sizes ("100", "20KB", "1.5M"), counts ("5M", "100k") and
-// durations ("500ms", "2m"). Each throws std::invalid_argument whose message names the input and
+// durations ("500ms", "2m"). Each throws UsageError whose message names the input and
 // says what was expected; nothing is silently clamped or rounded to zero.
 #pragma once
 

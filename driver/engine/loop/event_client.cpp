@@ -9,9 +9,12 @@
 #include <cerrno>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <stdexcept>
 
 #include "kvbench/clock.hpp"
+#include "kvbench/tcp_connect.hpp"
+#include "kvbench/usage_error.hpp"
 #include "store/cluster.hpp"
 #include "store/cluster_topology.hpp"
 #include "store/memcached_codec.hpp"
@@ -37,7 +40,8 @@ bool wait_fd(int fd, short events, int64_t deadline_us) {
   }
 }
 
-// Connects a non-blocking TCP socket to `s` within timeout_us; the fd, or -1 and *why.
+// Connects a non-blocking TCP socket to `s` within timeout_us (kvbench/tcp_connect.hpp, one
+// address after another); the fd and its address in *out, or -1 and *why.
 int open_socket(const HostPort& s, int64_t timeout_us, bool nodelay, SocketAddress* out,
                 std::string* why) {
   addrinfo hints{};
@@ -52,35 +56,33 @@ int open_socket(const HostPort& s, int64_t timeout_us, bool nodelay, SocketAddre
   const int64_t deadline = steady_us() + timeout_us;
   *why = "no address";
   for (addrinfo* a = found; a; a = a->ai_next) {
-    int fd = ::socket(a->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (fd < 0) {
-      *why = std::strerror(errno);
-      continue;
-    }
-    int err = 0;
-    if (::connect(fd, a->ai_addr, a->ai_addrlen) != 0) {
-      err = errno;
-      if (err == EINPROGRESS) {
-        if (!wait_fd(fd, POLLOUT, deadline)) {
-          err = ETIMEDOUT;
-        } else {
-          socklen_t len = sizeof err;
-          if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
-        }
-      }
-    }
-    if (err != 0) {
-      *why = std::strerror(err);
-      ::close(fd);
+    Result<int> fd = tcp_connect_address(*a, deadline);
+    if (!fd.ok()) {
+      *why = fd.error().message;
       continue;
     }
     int flag = nodelay ? 1 : 0;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &flag, sizeof flag);
+    setsockopt(fd.value(), IPPROTO_TCP, TCP_NODELAY, &flag, sizeof flag);
     std::memcpy(&out->addr, a->ai_addr, a->ai_addrlen);
     out->len = a->ai_addrlen;
-    return fd;
+    return fd.value();
   }
   return -1;
+}
+
+// The first address of `s` (len 0 when it has none).
+SocketAddress resolve(const HostPort& s) {
+  SocketAddress out;
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (getaddrinfo(s.host.c_str(), std::to_string(s.port).c_str(), &hints, &found) != 0) return out;
+  if (found && found->ai_addrlen <= sizeof out.addr) {
+    std::memcpy(&out.addr, found->ai_addr, found->ai_addrlen);
+    out.len = found->ai_addrlen;
+  }
+  freeaddrinfo(found);
+  return out;
 }
 
 // Waits for what a TLS call asked for; false for closed / error / a timeout.
@@ -237,7 +239,7 @@ EventClient::EventClient(TargetSpec spec, ClientOptions opts,
       addresses_(spec_.servers.size()),
       slots_(std::move(slots)) {
   if (spec_.cluster && !slots_)
-    throw std::invalid_argument(spec_.display + ": a cluster client needs its slot map");
+    throw UsageError(spec_.display + ": a cluster client needs its slot map");
   if (spec_.tls.enabled && !tls_ctx_) tls_ctx_ = std::make_shared<const st::TlsContext>(spec_.tls);
   if (spec_.protocol == Protocol::memcached && spec_.servers.size() > 1)
     ring_ = std::make_unique<MemcachedRing>(spec_);
@@ -268,6 +270,16 @@ size_t EventClient::server_for(std::string_view key) const {
   if (ring_) return ring_->server_for(key);
   if (slots_) return static_cast<size_t>(std::max(0, slots_->node_of_key(key)));
   return 0;
+}
+
+size_t EventClient::server_index(const HostPort& node) {
+  for (size_t i = 0; i < spec_.servers.size(); ++i)
+    if (spec_.servers[i].host == node.host && spec_.servers[i].port == node.port) return i;
+  spec_.servers.push_back(node);
+  fds_.push_back(-1);
+  tls_.emplace_back();
+  addresses_.push_back(resolve(node));
+  return spec_.servers.size() - 1;
 }
 
 void EventClient::give_tls(size_t i, std::unique_ptr<st::TlsSession> s) { tls_[i] = std::move(s); }

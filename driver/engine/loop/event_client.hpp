@@ -50,6 +50,7 @@ class EventClient final : public StoreClient {
   OpStatus set(std::string_view, std::string_view, uint32_t) override { return OpStatus::error; }
   OpStatus get(std::string_view, std::string_view*) override { return OpStatus::error; }
   std::string server_version() override;
+  bool follows_redirects() const override { return spec_.cluster; }
 
   const TargetSpec& spec() const noexcept { return spec_; }
   const ClientOptions& options() const noexcept { return opts_; }
@@ -72,6 +73,12 @@ class EventClient final : public StoreClient {
   const store::TlsContext* tls_context() const noexcept { return tls_ctx_.get(); }
   // Where server i was reached (len 0: never resolved).
   const SocketAddress& address(size_t i) const { return addresses_[i]; }
+  // A Redis Cluster: the index of the server at `node`, added (not connected: the loop
+  // connects it on first use; its address resolved now, len 0 if it cannot be) when it is not
+  // one yet — a node that a MOVED / ASK or a slot refresh named.
+  size_t server_index(const HostPort& node);
+  // A Redis Cluster's slot map as CLUSTER SLOTS said when the clients were made; null else.
+  const std::shared_ptr<const store::SlotMap>& slot_map() const noexcept { return slots_; }
   // The loop gave up `n` requests at Ctrl-C after (part of) them were sent.
   void count_abandoned(uint64_t n) noexcept { abandoned_ += n; }
 

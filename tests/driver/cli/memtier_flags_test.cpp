@@ -108,12 +108,28 @@ TEST(KvdriveHabits, HelpShowsTypesAndRealDefaults) {
   const std::string& h = help.output;
   EXPECT_EQ(h.find(" TEXT:"), std::string::npos) << h;  // no "TEXT:DURATION"
   EXPECT_EQ(h.find("[default: 0]"), std::string::npos) << h;
-  for (const char* shown :
-       {"--db FILE", "--target URI", "--duration,--test-time DURATION", "[default: none]",
-        "--keys N", "-d,--value-size,--data-size SIZE", "-t,--threads N",
-        "-c,--connections,--clients N", "--timeout DURATION=5s", "--monitor HOST:PORT",
-        "-s,--server HOST", "-p,--port PORT", "-P,--protocol PROTOCOL",
-        "-a,--authenticate PASSWORD", "[default: one per key]"})
+  for (const char* shown : {"--db FILE",
+                            "--target URI",
+                            "--duration,--test-time DURATION",
+                            "[default: none]",
+                            "--keys N",
+                            "-d,--value-size,--data-size SIZE",
+                            "-t,--threads N",
+                            "-c,--connections,--clients N",
+                            "--timeout DURATION=5s",
+                            "--monitor HOST:PORT",
+                            "-s,--server HOST",
+                            "-p,--port PORT",
+                            "-P,--protocol PROTOCOL",
+                            "-a,--authenticate PASSWORD",
+                            "[default: one per key]",
+                            "--slo PCT=DURATION,...",
+                            "--rates RATE,...",
+                            "--min-achieved FRACTION",
+                            "--search-growth FACTOR",
+                            "--search-steps COUNT",
+                            "--distress NAME=VALUE,...",
+                            "--max-slip DURATION"})
     EXPECT_NE(h.find(shown), std::string::npos) << shown << "\n" << h;
   auto report = run_kvdrive(dir, {"report", "--help"});
   EXPECT_NE(report.output.find("--db FILE"), std::string::npos) << report.output;

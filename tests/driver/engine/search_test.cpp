@@ -7,6 +7,8 @@
 #include <cmath>
 #include <functional>
 
+#include "kvbench/usage_error.hpp"
+
 namespace kv::drive {
 namespace {
 
@@ -124,6 +126,136 @@ TEST(SearchVerdict, ServerDistressFailsEvenWithinTheObjective) {
   m.server = {};
   m.server.major_faults_per_s = 5000;
   EXPECT_EQ(judge_step(options(), m).limit, "server: major faults");
+}
+
+// The store's cgroup: any memory.events high / max (v1 failcnt) / OOM in a step is distress, as
+// is a CPU quota throttling more than a tenth of its periods; each is named.
+TEST(SearchVerdict, CgroupEventsAndCpuThrottlingAreDistressNamedByCause) {
+  auto m = step(1000, 1000, 100);
+  m.server.cg_memory_high_events = 0;
+  m.server.cg_memory_max_events = 0;
+  m.server.cg_oom_events = 0;
+  m.server.cg_cpu_throttled_fraction = 0.05;
+  EXPECT_EQ(judge_step(options(), m).verdict, Verdict::pass);
+
+  m.server.cg_cpu_throttled_fraction = 0.8;
+  m.server.cg_cpu_throttled_ms_per_s = 412;
+  auto v = judge_step(options(), m);
+  EXPECT_EQ(v.verdict, Verdict::fail);
+  EXPECT_EQ(v.limit, "server: cgroup CPU quota");
+  EXPECT_NE(v.server.find("throttled in 80 % of periods (412 ms/s)"), std::string::npos)
+      << v.server;
+
+  m.server.cg_cpu_throttled_fraction = 0;
+  m.server.cg_memory_max_events = 3;
+  v = judge_step(options(), m);
+  EXPECT_EQ(v.limit, "server: cgroup memory.max");
+  EXPECT_NE(v.reason.find("cgroup memory.max 3 events"), std::string::npos) << v.reason;
+  m.server.cg_memory_max_events = 0;
+  m.server.cg_memory_high_events = 1;
+  EXPECT_EQ(judge_step(options(), m).limit, "server: cgroup memory.high");
+  m.server.cg_oom_events = 1;  // the OOM first: the worst of the two
+  EXPECT_EQ(judge_step(options(), m).limit, "server: cgroup OOM");
+
+  m.server = {};
+  m.server.cg_psi_memory_full_pct = 8;  // below the default 10 %
+  EXPECT_EQ(judge_step(options(), m).verdict, Verdict::pass);
+  m.server.cg_psi_memory_full_pct = 25;
+  v = judge_step(options(), m);
+  EXPECT_EQ(v.limit, "server: cgroup memory PSI full");
+  EXPECT_NE(v.server.find("cgroup memory PSI full 25.0 %"), std::string::npos) << v.server;
+
+  // A latency failure stays the limit; the cgroup is in the reason beside it.
+  auto slow = step(1000, 1000, 5000);
+  slow.server.cg_cpu_throttled_fraction = 0.9;
+  v = judge_step(options(), slow);
+  EXPECT_EQ(v.limit, "p99");
+  EXPECT_NE(v.reason.find("; server: cgroup CPU quota throttled in 90 %"), std::string::npos)
+      << v.reason;
+
+  // Limits raised or turned off.
+  auto s = options();
+  s.distress = parse_distress("cgroup-high=5,cgroup-oom=off,cpu-throttled=0.95");
+  auto quiet = step(1000, 1000, 100);
+  quiet.server.cg_memory_high_events = 5;
+  quiet.server.cg_oom_events = 2;
+  quiet.server.cg_cpu_throttled_fraction = 0.9;
+  EXPECT_EQ(judge_step(s, quiet).verdict, Verdict::pass);
+}
+
+// A store in a cgroup with a CPU quota of half a core saturates at 50 %: the store-CPU rule
+// takes the fewer of its threads' cores and its quota's.
+TEST(SearchVerdict, StoreCpuIsJudgedAgainstTheCgroupQuotaWhenFewer) {
+  auto m = step(1000, 1000, 100);
+  m.server.store_cpu_cores = 0.49;
+  m.server.store_cores = 1;
+  EXPECT_EQ(judge_step(options(), m).verdict, Verdict::pass);
+  m.server.cg_cpu_quota_cores = 0.5;
+  auto v = judge_step(options(), m);
+  EXPECT_EQ(v.limit, "server: store CPU");
+  EXPECT_NE(v.server.find("store CPU 49 % of its cgroup's CPU quota of 0.50 cores"),
+            std::string::npos)
+      << v.server;
+  m.server.store_cpu_cores = 0.4;  // below 95 % of the quota
+  EXPECT_EQ(judge_step(options(), m).verdict, Verdict::pass);
+  // A quota above the threads' cores: the threads are the limit.
+  m.server.store_cpu_cores = 0.97;
+  m.server.cg_cpu_quota_cores = 4;
+  v = judge_step(options(), m);
+  EXPECT_NE(v.server.find("store CPU 97 % of 1 core"), std::string::npos) << v.server;
+  // Threads unknown (memcached without stats threads): the quota alone.
+  m.server.store_cores.reset();
+  m.server.store_cpu_cores = 1.9;
+  m.server.cg_cpu_quota_cores = 2;
+  EXPECT_EQ(judge_step(options(), m).limit, "server: store CPU");
+}
+
+// memory.max hit while the cgroup's anon + shmem is far below the limit is page cache being
+// reclaimed (a store writing its AOF): not distress. Near the limit it is the store's memory.
+TEST(SearchVerdict, MemoryMaxEventsCountOnlyWithAnonNearTheLimit) {
+  auto m = step(1000, 1000, 100);
+  m.server.cg_memory_max_events = 4000;
+  m.server.cg_anon_of_max = 0.3;  // 19 MiB of a 64 MiB limit, the rest page cache
+  auto v = judge_step(options(), m);
+  EXPECT_EQ(v.verdict, Verdict::pass) << v.reason;
+  m.server.cg_anon_of_max = 0.95;
+  v = judge_step(options(), m);
+  EXPECT_EQ(v.limit, "server: cgroup memory.max");
+  EXPECT_NE(v.reason.find("cgroup memory.max 4,000 events (anon + shmem 95 % of it)"),
+            std::string::npos)
+      << v.reason;
+  m.server.cg_anon_of_max.reset();  // unknown: counted, as before
+  EXPECT_EQ(judge_step(options(), m).limit, "server: cgroup memory.max");
+  // --distress cgroup-max-anon moves the threshold (off: every event counts).
+  m.server.cg_anon_of_max = 0.3;
+  auto lower = options();
+  lower.distress = parse_distress("cgroup-max-anon=0.25");
+  EXPECT_EQ(lower.distress.cgroup_max_anon_fraction, 0.25);
+  EXPECT_EQ(judge_step(lower, m).limit, "server: cgroup memory.max");
+  lower.distress = parse_distress("cgroup-max-anon=off");
+  EXPECT_EQ(judge_step(lower, m).limit, "server: cgroup memory.max");
+  EXPECT_EQ(parse_distress("swap-in=1").cgroup_max_anon_fraction, 0.9);
+  EXPECT_THROW(parse_distress("cgroup-max-anon=1.5"), UsageError);
+}
+
+// Redis's own latency beside a failed bound: execution near the client's latency is the
+// server's; far below it, the time is spent outside the command's execution.
+TEST(SearchVerdict, AFailedBoundSaysWhetherTheLatencyIsInTheServer) {
+  auto m = step(1000, 1000, 2000);  // p99 2 ms > 1 ms
+  EXPECT_EQ(judge_step(options(), m).reason.find("server's own"), std::string::npos);
+  m.server.latency = ServerLatency{5000, 8, 16, 32, 64};
+  auto v = judge_step(options(), m);
+  EXPECT_NE(v.reason.find("p99 2.000 ms > 1.000 ms, the server's own p99 <= 0.032 ms: the "
+                          "latency is in queueing before the store reads a request"),
+            std::string::npos)
+      << v.reason;
+  m.server.latency = ServerLatency{5000, 512, 1024, 2048, 4096};
+  v = judge_step(options(), m);
+  EXPECT_NE(v.reason.find("the server's own p99 <= 2.048 ms: the latency is in the server's "
+                          "execution"),
+            std::string::npos)
+      << v.reason;
+  EXPECT_EQ(v.limit, "p99");
 }
 
 TEST(SearchVerdict, ADistressLimitTurnedOffIsIgnored) {
@@ -314,7 +446,13 @@ TEST(SearchOptionsText, SloRatesAndDistressParseOrNameTheProblem) {
   EXPECT_DOUBLE_EQ(d.store_cpu_fraction, 0.8);
   EXPECT_LT(d.psi_memory_full_pct, 0);
   EXPECT_DOUBLE_EQ(d.swap_in_pages_per_s, DistressLimits{}.swap_in_pages_per_s);
-  for (const char* bad : {"store-cpu=2", "heat=1", "swap-in", "swap-in=-1"})
+  auto c = parse_distress("cpu-throttled=0.5,cgroup-max=off,cgroup-high=2,cgroup-psi-full=3");
+  EXPECT_DOUBLE_EQ(c.cgroup_psi_full_pct, 3);
+  EXPECT_DOUBLE_EQ(c.cpu_throttled_fraction, 0.5);
+  EXPECT_LT(c.cgroup_max_events, 0);
+  EXPECT_DOUBLE_EQ(c.cgroup_high_events, 2);
+  EXPECT_DOUBLE_EQ(c.cgroup_oom_events, 0);
+  for (const char* bad : {"store-cpu=2", "heat=1", "swap-in", "swap-in=-1", "cpu-throttled=1.5"})
     EXPECT_THROW(parse_distress(bad), std::invalid_argument) << bad;
 }
 

@@ -153,7 +153,8 @@ const std::vector<BadValues>& bad_workload_values() {
         {"rate", {"abc", "-1", "1e400", "2e9", "nan", "", "-inf"}},
         {"warmup", durations},
         {"threads", ints},
-        {"connections", ints},
+        // 5000 connections per thread are the event engine's (refused for classic below).
+        {"connections", {"abc", "-1", "0", "99999999999999999999", "1e400", "1.5", "", "200000"}},
         {"pipeline", ints},
         {"key-prefix", {"a b", "new\nline", std::string(300, 'k')}},
         {"ttl", {"abc", "-1", "99999999999999999999", "1e400", "64Ti", "", "1.5s", "2000000h"}},
@@ -332,6 +333,9 @@ TEST_F(KvdriveBadInput, TargetUris) {
       {"memcached://127.0.0.1:11211?protocol=udp", "unknown option 'protocol=udp'"},
       {"memcached://127.0.0.1:11211?ca=/ca.pem", "need TLS (rediss:// or tls=1)"},
       {"rediss://127.0.0.1:6379?key=/k.pem", "key= needs cert="},
+      {"memcached://127.0.0.1:11211?writes=2", "unknown option 'writes=2'"},
+      {"memcached://127.0.0.1:11211?writes=", "unknown option 'writes='"},
+      {"rediss://127.0.0.1:6379?writes=split", "writes=split is for plain TCP, not TLS"},
   };
   std::vector<Case> cases;
   for (const auto& [uri, expect] : uris)
@@ -353,6 +357,15 @@ TEST_F(KvdriveBadInput, TargetUris) {
                    {"TLS CA file '/dev/null': no PEM certificate in it"}});
   cases.push_back({{"run", "--db", kDb, "--target", "redis+cluster://127.0.0.1:1"},
                    {"redis+cluster://127.0.0.1:1: Redis Cluster targets need --engine events"}});
+  cases.push_back({{"run", "--engine", "classic", "--db", kDb, "--target",
+                    "memcached://127.0.0.1:1?writes=split"},
+                   {"memcached://127.0.0.1:1?writes=split: writes=split needs --engine events"}});
+  // More connections per thread than lock-step rounds take: the event engine's alone.
+  cases.push_back(
+      {{"run", "--engine", "classic", "--db", kDb, "--target", target_, "--connections", "2000"},
+       {"--connections '2000': more than 1024 per thread needs --engine events"}});
+  cases.push_back(
+      {{"run", "--db", kDb, "--target", target_, "--connections", "100001"}, {"--connections"}});
   cases.push_back({{"run", "--db", kDb}, {"--target is required"}});
   cases.push_back({{"run", "--db", kDb, "--target"}, {"--target"}});
   check_all(cases);
@@ -426,7 +439,29 @@ TEST_F(KvdriveBadInput, RunOptions) {
   cases.push_back({run_args({"--scenario", dir_.file(latin1)}), {"--scenario", "not UTF-8"}});
   cases.push_back({run_args({"--process-index", "abc"}), names("process-index", "abc")});
   cases.push_back({run_args({"--process-index", "3"}), {"--process-index"}});
+  // --hdr-log: never over an existing log (with --processes too), a directory that exists.
+  write_file("taken.0.hlog", "an earlier log\n");
+  cases.push_back(
+      {run_args({"--hdr-log", dir_.file("taken")}), {"--hdr-log", "taken.0.hlog", "exists"}});
+  cases.push_back({run_args({"--hdr-log", dir_.file("nodir/x")}), {"--hdr-log", "nodir"}});
+  cases.push_back({run_args({"--hdr-log", ""}), {"--hdr-log"}});
+  cases.push_back({run_args({"--hdr-log", dir_.file("taken"), "--processes", "2"}),
+                   {"--hdr-log", "taken.0.hlog", "exists"}});
+  // --segment I/N
+  for (const char* v : {"0/3", "4/3", "1/0", "3", "a/b", "", "-1/2", "1/2/3", "1/99999"})
+    cases.push_back({run_args({"--segment", v}), {"--segment", in_quotes(v)}});
+  cases.push_back({run_args({"--segment", "1/3", "--threads", "2"}), {"--segment", "--threads 2"}});
+  cases.push_back(
+      {run_args({"--segment", "1/2", "--processes", "2"}), {"--segment", "--processes"}});
+  // --start-at, --group
+  cases.push_back({run_args({"--start-at", ""}), {"--start-at"}});
+  for (const char* v :
+       {"soon", "+abc", "+", "@", "@1000", "@-5", "@1e30", "2020-01-01T00:00:00Z",
+        "2999-01-01T00:00:00Z", "2026-12-01T10:00:00", "2026-13-01T10:00:00Z", "+30d"})
+    cases.push_back({run_args({"--start-at", v}), {"--start-at", in_quotes(v)}});
+  cases.push_back({run_args({"--group", "g", "--processes", "2"}), {"--group", "--processes"}});
   check_all(cases);
+  EXPECT_EQ(slurp(dir_.file("taken.0.hlog")), "an earlier log\n");
 }
 
 TEST_F(KvdriveBadInput, ConfigFiles) {
@@ -708,7 +743,7 @@ TEST_F(KvdriveBadInput, ReportReadsAResultsFileOnAReadOnlyFilesystem) {
 
 TEST_F(KvdriveBadInput, Subcommands) {
   std::vector<Case> cases = {
-      {{}, {"missing subcommand", "run, report or scenarios"}},
+      {{}, {"missing subcommand", "run, report, merge or scenarios"}},
       {{"bogus"}, {"unknown subcommand 'bogus'"}},
       {{"Run"}, {"unknown subcommand 'Run'"}},
       {{"--bogus"}, {"--bogus"}},

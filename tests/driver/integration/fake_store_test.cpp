@@ -458,8 +458,12 @@ TEST(FakeStoreKvdrive, OneStalledConnectionDoesNotStopTheOther) {
   store.set_behavior(workers[0], stall);
   std::this_thread::sleep_for(std::chrono::milliseconds(2000));
   const int64_t stalled_gets = store.requests(workers[0], "get");
+  const int64_t other_gets = store.requests(workers[1], "get");
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   EXPECT_EQ(store.requests(workers[0], "get"), stalled_gets);  // it waits for its reply
+  // ... while the other goes on. (Not "the other sent more in all": on 2 loaded cores under a
+  // sanitizer the free worker was seen no faster than the stalled one outside the stall.)
+  EXPECT_GT(store.requests(workers[1], "get"), other_gets + 100) << describe(store);
   const int64_t stall_to_us = kv::now_ts_us();
   store.release_stalls();
   ASSERT_EQ(p.wait(60'000), 0) << slurp(log);
@@ -471,7 +475,6 @@ TEST(FakeStoreKvdrive, OneStalledConnectionDoesNotStopTheOther) {
   EXPECT_GE(query_int(db, "SELECT COUNT(*)" + inside), 1);
   EXPECT_EQ(query_int(db, "SELECT COUNT(*)" + inside + " AND ok = 0"), 0);
   EXPECT_GE(query_double(db, "SELECT MAX(lat_max_us) FROM driver_seconds"), 2'000'000);
-  EXPECT_GT(store.requests(workers[1], "get"), store.requests(workers[0], "get"));
   EXPECT_EQ(driver_sum(db, "ops", "redis", "get"), store.requests("get")) << describe(store);
 }
 

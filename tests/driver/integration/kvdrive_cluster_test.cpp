@@ -1,12 +1,17 @@
 // kvdrive against a 3-master Redis Cluster made by the test (--engine events,
 // redis+cluster://seed): keys go to their hash slot's master, the counts in the results file
-// equal the sum of the nodes' commandstats, and the store counters are polled from every node.
+// equal the sum of the nodes' commandstats, and the store counters are polled from every node;
+// a slot migrated during a run (IMPORTING / MIGRATING, MIGRATE, SETSLOT NODE) is followed
+// through ASK and MOVED, each redirected request counted once.
 #include <gtest/gtest.h>
 
 #include <string>
+#include <thread>
 
 #include "kvdrive_test_util.hpp"
 #include "redis_cluster.hpp"
+#include "report/text_table.hpp"
+#include "store/cluster.hpp"
 
 namespace {
 using namespace kv::test;
@@ -38,6 +43,86 @@ TEST(KvdriveCluster, CountsEqualTheSumOfTheNodesCommandstats) {
                       "SELECT COUNT(DISTINCT name) FROM store_stats "
                       "WHERE name LIKE '127.0.0.1:%/cmdstat_set_calls'"),
             3);
+  // No slot moved: the redirect columns are measured zeros, not NULL.
+  EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM client_seconds WHERE cluster_moved IS NULL"), 0);
+  EXPECT_EQ(query_int(db, "SELECT SUM(cluster_moved) + SUM(cluster_ask) FROM client_seconds"), 0);
+}
+
+// The slot of every key of the run ({mig} is a hash tag) moves from its master to another one
+// while kvdrive reads them: keys already moved get ASK from the old owner (sent again, after
+// ASKING, to the new one), then, once the slot is handed over, MOVED (the map follows it).
+// Every request counts once: kvdrive's gets are the nodes' executed GETs, and the nodes'
+// refused tries (rejected_calls) are kvdrive's MOVED + ASK.
+TEST(KvdriveCluster, ASlotMigrationDuringARunIsFollowedAndEachRequestCountsOnce) {
+  using kv::drive::store::key_hash_slot;
+  RedisCluster cluster(3);
+  KV_START_OR_SKIP(cluster);
+  const int slot = key_hash_slot("{mig}:0");
+  // The owner: the node that answers without a redirect.
+  int from = 0;
+  for (int p : cluster.ports()) {
+    if (redis_command(p, {"GET", "{mig}:0"}).rfind("-MOVED", 0) != 0) from = p;
+  }
+  ASSERT_NE(from, 0);
+  // What that look-up cost the nodes (one GET run, the others refused): not kvdrive's.
+  const long long gets_before = cluster.command_calls("get");
+  const long long rejected_before = cluster.command_stat("get", "rejected_calls");
+  const int to = cluster.ports()[0] == from ? cluster.ports()[1] : cluster.ports()[0];
+  TempDir dir;
+  const int kKeys = 2000;
+  std::vector<std::string> args{kKvdrive,        "run",
+                                "--engine",      "events",
+                                "--db",          dir.file("r.db"),
+                                "--target",      cluster.uri(),
+                                "--keys",        std::to_string(kKeys),
+                                "--key-prefix",  "{mig}:",
+                                "--phases",      "load,read",
+                                "--duration",    "12s",
+                                "--threads",     "2",
+                                "--connections", "2",
+                                "--pipeline",    "4"};
+  Process kvdrive(args, dir.file("kvdrive.log"));
+  ASSERT_TRUE(wait_for_value(dir.file("r.db"), phase_rows_at_least("read", 1)))
+      << slurp(dir.file("kvdrive.log"));
+  // 2,000 keys, 20 per MIGRATE, 10 ms apart: about a second with the slot half-way.
+  const int migrated = cluster.migrate_slot(slot, from, to, 20, 10);
+  int code = kvdrive.wait(0);
+  const bool read_phase_still_on = code == -1;
+  if (read_phase_still_on) code = kvdrive.wait(120'000);
+  const std::string log = slurp(dir.file("kvdrive.log"));
+  ASSERT_EQ(code, 0) << log;
+  EXPECT_EQ(migrated, kKeys);
+  ASSERT_TRUE(read_phase_still_on) << "the run ended before the migration did: " << log;
+
+  auto db = kv::open_results_db(dir.file("r.db"));
+  const int64_t sets = driver_sum(db, "ops", "redis", "set");
+  const int64_t gets = driver_sum(db, "ops", "redis", "get");
+  EXPECT_EQ(sets, kKeys);
+  EXPECT_GT(gets, 0);
+  EXPECT_EQ(driver_sum(db, "errors", "redis", "get"), 0);
+  EXPECT_EQ(driver_sum(db, "timeouts", "redis", "get"), 0);
+  EXPECT_EQ(driver_sum(db, "misses", "redis", "get"), 0);  // every key found where it went
+  EXPECT_EQ(cluster.command_calls("set"), sets);
+  EXPECT_EQ(cluster.command_calls("get") - gets_before, gets);
+  const int64_t moved = query_int(db, "SELECT SUM(cluster_moved) FROM client_seconds");
+  const int64_t asked = query_int(db, "SELECT SUM(cluster_ask) FROM client_seconds");
+  EXPECT_GT(moved, 0);
+  EXPECT_GT(asked, 0);
+  EXPECT_EQ(cluster.command_stat("get", "rejected_calls") - rejected_before +
+                cluster.command_stat("set", "rejected_calls"),
+            moved + asked);
+  EXPECT_EQ(cluster.command_calls("asking"), asked);
+  // The new owner served the reads once the slot was handed over.
+  EXPECT_GT(redis_command_calls(to, "get"), 0);
+  std::cout << "gets " << gets << ", MOVED " << moved << ", ASK " << asked << "\n";
+
+  auto report = run_kvdrive(dir, {"report", "--db", dir.file("r.db")});
+  ASSERT_EQ(report.exit_code, 0) << report.output;
+  EXPECT_NE(report.output.find("hint: " + kv::drive::fmt_int(static_cast<double>(moved)) +
+                               " MOVED and " + kv::drive::fmt_int(static_cast<double>(asked)) +
+                               " ASK redirects followed"),
+            std::string::npos)
+      << report.output;
 }
 
 }  // namespace

@@ -153,4 +153,32 @@ TEST(Kvdrive, InterruptKeepsEverySecondAndMarksTheRun) {
   EXPECT_EQ(redis_command_calls(redis.port(), "set"), sets);
 }
 
+// Ctrl-C while --start-at waits: the run is interrupted (exit 130) before any phase, and the
+// store's stats polled during the wait are in the file (written each second while waiting: a
+// wait of hours overflowed their queue, and Ctrl-C dropped them all).
+TEST(Kvdrive, InterruptDuringTheStartAtWaitKeepsTheStoresStats) {
+  StoreServer redis(StoreServer::Kind::redis);
+  KV_START_OR_SKIP(redis);
+  TempDir dir;
+  const std::string db = dir.file("r.db"), log = dir.file("kvdrive.log");
+  Process p({kKvdrive, "run", "--db", db, "--target", redis.uri(), "--keys", "100", "--threads",
+             "1", "--start-at", "+10m"},
+            log);
+  const std::string polls = "SELECT count(DISTINCT ts_us) FROM store_stats";
+  ASSERT_TRUE(wait_for_value(db, "SELECT (" + polls + ") >= 2")) << slurp(log);
+  int64_t before = 0;
+  {
+    auto d = kv::open_results_db(db);
+    before = query_int(d, polls);
+  }
+  p.signal(SIGINT);
+  EXPECT_EQ(p.wait(30'000), 130) << slurp(log);
+  auto d = kv::open_results_db(db);
+  EXPECT_EQ(query_text(d, "SELECT status FROM runs"), "interrupted");
+  EXPECT_EQ(query_int(d, "SELECT count(*) FROM phases"), 0);
+  EXPECT_GE(query_int(d, polls), before);
+  EXPECT_GT(query_int(d, "SELECT count(*) FROM store_stats WHERE name = 'used_memory'"), 0);
+  EXPECT_EQ(query_int(d, "SELECT count(*) FROM run_metadata WHERE name = 'start_at_late_us'"), 0);
+}
+
 }  // namespace

@@ -1,7 +1,10 @@
 // Every JSON kvdrive writes is JSON a strict parser accepts, with no key twice: the --json
 // summary, `report --format json`, and runs.parameters / phases.parameters in the results file.
 #include <gtest/gtest.h>
+#include <sys/inotify.h>
+#include <unistd.h>
 
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
@@ -84,9 +87,9 @@ TEST(KvdriveJson, AProcessGroupsSummaryIsJsonToo) {
   StoreServer redis(StoreServer::Kind::redis);
   KV_START_OR_SKIP(redis);
   TempDir dir;
-  auto out = run_kvdrive(
-      dir, {"--log-level", "off", "run", "--db", dir.file("r.db"), "--target", redis.uri(),
-            "--keys", "400", "--threads", "2", "--processes", "2", "--json"});
+  auto out = run_kvdrive(dir, {"--log-level", "off", "run", "--db", dir.file("r.db"), "--target",
+                               redis.uri(), "--keys", "400", "--threads", "2", "--processes", "2",
+                               "--json", "--json-out", dir.file("group.json")});
   ASSERT_EQ(out.exit_code, 0) << out.output;
   std::vector<std::string> repeated;
   ASSERT_NO_THROW(repeated = repeated_keys(out.output)) << out.output;
@@ -100,6 +103,57 @@ TEST(KvdriveJson, AProcessGroupsSummaryIsJsonToo) {
     if (p["op"] == "set") sets += p["ops"].get<int64_t>();
   EXPECT_EQ(sets, 400);
   EXPECT_EQ(sets, redis_command_calls(redis.port(), "set"));
+
+  // --json-out: the parent writes one document of the group's runs with the group's summary
+  // (the processes are not given --json-out: one writer, no race on the file).
+  json doc;
+  ASSERT_NO_THROW(doc = json::parse(slurp(dir.file("group.json"))));
+  EXPECT_EQ(doc["format"], "kvbench-results");
+  EXPECT_EQ(doc["group"], group);
+  ASSERT_EQ(doc["runs"].size(), 2u);
+  int64_t doc_sets = 0;
+  for (const auto& r : doc["runs"]) {
+    EXPECT_EQ(r["run_group"], group["run_group"]);
+    EXPECT_EQ(r["status"], "completed");
+    EXPECT_EQ(r["command_line"].get<std::string>().find("--json-out"), std::string::npos)
+        << r["command_line"];
+    for (const auto& p : r["phases"])
+      if (p["op"] == "set") doc_sets += p["ops"].get<int64_t>();
+  }
+  EXPECT_EQ(doc_sets, 400);
+  EXPECT_TRUE(doc["comparison"].empty());  // parts of one load, not runs to compare
+}
+
+// --json-out from a --config file, which a group's processes read too: only the parent writes
+// the file (it is renamed into place once; each process writing it was two more renames).
+TEST(KvdriveJson, AGroupsJsonOutFromAConfigFileIsWrittenByTheParentAlone) {
+  StoreServer redis(StoreServer::Kind::redis);
+  KV_START_OR_SKIP(redis);
+  TempDir dir;
+  const std::string config = dir.file("bench.toml");
+  std::ofstream(config) << "[run]\njson-out = \"" << dir.file("group.json") << "\"\n";
+  const int watch = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+  ASSERT_GE(watch, 0);
+  ASSERT_GE(::inotify_add_watch(watch, dir.path().c_str(), IN_MOVED_TO | IN_CLOSE_WRITE), 0);
+  auto out = run_kvdrive(
+      dir, {"--log-level", "off", "--config", config, "run", "--db", dir.file("r.db"), "--target",
+            redis.uri(), "--keys", "400", "--threads", "2", "--processes", "2"});
+  ASSERT_EQ(out.exit_code, 0) << out.output;
+  int writes = 0;  // group.json renamed into place, or written directly
+  alignas(inotify_event) char buf[1 << 16];
+  for (ssize_t n; (n = ::read(watch, buf, sizeof buf)) > 0;) {
+    for (char* p = buf; p < buf + n;) {
+      const auto* ev = reinterpret_cast<const inotify_event*>(p);
+      if (ev->len > 0 && std::string(ev->name) == "group.json") ++writes;
+      p += sizeof(inotify_event) + ev->len;
+    }
+  }
+  ::close(watch);
+  EXPECT_EQ(writes, 1);
+  json doc;
+  ASSERT_NO_THROW(doc = json::parse(slurp(dir.file("group.json"))));
+  EXPECT_EQ(doc["group"]["processes"], 2);
+  EXPECT_EQ(doc["runs"].size(), 2u);
 }
 
 }  // namespace

@@ -78,8 +78,16 @@ TEST(KvdriveTls, RedisMutualTlsCountsEqualTheServers) {
   EXPECT_EQ(driver_sum(db, "errors", "redis", "get"), 0);
   EXPECT_EQ(sets, tls_stat(certs, redis.port(), true, "set"));
   EXPECT_EQ(gets, tls_stat(certs, redis.port(), true, "get"));
-  // The store counters came over TLS too.
+  // The store counters came over TLS too, and so did the latency monitor's setting and Redis
+  // 7's per-command latency histogram (a search step's server latency is read from it).
   EXPECT_GT(query_int(db, "SELECT COUNT(*) FROM store_stats WHERE name = 'cmdstat_get_calls'"), 0);
+  EXPECT_GT(
+      query_int(db, "SELECT COUNT(*) FROM store_stats WHERE name = 'latency_monitor_threshold_ms'"),
+      0);
+  EXPECT_GT(query_int(db,
+                      "SELECT COUNT(*) FROM store_stats WHERE name LIKE "
+                      "'latency_histogram_usec_get_%'"),
+            0);
 }
 
 TEST(KvdriveTls, MemcachedTlsCountsEqualTheServers) {

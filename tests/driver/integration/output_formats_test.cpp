@@ -14,66 +14,11 @@
 
 #include "kvbench/version.hpp"
 #include "kvdrive_test_util.hpp"
+#include "output_fields.hpp"
 
 namespace {
 using namespace kv::test;
 using nlohmann::json;
-
-// The documented fields per table: `### \`name\`` sections of docs/output-fields.md, rows
-// "| `field` | meaning |". A field whose meaning starts "only" is optional; "JSON only" fields
-// are JSON's alone.
-struct Field {
-  std::string name;
-  bool optional = false, json_only = false;
-};
-std::map<std::string, std::vector<Field>> documented_fields() {
-  std::ifstream in(std::string(KV_SOURCE_DIR) + "/docs/output-fields.md");
-  EXPECT_TRUE(in.good());
-  std::map<std::string, std::vector<Field>> out;
-  std::string line, table;
-  while (std::getline(in, line)) {
-    if (line.rfind("### `", 0) == 0) {
-      table = line.substr(5, line.find('`', 5) - 5);
-      continue;
-    }
-    if (table.empty() || line.rfind("| `", 0) != 0) continue;
-    const auto end = line.find('`', 3);
-    Field f{line.substr(3, end - 3)};
-    const std::string meaning = line.substr(line.find('|', end) + 2);
-    f.optional = meaning.rfind("only", 0) == 0;
-    f.json_only = meaning.rfind("JSON only", 0) == 0;
-    out[table].push_back(f);
-  }
-  return out;
-}
-
-// The fields of `table` with the percentile placeholder expanded for `percentile_names`.
-std::vector<Field> expanded(const std::vector<Field>& fields,
-                            const std::vector<std::string>& percentile_names) {
-  std::vector<Field> out;
-  for (const auto& f : fields) {
-    if (f.name != "lat_<p>_us") {
-      out.push_back(f);
-      continue;
-    }
-    for (const auto& p : percentile_names) out.push_back({"lat_" + p + "_us"});
-  }
-  return out;
-}
-
-// Every key of `row` is documented for `table`, every documented (not optional) key is there.
-void expect_documented(const json& row, const std::vector<Field>& fields, const std::string& table,
-                       const std::set<std::string>& extra = {}) {
-  std::set<std::string> names;
-  for (const auto& f : fields) {
-    names.insert(f.name);
-    if (!f.optional) {
-      EXPECT_TRUE(row.contains(f.name)) << table << "." << f.name;
-    }
-  }
-  for (const auto& [k, v] : row.items())
-    EXPECT_TRUE(names.count(k) || extra.count(k)) << table << "." << k << " is not documented";
-}
 
 std::vector<std::string> csv_lines(const std::string& path) {
   std::ifstream in(path);
@@ -129,8 +74,9 @@ TEST(OutputFormats, JsonDocumentHasEveryDocumentedFieldAndCsvOneFilePerTable) {
   const json& run = a["runs"][0];
   const std::vector<std::string> pnames{"p50", "p90", "p99", "p999", "p9999"};
   expect_documented(run, docs.at("runs"), "runs",
-                    {"metadata", "stores", "phases", "steps", "server", "hints", "timeline",
-                     "process_samples", "host_samples", "events"});
+                    {"metadata", "stores", "phases", "steps", "server", "hints", "searches",
+                     "search_steps", "timeline", "process_samples", "host_samples", "events"});
+  EXPECT_TRUE(run["searches"].empty());  // no --search
   EXPECT_EQ(run["status"], "completed");
   ASSERT_EQ(run["phases"].size(), 2u);
   for (const auto& p : run["phases"]) {
@@ -147,7 +93,8 @@ TEST(OutputFormats, JsonDocumentHasEveryDocumentedFieldAndCsvOneFilePerTable) {
   EXPECT_EQ(run["phases"][0]["ops"], 3000);
   for (const auto& s : run["stores"]) expect_documented(s, docs.at("stores"), "stores");
   ASSERT_FALSE(run["timeline"].empty());
-  for (const auto& s : run["timeline"]) expect_documented(s, docs.at("timeline"), "timeline");
+  for (const auto& s : run["timeline"])
+    expect_documented(s, expanded(docs.at("timeline"), pnames), "timeline");
   int64_t timeline_ops = 0;
   for (const auto& s : run["timeline"]) timeline_ops += s["ops"].get<int64_t>();
   EXPECT_EQ(timeline_ops, 6000);

@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "kvbench/clock.hpp"
 #include "servers.hpp"
 #include "store/store_client.hpp"
 #include "store/store_stats.hpp"
@@ -96,6 +97,45 @@ TEST(StoreStatsIntegration, RedisBgsaveForkTimeAndCowAreRecorded) {
   });
   ASSERT_TRUE(saved) << "no sample showed the BGSAVE's fork";
   p.stop();
+}
+
+// Redis's latency monitor in the store-stats rows (#20): with latency-monitor-threshold set, a
+// DEBUG SLEEP is a 'command' latency event (its time and ms, as LATENCY LATEST says); with the
+// threshold 0 the rows say so (latency_monitor_threshold_ms 0) and hold no event.
+TEST(StoreStatsIntegration, RedisLatencyEventsAndTheThresholdAreRecorded) {
+  StoreServer redis(StoreServer::Kind::redis,
+                    {"--enable-debug-command", "local", "--latency-monitor-threshold", "50"});
+  KV_START_OR_SKIP(redis);
+  StoreStatsPoller p(parse_target_uri(redis.uri()), 50 * kMs, 2000 * kMs);
+  p.start();
+  auto idle = wait_for_sample(p, 10'000);
+  ASSERT_TRUE(idle);
+  EXPECT_EQ(value_of(*idle, "latency_monitor_threshold_ms"), 50);
+  EXPECT_FALSE(value_of(*idle, "latency_command_latest_ms"));  // nothing recorded yet
+  const double before_s = static_cast<double>(kv::now_ts_us() / 1'000'000);
+  ASSERT_EQ(kv::test::tcp_request(redis.port(), "DEBUG SLEEP 0.2\r\n", "\r\n"), "+OK\r\n");
+  auto slept = wait_for_sample(p, 10'000, [](const StoreStatsSample& s) {
+    return value_of(s, "latency_command_latest_ms").has_value();
+  });
+  ASSERT_TRUE(slept) << "no sample showed the DEBUG SLEEP as a latency event";
+  EXPECT_GE(value_of(*slept, "latency_command_latest_ms").value_or(0), 200);
+  EXPECT_GE(value_of(*slept, "latency_command_max_ms").value_or(0), 200);
+  EXPECT_GE(value_of(*slept, "latency_command_ts").value_or(0), before_s);
+  p.stop();
+
+  StoreServer off(StoreServer::Kind::redis,
+                  {"--enable-debug-command", "local", "--latency-monitor-threshold", "0"});
+  KV_START_OR_SKIP(off);
+  StoreStatsPoller q(parse_target_uri(off.uri()), 50 * kMs, 2000 * kMs);
+  q.start();
+  ASSERT_EQ(kv::test::tcp_request(off.port(), "DEBUG SLEEP 0.2\r\n", "\r\n"), "+OK\r\n");
+  const int64_t slept_ts = kv::now_ts_us();
+  auto after = wait_for_sample(  // a poll after the sleep
+      q, 10'000, [&](const StoreStatsSample& s) { return s.ts_us > slept_ts; });
+  ASSERT_TRUE(after);
+  EXPECT_EQ(value_of(*after, "latency_monitor_threshold_ms"), 0);
+  EXPECT_FALSE(value_of(*after, "latency_command_latest_ms"));
+  q.stop();
 }
 
 TEST(StoreStatsIntegration, RedisCountersMatchWhatWasWritten) {

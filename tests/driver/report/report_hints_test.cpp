@@ -91,6 +91,13 @@ struct Synthetic {
     }
     return instance;
   }
+  // A kvmon event of process instance `instance`.
+  void event(int64_t instance, const std::string& kind, int64_t ts,
+             const std::string& message = "x") {
+    db.exec("INSERT INTO events (ts_us, source, instance_id, kind, message) VALUES (" +
+            std::to_string(ts) + ", 'kvmon', " + std::to_string(instance) + ", '" + kind + "', '" +
+            message + "')");
+  }
   std::vector<Hint> hints(const std::string& kind, int64_t run = 1) {
     std::vector<Hint> out;
     for (auto& h : compute_hints(db, run))
@@ -307,13 +314,9 @@ TEST(ReportHints, CgroupMemoryEventWithThroughputAfterOnlyWithEnoughSeconds) {
   s.target(1, 1, 0, "redis");
   s.phase(1, 1, "", "read", 0, {1000, 1000, 1000, 1000, 1000, 1000, 600, 600, 600, 600, 600, 600});
   s.process(7, "redis-server", 4242, std::vector<int64_t>(12, 0));
-  auto event = [&](const char* kind, int64_t ts) {
-    s.db.exec("INSERT INTO events (ts_us, source, instance_id, kind, message) VALUES (" +
-              std::to_string(ts) + ", 'kvmon', 7, '" + kind + "', 'x')");
-  };
-  event("cgroup_max", T0 + S);  // one second before it: too few to say anything
-  event("cgroup_high", T0 + 6 * S);
-  event("cgroup_high", T0 + 8 * S);              // not the first of its kind
+  s.event(7, "cgroup_max", T0 + S);  // one second before it: too few to say anything
+  s.event(7, "cgroup_high", T0 + 6 * S);
+  s.event(7, "cgroup_high", T0 + 8 * S);         // not the first of its kind
   EXPECT_TRUE(s.hints("cgroup_limit").empty());  // no cgroup limit known
   s.db.exec(
       "UPDATE process_samples SET cg_memory_bytes = 47185920 + ts_us % 2, "
@@ -354,6 +357,79 @@ TEST(ReportHints, BgsaveWithP99BeforeAndDuringForkAndCow) {
   // the same BGSAVE without a latency change says nothing
   s.db.exec("UPDATE driver_seconds SET lat_p99_us = 3100");
   EXPECT_TRUE(s.hints("persistence").empty());
+}
+
+}  // namespace
+
+namespace {
+
+// Redis LATENCY LATEST polled into store_stats (#20): each event first seen during the run is a
+// hint with its ms; one from before the run (still the latest at the first poll) is not; the
+// threshold 0 says monitoring was off instead of saying nothing.
+TEST(ReportHints, RedisLatencyEventsAndMonitoringOff) {
+  Synthetic s;
+  s.run(1);
+  s.target(1, 1, 0, "redis");
+  s.phase(1, 1, "", "read", 0, std::vector<int64_t>(12, 1000));
+  auto stat = [&](const std::string& name, int64_t ts, double v) {
+    s.db.exec("INSERT INTO store_stats (target_id, ts_us, name, value) VALUES (1, " +
+              std::to_string(ts) + ", '" + name + "', " + std::to_string(v) + ")");
+  };
+  const double t0_s = static_cast<double>(T0 / S);
+  for (int k = 0; k < 12; ++k) {
+    const int64_t ts = T0 + k * S + S / 2;
+    stat("latency_monitor_threshold_ms", ts, 100);
+    stat("latency_command_ts", ts, t0_s - 30);  // before the run: never a hint
+    stat("latency_command_latest_ms", ts, 250);
+    if (k >= 7) {  // a BGSAVE's fork at +7 s, polled at +7.5 s and after
+      stat("latency_fork_ts", ts, t0_s + 7);
+      stat("latency_fork_latest_ms", ts, 180);
+    }
+  }
+  auto h = s.hints("latency");
+  ASSERT_EQ(h.size(), 1u);
+  EXPECT_EQ(h[0].message, "Redis latency event 'fork' at +7.0 s: 180 ms");
+  EXPECT_EQ(h[0].ts_us, T0 + 7 * S);
+  s.db.exec("UPDATE store_stats SET value = 0 WHERE name = 'latency_monitor_threshold_ms'");
+  h = s.hints("latency");
+  ASSERT_EQ(h.size(), 1u);
+  EXPECT_NE(h[0].message.find("monitoring off (latency-monitor-threshold 0)"), std::string::npos)
+      << h[0].message;
+}
+
+// The HTML timeline marks kvmon's events of the store's process (a cgroup memory.high, a PSI
+// trigger on its cgroup, the OOM kill that ended it) and draws its cgroup memory against the limit
+// (#20).
+TEST(HtmlReport, KvmonEventsAreMarkersAndTheCgroupLimitIsALine) {
+  Synthetic s;
+  s.run(1);
+  s.target(1, 1, 0, "redis");
+  s.phase(1, 1, "", "read", 0, std::vector<int64_t>(12, 1000));
+  s.process(7, "redis-server", 4242, std::vector<int64_t>(12, 0));
+  auto html_of = [&] {
+    std::ostringstream html;
+    kv::drive::write_html_report(s.db, {1}, html);
+    return html.str();
+  };
+  std::string before = html_of();
+  EXPECT_EQ(before.find("OOM-killed"), std::string::npos);
+  EXPECT_EQ(before.find("cgroup memory limit"), std::string::npos);  // none known
+  s.event(7, "cgroup_high", T0 + 4 * S, "redis: memory.events high 0 -> 1");
+  s.event(7, "cgroup_found", T0 + 5 * S, "redis: cgroup v1 memory /x");  // not a marker
+  s.event(7, "cgroup_psi_trigger", T0 + 6 * S,
+          "redis: cgroup pressure: memory full >= 100 ms within 2 s (PSI trigger on /x)");
+  s.event(7, "target_exited", T0 + 9 * S,
+          "pid:4242: process 4242 exited: killed by the OOM killer (cgroup /x oom_kill 0 -> 1)");
+  s.db.exec(
+      "UPDATE process_samples SET cg_memory_bytes = 40 * 1048576, cg_memory_max_bytes = "
+      "48 * 1048576 WHERE instance_id = 7");
+  std::string after = html_of();
+  EXPECT_NE(after.find(">memory.high</text>"), std::string::npos);
+  EXPECT_NE(after.find(">store OOM-killed</text>"), std::string::npos);
+  EXPECT_NE(after.find(">pressure stall</text>"), std::string::npos);  // --psi-trigger cgroup:
+  EXPECT_EQ(after.find(">memory.found</text>"), std::string::npos);
+  EXPECT_NE(after.find("redis://h:1 cgroup memory limit"), std::string::npos);
+  EXPECT_NE(after.find("redis://h:1 cgroup memory<"), std::string::npos);
 }
 
 }  // namespace

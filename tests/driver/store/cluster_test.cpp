@@ -165,4 +165,27 @@ TEST(ClusterSlots, RouterFollowsMovedCountsAndAsksOnce) {
   EXPECT_EQ(router.node_for("bar"), moved.node);
 }
 
+TEST(ClusterSlots, RefreshIsRateLimitedAndKeepsMovesNewerThanTheRead) {
+  SlotMap map;
+  map.assign({SlotRange{0, 16383, {{"h", 1}, ""}, {}}});
+  ClusterRouter router(map);
+  EXPECT_FALSE(router.refresh_due(0));  // nothing moved: no refresh
+  router.on_error("MOVED 12182 h:2");
+  EXPECT_TRUE(router.refresh_due(1'000));  // the first at once
+  router.on_error("MOVED 100 h:2");        // while the refresh is read
+  EXPECT_FALSE(router.refresh_due(2'000));
+  // The read predates the second MOVED: slot 100 stays where that MOVED said, and another
+  // refresh is wanted, not before the interval is over.
+  router.replace({SlotRange{0, 16383, {{"h", 1}, ""}, {}}});
+  EXPECT_EQ(router.map().node_of_slot(12182), 0);
+  EXPECT_EQ(router.nodes()[static_cast<size_t>(router.map().node_of_slot(100))].port, 2);
+  EXPECT_TRUE(router.needs_refresh());
+  EXPECT_FALSE(router.refresh_due(1'000 + ClusterRouter::kMinRefreshNs - 1));
+  EXPECT_TRUE(router.refresh_due(1'000 + ClusterRouter::kMinRefreshNs));
+  router.replace({SlotRange{0, 16383, {{"h", 1}, ""}, {}}});
+  EXPECT_FALSE(router.needs_refresh());
+  EXPECT_EQ(router.map().node_of_slot(100), 0);  // the newer read wins once no MOVED came since
+  EXPECT_EQ(router.take_moved(), 2u);
+}
+
 }  // namespace

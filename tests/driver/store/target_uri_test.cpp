@@ -41,6 +41,15 @@ TEST(TargetUri, MemcachedPoolBinaryNoDelay) {
   EXPECT_TRUE(parse_target_uri("memcached://a:1").tcp_nodelay);
 }
 
+TEST(TargetUri, WritesOneOrSplit) {
+  EXPECT_FALSE(parse_target_uri("memcached://a:1").split_writes);
+  EXPECT_FALSE(parse_target_uri("memcached://a:1?writes=one").split_writes);
+  EXPECT_TRUE(parse_target_uri("memcached://a:1?nodelay=0&writes=split").split_writes);
+  EXPECT_TRUE(parse_target_uri("redis://a:1?writes=split").split_writes);
+  EXPECT_THROW(parse_target_uri("memcached://a:1?writes=two"), std::invalid_argument);
+  EXPECT_THROW(parse_target_uri("rediss://a:1?writes=split"), std::invalid_argument);
+}
+
 TEST(TargetUri, TlsByRedissOrOption) {
   auto t = parse_target_uri("rediss://pw@cache.example:6380");
   EXPECT_EQ(t.protocol, Protocol::redis);

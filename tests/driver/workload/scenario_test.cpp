@@ -89,6 +89,13 @@ TEST(WorkloadOptions, CombinationsAreChecked) {
   EXPECT_THROW(set_workload_option(v, "ttl", "1.5s"), std::invalid_argument);
   EXPECT_THROW(set_workload_option(v, "nope", "1"), std::invalid_argument);
   EXPECT_THROW(set_workload_option(v, "hit-rate", "1.5"), std::invalid_argument);
+  // A warm-up as long as the duration: refused where it is within it, taken where it is
+  // added before it (a --search step).
+  WorkloadSpec u;
+  set_workload_option(u, "duration", "1s");
+  set_workload_option(u, "warmup", "1s");
+  EXPECT_THROW(check_workload(u), std::invalid_argument);
+  EXPECT_NO_THROW(check_workload(u, true));
 }
 
 // Each message names the option and the whole value as typed.

@@ -1,0 +1,666 @@
+#include "engine/loop/event_link.hpp"
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <boost/asio/connect.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/write.hpp>
+#include <cstring>
+
+#include "engine/loop/event_client.hpp"
+#include "engine/loop/event_loop.hpp"
+#include "engine/loop/event_user.hpp"
+#include "kvbench/clock.hpp"
+
+namespace kv::drive::loop {
+namespace {
+
+constexpr int64_t kFirstBackoffNs = 50'000'000;  // as the classic clients' reconnect backoff
+// A link's read buffer: small while replies are (an idle connection costs little), doubled up
+// to the largest whenever a read fills it.
+constexpr size_t kFirstReadBytes = 2048;
+constexpr size_t kMaxReadBytes = 65536;
+
+OpStatus status_of(st::Verdict v) {
+  switch (v) {
+    case st::Verdict::ok:
+      return OpStatus::ok;
+    case st::Verdict::hit:
+      return OpStatus::hit;
+    case st::Verdict::miss:
+      return OpStatus::miss;
+    default:
+      return OpStatus::error;  // refused (not stored, an error reply) or out of step
+  }
+}
+
+size_t decimal_digits(size_t v) {
+  size_t d = 1;
+  for (; v >= 10; v /= 10) ++d;
+  return d;
+}
+
+// The bytes of a RESP SET before its value's data: "*3\r\n$3\r\nSET\r\n" (or *5, with PX
+// after the value), the key's bulk string, then "$<length>\r\n".
+size_t resp_set_head(size_t key, size_t value) {
+  return 13 + (1 + decimal_digits(key) + 2 + key + 2) + (1 + decimal_digits(value) + 2);
+}
+
+// What Link::complete_replies needs of each wire codec: the next reply to a request of kind
+// `op` (into r), its verdict, and the value handed to record_reply. `d` is the link's own
+// member (a failed link replaces its decoder).
+struct RespReplies {
+  std::unique_ptr<st::RespDecoder>& d;
+  st::RespReply r;
+  st::ReadStatus next(st::Op) { return d->next(&r); }
+  st::Verdict verdict(st::Op op) const { return st::resp_verdict(op, r); }
+  std::string_view value() const { return r.text; }
+};
+
+struct TextReplies {
+  std::optional<st::mc::TextDecoder>& d;
+  st::mc::TextReply r;
+  static st::mc::TextOp text_op(st::Op op) {
+    return op == st::Op::set ? st::mc::TextOp::storage : st::mc::TextOp::get;
+  }
+  st::ReadStatus next(st::Op op) { return d->next(text_op(op), &r); }
+  st::Verdict verdict(st::Op op) const { return st::mc::text_verdict(text_op(op), r); }
+  std::string_view value() const { return r.value; }
+};
+
+struct BinaryReplies {
+  std::optional<st::mc::BinaryDecoder>& d;
+  st::mc::BinaryReply r;
+  st::ReadStatus next(st::Op) { return d->next(&r); }
+  st::Verdict verdict(st::Op op) const { return st::mc::binary_verdict(op, r); }
+  std::string_view value() const { return r.value; }
+};
+
+}  // namespace
+
+Link::Link(Worker& w, EventClient& c, size_t server, size_t depth)
+    : w_(w),
+      client_(c),
+      server_(server),
+      wire_(c.spec().protocol == Protocol::redis ? Wire::resp
+            : c.spec().binary_protocol           ? Wire::binary
+                                                 : Wire::text),
+      sock_(w.io),
+      split_(c.spec().split_writes),
+      // A cluster node's link may also carry an ASKING before each redirected request.
+      fifo_(c.spec().cluster ? 2 * depth + 4 : depth + 4) {
+  out_.reserve(4096);
+  sending_.reserve(4096);
+  reset_decoders();
+}
+
+void Link::reset_decoders() {
+  switch (wire_) {
+    case Wire::resp:
+      resp_ = std::make_unique<st::RespDecoder>(size_t{64} << 10);
+      break;
+    case Wire::text:
+      text_.emplace();
+      break;
+    case Wire::binary:
+      binary_.emplace();
+      break;
+  }
+}
+
+void Link::adopt(int fd) {
+  if (fd < 0) return;  // down: connected on first use
+  sockaddr_storage a{};
+  socklen_t len = sizeof a;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  error_code ec;
+  sock_.assign(a.ss_family == AF_INET6 ? tcp::v6() : tcp::v4(), fd, ec);
+  if (ec) {
+    ::close(fd);
+    return;
+  }
+  sock_.non_blocking(true, ec);
+  tls_ = client_.take_tls(server_);
+  state_ = State::up;
+  arm_read();
+}
+
+void Link::mark_dirty() {
+  if (dirty_) return;
+  dirty_ = true;
+  w_.dirty(this);
+}
+
+void Link::send(User* u, const Pending& p, std::string_view key, std::string_view value,
+                uint8_t redirects) {
+  const uint32_t ttl = w_.ctx.workload.ttl_s;
+  const size_t before = out_.size();
+  bool ok = true;
+  switch (wire_) {
+    case Wire::resp:
+      if (p.is_set)
+        st::resp::append_set(out_, key, value, uint64_t{ttl} * 1000);
+      else
+        st::resp::append_get(out_, key);
+      break;
+    case Wire::text:
+      ok = p.is_set ? st::mc::append_text_set(out_, key, value, 0, ttl)
+                    : st::mc::append_text_get(out_, key);
+      break;
+    case Wire::binary:
+      ok = p.is_set ? st::mc::append_binary_set(out_, key, value, opaque_++, 0, ttl)
+                    : st::mc::append_binary_get(out_, key, opaque_++);
+      break;
+  }
+  if (!ok) {
+    // A key the protocol cannot carry: refused before sending, as libmemcached refuses it.
+    asio::post(w_.io, [u, p, this] {
+      record_reply(w_.ctx, p, OpStatus::error, {}, steady_ns());
+      u->done(steady_ns());
+    });
+    return;
+  }
+  if (split_ && p.is_set) {
+    // Where the value begins: the command line (header) before it is one send(), the value
+    // (with what follows it) the next.
+    const size_t head = wire_ == Wire::resp ? resp_set_head(key.size(), value.size())
+                        : wire_ == Wire::text
+                            ? out_.size() - before - value.size() - 2  // data block, CRLF
+                            : out_.size() - before - value.size();
+    splits_.push_back(queued_bytes_ + head);
+  }
+  fifo_.push(Flight{u, p, p.is_set ? st::Op::set : st::Op::get, queued_bytes_, redirects});
+  queued_bytes_ += out_.size() - before;
+  mark_dirty();
+}
+
+void Link::append_asking(int64_t queued_ns) {
+  Flight f;  // no user: a refused ASKING fails the link, as a refused handshake
+  f.p.queued_ns = queued_ns;
+  f.start = queued_bytes_;
+  const size_t before = out_.size();
+  st::resp::append_array_header(out_, 1);
+  st::resp::append_bulk(out_, "ASKING");
+  queued_bytes_ += out_.size() - before;
+  fifo_.push(f);
+}
+
+void Link::send_parked(const Parked& r) {
+  if (r.asking) append_asking(r.p.queued_ns);
+  const WorkloadSpec& w = w_.ctx.workload;
+  std::string_view value;
+  if (r.p.is_set) value = w_.ctx.values.value_for(r.p.key, w.values.size_for(r.p.key));
+  send(r.user, r.p, r.user->keys.format(r.p.key), value, r.redirects);
+}
+
+void Link::resend(User* u, const Pending& p, bool asking, uint8_t redirects, int64_t now) {
+  const Parked r{u, p, asking, redirects};
+  switch (state_) {
+    case State::up:
+      send_parked(r);
+      return;
+    case State::down:
+      if (now < retry_at_) {  // its node is down and not to be retried yet
+        record_reply(w_.ctx, p, OpStatus::error, {}, now);
+        u->done(now);
+        return;
+      }
+      parked_.push_back(r);
+      start_connect(now);
+      return;
+    case State::connecting:
+      parked_.push_back(r);
+      return;
+  }
+}
+
+void Link::flush() {
+  dirty_ = false;
+  if (state_ != State::up || writing_ || out_.empty()) return;
+  if (split_) {
+    flush_split();
+    return;
+  }
+  if (tls_) {
+    sending_.swap(out_);
+    out_.clear();
+    tls_sent_ = 0;
+    writing_ = true;
+    write_tls();
+    return;
+  }
+  error_code ec;
+  size_t n = sock_.write_some(asio::buffer(out_), ec);
+  if (ec && ec != asio::error::would_block && ec != asio::error::try_again) {
+    fail(OpStatus::error, steady_ns());
+    return;
+  }
+  written_bytes_ += n;
+  if (n == out_.size()) {
+    out_.clear();
+    return;
+  }
+  write_rest(n);
+}
+
+void Link::flush_split() {
+  // out_ begins at written_bytes_: nothing is being written (flush) and sending_ is empty.
+  const uint64_t base = written_bytes_;
+  size_t off = 0;
+  while (off < out_.size()) {
+    while (!splits_.empty() && splits_.front() <= base + off) splits_.pop_front();
+    const size_t end = !splits_.empty() && splits_.front() < base + out_.size()
+                           ? splits_.front() - base
+                           : out_.size();
+    error_code ec;
+    const size_t n = sock_.write_some(asio::buffer(out_.data() + off, end - off), ec);
+    if (ec && ec != asio::error::would_block && ec != asio::error::try_again) {
+      fail(OpStatus::error, steady_ns());
+      return;
+    }
+    written_bytes_ += n;
+    off += n;
+    if (off < end) break;  // the socket's buffer is full
+  }
+  if (off == out_.size()) {
+    out_.clear();
+    return;
+  }
+  write_rest(off);
+}
+
+void Link::write_rest(size_t from) {
+  // The socket's buffer is full: the rest goes out when it drains (in one piece, even when
+  // split); commands queued meanwhile wait in out_ for the next flush.
+  sending_.assign(out_, from);
+  out_.clear();
+  writing_ = true;
+  asio::async_write(sock_, asio::buffer(sending_), [this, g = gen_](const error_code& e, size_t k) {
+    if (g != gen_) return;
+    written_bytes_ += k;
+    writing_ = false;
+    sending_.clear();
+    if (e) {
+      fail(OpStatus::error, steady_ns());
+      return;
+    }
+    flush();
+  });
+}
+
+// TLS writes go from sending_ (a retry offers the same bytes again); out_ gathers what is
+// queued meanwhile, flushed once sending_ is out.
+void Link::write_tls() {
+  while (tls_sent_ < sending_.size()) {
+    size_t n = 0;
+    auto io = tls_->write(sending_.data() + tls_sent_, sending_.size() - tls_sent_, &n);
+    if (io != st::TlsSession::Io::done) {
+      wait_tls(io, &Link::write_tls);
+      return;
+    }
+    tls_sent_ += n;
+    written_bytes_ += n;
+  }
+  writing_ = false;
+  sending_.clear();
+  tls_sent_ = 0;
+  flush();
+}
+
+// Until OpenSSL has nothing decrypted left (want_read): it may hold whole replies the socket
+// no longer signals.
+void Link::read_tls() {
+  for (;;) {
+    size_t n = 0;
+    auto io = tls_->read(w_.rbuf.data(), w_.rbuf.size(), &n);
+    if (io == st::TlsSession::Io::want_read) break;
+    if (io != st::TlsSession::Io::done) {
+      wait_tls(io, &Link::read_tls);
+      return;
+    }
+    if (!decode(std::string_view(w_.rbuf.data(), n), steady_ns())) return;
+  }
+  arm_read();
+}
+
+// Waits for what the session asked (then calls `then`); fails the link on closed / error.
+void Link::wait_tls(st::TlsSession::Io io, void (Link::*then)()) {
+  if (io != st::TlsSession::Io::want_read && io != st::TlsSession::Io::want_write) {
+    if (state_ == State::connecting)
+      connect_failed(steady_ns());
+    else
+      fail(OpStatus::error, steady_ns());
+    return;
+  }
+  auto what =
+      io == st::TlsSession::Io::want_read ? tcp::socket::wait_read : tcp::socket::wait_write;
+  sock_.async_wait(what, [this, then, g = gen_](const error_code& e) {
+    if (g != gen_) return;
+    if (e) {
+      wait_tls(st::TlsSession::Io::error, then);
+      return;
+    }
+    (this->*then)();
+  });
+}
+
+void Link::handshake_tls() {
+  auto io = tls_->handshake();
+  if (io == st::TlsSession::Io::done) {
+    on_connected(error_code{});
+    return;
+  }
+  wait_tls(io, &Link::handshake_tls);
+}
+
+// Plain TCP: an async_read_some into the link's own buffer, which Asio performs itself when
+// epoll reports the socket readable (or at once, if the last read filled the buffer). An
+// async_wait would cost an epoll_ctl per arm: Boost 1.74's reactor re-registers the descriptor
+// for every non-speculative operation (one more syscall per reply at pipeline 1). TLS waits
+// for readiness instead: the session reads the socket itself.
+void Link::arm_read() {
+  if (tls_) {
+    sock_.async_wait(tcp::socket::wait_read, [this, g = gen_](const error_code& ec) {
+      if (g != gen_) return;
+      on_readable(ec);
+    });
+    return;
+  }
+  if (in_.empty()) in_.resize(kFirstReadBytes);
+  sock_.async_read_some(asio::buffer(in_), [this, g = gen_](const error_code& ec, size_t n) {
+    if (g != gen_) return;
+    on_read(ec, n);
+  });
+}
+
+void Link::on_read(const error_code& ec, size_t n) {
+  if (ec) {  // an error, or the server closed the connection (eof)
+    fail(OpStatus::error, steady_ns());
+    return;
+  }
+  // Replies are timed when they arrive: every reply of this read arrived now.
+  if (!decode(std::string_view(in_.data(), n), steady_ns())) return;
+  if (n == in_.size()) {
+    // A full buffer: more may be waiting. Read it now, and read more at once next time.
+    if (in_.size() < kMaxReadBytes) in_.resize(in_.size() * 2);
+    if (!drain()) return;
+  }
+  arm_read();
+}
+
+void Link::on_readable(const error_code& ec) {
+  if (ec) {
+    fail(OpStatus::error, steady_ns());
+    return;
+  }
+  read_tls();
+}
+
+bool Link::drain() {
+  for (;;) {
+    error_code rec;
+    size_t n = sock_.read_some(asio::buffer(w_.rbuf), rec);
+    if (rec == asio::error::would_block || rec == asio::error::try_again) return true;
+    if (rec || n == 0) {
+      fail(OpStatus::error, steady_ns());
+      return false;
+    }
+    if (!decode(std::string_view(w_.rbuf.data(), n), steady_ns())) return false;
+    // A short read emptied the socket (a later arrival is a new readiness edge).
+    if (n < w_.rbuf.size()) return true;
+  }
+}
+
+bool Link::decode(std::string_view bytes, int64_t now) {
+  if (fifo_.empty()) {  // bytes nobody asked for: out of step
+    fail(OpStatus::error, now);
+    return false;
+  }
+  switch (wire_) {
+    case Wire::resp: {
+      if (!resp_->feed(bytes)) {
+        fail(OpStatus::error, now);
+        return false;
+      }
+      RespReplies c{resp_, {}};
+      return complete_replies(c, now);
+    }
+    case Wire::text: {
+      text_->feed(bytes);
+      TextReplies c{text_, {}};
+      return complete_replies(c, now);
+    }
+    case Wire::binary: {
+      binary_->feed(bytes);
+      BinaryReplies c{binary_, {}};
+      return complete_replies(c, now);
+    }
+  }
+  return true;
+}
+
+// Every whole reply the decoder holds, each judged for the oldest request in flight, until
+// the decoder needs more bytes or nothing is in flight.
+template <class Replies>
+bool Link::complete_replies(Replies& c, int64_t now) {
+  while (!fifo_.empty()) {
+    const st::Op op = fifo_.front().op;
+    st::ReadStatus s = c.next(op);
+    if (s == st::ReadStatus::need_more) break;
+    if (s == st::ReadStatus::protocol_error) {
+      fail(OpStatus::error, now);
+      return false;
+    }
+    if (!complete(out_of_step(c.d->buffered(), c.verdict(op)), c.value(), now)) return false;
+  }
+  return true;
+}
+
+// The reply to the last request in flight, followed by bytes no request asked for: the stream
+// is out of step, so this reply may not be that request's either.
+st::Verdict Link::out_of_step(size_t buffered, st::Verdict v) const {
+  return fifo_.size() == 1 && buffered > 0 ? st::Verdict::mismatch : v;
+}
+
+bool Link::complete(st::Verdict v, std::string_view value, int64_t now) {
+  Flight f = fifo_.front();
+  fifo_.pop();
+  const bool out_of_step = v == st::Verdict::mismatch;
+  if (!f.user) {  // a handshake reply: AUTH or SELECT refused, the connection is of no use
+    if (v == st::Verdict::error || out_of_step) {
+      fail(OpStatus::error, now);
+      return false;
+    }
+    return true;
+  }
+  if (v == st::Verdict::error && w_.router) {  // a Redis Cluster's MOVED / ASK: sent again
+    const auto a = w_.router->on_error(value);
+    if (a.kind != st::ClusterRouter::Action::Kind::none) {
+      f.user->redirect(f.p, a.node, a.kind == st::ClusterRouter::Action::Kind::retry_asking,
+                       f.redirects, now);
+      return true;
+    }
+  }
+  record_reply(w_.ctx, f.p, status_of(v), value, now);
+  f.user->done(now);
+  if (out_of_step) {
+    fail(OpStatus::error, now);
+    return false;
+  }
+  return true;
+}
+
+void Link::close_socket() {
+  ++gen_;
+  tls_.reset();
+  tls_sent_ = 0;
+  error_code ec;
+  sock_.close(ec);
+  writing_ = false;
+  out_.clear();
+  sending_.clear();
+  splits_.clear();
+  queued_bytes_ = written_bytes_;  // what was not written is dropped
+}
+
+void Link::fail(OpStatus status, int64_t now) {
+  const uint64_t written = written_bytes_;
+  close_socket();
+  reset_decoders();
+  state_ = State::down;
+  retry_at_ = now;  // a lost connection is reopened at once; failed connects back off
+  const bool stopping = w_.ctx.stop.load(std::memory_order_relaxed);
+  while (!fifo_.empty()) {
+    Flight f = fifo_.front();
+    fifo_.pop();
+    if (!f.user) continue;
+    if (stopping) {
+      if (f.start < written) f.user->client.count_abandoned(1);
+      --f.user->inflight;
+      --w_.busy;
+      continue;
+    }
+    record_reply(w_.ctx, f.p, status, {}, now);
+    f.user->done(now);
+  }
+}
+
+void Link::start_connect(int64_t now) {
+  close_socket();
+  reset_decoders();
+  state_ = State::connecting;
+  connect_started_ = now;
+  const SocketAddress& a = client_.address(server_);
+  tcp::endpoint ep;
+  error_code ec;
+  if (a.len == 0 || a.len > ep.capacity()) {
+    ec = asio::error::host_not_found;
+  } else {
+    std::memcpy(ep.data(), &a.addr, a.len);
+    ep.resize(a.len);
+    sock_.open(ep.protocol(), ec);
+  }
+  if (!ec) sock_.set_option(tcp::no_delay(client_.spec().tcp_nodelay), ec);
+  if (ec) {  // reported from the loop, not from inside the caller's refill
+    asio::post(w_.io, [this, g = gen_] {
+      if (g == gen_) connect_failed(steady_ns());
+    });
+    return;
+  }
+  sock_.async_connect(ep, [this, g = gen_](const error_code& e) {
+    if (g != gen_) return;
+    on_connected(e);
+  });
+}
+
+void Link::on_connected(const error_code& ec) {
+  const int64_t now = steady_ns();
+  if (ec) {
+    connect_failed(now);
+    return;
+  }
+  error_code ig;
+  sock_.non_blocking(true, ig);
+  if (client_.tls_context() && !tls_) {  // a TLS target: the handshake, then up
+    tls_ = std::make_unique<st::TlsSession>(*client_.tls_context(), sock_.native_handle(),
+                                            client_.spec().servers[server_].host);
+    handshake_tls();
+    return;
+  }
+  state_ = State::up;
+  backoff_ns_ = 0;
+  const size_t n = append_handshake(client_.spec(), out_);
+  queued_bytes_ += out_.size();
+  for (size_t i = 0; i < n; ++i) {
+    Flight f;
+    f.p.queued_ns = now;
+    f.start = queued_bytes_;
+    fifo_.push(f);
+  }
+  arm_read();
+  mark_dirty();
+  parking_.swap(parked_);
+  const bool stopping = w_.ctx.stop.load(std::memory_order_relaxed);
+  for (const Parked& r : parking_) {
+    if (!stopping) {
+      send_parked(r);
+      continue;
+    }
+    --r.user->inflight;  // Ctrl-C came first: never sent again
+    --w_.busy;
+  }
+  parking_.clear();
+  waking_.swap(waiting_);
+  for (User* u : waking_) u->send_held(now);
+  for (User* u : waking_) u->refill(now);
+  waking_.clear();
+}
+
+void Link::connect_failed(int64_t now) {
+  close_socket();
+  state_ = State::down;
+  const int64_t max_ns = client_.options().reconnect_backoff_max_us * 1000;
+  backoff_ns_ = backoff_ns_ == 0 ? kFirstBackoffNs : std::min(backoff_ns_ * 2, max_ns);
+  retry_at_ = now + backoff_ns_;
+  parking_.swap(parked_);
+  for (const Parked& r : parking_) {
+    record_reply(w_.ctx, r.p, OpStatus::error, {}, now);
+    r.user->done(now);
+  }
+  parking_.clear();
+  waking_.swap(waiting_);
+  for (User* u : waking_) u->fail_held(now);
+  for (User* u : waking_) u->refill(now);
+  waking_.clear();
+}
+
+void Link::check(int64_t now) {
+  const int64_t timeout_ns = client_.options().timeout_us * 1000;
+  if (state_ == State::up && !fifo_.empty() && now - fifo_.front().p.queued_ns > timeout_ns) {
+    fail(OpStatus::timeout, now);
+  } else if (state_ == State::connecting && now - connect_started_ > timeout_ns) {
+    connect_failed(now);
+  }
+}
+
+void Link::interrupt() {
+  parked_.clear();  // redirected, never sent again
+  // Abandoned: the requests that (partly) left; those still in out_ never reached the store.
+  while (!fifo_.empty()) {
+    const Flight& f = fifo_.front();
+    if (f.user && f.start < written_bytes_) f.user->client.count_abandoned(1);
+    fifo_.pop();
+  }
+  // Shut down (a FIN after what was written), not closed: as the classic clients at Ctrl-C, so
+  // a stopped store still executes what reached it once it runs again (a close with replies
+  // unread would reset the connection and drop them). The client closes the socket later.
+  ++gen_;
+  error_code ec;
+  int fd = -1;
+  if (state_ == State::up || state_ == State::connecting) {
+    sock_.shutdown(tcp::socket::shutdown_both, ec);
+    fd = sock_.release(ec);
+    if (ec) fd = -1;
+  }
+  close_socket();
+  state_ = State::down;
+  client_.give_fd(server_, fd);
+}
+
+void Link::release() {
+  if (state_ == State::up && fifo_.empty() && !writing_ && out_.empty()) {
+    ++gen_;
+    error_code ec;
+    int fd = sock_.release(ec);
+    client_.give_fd(server_, ec ? -1 : fd);
+    if (!ec) client_.give_tls(server_, std::move(tls_));
+    tls_.reset();
+    return;
+  }
+  close_socket();
+  client_.give_fd(server_, -1);
+}
+
+}  // namespace kv::drive::loop

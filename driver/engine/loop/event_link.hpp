@@ -1,0 +1,144 @@
+// One socket of the event engine (loop/event_worker.hpp) to one server, owned by one User
+// (loop/event_user.hpp): its output buffer (the codecs write commands straight into it), its
+// queue of requests in flight (Flight, in send order), its reply decoder, the per-request
+// timeout, connect / reconnect with backoff, and TLS through a TlsSession.
+#pragma once
+
+#include <boost/asio/ip/tcp.hpp>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/request_stream.hpp"
+#include "store/memcached_codec.hpp"
+#include "store/resp_codec.hpp"
+#include "store/tls_session.hpp"
+
+namespace kv::drive {
+class EventClient;
+}
+
+namespace kv::drive::loop {
+
+namespace asio = boost::asio;
+namespace st = store;
+using tcp = boost::asio::ip::tcp;
+using boost::system::error_code;
+
+class Worker;
+struct User;
+
+// What a request expects back, kept per socket in send order.
+struct Flight {
+  User* user = nullptr;  // nullptr: a handshake command (AUTH / SELECT)
+  Pending p{};
+  st::Op op = st::Op::other;
+  uint64_t start = 0;     // where its bytes begin in the socket's output stream
+  uint8_t redirects = 0;  // Redis Cluster: MOVED / ASK followed so far
+};
+
+enum class Wire { resp, text, binary };
+
+// One socket to one server, owned by one User. The transport seam: everything that touches the
+// socket is in here (adopt, start_connect, arm_read / on_readable, flush, close, release); a
+// TLS stream replaces tcp::socket in these members only.
+class Link {
+ public:
+  enum class State { up, connecting, down };
+
+  Link(Worker& w, EventClient& c, size_t server, size_t depth);
+  void adopt(int fd);
+  // Appends the request to the output buffer (flushed once the current handler is done).
+  void send(User* u, const Pending& p, std::string_view key, std::string_view value,
+            uint8_t redirects = 0);
+  // A Redis Cluster redirect to this link's node: sends the request (after ASKING when
+  // `asking`) now, or once connected (connecting at once when down); fails it when the node
+  // is down and not to be retried yet, or its connect fails.
+  void resend(User* u, const Pending& p, bool asking, uint8_t redirects, int64_t now);
+  void flush();
+  void start_connect(int64_t now);
+  void check(int64_t now);  // timeouts
+  // Ctrl-C: every request in flight is given up; the socket is closed.
+  void interrupt();
+  // The phase is over: hands a clean socket back to the client (else closes it).
+  void release();
+
+  State state() const noexcept { return state_; }
+  int64_t retry_at() const noexcept { return retry_at_; }
+  void wait_for_connect(User* u) { waiting_.push_back(u); }
+
+ private:
+  void arm_read();
+  void on_read(const error_code& ec, size_t n);  // plain TCP
+  void on_readable(const error_code& ec);        // TLS
+  // Reads what the socket holds into the worker's buffer, decoding it; false: the link failed.
+  bool drain();
+  bool decode(std::string_view bytes, int64_t now);
+  // The read-and-complete loop, one for every wire codec (Replies: event_link.cpp).
+  template <class Replies>
+  bool complete_replies(Replies& c, int64_t now);
+  bool complete(st::Verdict v, std::string_view value, int64_t now);
+  st::Verdict out_of_step(size_t buffered, st::Verdict v) const;
+  void on_connected(const error_code& ec);
+  // TLS (a TlsSession over the socket, store/tls_session.hpp): the same steps, through it.
+  void write_tls();
+  void read_tls();
+  void handshake_tls();
+  void wait_tls(st::TlsSession::Io io, void (Link::*then)());
+  void connect_failed(int64_t now);
+  void fail(OpStatus status, int64_t now);
+  void close_socket();
+  void reset_decoders();
+  // writes=split: out_ in pieces, one write_some per piece (splits_); what the socket does not
+  // take goes out by async_write as in flush.
+  void flush_split();
+  void write_rest(size_t from);
+  void mark_dirty();
+  void append_asking(int64_t queued_ns);
+  // A redirected request waiting for this link's connect.
+  struct Parked {
+    User* user;
+    Pending p;
+    bool asking;
+    uint8_t redirects;
+  };
+  void send_parked(const Parked& r);
+
+  Worker& w_;
+  EventClient& client_;
+  size_t server_;
+  Wire wire_;
+  tcp::socket sock_;
+  std::unique_ptr<st::TlsSession> tls_;  // null: plain TCP
+  size_t tls_sent_ = 0;                  // of sending_, taken by the TLS session
+  State state_ = State::down;
+  uint64_t gen_ = 0;  // bumped whenever the socket is closed: stale handlers do nothing
+  int64_t retry_at_ = 0;
+  int64_t backoff_ns_ = 0;
+  int64_t connect_started_ = 0;
+  bool split_;                   // ?writes=split (plain TCP)
+  std::deque<uint64_t> splits_;  // stream offsets where a set's value begins (writes=split)
+  std::string out_, sending_;
+  std::vector<char> in_;  // plain TCP reads land here (see arm_read)
+  bool writing_ = false;
+  bool dirty_ = false;
+  // Bytes ever appended to out_ / written to the socket: a request whose first byte is below
+  // written_bytes_ reached the store (in part at least).
+  uint64_t queued_bytes_ = 0, written_bytes_ = 0;
+  st::ExpectFifo<Flight> fifo_;
+  std::unique_ptr<st::RespDecoder> resp_;
+  std::optional<st::mc::TextDecoder> text_;
+  std::optional<st::mc::BinaryDecoder> binary_;
+  uint32_t opaque_ = 0;
+  std::vector<User*> waiting_, waking_;
+  std::vector<Parked> parked_, parking_;
+
+  friend class Worker;
+};
+
+}  // namespace kv::drive::loop

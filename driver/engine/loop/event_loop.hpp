@@ -1,0 +1,89 @@
+// The event engine's worker (loop/event_worker.hpp): one io_context, the Users and Links of
+// this thread's connections, the wake-up heap of rate-mode sends, the list of links with
+// output to flush once the current handler is done, and the loop itself (run). Internal to
+// engine/loop/; the entry point is run_event_worker.
+#pragma once
+
+#include <array>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <queue>
+#include <utility>
+#include <vector>
+
+#include "engine/loop/event_link.hpp"
+#include "engine/loop/event_user.hpp"
+#include "engine/pacer.hpp"
+#include "engine/request_stream.hpp"
+#include "engine/worker.hpp"
+#include "store/cluster.hpp"
+#include "store/cluster_topology.hpp"
+
+namespace kv::drive::loop {
+
+class Worker {
+ public:
+  explicit Worker(const WorkerContext& context)
+      : ctx(context),
+        end_ns(phase_end_ns(context)),
+        timer_(io),
+        guard_(asio::make_work_guard(io)) {}
+
+  void run();
+  void schedule_wake(User* u, int64_t at) {
+    if (u->in_heap && u->heap_at <= at) return;
+    u->in_heap = true;
+    u->heap_at = at;
+    heap_.emplace(at, u);
+  }
+  void dirty(Link* l) { dirty_.push_back(l); }
+  // No new request: Ctrl-C, or the phase is over (see stop_sending: in rate mode the requests
+  // due before end_ns still go out when the collector's abort is the duration's end).
+  bool stopping(int64_t now) const { return stop_sending(ctx, end_ns, now); }
+
+  const WorkerContext& ctx;
+  const int64_t end_ns;
+  asio::io_context io{1};
+  std::array<char, 16384> rbuf{};  // every socket's reads land here, then in its decoder
+  size_t unfinished = 0;           // users not finished
+  size_t busy = 0;                 // requests in flight or held, over every user
+  bool waits_for_end = false;      // a rate-mode user's next send lies past the phase's end
+  // A Redis Cluster target: this thread's slot map and redirects (a copy of the map CLUSTER
+  // SLOTS gave when the clients were made); null for other targets.
+  std::unique_ptr<st::ClusterRouter> router;
+  // A socket of its own to `server` of `client` (a node a redirect or a refresh named).
+  Link* add_link(EventClient& client, size_t server);
+
+ private:
+  void flush_dirty() {
+    // By index, not a range: should a flush mark a link dirty, the vector may grow under it.
+    // NOLINTNEXTLINE(modernize-loop-convert)
+    for (size_t i = 0; i < dirty_.size(); ++i) dirty_[i]->flush();
+    dirty_.clear();
+  }
+  void arm(int64_t at);
+  // A Redis Cluster: starts a CLUSTER SLOTS read when the router wants one (rate-limited) and
+  // applies the one that is over.
+  void refresh_slots(int64_t now);
+
+  asio::steady_timer timer_;
+  asio::executor_work_guard<asio::io_context::executor_type> guard_;
+  bool armed_ = false;
+  int64_t armed_at_ = 0;
+  uint64_t timer_gen_ = 0;
+  std::vector<Link*> dirty_;
+  std::vector<std::unique_ptr<Link>> links_;
+  std::vector<std::unique_ptr<User>> users_;
+  using Due = std::pair<int64_t, User*>;
+  std::priority_queue<Due, std::vector<Due>, std::greater<>> heap_;
+  SpinMargin margin_;
+  st::SlotRefresh refresh_;
+  size_t depth_ = 1;
+};
+
+}  // namespace kv::drive::loop

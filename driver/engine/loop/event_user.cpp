@@ -1,0 +1,147 @@
+#include "engine/loop/event_user.hpp"
+
+#include <string_view>
+
+#include "engine/loop/event_client.hpp"
+#include "engine/loop/event_link.hpp"
+#include "engine/loop/event_loop.hpp"
+#include "kvbench/clock.hpp"
+
+namespace kv::drive::loop {
+
+void User::finish() {
+  if (finished) return;
+  finished = true;
+  --worker.unfinished;
+}
+
+void User::refill(int64_t now) {
+  const WorkerContext& ctx = worker.ctx;
+  const WorkloadSpec& w = ctx.workload;
+  while (!finished && !has_held && inflight < static_cast<size_t>(w.pipeline)) {
+    if (worker.stopping(now) || next >= share) {
+      finish();
+      return;
+    }
+    if (now < pause_until) {
+      worker.schedule_wake(this, pause_until);
+      return;
+    }
+    const int64_t intended = schedule.at(next);
+    if (schedule.on()) {
+      if (intended >= worker.end_ns) {
+        worker.waits_for_end = true;
+        finish();
+        return;
+      }
+      if (intended > now) {
+        now = steady_ns();
+        if (intended > now) {
+          worker.schedule_wake(this, intended);
+          return;
+        }
+      }
+    } else if (now >= worker.end_ns) {
+      finish();
+      return;
+    }
+    Pending p{};
+    if (!picker.pick(next, &p.is_set, &p.key)) {
+      finish();
+      return;
+    }
+    ++next;
+    p.intended_ns = intended;
+    p.queued_ns = schedule.on() ? steady_ns() : now;
+    std::string_view key = keys.format(p.key);
+    std::string_view value;
+    if (p.is_set) value = ctx.values.value_for(p.key, w.values.size_for(p.key));
+    p.bytes_out = key.size() + value.size();
+    Link& l = worker.router ? *link_to_node(worker.router->node_for(key))
+                            : *links[client.server_for(key)];
+    switch (l.state()) {
+      case Link::State::up:
+        l.send(this, p, key, value);
+        ++inflight;
+        ++worker.busy;
+        break;
+      case Link::State::down:
+        if (p.queued_ns < l.retry_at()) {
+          // Its server is down and not to be retried yet: the request fails at once, and the
+          // next one waits 10 ms (a dead store is not spun on).
+          record_reply(ctx, p, OpStatus::error, {}, p.queued_ns);
+          pause_until = p.queued_ns + kFailPauseNs;
+          break;
+        }
+        has_held = true;
+        held = p;
+        held_link = &l;
+        ++worker.busy;
+        l.wait_for_connect(this);
+        l.start_connect(p.queued_ns);
+        return;
+      case Link::State::connecting:
+        has_held = true;
+        held = p;
+        held_link = &l;
+        ++worker.busy;
+        l.wait_for_connect(this);
+        return;
+    }
+  }
+}
+
+void User::done(int64_t now) {
+  --inflight;
+  --worker.busy;
+  refill(now);
+}
+
+void User::send_held(int64_t /*now*/) {
+  has_held = false;
+  if (worker.ctx.stop.load(std::memory_order_relaxed)) {  // Ctrl-C came first: never sent
+    --worker.busy;
+    return;
+  }
+  const WorkloadSpec& w = worker.ctx.workload;
+  std::string_view key = keys.format(held.key);
+  std::string_view value;
+  if (held.is_set) value = worker.ctx.values.value_for(held.key, w.values.size_for(held.key));
+  held_link->send(this, held, key, value);
+  ++inflight;  // busy was counted when it was held
+}
+
+Link* User::link_to_node(int node) {
+  if (node < 0) return links[0];  // a slot without a master: its node's error says so
+  const auto i = static_cast<size_t>(node);
+  if (i < node_links.size() && node_links[i]) return node_links[i];
+  const size_t server = client.server_index(worker.router->nodes()[i]);
+  while (links.size() <= server) links.push_back(worker.add_link(client, links.size()));
+  if (node_links.size() <= i) node_links.resize(i + 1, nullptr);
+  node_links[i] = links[server];
+  return links[server];
+}
+
+void User::redirect(const Pending& p, int node, bool asking, uint8_t redirects, int64_t now) {
+  worker.ctx.slot.add_redirect(asking);
+  if (worker.ctx.stop.load(std::memory_order_relaxed)) {  // Ctrl-C: not sent again
+    --inflight;
+    --worker.busy;
+    return;
+  }
+  if (redirects >= kMaxRedirects) {
+    record_reply(worker.ctx, p, OpStatus::error, {}, now);
+    done(now);
+    return;
+  }
+  link_to_node(node)->resend(this, p, asking, static_cast<uint8_t>(redirects + 1), now);
+}
+
+void User::fail_held(int64_t now) {
+  has_held = false;
+  --worker.busy;
+  record_reply(worker.ctx, held, OpStatus::error, {}, now);
+  pause_until = now + kFailPauseNs;
+}
+
+}  // namespace kv::drive::loop

@@ -1,0 +1,218 @@
+#include "engine/search_group.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <optional>
+#include <sstream>
+#include <stdexcept>
+
+#include "kvbench/log.hpp"
+#include "store/target_uri.hpp"
+
+namespace kv::drive {
+namespace {
+
+bool write_line(int fd, const std::string& line) {
+  const std::string text = line + "\n";
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+// One line (without its '\n'); nullopt at EOF or on an error before a whole line.
+std::optional<std::string> read_line(int fd) {
+  std::string line;
+  char c = 0;
+  for (;;) {
+    const ssize_t n = ::read(fd, &c, 1);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return std::nullopt;
+    if (c == '\n') return line;
+    line += c;
+  }
+}
+
+std::string number(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+// A process's step as it reports it.
+struct FollowerStep {
+  int64_t phase_id = 0, from_ts_us = 0, ended_ts_us = 0;
+  StepMeasure m;  // client side; latency from the file
+};
+
+std::string step_line(const StepRun& r) {
+  const StepMeasure& m = r.measure;
+  std::string line = "step";
+  for (double v : {static_cast<double>(r.phase_id), static_cast<double>(r.measured_from_ts_us),
+                   static_cast<double>(r.ended_ts_us), static_cast<double>(m.ops),
+                   static_cast<double>(m.failed), m.seconds, m.sent_latency_mean_us, m.slip_p50_us,
+                   m.slip_p99_us, m.busiest_thread_cpu, m.busiest_thread_wanted,
+                   static_cast<double>(m.in_flight_slots)}) {
+    line += ' ';
+    line += number(v);
+  }
+  return line;
+}
+
+std::optional<FollowerStep> parse_step(const std::string& line) {
+  std::istringstream in(line);
+  std::string word;
+  double v[12];
+  if (!(in >> word) || word != "step") return std::nullopt;
+  for (double& x : v)
+    if (!(in >> x)) return std::nullopt;
+  FollowerStep f;
+  f.phase_id = static_cast<int64_t>(v[0]);
+  f.from_ts_us = static_cast<int64_t>(v[1]);
+  f.ended_ts_us = static_cast<int64_t>(v[2]);
+  f.m.ops = static_cast<uint64_t>(v[3]);
+  f.m.failed = static_cast<uint64_t>(v[4]);
+  f.m.seconds = v[5];
+  f.m.sent_latency_mean_us = v[6];
+  f.m.slip_p50_us = v[7];
+  f.m.slip_p99_us = v[8];
+  f.m.busiest_thread_cpu = v[9];
+  f.m.busiest_thread_wanted = v[10];
+  f.m.in_flight_slots = static_cast<uint64_t>(v[11]);
+  return f;
+}
+
+// The processes' intended-time latency of their step phases, added bucket by bucket (each at
+// its upper bound, never above the largest latency any of them saw).
+LatencyHistogram group_latency_of(Database& db, const std::string& phase_ids) {
+  auto range = db.prepare(
+      "SELECT MAX(max_us) FROM latency_range WHERE timing = 'intended' AND phase_id IN (" +
+      phase_ids + ")");
+  LatencyHistogram h;
+  if (!range.step() || range.is_null(0)) return h;
+  const auto max_ns = static_cast<uint64_t>(std::llround(range.column_double(0) * 1000));
+  auto buckets = db.prepare(
+      "SELECT upper_us, SUM(count) FROM latency_buckets WHERE timing = 'intended' AND phase_id "
+      "IN (" +
+      phase_ids + ") GROUP BY upper_us");
+  while (buckets.step()) {
+    const auto upper_ns = static_cast<uint64_t>(std::llround(buckets.column_double(0) * 1000));
+    h.record_n(std::min(upper_ns, max_ns), static_cast<uint64_t>(buckets.column_int(1)));
+  }
+  return h;
+}
+
+}  // namespace
+
+bool follow_search(int in_fd, int out_fd, int64_t run_id, int64_t target_id,
+                   const StepRunner& run_step) {
+  if (!write_line(out_fd, "ready " + std::to_string(run_id) + " " + std::to_string(target_id)))
+    return false;
+  while (auto line = read_line(in_fd)) {
+    double rate = 0;
+    try {
+      rate = std::stod(*line);
+    } catch (const std::exception&) {
+      throw std::runtime_error("--search-follow: not a rate from the group's parent: " + *line);
+    }
+    std::optional<StepRun> r = run_step(rate);
+    if (!r) {
+      write_line(out_fd, "stopped");
+      return false;
+    }
+    if (!write_line(out_fd, step_line(*r))) return false;
+  }
+  return true;
+}
+
+bool lead_search(const SearchOptions& s, const std::string& db_path, const std::string& target_uri,
+                 std::vector<FollowerPipes> followers) {
+  // A process that ended early closes its pipe: the write fails (EPIPE) instead of killing us.
+  struct IgnorePipe {
+    void (*old)(int) = std::signal(SIGPIPE, SIG_IGN);
+    ~IgnorePipe() { std::signal(SIGPIPE, old); }
+  } ignore_pipe;
+  struct Closer {
+    std::vector<FollowerPipes>& f;
+    ~Closer() {
+      for (auto& p : f) {
+        if (p.to_child >= 0) ::close(p.to_child);
+        if (p.from_child >= 0) ::close(p.from_child);
+      }
+    }
+  } closer{followers};
+
+  int64_t run_id = 0, target_id = 0;
+  for (size_t i = 0; i < followers.size(); ++i) {
+    const auto line = read_line(followers[i].from_child);
+    long long run = 0, target = 0;
+    if (!line || std::sscanf(line->c_str(), "ready %lld %lld", &run, &target) != 2) {
+      log_error() << "--search: process " << i << " did not finish its load phase";
+      return false;
+    }
+    if (i == 0) {
+      run_id = run;
+      target_id = target;
+    }
+  }
+  const TargetSpec spec = parse_target_uri(target_uri);
+  Database db = Database::open(db_path);
+  const double n = static_cast<double>(followers.size());
+  auto run_step = [&](double rate) -> std::optional<StepRun> {
+    for (auto& f : followers) write_line(f.to_child, number(rate));
+    std::vector<FollowerStep> steps;
+    bool all = true;
+    for (auto& f : followers) {  // every process's answer, even after one that stopped
+      const auto line = read_line(f.from_child);
+      auto step = line ? parse_step(*line) : std::nullopt;
+      if (step)
+        steps.push_back(*step);
+      else
+        all = false;
+    }
+    if (!all) return std::nullopt;
+    StepRun r;
+    r.phase_id = steps.front().phase_id;
+    r.measured_from_ts_us = steps.front().from_ts_us;
+    r.ended_ts_us = steps.front().ended_ts_us;
+    StepMeasure& m = r.measure;
+    std::string ids;
+    double achieved = 0, sent_sum = 0;
+    for (const auto& f : steps) {
+      r.measured_from_ts_us = std::min(r.measured_from_ts_us, f.from_ts_us);
+      r.ended_ts_us = std::max(r.ended_ts_us, f.ended_ts_us);
+      m.ops += f.m.ops;
+      m.failed += f.m.failed;
+      achieved += f.m.achieved_rate();
+      sent_sum += f.m.sent_latency_mean_us * static_cast<double>(f.m.ops);
+      // The worst process decides the client's limits: one client-bound process is enough.
+      m.slip_p50_us = std::max(m.slip_p50_us, f.m.slip_p50_us);
+      m.slip_p99_us = std::max(m.slip_p99_us, f.m.slip_p99_us);
+      m.busiest_thread_cpu = std::max(m.busiest_thread_cpu, f.m.busiest_thread_cpu);
+      m.busiest_thread_wanted = std::max(m.busiest_thread_wanted, f.m.busiest_thread_wanted);
+      m.in_flight_slots += f.m.in_flight_slots;
+      if (!ids.empty()) ids += ", ";
+      ids += std::to_string(f.phase_id);
+    }
+    // The group's achieved rate is the sum of its processes' (each over its own window): the
+    // window is the one over which the group's requests give that rate.
+    m.seconds = achieved > 0 ? static_cast<double>(m.ok()) / achieved
+                             : static_cast<double>(r.ended_ts_us - r.measured_from_ts_us) / 1e6;
+    m.sent_latency_mean_us = m.ops > 0 ? sent_sum / static_cast<double>(m.ops) : 0;
+    m.latency = group_latency_of(db, ids);
+    return r;
+  };
+  return run_search(s, db, run_id, target_id, spec.protocol,
+                    spec.display + " (" + number(n) + " processes)", run_step);
+}
+
+}  // namespace kv::drive

@@ -1,0 +1,19 @@
+// Pieces of the HTML report shared by its sections (html_report.cpp, search_report.cpp,
+// compare_html.cpp): a table and a chart in the page's style.
+#pragma once
+
+#include <ostream>
+#include <string>
+
+#include "report/report_tables.hpp"
+#include "report/svg_chart.hpp"
+
+namespace kv::drive {
+
+// A report table as an HTML table (numbers right-aligned, wide tables dense and scrolling), with
+// its notes before and after.
+void html_table(const ReportTable& t, std::ostream& out);
+// The chart as inline SVG, or where it has nothing to draw a "no data" line naming why_empty.
+void html_chart(const svg::Chart& c, const std::string& why_empty, std::ostream& out);
+
+}  // namespace kv::drive

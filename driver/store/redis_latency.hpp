@@ -1,0 +1,40 @@
+// Redis 7's per-command latency histogram (`LATENCY HISTOGRAM`: for each command its calls and
+// the cumulative count of calls per power-of-two bucket of microseconds, on by default) as store
+// stat values, so it is polled each second with INFO and stored as store_stats rows; and the
+// server's latency over a window from two such polls.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "store/stat_sample.hpp"
+
+struct redisReply;
+
+namespace kv::drive {
+
+// The stat name of one bucket: "latency_histogram_usec_<command>_<bucket>" holds how many calls
+// of <command> (lower case, "latency|histogram" for subcommands) took at most about <bucket> µs
+// (Redis rounds to its histogram's precision, ~1 %), since the server started or CONFIG
+// RESETSTAT. Cumulative over buckets and over time.
+inline constexpr const char* kLatencyHistogramPrefix = "latency_histogram_usec_";
+
+// The reply of LATENCY HISTOGRAM (RESP2: [name, ["calls", N, "histogram_usec", [b, c, ...]],
+// ...]) → one value per bucket of every command. Anything else (an error reply, a malformed
+// element) gives what could be read; never throws on content.
+std::vector<StatValue> parse_latency_histogram(const redisReply* reply);
+
+// The store's own latency over a window, from the bucket values of two polls (before and
+// after), summed over the commands a benchmark sends (the poller's own INFO and LATENCY, and
+// admin commands, left out).
+struct ServerLatency {
+  double calls = 0;
+  double p50_us = 0, p90_us = 0, p99_us = 0, p999_us = 0;  // bucket upper bounds
+};
+// Values are (name, value) pairs as stored; nullopt when no bucket was polled in both or no
+// call fell in the window.
+std::optional<ServerLatency> server_latency_between(const std::vector<StatValue>& before,
+                                                    const std::vector<StatValue>& after);
+
+}  // namespace kv::drive
