@@ -40,12 +40,16 @@ void on_signal(int) {
   if (g_stop.exchange(true)) leave_now_on_signal();  // a second Ctrl-C: leave now, marked
 }
 
+void on_group_stop(int) { g_stop.store(true); }  // the group's parent: stop, never leave now
+
 void install_signal_handlers() {
   struct sigaction sa {};
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
+  sa.sa_handler = on_group_stop;
+  sigaction(kGroupStopSignal, &sa, nullptr);
   signal(SIGPIPE, SIG_IGN);
 }
 
@@ -471,7 +475,7 @@ int RunCommand::execute(int argc, char** argv) {
   if (opts_.process_count > 1 && opts_.run_group.empty()) {
     opts_.run_group =
         (opts_.name.empty() ? "group" : opts_.name) + "-" + std::to_string(now_ts_us());
-    GroupRecord group = run_process_group(opts_, argc, argv);
+    GroupRecord group = run_process_group(opts_, argc, argv, g_stop);
     return print_group_record(group, opts_, std::cout, outputs_);
   }
   opts_.quiet = opts_.quiet || !opts_.run_group.empty();

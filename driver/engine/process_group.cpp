@@ -6,13 +6,17 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstring>
 #include <limits>
 #include <map>
 #include <stdexcept>
+#include <thread>
 
 #include "engine/loop/event_client.hpp"
+#include "engine/run_watcher.hpp"
 #include "engine/search_group.hpp"
 #include "kvbench/exit_codes.hpp"
 #include "kvbench/log.hpp"
@@ -21,7 +25,8 @@
 
 namespace kv::drive {
 
-GroupRecord run_process_group(const RunOptions& opts, int argc, char** argv) {
+GroupRecord run_process_group(const RunOptions& opts, int argc, char** argv,
+                              const std::atomic<bool>& stop) {
   // As in run_benchmark: bad options and unreachable stores stop the group before the file is
   // created, not in each process after it.
   for (const auto& spec : check_run_options(opts)) {
@@ -86,7 +91,7 @@ GroupRecord run_process_group(const RunOptions& opts, int argc, char** argv) {
     if (rates[0] >= 0) {
       ::close(rates[0]);
       ::close(reports[1]);
-      followers.push_back({rates[1], reports[0]});
+      followers.push_back({rates[1], reports[0], pid});
     }
   }
   log_info() << opts.process_count << " kvdrive processes running as group " << opts.run_group;
@@ -96,7 +101,7 @@ GroupRecord run_process_group(const RunOptions& opts, int argc, char** argv) {
     // ends its run and exits.
     try {
       search_ok =
-          lead_search(opts.search, opts.db_path, opts.targets.front(), std::move(followers));
+          lead_search(opts.search, opts.db_path, opts.targets.front(), std::move(followers), stop);
     } catch (const std::exception& e) {
       log_error() << "--search: " << e.what();
       search_ok = false;
@@ -104,9 +109,19 @@ GroupRecord run_process_group(const RunOptions& opts, int argc, char** argv) {
   }
   int worst = kExitOk;
   std::vector<std::string> failures;  // one line per process that did not complete
+  bool told_stop = false;
   for (size_t i = 0; i < children.size(); ++i) {
     int status = 0;
-    while (waitpid(children[i], &status, 0) < 0 && errno == EINTR) {
+    // Polled, so that a SIGINT/SIGTERM to this process alone reaches the processes still
+    // running (a terminal's Ctrl-C reaches them itself; they take the signal as a first one).
+    for (;;) {
+      const pid_t done = waitpid(children[i], &status, WNOHANG);
+      if (done == children[i] || (done < 0 && errno != EINTR)) break;
+      if (stop.load() && !told_stop) {
+        told_stop = true;
+        for (size_t j = i; j < children.size(); ++j) ::kill(children[j], kGroupStopSignal);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     std::string who = "process " + std::to_string(i) + " of " + std::to_string(children.size()) +
                       " (pid " + std::to_string(children[i]) + ")";
@@ -131,7 +146,7 @@ GroupRecord run_process_group(const RunOptions& opts, int argc, char** argv) {
   }
   // A search the parent could not finish fails the group even when every process ended well
   // (they end on the closed pipe), as it fails the run of a single process.
-  if (!search_ok && worst == kExitOk) worst = kExitFailed;
+  if (!search_ok && worst == kExitOk) worst = stop.load() ? kExitInterrupted : kExitFailed;
   GroupRecord record{worst, static_cast<int>(children.size()), std::move(failures),
                      open_results_db(opts.db_path)};  // marks the runs of killed processes
   if (!opts.hdr_log_prefix.empty()) {

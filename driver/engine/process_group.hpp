@@ -1,6 +1,7 @@
 // `kvdrive run --processes N`: the same run in N processes that share one run group.
 #pragma once
 
+#include <atomic>
 #include <string>
 #include <vector>
 
@@ -22,8 +23,10 @@ struct GroupRecord {
 // throw before the file is created (as in run_benchmark); a killed process's run is marked
 // incomplete by the reopening of the file. Prints nothing but log lines. With --hdr-log the
 // processes write none; the group's logs are written once they have all ended
-// (write_group_hdr_logs).
-GroupRecord run_process_group(const RunOptions& opts, int argc, char** argv);
+// (write_group_hdr_logs). Once `stop` is set (SIGINT/SIGTERM, maybe to this process alone) the
+// processes still running are sent kGroupStopSignal: each ends as at a Ctrl-C.
+GroupRecord run_process_group(const RunOptions& opts, int argc, char** argv,
+                              const std::atomic<bool>& stop);
 
 // `--hdr-log PREFIX` with `--processes N`: one interval log per target, PREFIX.<N>.hlog as
 // without --processes, for the whole group, from the results file: per wall second and op the

@@ -196,9 +196,11 @@ RunEnd run_target(const RunOptions& opts, const TargetSpec& spec, int64_t run_id
         if (!end.completed()) return std::nullopt;
         return run;
       };
-      if (opts.search_follow_in >= 0)
+      if (opts.search_follow_in >= 0) {
         follow_search(opts.search_follow_in, opts.search_follow_out, run_id, target_id, run_step);
-      else
+        // Told to stop between two steps: the parent sends no more and the run is interrupted.
+        if (end.completed() && stop.load()) end = {RunStatus::interrupted, "interrupted by signal"};
+      } else
         run_search(opts.search, db, run_id, target_id, spec.protocol, at.label, run_step);
     }
     if (!end.completed()) {

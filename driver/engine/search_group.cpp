@@ -1,5 +1,6 @@
 #include "engine/search_group.hpp"
 
+#include <poll.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "engine/run_watcher.hpp"
 #include "kvbench/log.hpp"
 #include "store/target_uri.hpp"
 
@@ -135,7 +137,7 @@ bool follow_search(int in_fd, int out_fd, int64_t run_id, int64_t target_id,
 }
 
 bool lead_search(const SearchOptions& s, const std::string& db_path, const std::string& target_uri,
-                 std::vector<FollowerPipes> followers) {
+                 std::vector<FollowerPipes> followers, const std::atomic<bool>& stop) {
   // A process that ended early closes its pipe: the write fails (EPIPE) instead of killing us.
   struct IgnorePipe {
     void (*old)(int) = std::signal(SIGPIPE, SIG_IGN);
@@ -150,13 +152,31 @@ bool lead_search(const SearchOptions& s, const std::string& db_path, const std::
       }
     }
   } closer{followers};
+  // SIGINT/SIGTERM to this process alone (a terminal's Ctrl-C reaches the processes itself):
+  // each process is told once to stop as at a Ctrl-C, which ends the phase it is running.
+  bool told = false;
+  const auto tell_stop = [&] {
+    if (told || !stop.load()) return;
+    told = true;
+    for (const auto& f : followers) ::kill(f.pid, kGroupStopSignal);
+  };
+  // A process's next line, waited for in polls short enough to pass a stop on promptly.
+  const auto answer_of = [&](int fd) {
+    for (;;) {
+      tell_stop();
+      pollfd p{fd, POLLIN, 0};
+      const int n = ::poll(&p, 1, 50);
+      if (n > 0 || (n < 0 && errno != EINTR)) return read_line(fd);
+    }
+  };
 
   int64_t run_id = 0, target_id = 0;
   for (size_t i = 0; i < followers.size(); ++i) {
-    const auto line = read_line(followers[i].from_child);
+    const auto line = answer_of(followers[i].from_child);
     long long run = 0, target = 0;
     if (!line || std::sscanf(line->c_str(), "ready %lld %lld", &run, &target) != 2) {
-      log_error() << "--search: process " << i << " did not finish its load phase";
+      if (!stop.load())
+        log_error() << "--search: process " << i << " did not finish its load phase";
       return false;
     }
     if (i == 0) {
@@ -168,11 +188,13 @@ bool lead_search(const SearchOptions& s, const std::string& db_path, const std::
   Database db = Database::open(db_path);
   const double n = static_cast<double>(followers.size());
   auto run_step = [&](double rate) -> std::optional<StepRun> {
+    tell_stop();
+    if (stop.load()) return std::nullopt;  // the search ends interrupted, as without --processes
     for (auto& f : followers) write_line(f.to_child, number(rate));
     std::vector<FollowerStep> steps;
     bool all = true;
     for (auto& f : followers) {  // every process's answer, even after one that stopped
-      const auto line = read_line(f.from_child);
+      const auto line = answer_of(f.from_child);
       auto step = line ? parse_step(*line) : std::nullopt;
       if (step)
         steps.push_back(*step);

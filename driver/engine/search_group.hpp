@@ -8,6 +8,9 @@
 // over the span of their windows. Steps and the result are recorded on process 0's run.
 #pragma once
 
+#include <sys/types.h>
+
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -28,12 +31,16 @@ bool follow_search(int in_fd, int out_fd, int64_t run_id, int64_t target_id,
 struct FollowerPipes {
   int to_child = -1;    // rates
   int from_child = -1;  // "ready" and step lines
+  pid_t pid = -1;       // the process, told to stop (kGroupStopSignal) when `stop` is set
 };
 
 // The parent's side: runs the search over `followers` (closing each pipe when it is over, so
 // the processes end their runs) and records it on process 0's run. Returns false when a process
-// did not get to or through a step (the search stops there, as without --processes).
+// did not get to or through a step (the search stops there, as without --processes). Once
+// `stop` is set (SIGINT/SIGTERM, maybe to the parent alone) it sends no more rates and tells
+// every process to stop as at a Ctrl-C: the step under way ends interrupted, the steps judged
+// so far stay recorded, and false is returned.
 bool lead_search(const SearchOptions& s, const std::string& db_path, const std::string& target_uri,
-                 std::vector<FollowerPipes> followers);
+                 std::vector<FollowerPipes> followers, const std::atomic<bool>& stop);
 
 }  // namespace kv::drive

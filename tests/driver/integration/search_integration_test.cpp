@@ -9,7 +9,9 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cmath>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 
@@ -554,6 +556,86 @@ TEST(KvdriveSearch, WithProcessesTheParentJudgesEachStepOnTheGroupsMergedData) {
   const long long store_calls =
       redis_command_calls(redis.port(), "get") + redis_command_calls(redis.port(), "set");
   EXPECT_EQ(store_calls, query_int(d, "SELECT SUM(ops) FROM driver_seconds")) << out.output;
+}
+
+// SIGTERM to the parent of a --search --processes group alone (a terminal's Ctrl-C reaches
+// every process; a supervisor's SIGTERM reaches only the parent): the parent sends no more
+// rates and tells the processes to stop, the step under way ends interrupted in both, the steps
+// judged before it stay recorded, and the group exits 130 as an interrupted search does. Before,
+// the processes ran every remaining step and the group exited 0.
+TEST(KvdriveSearch, ASigtermToTheGroupsParentAloneStopsTheSearchInterrupted) {
+  StoreServer redis(StoreServer::Kind::redis);
+  KV_START_OR_SKIP(redis);
+  TempDir dir;
+  const std::string db = dir.file("group.db");
+  const std::string log = dir.file("kvdrive.log");
+  // Ten steps of 3 s that all pass (p90 of an hour): 30 s of steps were the signal not heeded.
+  Process p({kKvdrive,
+             "run",
+             "--db",
+             db,
+             "--target",
+             redis.uri(),
+             "--processes",
+             "2",
+             "--keys",
+             "1000",
+             "--threads",
+             "1",
+             "--search",
+             "--slo",
+             "p90=1h",
+             "--rates",
+             "100,110,120,130,140,150,160,170,180,190",
+             "--duration",
+             "3s",
+             "--warmup",
+             "0",
+             "--max-client-cpu",
+             "1",
+             "--max-slip",
+             "1h"},
+            log);
+  // The first step judged and the second under way (a second of it recorded by both processes).
+  ASSERT_TRUE(wait_for_value(db, "SELECT count(*) FROM search_steps", 60'000)) << slurp(log);
+  ASSERT_TRUE(wait_for_value(db,
+                             "SELECT count(DISTINCT p.phase_id) >= 2 FROM driver_seconds d JOIN "
+                             "phases p USING (phase_id) WHERE p.ordinal = 2",
+                             30'000))
+      << slurp(log);
+  ASSERT_EQ(::kill(p.pid(), SIGTERM), 0);
+  const auto sent = std::chrono::steady_clock::now();
+  const int code = p.wait(20'000);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - sent).count();
+  ASSERT_NE(code, -1) << "the group did not end within 20 s of SIGTERM\n" << slurp(log);
+  EXPECT_EQ(code, 130) << slurp(log);
+  EXPECT_LT(seconds, 10) << slurp(log);
+  Database d = open_results_db(db);
+  // Both processes' runs interrupted (not incomplete: each ended as at a Ctrl-C).
+  EXPECT_EQ(query_int(d, "SELECT count(*) FROM runs WHERE status = 'interrupted'"), 2)
+      << slurp(log);
+  EXPECT_EQ(query_int(d, "SELECT count(*) FROM runs"), 2);
+  // The steps done so far are recorded (on process 0's run), the one under way is interrupted
+  // in both processes, and no step after it was started.
+  const int64_t steps = query_int(d, "SELECT count(*) FROM search_steps");
+  EXPECT_GE(steps, 1);
+  EXPECT_LT(steps, 10) << slurp(log);
+  EXPECT_EQ(query_int(d,
+                      "SELECT count(*) FROM search_steps s JOIN runs r USING (run_id) "
+                      "WHERE r.process_index = 0"),
+            steps);
+  EXPECT_EQ(query_int(d, "SELECT count(*) FROM phases WHERE ordinal >= 1 AND status = 'completed'"),
+            2 * steps);
+  EXPECT_EQ(query_int(d, "SELECT count(*) FROM phases WHERE status = 'interrupted'"), 2)
+      << slurp(log);
+  EXPECT_EQ(query_int(d, "SELECT MAX(ordinal) FROM phases"), steps + 1);
+  // An interrupted search has no result, as without --processes.
+  EXPECT_EQ(query_int(d, "SELECT count(*) FROM search_results"), 0);
+  // Nothing the store ran is lost: every request is in the file.
+  const long long store_calls =
+      redis_command_calls(redis.port(), "get") + redis_command_calls(redis.port(), "set");
+  EXPECT_EQ(store_calls, query_int(d, "SELECT SUM(ops) FROM driver_seconds")) << slurp(log);
 }
 
 TEST(KvdriveSearch, BadSearchOptionsAreOneLineAndExit2WithNothingWritten) {
