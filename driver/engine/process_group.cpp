@@ -10,6 +10,7 @@
 #include <cmath>
 #include <csignal>
 #include <cstring>
+#include <initializer_list>
 #include <limits>
 #include <map>
 #include <stdexcept>
@@ -24,6 +25,30 @@
 #include "stats/hdr_log.hpp"
 
 namespace kv::drive {
+namespace {
+
+// A start that failed part-way: closes the pipe ends made so far (`fds`, -1 for none, and the
+// parent's ends of the processes started) and kills and reaps those processes, which would
+// otherwise run on unwatched; then throws `what` with errno's text.
+[[noreturn]] void abandon_start(const std::string& what, std::initializer_list<int> fds,
+                                const std::vector<FollowerPipes>& followers,
+                                const std::vector<pid_t>& children) {
+  const int err = errno;
+  for (int fd : fds)
+    if (fd >= 0) ::close(fd);
+  for (const auto& f : followers) {
+    ::close(f.to_child);
+    ::close(f.from_child);
+  }
+  for (pid_t pid : children) ::kill(pid, SIGKILL);
+  for (pid_t pid : children) {
+    while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+  }
+  throw std::runtime_error(what + ": " + std::strerror(err));
+}
+
+}  // namespace
 
 GroupRecord run_process_group(const RunOptions& opts, int argc, char** argv,
                               const std::atomic<bool>& stop) {
@@ -70,7 +95,8 @@ GroupRecord run_process_group(const RunOptions& opts, int argc, char** argv,
     int rates[2] = {-1, -1}, reports[2] = {-1, -1};
     if (opts.search.enabled) {
       if (::pipe2(rates, O_CLOEXEC) != 0 || ::pipe2(reports, O_CLOEXEC) != 0)
-        throw std::runtime_error(std::string("cannot make a pipe: ") + std::strerror(errno));
+        abandon_start("cannot make a pipe", {rates[0], rates[1], reports[0], reports[1]}, followers,
+                      children);
       args.insert(args.end(),
                   {"--search-follow", std::to_string(rates[0]) + "," + std::to_string(reports[1])});
     }
@@ -78,7 +104,9 @@ GroupRecord run_process_group(const RunOptions& opts, int argc, char** argv,
     for (auto& a : args) cargs.push_back(a.data());
     cargs.push_back(nullptr);
     pid_t pid = fork();
-    if (pid < 0) throw std::runtime_error("fork failed");
+    if (pid < 0)
+      abandon_start("fork failed", {rates[0], rates[1], reports[0], reports[1]}, followers,
+                    children);
     if (pid == 0) {
       if (rates[0] >= 0) {
         ::fcntl(rates[0], F_SETFD, 0);
