@@ -8,18 +8,24 @@
 #          Sanitizer (GCC, -O1), into build-asan/. The suites that also run once more on the
 #          event-loop engine ("events.<Suite>") run here on that engine only: it is the code
 #          still changing; the thread engine's runs of them are the plain stage's and TSan's.
-#          The events.* copies of suites that do not depend on the engine (kvmon link, reports,
-#          terminal, system) run here once, on the default engine. The bad-input suites
+#          The events.* copies of the system suite run here once, on the default engine (the
+#          other engine-free suites have no events.* copies). The bad-input suites
 #          (KvdriveBadInput, KvmonBadInput) do not run here: they start kvdrive and kvmon a few
 #          hundred times to see one line and exit 2 each, 558 of the stage's 1599 test-seconds
 #          in CI; the parsers they reach are the fuzz targets' (units, URIs, scenarios).
+#          Nor are the executables of the results-and-report suites built or run here
+#          (segmented runs, histograms, searches, the terminal, Grafana, the layout check,
+#          the Chromium chart): their code is the report/ and stats/ folders', which the unit
+#          suite runs under ASan, and they were ~110 s of this stage's tests (session 9).
 #   tsan   the threaded parts built with ThreadSanitizer (GCC, -O1), into build-tsan/: kvdrive's
 #          workers and its kvmon link, kvmon's server and writer thread, the concurrent SQLite
 #          writers, and the system tests that run both programs together; the fake-store and
 #          timing suites on both engines, the integration suite, the kvmon link's and the
 #          system tests on the default engine only (the event engine's loops and sink thread
 #          are the fake-store and timing suites' events.* copies; its integration copy was 472
-#          of the stage's 1604 test-seconds)
+#          of the stage's 1604 test-seconds); not the suites whose code is SQL and output
+#          formats, with no thread of their own (the shipped queries, the scenarios, JSON and
+#          the results-file checks)
 #   fuzz   every libFuzzer target of tests/fuzz (clang), N seconds each from its seed corpus
 #          (default 20), two at a time, into build-fuzz/; --fuzz-target: only these targets
 #   asan and tsan leave out the tests whose time goes to other programs or to the kernel, not
@@ -47,7 +53,7 @@ while (($#)); do
       [[ -f $root/tests/fuzz/${2:-}.cpp ]] ||
         { echo "sanitize: --fuzz-target: no tests/fuzz/${2:-}.cpp" >&2; exit 2; }
       fuzz_only+=("$2"); shift 2 ;;
-    -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,40p' "$0"; exit 0 ;;
     *) echo "sanitize: unknown argument '$1' (stages: asan, tsan, fuzz; see --help)" >&2; exit 2 ;;
   esac
 done
@@ -106,15 +112,22 @@ ctest_count() {
 run_asan() {
   local dir=$base-asan reports
   configure "$dir" -DCMAKE_CXX_FLAGS="-O1 -g1" -DKV_SANITIZE=ON
-  cmake --build "$dir" --parallel "$(nproc)"
+  # Every test executable but the results-and-report ones (see the header).
+  local targets=(kvdrive kvmon kv_db_writer common_unit_tests common_concurrency_tests
+                 monitor_unit_tests monitor_integration_tests driver_unit_tests
+                 driver_integration_tests driver_time_tests driver_fake_store_tests
+                 driver_link_tests driver_merge_tests driver_engine_tests
+                 driver_tls_cluster_tests driver_codec_tests driver_codec_integration_tests
+                 driver_cluster_tests driver_tls_cluster_integration_tests system_tests
+                 split_writes_tests)
+  cmake --build "$dir" --parallel "$(nproc)" --target "${targets[@]}"
   reports=$dir/sanitizer-reports
   rm -rf "$reports" && mkdir -p "$reports"
   local status=0 on_events engine_free skip all
   on_events=$(suites_of "$dir"/tests/driver/driver_{integration,time,fake_store}_tests)
-  engine_free=$(suites_of "$dir"/tests/driver/driver_{link,report,terminal}_tests \
-    "$dir"/tests/system/system_tests)
-  skip="$not_ours|$asan_skip|^($on_events)\.|^events\.($engine_free)\."
-  all=$(ctest_count "$dir" -L "unit|integration")
+  engine_free=$(suites_of "$dir"/tests/driver/driver_link_tests "$dir"/tests/system/system_tests)
+  skip="_NOT_BUILT|^packaging\.|$not_ours|$asan_skip|^($on_events)\.|^events\.($engine_free)\."
+  all=$(ctest_count "$dir" -L "unit|integration" -E "^packaging\.")
   echo "sanitize: asan+ubsan: $(ctest_count "$dir" -L "unit|integration" -E "$skip") of $all tests (see --help for the rest)"
   # log_path: reports of the kvdrive and kvmon processes the tests start land in files too, so
   # one that a test would not notice (a process it kills anyway) still fails the stage.
@@ -141,6 +154,7 @@ run_tsan() {
   engine_free=$(suites_of "$dir"/tests/driver/driver_link_tests "$dir"/tests/system/system_tests)
   integration=$(suites_of "$dir"/tests/driver/driver_integration_tests)
   skip="_NOT_BUILT|^packaging\.|$not_ours|^events\.($engine_free|$integration)\."
+  skip+='|^(events\.)?(BothWays/ShippedQueries|Scaled/ShippedScenario|OutputFormats|KvdriveJson|KvdriveResultsFile)\.'
   echo "sanitize: tsan: $(ctest_count "$dir" -L "unit|integration" -E "$skip") of $(ctest_count "$dir" -L "unit|integration" -E "_NOT_BUILT|^packaging\.") tests built here (see --help for the rest)"
   (cd "$dir" && TSAN_OPTIONS="log_path=$reports/tsan:halt_on_error=0:second_deadlock_stack=1" \
      ctest --output-on-failure --timeout 600 -j "$(nproc)" -L "unit|integration" -E "$skip") ||
