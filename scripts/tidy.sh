@@ -3,7 +3,11 @@
 # kept in .clang-tidy (the file says why each is kept or left out). Prints every finding once
 # and fails on any. Needs a configured build directory (compile_commands.json: scripts/build.sh
 # writes it; generated sources must exist, so build first).
-# Usage: scripts/tidy.sh [FILE...]   (default: every tracked .cpp of those folders)
+# Usage: scripts/tidy.sh [FILE...]   (default: every tracked .cpp of those folders but
+#   driver/cli/ and driver/report/: option parsing and output formatting, 21 of the 109
+#   units and the heaviest (CLI11); the whole stage took 289 s of CI's time in session 9.
+#   `scripts/tidy.sh driver/cli/*.cpp driver/report/*.cpp` checks them: run it before a
+#   change there is committed)
 # Environment: KV_BUILD_DIR (default build/), KV_TIDY_JOBS (default 2).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -22,7 +26,8 @@ fi
 if (($# > 0)); then
   files=("$@")
 else
-  mapfile -t files < <(git ls-files 'driver/*.cpp' 'common/*.cpp' 'monitor/*.cpp')
+  mapfile -t files < <(git ls-files 'driver/*.cpp' 'common/*.cpp' 'monitor/*.cpp' |
+    grep -v -e '^driver/cli/' -e '^driver/report/')
 fi
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
