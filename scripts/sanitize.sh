@@ -96,10 +96,12 @@ configure() {  # configure DIR [cmake args...]: a fresh configure when the optio
 # Tests no sanitizer stage runs (see the header): a ctest -E regex.
 not_ours='^(events\.)?(SwapReproduction|SwapSearch|MultiHostExamples)\.|HtmlReport\.ChartsRenderInHeadlessChromium'
 not_ours+='|^KvdriveSearch\.(FindsAKneeThatFixedRateStepsConfirm|AStarvedClientThreadIsReportedClientBound)$'
-# ASan also leaves out the bad-input suites and the merge and output-format suites (see the
-# header).
+# SQL and text over the results writer and reader, no thread of their own: neither ASan nor
+# TSan runs them (see the header).
+sql_and_text='^(events\.)?(OutputFormats|KvdriveJson|KvdriveResultsFile|BothWays/ShippedQueries|Scaled/ShippedScenario)\.'
+# ASan also leaves out the bad-input and merge suites (see the header).
 asan_skip='^(KvdriveBadInput|KvmonBadInput)\.'
-asan_skip+='|^(events\.)?(Merge|MergeHosts|OutputFormats|KvdriveJson|KvdriveResultsFile|BothWays/ShippedQueries|Scaled/ShippedScenario)\.'
+asan_skip+="|^(events\.)?(Merge|MergeHosts)\.|$sql_and_text"
 
 # suites_of EXE...: the gtest suites of these executables as a regex alternation
 # ("Kvdrive|Protocols/MemcachedPipeline|...").
@@ -160,7 +162,7 @@ run_tsan() {
   engine_free=$(suites_of "$dir"/tests/driver/driver_link_tests "$dir"/tests/system/system_tests)
   integration=$(suites_of "$dir"/tests/driver/driver_integration_tests)
   skip="_NOT_BUILT|^packaging\.|$not_ours|^events\.($engine_free|$integration)\."
-  skip+='|^(events\.)?(BothWays/ShippedQueries|Scaled/ShippedScenario|OutputFormats|KvdriveJson|KvdriveResultsFile)\.'
+  skip+="|$sql_and_text"
   echo "sanitize: tsan: $(ctest_count "$dir" -L "unit|integration" -E "$skip") of $(ctest_count "$dir" -L "unit|integration" -E "_NOT_BUILT|^packaging\.") tests built here (see --help for the rest)"
   (cd "$dir" && TSAN_OPTIONS="log_path=$reports/tsan:halt_on_error=0:second_deadlock_stack=1" \
      ctest --output-on-failure --timeout 600 -j "$(nproc)" -L "unit|integration" -E "$skip") ||
