@@ -17,14 +17,5 @@ if [[ "${CI:-}" == "true" ]]; then
 fi
 "$root/scripts/build.sh" "${build_args[@]}"
 export KV_REQUIRE_SERVERS=1
-ctest_args=()
-if [[ "${CI:-}" == "true" ]]; then
-  # Left out of CI, said here and in NOTES.md ("State of the issues (end of session 9)"): the
-  # knee search against a Redis held to 2 % of a core failed 3 times in session 9 (once run
-  # alone): after an overloaded step the store served ~40 req/s for the following steps,
-  # not yet explained. Run it by hand: ctest -R FindsAKnee.
-  echo "test: leaving out KvdriveSearch.FindsAKneeThatFixedRateStepsConfirm in CI (flaky, NOTES.md)" >&2
-  ctest_args+=(-E '^KvdriveSearch\.FindsAKneeThatFixedRateStepsConfirm$')
-fi
 cd "${KV_BUILD_DIR:-$root/build}"
-ctest --output-on-failure --timeout 300 -j "$(nproc)" ${ctest_args[@]+"${ctest_args[@]}"} "$@"
+ctest --output-on-failure --timeout 300 -j "$(nproc)" "$@"

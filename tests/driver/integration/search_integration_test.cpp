@@ -140,7 +140,7 @@ std::string sample_with(const std::string& column) {
 TEST(KvdriveSearch, FindsAKneeThatFixedRateStepsConfirm) {
   std::string why;
   if (geteuid() != 0) why = "needs root (a CPU cgroup)";
-  CpuCgroup cg(1000, 50'000, &why);  // 2 % of a core
+  CpuCgroup cg(4000, 200'000, &why);  // 2 % of a core, in 200 ms periods (see below)
   if (!why.empty()) {
     if (servers_required()) FAIL() << why;
     GTEST_SKIP() << why;
@@ -152,10 +152,16 @@ TEST(KvdriveSearch, FindsAKneeThatFixedRateStepsConfirm) {
   TempDir dir;
   const std::string db = dir.file("search.db");
 
-  // The objective is p90 <= 1 s here, not 300 ms: a 2 % quota in 50 ms periods makes requests
-  // wait for the next period, so the p90 climbs to 250-300 ms well below the knee (in CI, 257
-  // and 304 ms at 1,000 req/s for a found 1,250) and a 0.8x check against 300 ms failed
-  // twice. Past the knee the step fails on its achieved rate (--min-achieved 0.9) either way.
+  // The quota comes in 200 ms periods (4 ms each), not 50 ms ones (1 ms each): with 1 ms per
+  // 50 ms this Redis now and then spent its quota on a few requests a period for a second or
+  // more (its own total_commands_processed grew 40-90/s while cpu.stat showed every period
+  // throttled), so a step at 600 req/s, below its ~750, achieved 48. On the session-10 VM, 40
+  // steps at 600 req/s after one at 2,000: 5 such dips (48-392 req/s) in 50 ms periods, none
+  // in 200 ms periods (the lowest 539); with two CPU hogs beside it, 441 vs 525 at the lowest.
+  // The objective is p90 <= 1 s here, not 300 ms: requests wait for the next period, so the p90
+  // climbs to 250-300 ms well below the knee (in CI, 257 and 304 ms at 1,000 req/s for a found
+  // 1,250 in 50 ms periods). Past the knee the step fails on its achieved rate (--min-achieved
+  // 0.9) either way.
   const auto with_slo = [](std::vector<std::string> a) {
     *(std::find(a.begin(), a.end(), "--slo") + 1) = "p90=1s";
     return a;
