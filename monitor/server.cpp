@@ -253,6 +253,11 @@ void Client::on_stream(const Message& m, bool history_only) {
     return fail(proto::kErrBadRequest, "since_ts_us must be an integer (required by history)");
   }
   interval_us_ = std::max(*interval, base);  // a tick is the finest grain there is
+  // Nothing queued or being written: the first chunk of history is queued now, behind the reply
+  // that names its oldest tick. Pulled only once the reply was written, a tick added meanwhile
+  // could evict that oldest tick, and the history began one tick later than it said (seen
+  // under TSan in CI, session 10: KvmonServer.HistoryOptionBoundsTheBackfill).
+  const bool idle = !writing_ && queue_.empty();
   Message r(history_only ? "history_begin" : "subscribed");
   r.add("interval_us", interval_us_).add("since_ts_us", *since);
   r.add("oldest_ts_us", server_->ring.oldest_ts_us())
@@ -261,7 +266,7 @@ void Client::on_stream(const Message& m, bool history_only) {
   mode_ = history_only ? Mode::history : Mode::live;
   cursor_ts_us_ = *since;
   backfilling_ = true;
-  if (!writing_ && queue_.empty()) pump();
+  if (idle) pump();
 }
 
 // The first tick of each slot of the client's interval, counted from the session's start:
