@@ -152,12 +152,13 @@ TEST(KvdriveSearch, FindsAKneeThatFixedRateStepsConfirm) {
   TempDir dir;
   const std::string db = dir.file("search.db");
 
-  // The quota comes in 200 ms periods (4 ms each), not 50 ms ones (1 ms each): with 1 ms per
-  // 50 ms this Redis now and then spent its quota on a few requests a period for a second or
-  // more (its own total_commands_processed grew 40-90/s while cpu.stat showed every period
-  // throttled), so a step at 600 req/s, below its ~750, achieved 48. On the session-10 VM, 40
-  // steps at 600 req/s after one at 2,000: 5 such dips (48-392 req/s) in 50 ms periods, none
-  // in 200 ms periods (the lowest 539); with two CPU hogs beside it, 441 vs 525 at the lowest.
+  // The quota comes in 200 ms periods (4 ms each), not 50 ms ones (1 ms each): now and then
+  // this Redis spends its quota on a few requests a period for seconds (its own GET + SET
+  // count agrees with kvdrive's while cpu.stat shows every period throttled), so a step at
+  // 600 req/s, below its ~750-1,100, achieves ~40. Longer periods make that rarer, not rare:
+  // bench/quota_period.sh (bench/results/quota_period-2026-12-02T0832.md) saw it in 16 of 18
+  // such steps in 50 ms periods and 5 of 18 in 200 ms ones, and this test is left out of CI
+  // (scripts/test.sh) until the search is given a steadier store.
   // The objective is p90 <= 1 s here, not 300 ms: requests wait for the next period, so the p90
   // climbs to 250-300 ms well below the knee (in CI, 257 and 304 ms at 1,000 req/s for a found
   // 1,250 in 50 ms periods). Past the knee the step fails on its achieved rate (--min-achieved
