@@ -36,35 +36,47 @@ kvdrive=${kvdrive:-${KV_BUILD_DIR:-$root/build}/driver/kvdrive}
 ((EUID == 0)) || { echo "quota_period: needs root (a CPU cgroup)" >&2; exit 2; }
 IFS=, read -r -a period_list <<<"$periods"
 out=${out:-$root/bench/results/quota_period-$(date -u +%Y-%m-%dT%H%M).md}
+# shellcheck source=../scripts/lib.sh
+. "$root/scripts/lib.sh"
 work=$(mktemp -d /tmp/quota-period.XXXXXX)
+# One cgroup for the whole script; each run sets its period and quota before its store joins.
 cg_base=/sys/fs/cgroup/cpu
 [[ -f $cg_base/cgroup.procs ]] || cg_base=/sys/fs/cgroup
+cg=$cg_base/kvbench-quota-$$
+mkdir "$cg"
+[[ -f $cg/cpu.cfs_quota_us ]] || echo "+cpu" >"$cg_base/cgroup.subtree_control" 2>/dev/null || true
 redis_pid=""
-cleanup() {
-  [[ -n $redis_pid ]] && kill "$redis_pid" 2>/dev/null && wait "$redis_pid" 2>/dev/null
-  for d in "$cg_base"/kvbench-quota-*; do [[ -d $d ]] && rmdir "$d" 2>/dev/null; done
+stop_redis() {
+  [[ -n $redis_pid ]] || return 0
+  kill "$redis_pid" 2>/dev/null || true
+  wait "$redis_pid" 2>/dev/null || true
+  redis_pid=""
+}
+cleanup() {  # also on a failed run and Ctrl-C: the store goes first, then its cgroup can
+  stop_redis
+  rmdir "$cg" 2>/dev/null || true
   rm -rf "$work"
 }
 trap cleanup EXIT
 
-# one_run PERIOD_US N: prints "PERIOD N achieved1 achieved2 ... kvdrive_ops redis_ops"
+# one_run PERIOD_US N: sets `row` to "PERIOD N achieved1 .. achieved4 kvdrive_ops redis_calls".
+# Runs in this shell, not in $(...), so the EXIT trap knows the store it started.
 one_run() {
-  local period=$1 n=$2 quota=$(($1 / 50)) cg port dir
-  cg=$cg_base/kvbench-quota-$$-$period-$n
-  mkdir "$cg"
+  local period=$1 n=$2 quota=$(($1 / 50)) port dir
   if [[ -f $cg/cpu.cfs_quota_us ]]; then
-    echo "$period" >"$cg/cpu.cfs_period_us" && echo "$quota" >"$cg/cpu.cfs_quota_us"
+    # The quota first: a period longer than the old one under the old quota would be refused.
+    echo -1 >"$cg/cpu.cfs_quota_us" && echo "$period" >"$cg/cpu.cfs_period_us" &&
+      echo "$quota" >"$cg/cpu.cfs_quota_us"
   else
-    echo "+cpu" >"$cg_base/cgroup.subtree_control" 2>/dev/null || true
     echo "$quota $period" >"$cg/cpu.max"
   fi
   dir=$work/$period-$n && mkdir -p "$dir"
-  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  port=$(kv_free_port)
   redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$dir" \
     >"$dir/redis.log" 2>&1 &
   redis_pid=$!
   echo "$redis_pid" >"$cg/cgroup.procs"
-  for _ in $(seq 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
+  kv_wait_port "$port" "$dir/redis.log"
   "$kvdrive" run --db "$dir/r.db" --target "redis://127.0.0.1:$port" --keys 1000 \
     --value-size 4K --threads 2 --connections 8 --search --slo p90=1s --min-achieved 0.9 \
     --duration 2s --warmup 1s --rates 2000,600,600,600 >"$dir/kvdrive.log" 2>&1 ||
@@ -75,16 +87,14 @@ one_run() {
   ops=$(sqlite3 "$dir/r.db" "SELECT sum(ops) FROM driver_seconds")
   calls=$(redis-cli -p "$port" info commandstats | tr -d '\r' |
           awk -F'[:=,]' '/^cmdstat_(get|set):/ {n += $3} END {print n + 0}')
-  kill "$redis_pid" && wait "$redis_pid" 2>/dev/null || true
-  redis_pid=""
-  rmdir "$cg" 2>/dev/null || true
-  echo "$period $n $steps $ops $calls"
+  stop_redis
+  row="$period $n $steps $ops $calls"
 }
 
 rows=()
 for ((r = 1; r <= rounds; r++)); do
   for p in "${period_list[@]}"; do
-    row=$(one_run "$p" "$r")
+    one_run "$p" "$r"
     echo "quota_period: $row" >&2
     rows+=("$row")
   done
