@@ -91,7 +91,8 @@ class NiceBoost {
 // The objective is p90, not p99: on a loaded machine a 200 ms stall of kvdrive or the store
 // (seen at load average 17) moves a step's p99 but not its p90, while past the knee the queue
 // grows through the whole step and every percentile above the median goes with it.
-std::vector<std::string> search_args(const std::string& db, const std::string& uri) {
+std::vector<std::string> search_args(const std::string& db, const std::string& uri,
+                                     const std::string& slo = "p90=300ms") {
   return {"run",
           "--db",
           db,
@@ -107,7 +108,7 @@ std::vector<std::string> search_args(const std::string& db, const std::string& u
           "8",
           "--search",
           "--slo",
-          "p90=300ms",
+          slo,
           "--min-achieved",
           "0.9",
           "--duration",
@@ -163,11 +164,7 @@ TEST(KvdriveSearch, FindsAKneeThatFixedRateStepsConfirm) {
   // climbs to 250-300 ms well below the knee (in CI, 257 and 304 ms at 1,000 req/s for a found
   // 1,250 in 50 ms periods). Past the knee the step fails on its achieved rate (--min-achieved
   // 0.9) either way.
-  const auto with_slo = [](std::vector<std::string> a) {
-    *(std::find(a.begin(), a.end(), "--slo") + 1) = "p90=1s";
-    return a;
-  };
-  auto args = with_slo(search_args(db, redis.uri()));
+  auto args = search_args(db, redis.uri(), "p90=1s");
   args.insert(args.end(), {"--search-start", "500", "--search-precision", "0.1"});
   Outcome out = run_kvdrive(dir, args, 300'000);
   ASSERT_EQ(out.exit_code, 0) << out.output;
@@ -191,7 +188,7 @@ TEST(KvdriveSearch, FindsAKneeThatFixedRateStepsConfirm) {
   const double lower = std::round(found * 0.8), upper = std::round(found * 1.25);
   std::string below, above, checks;
   for (int attempt = 0; attempt < 2; ++attempt) {
-    auto fixed = with_slo(search_args(db, redis.uri()));
+    auto fixed = search_args(db, redis.uri(), "p90=1s");
     fixed.insert(fixed.end(), {"--rates", std::to_string(std::llround(lower)) + "," +
                                               std::to_string(std::llround(upper))});
     Outcome check = run_kvdrive(dir, fixed, 120'000);
@@ -294,8 +291,7 @@ TEST(KvdriveSearch, ACpuQuotaThatThrottlesTheStoreIsNamedAsTheCause) {
   const std::string db = dir.file("throttled.db");
   Process kvmon = start_kvmon(dir, db, redis.pid());
   ASSERT_TRUE(wait_for_value(db, sample_with("cg_cpu_nr_periods"))) << slurp(dir.file("kvmon.log"));
-  auto args = search_args(db, redis.uri());
-  *(std::find(args.begin(), args.end(), "--slo") + 1) = "p90=1h";
+  auto args = search_args(db, redis.uri(), "p90=1h");
   *(std::find(args.begin(), args.end(), "--min-achieved") + 1) = "0";
   args.insert(args.end(), {"--rates", "500,20000", "--max-error-rate", "1", "--max-client-cpu", "1",
                            "--max-slip", "1h"});
