@@ -1,31 +1,40 @@
 #!/usr/bin/env bash
-# How steady a Redis held to 2 % of a core by a CPU cgroup is, by the period its quota comes in:
-# the capacity search's knee test (tests/driver/integration/search_integration_test.cpp) needs
-# a store whose capacity holds from step to step. For each period (alternating, round by round,
-# so a shared machine's drift hits both alike) it starts a redis-server in a fresh cgroup with
-# quota = 2 % of the period, runs `kvdrive run --search --rates 2000,600,600,600` (one step far
-# past the knee, then three below it, 4 KiB values on 16 connections, as the test), and records
-# each step's achieved rate. A "dip" is a step at 600 req/s that achieved less than 90 % of it.
-# It also sets kvdrive's request count beside Redis's own GET and SET calls (INFO commandstats),
-# so a dip is seen to be the store's, not the client's counting.
+# How steady a Redis held to a small share of a CPU is, by how it is held: the capacity search's
+# knee test (tests/driver/integration/search_integration_test.cpp) needs a store whose capacity
+# holds from step to step. Methods (alternating, round by round, so a shared machine's drift hits
+# them alike):
+#   PERIOD (µs)  a fresh CPU cgroup with quota = 2 % of PERIOD; steps at 2,000 then 600 req/s
+#   shared       redis-server at nice 19 pinned to the last CPU beside a spinning shell (CFS gives
+#                it weight 15 against 1,024), kvdrive on the other CPUs (the knee test's SharedCpu);
+#                steps at 2,000 then --shared-rate req/s
+# Each run is `kvdrive run --search --rates 2000,R,R,R` (one step far past the knee, then three
+# below it, 4 KiB values on 16 connections, as the test), and records each step's achieved
+# rate. A "dip" is a step at R that achieved less than 90 % of it. It also sets kvdrive's request
+# count beside Redis's own GET and SET calls (INFO commandstats), so a dip is seen to be the
+# store's, not the client's counting.
 #
-# Usage: bench/quota_period.sh [--rounds N] [--periods LIST] [--kvdrive PATH] [--out FILE]
-#   --rounds N      runs per period (default 10)
-#   --periods LIST  periods in µs, comma-separated (default 50000,200000)
-#   --kvdrive PATH  default $KV_BUILD_DIR/driver/kvdrive, else build/driver/kvdrive
-#   --out FILE      markdown report (default bench/results/quota_period-<date>.md)
-# Needs root and a cgroup v1 cpu or v2 cpu controller. About 16 s per run.
+# Usage: bench/quota_period.sh [--rounds N] [--methods LIST] [--shared-rate R] [--kvdrive PATH]
+#                              [--out FILE]
+#   --rounds N       runs per method (default 10)
+#   --methods LIST   comma-separated periods in µs and/or "shared" (default 200000,shared);
+#                    --periods is the same option
+#   --shared-rate R  the below-knee rate of the shared method (default 600)
+#   --kvdrive PATH   default $KV_BUILD_DIR/driver/kvdrive, else build/driver/kvdrive
+#   --out FILE       markdown report (default bench/results/quota_period-<date>.md)
+# Needs root (cgroups, nice 19, affinity), a cgroup v1 cpu or v2 cpu controller for a period,
+# two CPUs for "shared". About 16 s per run; "shared" keeps one CPU busy while it runs.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-rounds=10 periods=50000,200000 kvdrive="" out=""
+rounds=10 methods=200000,shared shared_rate=600 kvdrive="" out=""
 command_line="$0 $*"
 while (($#)); do
   case "$1" in
     --rounds) rounds=$2; shift 2 ;;
-    --periods) periods=$2; shift 2 ;;
+    --methods|--periods) methods=$2; shift 2 ;;
+    --shared-rate) shared_rate=$2; shift 2 ;;
     --kvdrive) kvdrive=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
-    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
     *) echo "quota_period: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -34,7 +43,19 @@ done
 kvdrive=${kvdrive:-${KV_BUILD_DIR:-$root/build}/driver/kvdrive}
 [[ -x $kvdrive ]] || { echo "quota_period: no kvdrive at $kvdrive (build first)" >&2; exit 2; }
 ((EUID == 0)) || { echo "quota_period: needs root (a CPU cgroup)" >&2; exit 2; }
-IFS=, read -r -a period_list <<<"$periods"
+[[ $shared_rate =~ ^[0-9]+$ ]] && ((shared_rate >= 10)) ||
+  { echo "quota_period: --shared-rate needs a whole number of req/s >= 10" >&2; exit 2; }
+IFS=, read -r -a method_list <<<"$methods"
+for m in "${method_list[@]}"; do
+  [[ $m == shared || ($m =~ ^[0-9]+$ && m -ge 1000) ]] ||
+    { echo "quota_period: --methods: '$m' is neither a period in µs (>= 1000) nor 'shared'" >&2; exit 2; }
+done
+# "shared": the store and the spinner on the last CPU, kvdrive on the others (CPUs 0..N-1).
+ncpu=$(nproc)
+if [[ ,$methods, == *,shared,* ]]; then
+  ((ncpu >= 2)) || { echo "quota_period: 'shared' needs two CPUs" >&2; exit 2; }
+fi
+shared_cpu=$((ncpu - 1)) other_cpus=0-$((ncpu > 1 ? ncpu - 2 : 0))
 out=${out:-$root/bench/results/quota_period-$(date -u +%Y-%m-%dT%H%M).md}
 # shellcheck source=../scripts/lib.sh
 . "$root/scripts/lib.sh"
@@ -43,14 +64,18 @@ work=$(mktemp -d /tmp/quota-period.XXXXXX)
 cg_base=/sys/fs/cgroup/cpu
 [[ -f $cg_base/cgroup.procs ]] || cg_base=/sys/fs/cgroup
 cg=$cg_base/kvbench-quota-$$
-mkdir "$cg"
-[[ -f $cg/cpu.cfs_quota_us ]] || echo "+cpu" >"$cg_base/cgroup.subtree_control" 2>/dev/null || true
-redis_pid=""
+if [[ ,$methods, == *,[0-9]* ]]; then
+  mkdir "$cg"
+  [[ -f $cg/cpu.cfs_quota_us ]] || echo "+cpu" >"$cg_base/cgroup.subtree_control" 2>/dev/null || true
+fi
+redis_pid="" spinner_pid=""
 stop_redis() {
-  [[ -n $redis_pid ]] || return 0
-  kill "$redis_pid" 2>/dev/null || true
-  wait "$redis_pid" 2>/dev/null || true
-  redis_pid=""
+  local p
+  for p in $redis_pid $spinner_pid; do
+    kill "$p" 2>/dev/null || true
+    wait "$p" 2>/dev/null || true
+  done
+  redis_pid="" spinner_pid=""
 }
 cleanup() {  # also on a failed run and Ctrl-C: the store goes first, then its cgroup can
   stop_redis
@@ -59,27 +84,36 @@ cleanup() {  # also on a failed run and Ctrl-C: the store goes first, then its c
 }
 trap cleanup EXIT
 
-# one_run PERIOD_US N: sets `row` to "PERIOD N achieved1 .. achieved4 kvdrive_ops redis_calls".
+# one_run METHOD N: sets `row` to "METHOD N achieved1 .. achieved4 kvdrive_ops redis_calls".
 # Runs in this shell, not in $(...), so the EXIT trap knows the store it started.
 one_run() {
-  local period=$1 n=$2 quota=$(($1 / 50)) port dir
-  if [[ -f $cg/cpu.cfs_quota_us ]]; then
+  local method=$1 n=$2 port dir rate=600 pin=()
+  if [[ $method == shared ]]; then
+    rate=$shared_rate pin=(taskset -c "$other_cpus")
+  elif [[ -f $cg/cpu.cfs_quota_us ]]; then
     # The quota first: a period longer than the old one under the old quota would be refused.
-    echo -1 >"$cg/cpu.cfs_quota_us" && echo "$period" >"$cg/cpu.cfs_period_us" &&
-      echo "$quota" >"$cg/cpu.cfs_quota_us"
+    echo -1 >"$cg/cpu.cfs_quota_us" && echo "$method" >"$cg/cpu.cfs_period_us" &&
+      echo "$((method / 50))" >"$cg/cpu.cfs_quota_us"
   else
-    echo "$quota $period" >"$cg/cpu.max"
+    echo "$((method / 50)) $method" >"$cg/cpu.max"
   fi
-  dir=$work/$period-$n && mkdir -p "$dir"
+  dir=$work/$method-$n && mkdir -p "$dir"
   port=$(kv_free_port)
-  redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$dir" \
-    >"$dir/redis.log" 2>&1 &
-  redis_pid=$!
-  echo "$redis_pid" >"$cg/cgroup.procs"
+  local redis=(redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$dir")
+  if [[ $method == shared ]]; then
+    taskset -c "$shared_cpu" sh -c 'while :; do :; done' &
+    spinner_pid=$!
+    taskset -c "$shared_cpu" nice -n 19 "${redis[@]}" >"$dir/redis.log" 2>&1 &
+    redis_pid=$!
+  else
+    "${redis[@]}" >"$dir/redis.log" 2>&1 &
+    redis_pid=$!
+    echo "$redis_pid" >"$cg/cgroup.procs"
+  fi
   kv_wait_port "$port" "$dir/redis.log"
-  "$kvdrive" run --db "$dir/r.db" --target "redis://127.0.0.1:$port" --keys 1000 \
+  "${pin[@]}" "$kvdrive" run --db "$dir/r.db" --target "redis://127.0.0.1:$port" --keys 1000 \
     --value-size 4K --threads 2 --connections 8 --search --slo p90=1s --min-achieved 0.9 \
-    --duration 2s --warmup 1s --rates 2000,600,600,600 >"$dir/kvdrive.log" 2>&1 ||
+    --duration 2s --warmup 1s --rates "2000,$rate,$rate,$rate" >"$dir/kvdrive.log" 2>&1 ||
     { echo "quota_period: kvdrive failed; its log:" >&2; tail -5 "$dir/kvdrive.log" >&2; exit 1; }
   # Every GET and SET kvdrive sent (the load phase and the warm-ups too) and Redis's own count.
   local steps ops calls
@@ -88,38 +122,42 @@ one_run() {
   calls=$(redis-cli -p "$port" info commandstats | tr -d '\r' |
           awk -F'[:=,]' '/^cmdstat_(get|set):/ {n += $3} END {print n + 0}')
   stop_redis
-  row="$period $n $steps $ops $calls"
+  row="$method $n $steps $ops $calls"
 }
 
 rows=()
 for ((r = 1; r <= rounds; r++)); do
-  for p in "${period_list[@]}"; do
-    one_run "$p" "$r"
+  for m in "${method_list[@]}"; do
+    one_run "$m" "$r"
     echo "quota_period: $row" >&2
     rows+=("$row")
   done
 done
 
 {
-  echo "# Redis at 2 % of a core: steadiness by quota period"
+  echo "# Redis at a small share of a CPU: steadiness by how it is held"
   echo
   echo "\`$command_line\` on $(hostname), $(date -u +%Y-%m-%dT%H:%MZ), load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)."
-  echo "Steps: 2,000 req/s offered, then 600 three times (4 KiB values, 2 threads x 8 connections); a dip is a 600 step below 540."
+  echo "Steps: 2,000 req/s offered, then R three times (4 KiB values, 2 threads x 8 connections): R = 600 under a quota of 2 % of a core, $shared_rate on the shared CPU (nice 19 beside a spinner). A dip is an R step below 0.9 R."
   echo
-  echo "| period | quota | runs | 600-steps | dips | lowest 600-step | step-1 achieved (min-max) |"
-  echo "|---|---|---|---|---|---|---|"
-  for p in "${period_list[@]}"; do
-    printf '%s\n' "${rows[@]}" | awk -v p="$p" '$1 == p {
+  echo "| method | runs | R-steps | dips | lowest R-step | step-1 achieved (min-max) |"
+  echo "|---|---|---|---|---|---|"
+  for m in "${method_list[@]}"; do
+    printf '%s\n' "${rows[@]}" | awk -v m="$m" -v sr="$shared_rate" '$1 == m {
       runs++; s1 = $3; if (min1 == "" || s1 < min1) min1 = s1; if (s1 > max1) max1 = s1
-      for (i = 4; i <= 6; i++) { n++; if ($i < 540) d++; if (low == "" || $i < low) low = $i }
-    } END { printf "| %d ms | %.1f ms | %d | %d | %d | %d | %d-%d |\n", p / 1000, p / 50000, runs, n, d, low, min1, max1 }'
+      r = (m == "shared") ? sr : 600
+      for (i = 4; i <= 6; i++) { n++; if ($i < 0.9 * r) d++; if (low == "" || $i < low) low = $i }
+    } END {
+      name = (m == "shared") ? "shared CPU, nice 19, R " sr : sprintf("quota %.1f ms per %d ms, R 600", m / 50000, m / 1000)
+      printf "| %s | %d | %d | %d | %d | %d-%d |\n", name, runs, n, d, low, min1, max1 }'
   done
   echo
   echo "Counts per run: kvdrive's requests (driver_seconds) and Redis's GET + SET calls (INFO commandstats):"
   echo
-  echo "| period | run | achieved per step | kvdrive requests | Redis GET + SET |"
+  echo "| method | run | achieved per step | kvdrive requests | Redis GET + SET |"
   echo "|---|---|---|---|---|"
-  printf '%s\n' "${rows[@]}" | awk '{ printf "| %d ms | %d | %s %s %s %s | %s | %s |\n", $1 / 1000, $2, $3, $4, $5, $6, $7, $8 }'
+  printf '%s\n' "${rows[@]}" | awk '{ m = ($1 == "shared") ? "shared" : sprintf("%d ms", $1 / 1000)
+    printf "| %s | %d | %s %s %s %s | %s | %s |\n", m, $2, $3, $4, $5, $6, $7, $8 }'
 } >"$out"
 echo "quota_period: wrote $out" >&2
 cat "$out"
