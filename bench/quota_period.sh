@@ -4,9 +4,9 @@
 # holds from step to step. Methods (alternating, round by round, so a shared machine's drift hits
 # them alike):
 #   PERIOD (µs)  a fresh CPU cgroup with quota = 2 % of PERIOD; steps at 2,000 then 600 req/s
-#   shared       redis-server at nice 19 pinned to the last CPU beside a spinning shell (CFS gives
-#                it weight 15 against 1,024), kvdrive on the other CPUs (the knee test's SharedCpu);
-#                steps at 2,000 then --shared-rate req/s
+#   shared       redis-server at nice 19 pinned to the last CPU beside a spinning shell (CFS
+#                weight 15 against 1,024), kvdrive on the other CPUs (tried for the knee test in
+#                session 11); steps at 2,000 then --shared-rate req/s
 # Each run is `kvdrive run --search --rates 2000,R,R,R` (one step far past the knee, then three
 # below it, 4 KiB values on 16 connections, as the test), and records each step's achieved
 # rate. A "dip" is a step at R that achieved less than 90 % of it. It also sets kvdrive's request
