@@ -25,7 +25,7 @@
 # two CPUs for "shared". About 16 s per run; "shared" keeps one CPU busy while it runs.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-rounds=10 methods=200000,shared shared_rate=600 kvdrive="" out=""
+rounds=10 methods=200000,shared shared_rate=600 quota_rate=600 kvdrive="" out=""
 command_line="$0 $*"
 while (($#)); do
   case "$1" in
@@ -87,25 +87,25 @@ trap cleanup EXIT
 # one_run METHOD N: sets `row` to "METHOD N achieved1 .. achieved4 kvdrive_ops redis_calls".
 # Runs in this shell, not in $(...), so the EXIT trap knows the store it started.
 one_run() {
-  local method=$1 n=$2 port dir rate=600 pin=()
-  if [[ $method == shared ]]; then
-    rate=$shared_rate pin=(taskset -c "$other_cpus")
-  elif [[ -f $cg/cpu.cfs_quota_us ]]; then
-    # The quota first: a period longer than the old one under the old quota would be refused.
-    echo -1 >"$cg/cpu.cfs_quota_us" && echo "$method" >"$cg/cpu.cfs_period_us" &&
-      echo "$((method / 50))" >"$cg/cpu.cfs_quota_us"
-  else
-    echo "$((method / 50)) $method" >"$cg/cpu.max"
-  fi
+  local method=$1 n=$2 port dir rate pin=()
   dir=$work/$method-$n && mkdir -p "$dir"
   port=$(kv_free_port)
   local redis=(redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$dir")
   if [[ $method == shared ]]; then
+    rate=$shared_rate pin=(taskset -c "$other_cpus")
     taskset -c "$shared_cpu" sh -c 'while :; do :; done' &
     spinner_pid=$!
     taskset -c "$shared_cpu" nice -n 19 "${redis[@]}" >"$dir/redis.log" 2>&1 &
     redis_pid=$!
   else
+    rate=$quota_rate
+    if [[ -f $cg/cpu.cfs_quota_us ]]; then
+      # The quota first: a period longer than the old one under the old quota would be refused.
+      echo -1 >"$cg/cpu.cfs_quota_us" && echo "$method" >"$cg/cpu.cfs_period_us" &&
+        echo "$((method / 50))" >"$cg/cpu.cfs_quota_us"
+    else
+      echo "$((method / 50)) $method" >"$cg/cpu.max"
+    fi
     "${redis[@]}" >"$dir/redis.log" 2>&1 &
     redis_pid=$!
     echo "$redis_pid" >"$cg/cgroup.procs"
@@ -138,17 +138,17 @@ done
   echo "# Redis at a small share of a CPU: steadiness by how it is held"
   echo
   echo "\`$command_line\` on $(hostname), $(date -u +%Y-%m-%dT%H:%MZ), load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)."
-  echo "Steps: 2,000 req/s offered, then R three times (4 KiB values, 2 threads x 8 connections): R = 600 under a quota of 2 % of a core, $shared_rate on the shared CPU (nice 19 beside a spinner). A dip is an R step below 0.9 R."
+  echo "Steps: 2,000 req/s offered, then R three times (4 KiB values, 2 threads x 8 connections): R = $quota_rate under a quota of 2 % of a core, $shared_rate on the shared CPU (nice 19 beside a spinner). A dip is an R step below 0.9 R."
   echo
   echo "| method | runs | R-steps | dips | lowest R-step | step-1 achieved (min-max) |"
   echo "|---|---|---|---|---|---|"
   for m in "${method_list[@]}"; do
-    printf '%s\n' "${rows[@]}" | awk -v m="$m" -v sr="$shared_rate" '$1 == m {
+    printf '%s\n' "${rows[@]}" | awk -v m="$m" -v sr="$shared_rate" -v qr="$quota_rate" '$1 == m {
       runs++; s1 = $3; if (min1 == "" || s1 < min1) min1 = s1; if (s1 > max1) max1 = s1
-      r = (m == "shared") ? sr : 600
+      r = (m == "shared") ? sr : qr
       for (i = 4; i <= 6; i++) { n++; if ($i < 0.9 * r) d++; if (low == "" || $i < low) low = $i }
     } END {
-      name = (m == "shared") ? "shared CPU, nice 19, R " sr : sprintf("quota %.1f ms per %d ms, R 600", m / 50000, m / 1000)
+      name = (m == "shared") ? "shared CPU, nice 19, R " sr : sprintf("quota %.1f ms per %d ms, R %d", m / 50000, m / 1000, qr)
       printf "| %s | %d | %d | %d | %d | %d-%d |\n", name, runs, n, d, low, min1, max1 }'
   done
   echo
