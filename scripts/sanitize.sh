@@ -5,11 +5,10 @@
 #
 # Usage: scripts/sanitize.sh [asan] [tsan] [fuzz] [--fuzz-seconds N] [--fuzz-target NAME]...
 #   asan   the suite (unit + integration) built with AddressSanitizer + UndefinedBehavior-
-#          Sanitizer (GCC, -O1), into build-asan/. The suites that also run once more on the
-#          event-loop engine ("events.<Suite>") run here on that engine only: it is the code
-#          still changing; the thread engine's runs of them are the plain stage's and TSan's.
-#          The events.* copies of the system suite run here once, on the default engine (the
-#          other engine-free suites have no events.* copies). The bad-input suites
+#          Sanitizer (GCC, -O1), into build-asan/, on the default engine (events) only: the
+#          suites that run once more on the classic engine ("classic.<Suite>", the
+#          integration, timing, fake-store and system suites) run it in the plain stage and
+#          TSan, not here. The bad-input suites
 #          (KvdriveBadInput, KvmonBadInput) do not run here: they start kvdrive and kvmon a few
 #          hundred times to see one line and exit 2 each, 558 of the stage's 1599 test-seconds
 #          in CI; the parsers they reach are the fuzz targets' (units, URIs, scenarios).
@@ -24,10 +23,10 @@
 #   tsan   the threaded parts built with ThreadSanitizer (GCC, -O1), into build-tsan/: kvdrive's
 #          workers and its kvmon link, kvmon's server and writer thread, the concurrent SQLite
 #          writers, and the system tests that run both programs together; the fake-store and
-#          timing suites on both engines, the integration suite, the kvmon link's and the
-#          system tests on the default engine only (the event engine's loops and sink thread
-#          are the fake-store and timing suites' events.* copies; its integration copy was 472
-#          of the stage's 1604 test-seconds); not the suites whose code is SQL and output
+#          timing suites on both engines (their classic.* copies are the classic engine's
+#          workers), the integration suite, the kvmon link's and the system tests on the
+#          default engine (events) only (an integration copy on the other engine was 472 of
+#          the stage's 1604 test-seconds, session 8); not the suites whose code is SQL and output
 #          formats, with no thread of their own (the shipped queries, the scenarios, JSON and
 #          the results-file checks)
 #   fuzz   every libFuzzer target of tests/fuzz (clang), N seconds each from its seed corpus
@@ -57,7 +56,7 @@ while (($#)); do
       [[ -f $root/tests/fuzz/${2:-}.cpp ]] ||
         { echo "sanitize: --fuzz-target: no tests/fuzz/${2:-}.cpp" >&2; exit 2; }
       fuzz_only+=("$2"); shift 2 ;;
-    -h|--help) sed -n '2,44p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,43p' "$0"; exit 0 ;;
     *) echo "sanitize: unknown argument '$1' (stages: asan, tsan, fuzz; see --help)" >&2; exit 2 ;;
   esac
 done
@@ -98,10 +97,10 @@ configure() {  # configure DIR [cmake args...]: a fresh configure when the optio
 # below is an alternation with no group at all, and skip_regex checks what it is given.
 # as FORMAT: each line of stdin through printf FORMAT (one %s), joined by "|".
 as() { local n; while read -r n; do printf "$1\n" "$n"; done | paste -sd '|'; }
-# suites NAME...: the tests of these gtest suites and of their events.* copies.
+# suites NAME...: the tests of these gtest suites and of their classic.* copies.
 suites() {
   local a b
-  a=$(printf '%s\n' "$@" | as '^%s\.') b=$(printf '%s\n' "$@" | as '^events\.%s\.')
+  a=$(printf '%s\n' "$@" | as '^%s\.') b=$(printf '%s\n' "$@" | as '^classic\.%s\.')
   echo "$a|$b"
 }
 
@@ -166,11 +165,9 @@ run_asan() {
   cmake --build "$dir" --parallel "$(nproc)" --target "${targets[@]}"
   reports=$dir/sanitizer-reports
   rm -rf "$reports" && mkdir -p "$reports"
-  local status=0 on_events engine_free skip all
-  on_events=$(suites_of "$dir"/tests/driver/driver_{integration,time,fake_store}_tests | as '^%s\.')
-  engine_free=$(suites_of "$dir"/tests/driver/driver_link_tests "$dir"/tests/system/system_tests |
-                as '^events\.%s\.')
-  skip=$(skip_regex "$dir" "_NOT_BUILT|^packaging\.|$not_ours|$asan_skip|$on_events|$engine_free")
+  local status=0 skip all
+  # Every classic.* copy stays out: this stage runs the default engine (see the header).
+  skip=$(skip_regex "$dir" "_NOT_BUILT|^packaging\.|$not_ours|$asan_skip|^classic\.")
   all=$(ctest_count "$dir" -L "unit|integration" -E "^packaging\.")
   echo "sanitize: asan+ubsan: $(ctest_count "$dir" -L "unit|integration" -E "$skip") of $all tests (see --help for the rest)"
   # log_path: reports of the kvdrive and kvmon processes the tests start land in files too, so
@@ -194,10 +191,10 @@ run_tsan() {
   local status=0
   # Only the executables built above have tests listed; the others show up as *_NOT_BUILT. The
   # packaging tests need the man pages and packages, which this stage does not build.
-  local engine_free skip
-  engine_free=$(suites_of "$dir"/tests/driver/driver_{link,integration}_tests \
-                          "$dir"/tests/system/system_tests | as '^events\.%s\.')
-  skip=$(skip_regex "$dir" "_NOT_BUILT|^packaging\.|$not_ours|$engine_free|$sql_and_text")
+  local one_engine skip
+  one_engine=$(suites_of "$dir"/tests/driver/driver_integration_tests \
+                         "$dir"/tests/system/system_tests | as '^classic\.%s\.')
+  skip=$(skip_regex "$dir" "_NOT_BUILT|^packaging\.|$not_ours|$one_engine|$sql_and_text")
   echo "sanitize: tsan: $(ctest_count "$dir" -L "unit|integration" -E "$skip") of $(ctest_count "$dir" -L "unit|integration" -E "_NOT_BUILT|^packaging\.") tests built here (see --help for the rest)"
   (cd "$dir" && TSAN_OPTIONS="log_path=$reports/tsan:halt_on_error=0:second_deadlock_stack=1" \
      ctest --output-on-failure --timeout "$test_timeout" -j "$(nproc)" -L "unit|integration" -E "$skip") ||

@@ -263,8 +263,8 @@ RunCommand::RunCommand(CLI::App& app)
       ->check(cli::parsed_by(parse_duration_us));
   run->add_option("--engine", engine_,
                   "Request engine: events (one event loop per thread, every connection "
-                  "independent) or classic (blocking / lock-step rounds; going away); "
-                  "also from $KVDRIVE_ENGINE")
+                  "independent) or classic (blocking / lock-step rounds over hiredis and "
+                  "libmemcached; going away); also from $KVDRIVE_ENGINE")
       ->type_name("ENGINE")
       ->capture_default_str()
       ->envname("KVDRIVE_ENGINE");

@@ -47,7 +47,7 @@ class RunCommand {
   std::string timeout_ = "5s", scenario_, scale_text_, max_errors_, processes_, process_index_,
               search_follow_;
   std::string give_up_ = "30s", percentiles_, json_out_, segment_, group_, start_at_;
-  std::string engine_ = "classic";  // --engine
+  std::string engine_ = "events";  // --engine
   RunOutputs outputs_;
   // memtier_benchmark's -s/-p/-P/-a: one more target, built from them.
   std::string server_, port_, protocol_, authenticate_;
