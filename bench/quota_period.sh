@@ -8,16 +8,21 @@
 #                weight 15 against 1,024), kvdrive on the other CPUs (tried for the knee test in
 #                session 11); steps at 2,000 then --shared-rate req/s
 # Each run is `kvdrive run --search --rates 2000,R,R,R` (one step far past the knee, then three
-# below it, 4 KiB values on 16 connections, as the test), and records each step's achieved
+# below it, 4 KiB values on 16 connections, as the test) on each engine asked for (--engines;
+# methods and engines alternate, round by round), and records each step's achieved
 # rate. A "dip" is a step at R that achieved less than 90 % of it. It also sets kvdrive's request
 # count beside Redis's own GET and SET calls (INFO commandstats), so a dip is seen to be the
 # store's, not the client's counting.
 #
-# Usage: bench/quota_period.sh [--rounds N] [--methods LIST] [--shared-rate R] [--kvdrive PATH]
-#                              [--out FILE]
+# Usage: bench/quota_period.sh [--rounds N] [--methods LIST] [--engines LIST] [--shared-rate R]
+#                              [--pin LIST] [--kvdrive PATH] [--out FILE]
 #   --rounds N       runs per method (default 10)
 #   --methods LIST   comma-separated periods in µs and/or "shared" (default 200000,shared);
 #                    --periods is the same option
+#   --engines LIST   kvdrive's --engine for each run: events, classic or both (default events)
+#   --pin LIST       under a quota, where the store and kvdrive run, each in turn: none (default;
+#                    the scheduler places both), same (both on the last CPU) or apart (the store
+#                    on the last CPU, kvdrive on the others)
 #   --shared-rate R  the below-knee rate of the shared method (default 600)
 #   --kvdrive PATH   default $KV_BUILD_DIR/driver/kvdrive, else build/driver/kvdrive
 #   --out FILE       markdown report (default bench/results/quota_period-<date>.md)
@@ -25,16 +30,18 @@
 # two CPUs for "shared". About 16 s per run; "shared" keeps one CPU busy while it runs.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-rounds=10 methods=200000,shared shared_rate=600 quota_rate=600 kvdrive="" out=""
+rounds=10 methods=200000,shared engines=events pins=none shared_rate=600 quota_rate=600 kvdrive="" out=""
 command_line="$0 $*"
 while (($#)); do
   case "$1" in
     --rounds) rounds=$2; shift 2 ;;
     --methods|--periods) methods=$2; shift 2 ;;
+    --engines) engines=$2; shift 2 ;;
+    --pin) pins=$2; shift 2 ;;
     --shared-rate) shared_rate=$2; shift 2 ;;
     --kvdrive) kvdrive=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
-    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
     *) echo "quota_period: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -50,9 +57,19 @@ for m in "${method_list[@]}"; do
   [[ $m == shared || ($m =~ ^[0-9]+$ && m -ge 1000) ]] ||
     { echo "quota_period: --methods: '$m' is neither a period in µs (>= 1000) nor 'shared'" >&2; exit 2; }
 done
+IFS=, read -r -a engine_list <<<"$engines"
+for e in "${engine_list[@]}"; do
+  [[ $e == events || $e == classic ]] ||
+    { echo "quota_period: --engines: '$e' is neither events nor classic" >&2; exit 2; }
+done
+IFS=, read -r -a pin_list <<<"$pins"
+for p in "${pin_list[@]}"; do
+  [[ $p == none || $p == same || $p == apart ]] ||
+    { echo "quota_period: --pin: '$p' is none, same or apart" >&2; exit 2; }
+done
 # "shared": the store and the spinner on the last CPU, kvdrive on the others (CPUs 0..N-1).
 ncpu=$(nproc)
-if [[ ,$methods, == *,shared,* ]]; then
+if [[ ,$methods, == *,shared,* || ,$pins, == *,apart,* ]]; then
   ((ncpu >= 2)) || { echo "quota_period: 'shared' needs two CPUs" >&2; exit 2; }
 fi
 shared_cpu=$((ncpu - 1)) other_cpus=0-$((ncpu > 1 ? ncpu - 2 : 0))
@@ -84,11 +101,12 @@ cleanup() {  # also on a failed run and Ctrl-C: the store goes first, then its c
 }
 trap cleanup EXIT
 
-# one_run METHOD N: sets `row` to "METHOD N achieved1 .. achieved4 kvdrive_ops redis_calls".
-# Runs in this shell, not in $(...), so the EXIT trap knows the store it started.
+# one_run METHOD ENGINE PIN N: sets `row` to "METHOD ENGINE PIN N achieved1 .. achieved4
+# kvdrive_ops redis_calls" (PIN is "-" for shared). Runs in this shell, not in $(...), so the
+# EXIT trap knows the store it started.
 one_run() {
-  local method=$1 n=$2 port dir rate pin=()
-  dir=$work/$method-$n && mkdir -p "$dir"
+  local method=$1 engine=$2 pin_mode=$3 n=$4 port dir rate pin=()
+  dir=$work/$method-$engine-$pin_mode-$n && mkdir -p "$dir"
   port=$(kv_free_port)
   local redis=(redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$dir")
   if [[ $method == shared ]]; then
@@ -106,12 +124,17 @@ one_run() {
     else
       echo "$((method / 50)) $method" >"$cg/cpu.max"
     fi
-    "${redis[@]}" >"$dir/redis.log" 2>&1 &
+    local store_pin=()
+    case $pin_mode in
+      same) store_pin=(taskset -c "$shared_cpu") pin=(taskset -c "$shared_cpu") ;;
+      apart) store_pin=(taskset -c "$shared_cpu") pin=(taskset -c "$other_cpus") ;;
+    esac
+    "${store_pin[@]}" "${redis[@]}" >"$dir/redis.log" 2>&1 &
     redis_pid=$!
     echo "$redis_pid" >"$cg/cgroup.procs"
   fi
   kv_wait_port "$port" "$dir/redis.log"
-  "${pin[@]}" "$kvdrive" run --db "$dir/r.db" --target "redis://127.0.0.1:$port" --keys 1000 \
+  "${pin[@]}" "$kvdrive" run --engine "$engine" --db "$dir/r.db" --target "redis://127.0.0.1:$port" --keys 1000 \
     --value-size 4K --threads 2 --connections 8 --search --slo p90=1s --min-achieved 0.9 \
     --duration 2s --warmup 1s --rates "2000,$rate,$rate,$rate" >"$dir/kvdrive.log" 2>&1 ||
     { echo "quota_period: kvdrive failed; its log:" >&2; tail -5 "$dir/kvdrive.log" >&2; exit 1; }
@@ -122,15 +145,21 @@ one_run() {
   calls=$(redis-cli -p "$port" info commandstats | tr -d '\r' |
           awk -F'[:=,]' '/^cmdstat_(get|set):/ {n += $3} END {print n + 0}')
   stop_redis
-  row="$method $n $steps $ops $calls"
+  row="$method $engine $pin_mode $n $steps $ops $calls"
 }
 
 rows=()
 for ((r = 1; r <= rounds; r++)); do
   for m in "${method_list[@]}"; do
-    one_run "$m" "$r"
-    echo "quota_period: $row" >&2
-    rows+=("$row")
+    for e in "${engine_list[@]}"; do
+      ps=("${pin_list[@]}")
+      [[ $m == shared ]] && ps=(-)
+      for p in "${ps[@]}"; do
+        one_run "$m" "$e" "$p" "$r"
+        echo "quota_period: $row" >&2
+        rows+=("$row")
+      done
+    done
   done
 done
 
@@ -138,26 +167,32 @@ done
   echo "# Redis at a small share of a CPU: steadiness by how it is held"
   echo
   echo "\`$command_line\` on $(hostname), $(date -u +%Y-%m-%dT%H:%MZ), load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)."
-  echo "Steps: 2,000 req/s offered, then R three times (4 KiB values, 2 threads x 8 connections): R = $quota_rate under a quota of 2 % of a core, $shared_rate on the shared CPU (nice 19 beside a spinner). A dip is an R step below 0.9 R."
+  echo "Steps: 2,000 req/s offered, then R three times (4 KiB values, 2 threads x 8 connections): R = $quota_rate under a quota of 2 % of a core, $shared_rate on the shared CPU (nice 19 beside a spinner). A dip is an R step below 0.9 R. --pin: same = the store and kvdrive on the last CPU, apart = the store there and kvdrive on the others, none = wherever the scheduler puts them."
   echo
   echo "| method | runs | R-steps | dips | lowest R-step | step-1 achieved (min-max) |"
   echo "|---|---|---|---|---|---|"
   for m in "${method_list[@]}"; do
-    printf '%s\n' "${rows[@]}" | awk -v m="$m" -v sr="$shared_rate" -v qr="$quota_rate" '$1 == m {
-      runs++; s1 = $3; if (min1 == "" || s1 < min1) min1 = s1; if (s1 > max1) max1 = s1
-      r = (m == "shared") ? sr : qr
-      for (i = 4; i <= 6; i++) { n++; if ($i < 0.9 * r) d++; if (low == "" || $i < low) low = $i }
-    } END {
-      name = (m == "shared") ? "shared CPU, nice 19, R " sr : sprintf("quota %.1f ms per %d ms, R %d", m / 50000, m / 1000, qr)
-      printf "| %s | %d | %d | %d | %d | %d-%d |\n", name, runs, n, d, low, min1, max1 }'
+    for e in "${engine_list[@]}"; do
+      ps=("${pin_list[@]}")
+      [[ $m == shared ]] && ps=(-)
+      for p in "${ps[@]}"; do
+        printf '%s\n' "${rows[@]}" | awk -v m="$m" -v e="$e" -v p="$p" -v sr="$shared_rate" -v qr="$quota_rate" '$1 == m && $2 == e && $3 == p {
+          runs++; s1 = $5; if (min1 == "" || s1 < min1) min1 = s1; if (s1 > max1) max1 = s1
+          r = (m == "shared") ? sr : qr
+          for (i = 6; i <= 8; i++) { n++; if ($i < 0.9 * r) d++; if (low == "" || $i < low) low = $i }
+        } END {
+          name = (m == "shared") ? "shared CPU, nice 19, R " sr : sprintf("quota %.1f ms per %d ms, R %d, --pin %s", m / 50000, m / 1000, qr, p)
+          printf "| %s, --engine %s | %d | %d | %d | %d | %d-%d |\n", name, e, runs, n, d, low, min1, max1 }'
+      done
+    done
   done
   echo
   echo "Counts per run: kvdrive's requests (driver_seconds) and Redis's GET + SET calls (INFO commandstats):"
   echo
-  echo "| method | run | achieved per step | kvdrive requests | Redis GET + SET |"
-  echo "|---|---|---|---|---|"
+  echo "| method | engine | pin | run | achieved per step | kvdrive requests | Redis GET + SET |"
+  echo "|---|---|---|---|---|---|---|"
   printf '%s\n' "${rows[@]}" | awk '{ m = ($1 == "shared") ? "shared" : sprintf("%d ms", $1 / 1000)
-    printf "| %s | %d | %s %s %s %s | %s | %s |\n", m, $2, $3, $4, $5, $6, $7, $8 }'
+    printf "| %s | %s | %s | %d | %s %s %s %s | %s | %s |\n", m, $2, $3, $4, $5, $6, $7, $8, $9, $10 }'
 } >"$out"
 echo "quota_period: wrote $out" >&2
 cat "$out"
