@@ -17,17 +17,5 @@ if [[ "${CI:-}" == "true" ]]; then
 fi
 "$root/scripts/build.sh" "${build_args[@]}"
 export KV_REQUIRE_SERVERS=1
-ctest_args=()
-if [[ "${CI:-}" == "true" ]]; then
-  # Left out of CI, said here and in NOTES.md ("State of the issues (end of session 10)"): the
-  # knee search needs a store whose capacity holds from step to step, and a Redis held to 2 %
-  # of a core by a CPU quota does not always: now and then it serves 40-100 req/s for seconds
-  # while using its whole quota (its own GET + SET count agrees with kvdrive's). 4 ms per
-  # 200 ms periods make that rarer than 1 ms per 50 ms, not rare enough
-  # (bench/results/quota_period-2026-12-02T0832.md: 5 of 18 steps vs 16 of 18).
-  # Run it by hand: ctest -R FindsAKnee.
-  echo "test: leaving out KvdriveSearch.FindsAKneeThatFixedRateStepsConfirm in CI (a store under a CPU quota is not steady enough, NOTES.md)" >&2
-  ctest_args+=(-E '^KvdriveSearch\.FindsAKneeThatFixedRateStepsConfirm$')
-fi
 cd "${KV_BUILD_DIR:-$root/build}"
-ctest --output-on-failure --timeout 300 -j "$(nproc)" ${ctest_args[@]+"${ctest_args[@]}"} "$@"
+ctest --output-on-failure --timeout 300 -j "$(nproc)" "$@"
