@@ -8,66 +8,15 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <chrono>
-#include <functional>
-#include <thread>
-
 #include "db_query.hpp"
 #include "kvbench/schema.hpp"
+#include "netns.hpp"
 #include "servers.hpp"
 
 namespace {
 using namespace kv::test;
 
 const std::string kKvdrive = std::string(KV_BINARY_DIR) + "/driver/kvdrive";
-
-int run(const std::vector<std::string>& argv, const std::string& log, int timeout_ms = 30'000) {
-  Process p(argv, log);
-  int code = p.wait(timeout_ms);
-  if (code == -1) p.stop();
-  return code;
-}
-
-// One network namespace, its loopback up at MTU 1500.
-class Ns {
- public:
-  bool create(const TempDir& dir, std::string* why) {
-    ip_ = find_program("ip");
-    if (ip_.empty()) return fail(why, "the ip command (iproute2) is missing");
-    if (geteuid() != 0) return fail(why, "needs root (ip netns)");
-    ns_ = "kvbench-mss-" + std::to_string(getpid());
-    log_ = dir.file("ip.log");
-    if (run({ip_, "netns", "add", ns_}, log_) != 0) return fail(why, "ip netns add failed");
-    created_ = true;
-    if (run(inside({ip_, "link", "set", "lo", "mtu", "1500", "up"}), log_) != 0)
-      return fail(why, "cannot set the namespace's loopback up at MTU 1500 (see " + log_ + ")");
-    return true;
-  }
-  ~Ns() {
-    if (created_) run({ip_, "netns", "del", ns_}, log_);
-  }
-  std::vector<std::string> inside(std::vector<std::string> argv) const {
-    argv.insert(argv.begin(), {ip_, "netns", "exec", ns_});
-    return argv;
-  }
-
- private:
-  bool fail(std::string* why, const std::string& what) {
-    *why = what;
-    return false;
-  }
-  std::string ip_, ns_, log_;
-  bool created_ = false;
-};
-
-bool wait_for(const std::function<bool()>& ok, int timeout_ms) {
-  const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-  while (std::chrono::steady_clock::now() < end) {
-    if (ok()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return false;
-}
 
 struct Sets {
   double p50_ms = -1;
@@ -76,11 +25,11 @@ struct Sets {
 
 TEST(SplitWrites, NagleStallsASplitSetShorterThanOneMss) {
   TempDir dir;
-  Ns ns;
+  NetNamespace ns;
   std::string why;
   const std::string memcached_bin = find_program("memcached");
   if (memcached_bin.empty()) why = "memcached is not installed";
-  if (why.empty()) ns.create(dir, &why);
+  if (why.empty()) ns.create(dir, "kvbench-mss", 1500, &why);
   if (!why.empty()) {
     if (servers_required()) FAIL() << "cannot make the namespace here: " << why;
     GTEST_SKIP() << why;
@@ -88,13 +37,7 @@ TEST(SplitWrites, NagleStallsASplitSetShorterThanOneMss) {
   Process memcached(
       ns.inside({memcached_bin, "-p", "11211", "-l", "127.0.0.1", "-U", "0", "-u", "root"}),
       dir.file("memcached.log"));
-  ASSERT_TRUE(wait_for(
-      [&] {
-        return run(ns.inside({"/bin/bash", "-c", "exec 3<>/dev/tcp/127.0.0.1/11211"}),
-                   dir.file("probe.log"), 10'000) == 0;
-      },
-      15'000))
-      << slurp(dir.file("memcached.log"));
+  ASSERT_TRUE(ns.accepts_within(11211, 15'000)) << slurp(dir.file("memcached.log"));
 
   // Closed loop, one connection: the load phase's sets, one at a time.
   int n = 0;
@@ -111,7 +54,7 @@ TEST(SplitWrites, NagleStallsASplitSetShorterThanOneMss) {
                                      "--threads", "1"};
     argv.insert(argv.end(), more.begin(), more.end());
     if (more.empty()) argv.insert(argv.end(), {"--phases", "load", "--connections", "1"});
-    int code = run(ns.inside(argv), log);
+    int code = ns.run_inside(argv, log, 120'000);
     EXPECT_EQ(code, 0) << query << " " << value_size << ": " << slurp(log);
     Sets s;
     if (code != 0) return s;
