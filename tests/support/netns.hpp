@@ -31,7 +31,6 @@ class NetNamespace {
                  int timeout_ms = 30'000) const;
   // True once 127.0.0.1:port inside accepts a connection, false after timeout_ms.
   bool accepts_within(int port, int timeout_ms) const;
-  const std::string& name() const { return name_; }
   const std::string& log() const { return log_; }
 
  private:

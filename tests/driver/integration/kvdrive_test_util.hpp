@@ -24,9 +24,12 @@ struct Outcome {
   std::string output;
 };
 
+// kvdrive with `args`, its output in dir/kvdrive.log; `prefix` goes before it (e.g.
+// NetNamespace::inside's `ip netns exec NAME`).
 inline Outcome run_kvdrive(const TempDir& dir, std::vector<std::string> args,
-                           int timeout_ms = 120'000) {
+                           int timeout_ms = 120'000, const std::vector<std::string>& prefix = {}) {
   args.insert(args.begin(), kKvdrive);
+  args.insert(args.begin(), prefix.begin(), prefix.end());
   std::string log = dir.file("kvdrive.log");
   std::remove(log.c_str());
   Process p(args, log);

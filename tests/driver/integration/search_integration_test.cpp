@@ -176,12 +176,8 @@ TEST(KvdriveSearch, FindsAKneeThatFixedRateStepsConfirm) {
   ASSERT_TRUE(ns.accepts_within(6379, 15'000)) << slurp(dir.file("redis.log"));
   const std::string uri = "redis://127.0.0.1:6379";
   const std::string db = dir.file("search.db");
-  auto kvdrive = [&](std::vector<std::string> args) {
-    args.insert(args.begin(), kKvdrive);
-    const std::string log = dir.file("kvdrive.log");
-    std::remove(log.c_str());
-    const int code = ns.run_inside(args, log, 300'000);
-    return Outcome{code, slurp(log)};
+  auto kvdrive = [&](const std::vector<std::string>& args) {
+    return run_kvdrive(dir, args, 300'000, ns.inside({}));
   };
 
   // The objective: p90 <= 50 ms. Below the bucket's rate a request waits a few ms at most (at
