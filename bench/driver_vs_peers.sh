@@ -16,7 +16,8 @@
 #                   /tmp/memtier-src/; absent -> its rows say "skipped"
 #   --engine E      kvdrive's --engine: events (default: every connection independent, 2 threads
 #                   x N/2 connections everywhere, as memtier) or classic (memcached unpipelined:
-#                   one blocking thread per connection; otherwise lock-step lanes)
+#                   one blocking thread per connection; otherwise lock-step lanes), which only
+#                   a kvdrive built before 2026-12-03 has (it was removed then; kvdrive says so)
 #   --conns LIST    connection counts, comma-separated (default 50; e.g. 1,10,100,1000 for the
 #                   connection-scaling table): 1 thread for 1 connection, else 2 threads
 #   --memtier-only  no redis-benchmark / memcslap rows (e.g. for --conns 1000)

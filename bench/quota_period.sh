@@ -19,7 +19,8 @@
 #   --rounds N       runs per method (default 10)
 #   --methods LIST   comma-separated periods in µs and/or "shared" (default 200000,shared);
 #                    --periods is the same option
-#   --engines LIST   kvdrive's --engine for each run: events, classic or both (default events)
+#   --engines LIST   kvdrive's --engine for each run: events, classic or both (default events;
+#                    classic only with a kvdrive built before 2026-12-03, when it was removed)
 #   --pin LIST       under a quota, where the store and kvdrive run, each in turn: none (default;
 #                    the scheduler places both), same (both on the last CPU) or apart (the store
 #                    on the last CPU, kvdrive on the others)

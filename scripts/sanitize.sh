@@ -5,10 +5,7 @@
 #
 # Usage: scripts/sanitize.sh [asan] [tsan] [fuzz] [--fuzz-seconds N] [--fuzz-target NAME]...
 #   asan   the suite (unit + integration) built with AddressSanitizer + UndefinedBehavior-
-#          Sanitizer (GCC, -O1), into build-asan/, on the default engine (events) only: the
-#          suites that run once more on the classic engine ("classic.<Suite>", the
-#          integration, timing, fake-store and system suites) run it in the plain stage and
-#          TSan, not here. The bad-input suites
+#          Sanitizer (GCC, -O1), into build-asan/. The bad-input suites
 #          (KvdriveBadInput, KvmonBadInput) do not run here: they start kvdrive and kvmon a few
 #          hundred times to see one line and exit 2 each, 558 of the stage's 1599 test-seconds
 #          in CI; the parsers they reach are the fuzz targets' (units, URIs, scenarios).
@@ -22,11 +19,9 @@
 #          stage's 872 test-seconds in the session-9 run.
 #   tsan   the threaded parts built with ThreadSanitizer (GCC, -O1), into build-tsan/: kvdrive's
 #          workers and its kvmon link, kvmon's server and writer thread, the concurrent SQLite
-#          writers, and the system tests that run both programs together; the fake-store and
-#          timing suites on both engines (their classic.* copies are the classic engine's
-#          workers), the integration suite, the kvmon link's and the system tests on the
-#          default engine (events) only (an integration copy on the other engine was 472 of
-#          the stage's 1604 test-seconds, session 8); not the suites whose code is SQL and output
+#          writers, and the system tests that run both programs together; the fake-store,
+#          timing and integration suites, the kvmon link's and the system tests; not the
+#          suites whose code is SQL and output
 #          formats, with no thread of their own (the shipped queries, the scenarios, JSON and
 #          the results-file checks)
 #   fuzz   every libFuzzer target of tests/fuzz (clang), N seconds each from its seed corpus
@@ -97,12 +92,8 @@ configure() {  # configure DIR [cmake args...]: a fresh configure when the optio
 # below is an alternation with no group at all, and skip_regex checks what it is given.
 # as FORMAT: each line of stdin through printf FORMAT (one %s), joined by "|".
 as() { local n; while read -r n; do printf "$1\n" "$n"; done | paste -sd '|'; }
-# suites NAME...: the tests of these gtest suites and of their classic.* copies.
-suites() {
-  local a b
-  a=$(printf '%s\n' "$@" | as '^%s\.') b=$(printf '%s\n' "$@" | as '^classic\.%s\.')
-  echo "$a|$b"
-}
+# suites NAME...: the tests of these gtest suites.
+suites() { printf '%s\n' "$@" | as '^%s\.'; }
 
 # Tests no sanitizer stage runs (see the header).
 not_ours="$(suites SwapReproduction SwapSearch MultiHostExamples)"
@@ -115,14 +106,6 @@ sql_and_text=$(suites OutputFormats KvdriveJson KvdriveResultsFile BothWays/Ship
                       Scaled/ShippedScenario)
 # ASan also leaves out the bad-input and merge suites (see the header).
 asan_skip="^KvdriveBadInput\\.|^KvmonBadInput\\.|$(suites Merge MergeHosts)|$sql_and_text"
-
-# suites_of EXE...: the gtest suites of these executables, one per line
-# ("Kvdrive", "Protocols/MemcachedPipeline", ...).
-suites_of() {
-  local exe
-  for exe in "$@"; do "$exe" --gtest_list_tests; done |
-    awk '/^[^ ]/ && $1 ~ /\.$/ { sub(/\.$/, "", $1); print $1 }' | sort -u
-}
 
 # skip_regex DIR REGEX: fails the stage unless ctest compiles REGEX; otherwise prints it.
 skip_regex() {
@@ -166,8 +149,7 @@ run_asan() {
   reports=$dir/sanitizer-reports
   rm -rf "$reports" && mkdir -p "$reports"
   local status=0 skip all
-  # Every classic.* copy stays out: this stage runs the default engine (see the header).
-  skip=$(skip_regex "$dir" "_NOT_BUILT|^packaging\.|$not_ours|$asan_skip|^classic\.")
+  skip=$(skip_regex "$dir" "_NOT_BUILT|^packaging\.|$not_ours|$asan_skip")
   all=$(ctest_count "$dir" -L "unit|integration" -E "^packaging\.")
   echo "sanitize: asan+ubsan: $(ctest_count "$dir" -L "unit|integration" -E "$skip") of $all tests (see --help for the rest)"
   # log_path: reports of the kvdrive and kvmon processes the tests start land in files too, so
@@ -191,10 +173,8 @@ run_tsan() {
   local status=0
   # Only the executables built above have tests listed; the others show up as *_NOT_BUILT. The
   # packaging tests need the man pages and packages, which this stage does not build.
-  local one_engine skip
-  one_engine=$(suites_of "$dir"/tests/driver/driver_integration_tests \
-                         "$dir"/tests/system/system_tests | as '^classic\.%s\.')
-  skip=$(skip_regex "$dir" "_NOT_BUILT|^packaging\.|$not_ours|$one_engine|$sql_and_text")
+  local skip
+  skip=$(skip_regex "$dir" "_NOT_BUILT|^packaging\.|$not_ours|$sql_and_text")
   echo "sanitize: tsan: $(ctest_count "$dir" -L "unit|integration" -E "$skip") of $(ctest_count "$dir" -L "unit|integration" -E "_NOT_BUILT|^packaging\.") tests built here (see --help for the rest)"
   (cd "$dir" && TSAN_OPTIONS="log_path=$reports/tsan:halt_on_error=0:second_deadlock_stack=1" \
      ctest --output-on-failure --timeout "$test_timeout" -j "$(nproc)" -L "unit|integration" -E "$skip") ||

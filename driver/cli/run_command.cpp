@@ -262,9 +262,9 @@ RunCommand::RunCommand(CLI::App& app)
       ->capture_default_str()
       ->check(cli::parsed_by(parse_duration_us));
   run->add_option("--engine", engine_,
-                  "Request engine: events (one event loop per thread, every connection "
-                  "independent) or classic (blocking / lock-step rounds over hiredis and "
-                  "libmemcached; going away); also from $KVDRIVE_ENGINE")
+                  "Request engine: events, the only one (one event loop per thread, every "
+                  "connection independent; the classic engine was removed); also from "
+                  "$KVDRIVE_ENGINE")
       ->type_name("ENGINE")
       ->capture_default_str()
       ->envname("KVDRIVE_ENGINE");
@@ -361,9 +361,10 @@ void RunCommand::check(int argc, char** argv) {
   opts_.steps = expand_scenario(sc, WorkloadSpec{}, overrides, scale, search_cli_.search);
   if (!max_errors_.empty()) opts_.max_errors = parse_count(max_errors_);
   opts_.give_up_us = parse_duration_us(give_up_);
-  if (engine_ != "events" && engine_ != "classic")
-    throw UsageError("invalid --engine '" + engine_ + "': events or classic");
-  opts_.event_engine = engine_ == "events";
+  if (engine_ == "classic")
+    throw UsageError(
+        "invalid --engine 'classic': the classic engine was removed; events is the only engine");
+  if (engine_ != "events") throw UsageError("invalid --engine '" + engine_ + "': events");
   if (!processes_.empty())
     opts_.process_count = static_cast<int>(parse_whole_number("--processes", processes_, 1, 256));
   if (!process_index_.empty())
@@ -404,8 +405,8 @@ void RunCommand::check(int argc, char** argv) {
   opts_.client.timeout_us = parse_duration_us(timeout_);
   if (opts_.client.timeout_us < 1000)
     throw UsageError("invalid --timeout '" + timeout_ + "': must be at least 1ms");
-  // libmemcached keeps it as an int32 of milliseconds (24.8 days); a day is already far
-  // beyond any request worth waiting for.
+  // A day is already far beyond any request worth waiting for (and --timeout once went to
+  // libmemcached, which keeps it as an int32 of milliseconds, 24.8 days).
   if (opts_.client.timeout_us > 86'400'000'000)
     throw UsageError("invalid --timeout '" + timeout_ + "': at most 24h");
   opts_.command_line = redacted_command_line(argc, argv);

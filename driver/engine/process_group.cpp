@@ -54,12 +54,7 @@ GroupRecord run_process_group(const RunOptions& opts, int argc, char** argv,
                               const std::atomic<bool>& stop) {
   // As in run_benchmark: bad options and unreachable stores stop the group before the file is
   // created, not in each process after it.
-  for (const auto& spec : check_run_options(opts)) {
-    if (spec.tls.enabled || spec.cluster)
-      connect_event_clients(spec, 1, opts.client);
-    else
-      connect_clients(spec, 1, opts.client);
-  }
+  for (const auto& spec : check_run_options(opts)) connect_event_clients(spec, 1, opts.client);
   open_results_db(opts.db_path);  // create and migrate once, before N processes race to
   // Exec the binary by its real path, so the processes are named kvdrive (the dead-writer check
   // in open_results_db looks at /proc/PID/comm).

@@ -1,8 +1,7 @@
-// What every request path shares (the classic worker in worker.cpp and the event loop in
-// loop/event_worker.cpp): which op and key request i of a stream is, how many requests a stream
-// sends, its rate-mode send times, and how a finished request is recorded. A "stream" is a
-// worker (classic) or one connection (event loop): index / count place it among every stream
-// of the phase, over every process of a --processes group.
+// What the event loop (loop/event_worker.cpp) asks of a request stream: which op and key
+// request i of a stream is, how many requests a stream sends, its rate-mode send times, and how
+// a finished request is recorded. A "stream" is one connection: index / count place it among
+// every stream of the phase, over every process of a --processes group.
 #pragma once
 
 #include <algorithm>

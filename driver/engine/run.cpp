@@ -12,7 +12,6 @@
 #include "engine/run_watcher.hpp"
 #include "engine/search_group.hpp"
 #include "engine/search_run.hpp"
-#include "engine/unseen_sets.hpp"
 #include "kvbench/clock.hpp"
 #include "kvbench/log.hpp"
 #include "kvbench/protocol.hpp"
@@ -22,6 +21,7 @@
 #include "kvmon_link/monitors.hpp"
 #include "results/results_writer.hpp"
 #include "stats/hdr_log.hpp"
+#include "store/stats_sources.hpp"
 #include "store/store_stats.hpp"
 #include "store/tls_context.hpp"
 
@@ -65,7 +65,6 @@ RunEnd run_one_phase(const RunOptions& opts, const PhaseSlot& at, const Workload
     if (step) note_step_second(sec, step);
     seconds(sec);
   };
-  UnseenSetCheck set_check(*at.spec, w, kind, opts.client.timeout_us, opts.event_engine);
   at.watcher->watch(&clients);
   PhaseResult result;
   try {
@@ -85,8 +84,6 @@ RunEnd run_one_phase(const RunOptions& opts, const PhaseSlot& at, const Workload
     log_warn() << msg;
     writer.event(at.run_id, "requests_abandoned", msg);
   }
-  if (result.status != RunStatus::interrupted)
-    record_unseen_sets(set_check, *at.db, writer, at.run_id, phase_id, label, abandoned, result);
   writer.end_phase(phase_id, result.ended_ts_us, run_status_name(result.status), result.totals,
                    rate_mode);
   if (step) fill_step_run(result, phase_id, w, step);
@@ -139,20 +136,16 @@ RunEnd run_target(const RunOptions& opts, const TargetSpec& spec, int64_t run_id
     const auto wanted = static_cast<size_t>(w.threads) * static_cast<size_t>(w.connections);
     if (clients.size() != wanted) {
       clients.clear();
-      clients = opts.event_engine ? connect_event_clients(spec, wanted, opts.client)
-                                  : connect_clients(spec, static_cast<int>(wanted), opts.client);
+      clients = connect_event_clients(spec, wanted, opts.client);
     }
     if (target_id == 0) {
       target_id = writer.add_target(run_id, ordinal, spec, clients.front()->server_version());
-      // The store's settings, through a classic client when the run's own clients do not ask
-      // (the event engine's).
-      auto settings = clients.front()->server_config();
-      if (settings.empty() && opts.event_engine) {
-        try {
-          settings = connect_clients(spec, 1, opts.client).front()->server_config();
-        } catch (const std::exception& e) {
-          log_warn() << spec.display << ": could not read its settings: " << e.what();
-        }
+      // The store's settings, over a connection of their own (store/stats_sources.hpp).
+      std::vector<std::pair<std::string, std::string>> settings;
+      try {
+        settings = read_store_settings(spec, std::min<int64_t>(opts.client.timeout_us, 1'000'000));
+      } catch (const std::exception& e) {
+        log_warn() << spec.display << ": could not read its settings: " << e.what();
       }
       ResultsWriter::Metadata config;
       for (auto& [name, value] : settings) config.emplace_back(std::move(name), std::move(value));
@@ -227,28 +220,6 @@ std::vector<TargetSpec> check_run_options(const RunOptions& opts) {
     } catch (const UsageError& e) {
       throw UsageError(spec.display + ": " + e.what());
     }
-    if ((spec.tls.enabled || spec.cluster) && !opts.event_engine)
-      throw UsageError(spec.display + ": " + (spec.cluster ? "Redis Cluster" : "TLS") +
-                       " targets need --engine events");
-    if (spec.split_writes && !opts.event_engine)
-      throw UsageError(spec.display + ": writes=split needs --engine events");
-  }
-  for (const auto& step : opts.steps) {
-    const WorkloadSpec& w = step.workload;
-    if (!opts.event_engine && w.connections > kMaxClassicConnections)
-      throw UsageError("--connections '" + std::to_string(w.connections) + "': more than " +
-                       std::to_string(kMaxClassicConnections) +
-                       " per thread needs --engine events");
-    for (const auto& spec : specs) {
-      // A multi-get's replies come back server by server: matched to the gets in order, a
-      // pool of several servers would need another way of pairing them.
-      // The event-loop engine keeps one queue per server: pools pipeline there.
-      if (!opts.event_engine && spec.protocol == Protocol::memcached && spec.servers.size() > 1 &&
-          w.pipeline > 1)
-        throw UsageError(spec.display +
-                         ": --pipeline > 1 needs a single memcached "
-                         "server (a pool takes --pipeline 1; use --connections)");
-    }
   }
   for (const auto& hp : opts.monitors) {
     auto parsed = proto::split_host_port(hp);
@@ -266,12 +237,7 @@ RunRecord run_benchmark(const RunOptions& opts, const std::atomic<bool>& stop) {
   uint64_t largest_value = 1;
   for (const auto& step : opts.steps)
     largest_value = std::max(largest_value, step.workload.values.largest());
-  for (const auto& spec : specs) {
-    if (spec.tls.enabled || spec.cluster)
-      connect_event_clients(spec, 1, opts.client);
-    else
-      connect_clients(spec, 1, opts.client);
-  }
+  for (const auto& spec : specs) connect_event_clients(spec, 1, opts.client);  // reachable?
 
   // kvmon links are checked before the file is touched too (an unreachable one is an error).
   Monitors monitors(opts.monitors, opts.monitor_token_file, opts.monitor_optional);
@@ -292,7 +258,7 @@ RunRecord run_benchmark(const RunOptions& opts, const std::atomic<bool>& stop) {
                segmented ? opts.segment_count : opts.process_count};
   const int64_t run_id = rec.run_id = writer.begin_run(info);
   ResultsWriter::Metadata facts = host_metadata();
-  facts.emplace_back("engine", std::string(opts.event_engine ? "events" : "classic"));
+  facts.emplace_back("engine", "events");  // the only engine since #16; kept for older files
   if (opts.segment_count > 1)
     facts.emplace_back(
         "segment", std::to_string(opts.segment_index) + "/" + std::to_string(opts.segment_count));

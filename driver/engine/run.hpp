@@ -37,9 +37,6 @@ struct RunOptions {
   uint64_t max_errors = 0;  // failed requests (errors + timeouts) that fail a phase; 0: no limit
   // Fail a phase when requests kept failing and none was answered for this long; 0: never.
   int64_t give_up_us = 30'000'000;
-  // --engine events (the default): requests go through the event-loop engine (engine/loop/);
-  // false (--engine classic): the blocking / lock-step path over the client libraries.
-  bool event_engine = true;
   SearchOptions search;  // --search: steps of the last phase at rising rates
   // --search in a process of a --processes group: the parent sends each step's rate on the
   // first descriptor and reads the step's report from the second (engine/search_group.hpp).

@@ -1,5 +1,5 @@
 // What a run ran on, for run_metadata: kvdrive's build and its host, and each target's own
-// settings (StoreClient::server_config).
+// settings (read_store_settings, store/stats_sources.hpp).
 #pragma once
 
 #include <string>

@@ -1,7 +1,6 @@
-// One worker thread's request loop: picks op, key and value, paces sends in rate mode, times
-// each request and records it into its own StatsSlot. With one connection and no pipelining
-// each request is a blocking round trip; otherwise each round sends up to `pipeline` requests on
-// every connection, then reads every reply. Nothing is allocated per request.
+// One worker thread's request loop (the event-loop engine, loop/event_worker.hpp): every
+// connection is an independent user with its own queue of in-flight requests (depth =
+// --pipeline) and, in rate mode, its own open-loop schedule. Nothing is allocated per request.
 // Timing, in every mode: a request's latency starts when it is queued for sending (rate mode:
 // at its intended send time); rate mode also records its slip (queued - intended) and the time
 // spent spinning for send times (StatsSlot::add_spin). With a duration the worker returns at
@@ -24,7 +23,7 @@ struct WorkerContext {
   const PhasePlan& plan;
   const WorkloadSpec& workload;
   const ValueTable& values;
-  std::span<const std::unique_ptr<StoreClient>> clients;  // this worker's connections
+  std::span<const std::unique_ptr<StoreClient>> clients;  // this worker's EventClients
   StatsSlot& slot;
   uint64_t index;                  // this worker, 0..count-1
   uint64_t count;                  // workers in the phase

@@ -5,12 +5,10 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <memory>
 
 #include "kvbench/clock.hpp"
 #include "kvbench/tcp_connect.hpp"
-#include "store/store_stats.hpp"
 
 namespace kv::drive {
 namespace {
@@ -52,36 +50,6 @@ std::string text_request(const HostPort& server, std::string_view request, int64
 
 }  // namespace
 
-// The first line a memcached-protocol server sends back to a text "version" request, as it
-// sent it ("VERSION 1.6.18", only printable bytes kept); empty if it answered nothing within
-// timeout_us (a server that speaks only the binary protocol) or could not be reached.
-std::string text_version_reply(const HostPort& server, int64_t timeout_us) {
-  std::string reply = text_request(server, "version\r\n", timeout_us, [](std::string_view r) {
-    return r.find('\n') != std::string_view::npos;
-  });
-  reply.resize(std::min(reply.find_first_of("\r\n"), reply.size()));
-  std::string shown;
-  for (char c : reply) shown += (c >= ' ' && c < 0x7f) ? c : '?';
-  return shown;
-}
-
-std::optional<MemcachedSetCounters> read_set_counters(const TargetSpec& spec, int64_t timeout_us) {
-  std::string reply = text_request(
-      spec.servers.front(), "stats\r\n", timeout_us,
-      [](std::string_view r) { return r.ends_with("END\r\n") || r.ends_with("ERROR\r\n"); });
-  if (reply.empty()) return std::nullopt;
-  MemcachedSetCounters c;
-  bool any = false;
-  for (const StatValue& v : parse_memcached_stats(reply)) {
-    auto n = static_cast<int64_t>(v.value);
-    if (v.name == "cmd_set") c.cmd_set = n, any = true;
-    if (v.name == "store_too_large") c.too_large = n, any = true;
-    if (v.name == "store_no_memory") c.no_memory = n, any = true;
-  }
-  if (!any) return std::nullopt;
-  return c;
-}
-
 std::vector<std::pair<std::string, std::string>> read_memcached_settings(const TargetSpec& spec,
                                                                          int64_t timeout_us) {
   std::vector<std::pair<std::string, std::string>> out;
@@ -106,42 +74,6 @@ std::vector<std::pair<std::string, std::string>> read_memcached_settings(const T
       if (w == name) out.emplace_back(std::string(name), std::string(line.substr(sp + 1)));
   }
   return out;
-}
-
-std::optional<SampleCheck> sample_keys_present(const TargetSpec& spec,
-                                               const std::vector<std::string>& keys,
-                                               int64_t timeout_us) {
-  if (keys.empty()) return std::nullopt;
-  const uint64_t samples = keys.size();
-  std::string request = "get";
-  for (const std::string& key : keys) {
-    request += ' ';
-    request += key;
-  }
-  request += "\r\n";
-  // "VALUE <key> <flags> <bytes>\r\n<data>\r\n" per hit, then "END\r\n": whole once END is
-  // reached walking the values by their lengths (a value may hold any bytes).
-  uint64_t present = 0;
-  bool ok = false;
-  auto walk = [&](std::string_view r) {
-    present = 0;
-    size_t pos = 0;
-    for (;;) {
-      size_t nl = r.find("\r\n", pos);
-      if (nl == std::string_view::npos) return false;
-      std::string_view line = r.substr(pos, nl - pos);
-      if (line == "END") return ok = true;
-      if (!line.starts_with("VALUE ")) return true;  // an error line: whole, not ok
-      size_t sp = line.rfind(' ');
-      uint64_t bytes = std::strtoull(std::string(line.substr(sp + 1)).c_str(), nullptr, 10);
-      pos = nl + 2 + bytes + 2;
-      if (pos > r.size()) return false;
-      ++present;
-    }
-  };
-  std::string reply = text_request(spec.servers.front(), request, timeout_us, walk);
-  if (reply.empty() || !ok) return std::nullopt;
-  return SampleCheck{samples, present};
 }
 
 }  // namespace kv::drive

@@ -29,6 +29,7 @@
 #include "kvbench/text_fields.hpp"
 #include "store/cluster_topology.hpp"
 #include "store/hiredis_ptr.hpp"
+#include "store/memcached_probe.hpp"
 #include "store/redis_latency.hpp"
 #include "store/resp_codec.hpp"
 #include "store/stats_parsers.hpp"
@@ -344,6 +345,45 @@ class MemcachedSource final : public StatsSource {
   Fd fd_;
 };
 
+// A connection to `server` of target `spec` through a SyncConnection (over TLS when `tls` is
+// set), with Redis's AUTH / SELECT done as the target says. Throws std::runtime_error (one
+// line; an AUTH error names only its code, never anything that could echo the password).
+std::unique_ptr<store::SyncConnection> open_sync(const TargetSpec& spec, const HostPort& server,
+                                                 const store::TlsContext* tls, int64_t timeout_us) {
+  auto c = std::make_unique<store::SyncConnection>(server, tls, timeout_us);
+  if (spec.protocol == Protocol::redis && !spec.password.empty()) {
+    std::string auth;
+    store::resp::append_auth(auth, spec.user, spec.password);
+    std::string r = c->request_resp(auth, timeout_us);
+    if (r.empty() || r[0] != '+')
+      throw std::runtime_error("AUTH failed: " + r.substr(1, r.find_first_of(" \r") - 1));
+  }
+  if (spec.protocol == Protocol::redis && spec.db != 0) {
+    std::string sel;
+    store::resp::append_select(sel, static_cast<uint32_t>(spec.db));
+    std::string r = c->request_resp(sel, timeout_us);
+    if (r.empty() || r[0] != '+')
+      throw std::runtime_error("SELECT " + std::to_string(spec.db) +
+                               " failed: " + r.substr(1, r.find('\r') - 1));
+  }
+  return c;
+}
+
+std::string resp_command(std::initializer_list<std::string_view> args) {
+  std::string out;
+  store::resp::append_array_header(out, args.size());
+  for (auto a : args) store::resp::append_bulk(out, a);
+  return out;
+}
+
+// One command within what is left of `deadline`; its reply (an error reply too).
+ReplyPtr ask_sync(store::SyncConnection& conn, std::initializer_list<std::string_view> args,
+                  int64_t deadline) {
+  const int64_t left = deadline - steady_us();
+  if (left <= 0) throw std::runtime_error("no reply within the timeout");
+  return parse_reply(conn.request_resp(resp_command(args), left));
+}
+
 // A TLS target's server, through a SyncConnection: Redis (AUTH / SELECT as the target says,
 // then INFO everything) or memcached ("stats").
 class TlsSource final : public StatsSource {
@@ -360,7 +400,7 @@ class TlsSource final : public StatsSource {
         return parse_memcached_stats(r);
       }
       const int64_t deadline = steady_us() + timeout_us;
-      std::string r = conn_->request_resp(command({"INFO", "everything"}), timeout_us);
+      std::string r = conn_->request_resp(resp_command({"INFO", "everything"}), timeout_us);
       if (r.empty() || r[0] != '$') throw std::runtime_error("INFO: " + r.substr(0, r.find('\r')));
       Values out = parse_redis_info(r);
       // The latency monitor and Redis 7's per-command histogram, as over plain TCP. A failure
@@ -389,39 +429,10 @@ class TlsSource final : public StatsSource {
   }
 
  private:
-  void connect(int64_t timeout_us) {
-    auto c = std::make_unique<store::SyncConnection>(server_, tls_.get(), timeout_us);
-    if (spec_.protocol == Protocol::redis && !spec_.password.empty()) {
-      std::string auth;
-      store::resp::append_auth(auth, spec_.user, spec_.password);
-      std::string r = c->request_resp(auth, timeout_us);
-      // The error's code only (WRONGPASS): never anything that could echo input.
-      if (r.empty() || r[0] != '+')
-        throw std::runtime_error("AUTH failed: " + r.substr(1, r.find_first_of(" \r") - 1));
-    }
-    if (spec_.protocol == Protocol::redis && spec_.db != 0) {
-      std::string sel;
-      store::resp::append_select(sel, static_cast<uint32_t>(spec_.db));
-      std::string r = c->request_resp(sel, timeout_us);
-      if (r.empty() || r[0] != '+')
-        throw std::runtime_error("SELECT " + std::to_string(spec_.db) +
-                                 " failed: " + r.substr(1, r.find('\r') - 1));
-    }
-    conn_ = std::move(c);
-  }
+  void connect(int64_t timeout_us) { conn_ = open_sync(spec_, server_, tls_.get(), timeout_us); }
 
-  static std::string command(std::initializer_list<std::string_view> args) {
-    std::string out;
-    store::resp::append_array_header(out, args.size());
-    for (auto a : args) store::resp::append_bulk(out, a);
-    return out;
-  }
-
-  // One command within what is left of the poll's deadline; its reply (an error reply too).
   ReplyPtr ask(std::initializer_list<std::string_view> args, int64_t deadline) {
-    const int64_t left = deadline - steady_us();
-    if (left <= 0) throw std::runtime_error("no reply within the timeout");
-    return parse_reply(conn_->request_resp(command(args), left));
+    return ask_sync(*conn_, args, deadline);
   }
 
   const TargetSpec& spec_;
@@ -444,6 +455,25 @@ std::vector<HostPort> cluster_nodes(const TargetSpec& t, const store::TlsContext
 }
 
 }  // namespace
+
+std::vector<std::pair<std::string, std::string>> read_store_settings(const TargetSpec& t,
+                                                                     int64_t timeout_us) {
+  if (t.protocol == Protocol::memcached) return read_memcached_settings(t, timeout_us);
+  std::shared_ptr<const store::TlsContext> tls;
+  if (t.tls.enabled) tls = std::make_shared<const store::TlsContext>(t.tls);
+  const int64_t deadline = steady_us() + timeout_us;
+  auto conn = open_sync(t, t.servers.front(), tls.get(), timeout_us);
+  std::vector<std::pair<std::string, std::string>> out;
+  for (std::string_view name :
+       {"maxmemory", "maxmemory-policy", "save", "appendonly", "appendfsync", "io-threads"}) {
+    ReplyPtr r = ask_sync(*conn, {"CONFIG", "GET", name}, deadline);
+    if (r->type == REDIS_REPLY_ERROR) break;  // CONFIG refused or renamed: nothing more to ask
+    if (r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+        r->element[1]->type == REDIS_REPLY_STRING)
+      out.emplace_back(std::string(name), std::string(r->element[1]->str, r->element[1]->len));
+  }
+  return out;
+}
 
 std::vector<StatsServer> make_stats_servers(const TargetSpec& t, int64_t timeout_us) {
   std::vector<StatsServer> out;

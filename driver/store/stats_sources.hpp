@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kvbench/result.hpp"
@@ -37,5 +38,14 @@ struct StatsServer {
 // "host:port/" for a cluster and for a pool of several. Throws what TlsContext throws for a bad
 // CA, certificate or key file. Connects to nothing but a cluster's seeds.
 std::vector<StatsServer> make_stats_servers(const TargetSpec& t, int64_t timeout_us);
+
+// The store's settings that shape a benchmark, under its own names, read once at the start of
+// a run over a connection of their own: Redis CONFIG GET maxmemory, maxmemory-policy, save,
+// appendonly, appendfsync, io-threads (plain or TLS, AUTH / SELECT as the target says; a
+// cluster's first seed); memcached `stats settings` (read_memcached_settings). A setting the
+// server does not give (CONFIG refused or renamed, an older server) is left out. Throws
+// std::runtime_error (one line) when the server cannot be reached or refuses the connection.
+std::vector<std::pair<std::string, std::string>> read_store_settings(const TargetSpec& t,
+                                                                     int64_t timeout_us);
 
 }  // namespace kv::drive

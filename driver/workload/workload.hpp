@@ -45,10 +45,8 @@ struct ValueSizes {
 ValueSizes parse_value_sizes(std::string_view text);
 
 // --connections per thread: the event engine holds up to kMaxEventConnections (one fd each:
-// ulimit -n must allow them), the classic engine's lock-step rounds up to
-// kMaxClassicConnections (a larger count there is refused, exit 2).
+// ulimit -n must allow them).
 inline constexpr int kMaxEventConnections = 100000;
-inline constexpr int kMaxClassicConnections = 1024;
 
 struct WorkloadSpec {
   uint64_t keys = 100'000;  // keys 0 .. keys-1

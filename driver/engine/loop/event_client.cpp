@@ -150,9 +150,11 @@ std::string where_of(const TargetSpec& spec, const HostPort& s) {
 }
 
 // Redis: runs the commands in `out` (n replies) and returns the first error reply's first
-// word ("WRONGPASS"), or "" when all succeeded; *lost when the connection failed.
+// word ("WRONGPASS"), or "" when all succeeded; *lost when the connection failed. *error_at
+// (when given): which reply (0-based) that error was.
 std::string redis_commands(int fd, st::TlsSession* tls, const std::string& out, size_t n,
-                           int64_t timeout_us, bool* lost, std::string* last_text) {
+                           int64_t timeout_us, bool* lost, std::string* last_text,
+                           size_t* error_at = nullptr) {
   st::RespDecoder dec;
   std::string error;
   size_t got = 0;
@@ -169,8 +171,10 @@ std::string redis_commands(int fd, st::TlsSession* tls, const std::string& out, 
         *failed = true;
         return false;
       }
-      if (r.kind == st::RespKind::error && error.empty())
+      if (r.kind == st::RespKind::error && error.empty()) {
         error = std::string(r.text.substr(0, r.text.find(' ')));
+        if (error_at) *error_at = got;
+      }
       if (last_text) *last_text = std::string(r.text);
       if (++got == n) {
         // More than was asked for: the connection is out of step (not a store to trust).
@@ -304,9 +308,17 @@ Result<void> EventClient::connect() {
       const size_t n = append_handshake(spec_, out);
       if (n == 0) continue;
       bool lost = false;
-      std::string err = redis_commands(fd, tls_[i].get(), out, n, opts_.timeout_us, &lost, nullptr);
+      size_t error_at = 0;
+      std::string err =
+          redis_commands(fd, tls_[i].get(), out, n, opts_.timeout_us, &lost, nullptr, &error_at);
       if (lost) return Error{where + ": the handshake (AUTH / SELECT) got no answer"};
-      if (!err.empty()) return Error{where + ": AUTH / SELECT failed: " + err};
+      // The error's code only (WRONGPASS): never anything that could echo the password.
+      if (!err.empty()) {
+        const bool auth = !spec_.password.empty() && error_at == 0;
+        return Error{where + ": " +
+                     (auth ? std::string("AUTH") : "SELECT " + std::to_string(spec_.db)) +
+                     " failed: " + err};
+      }
       continue;
     }
     // memcached: ask for the version, as libmemcached's connect does, to know it is there.
@@ -324,7 +336,9 @@ Result<void> EventClient::connect() {
           });
       if (!ok)
         return Error{"cannot connect to memcached " + spec_.display + ": no answer to a " +
-                     "binary-protocol version request from " + where};
+                     "binary-protocol version request from " + where +
+                     " (the server may not speak the binary protocol: try without "
+                     "?protocol=binary)"};
     } else {
       st::mc::append_text_version(out);
       st::mc::TextDecoder dec;

@@ -1,11 +1,10 @@
 // EventClient: a StoreClient whose requests go through the event-loop engine
-// (loop/event_worker.hpp, `--engine events`), not through a client library. It owns one
+// (loop/event_worker.hpp), not through a client library. It owns one
 // connected socket per server of its target (one for Redis, one per pool member for memcached)
 // between phases; during a phase the worker thread's event loop adopts the sockets, drives them
 // without blocking and hands back those still connected at the end. connect() connects every
 // server (blocking, with the per-request timeout) and sends the handshake (Redis AUTH / SELECT,
-// memcached version), so a store that refuses kvdrive is found before any traffic, as with the
-// classic clients. set() / get() are not used by the engine and return OpStatus::error.
+// memcached version), so a store that refuses kvdrive is found before any traffic.
 // Not thread-safe: used by one thread at a time (the run's thread, then one worker thread).
 #pragma once
 
@@ -47,8 +46,6 @@ class EventClient final : public StoreClient {
   EventClient& operator=(const EventClient&) = delete;
 
   Result<void> connect() override;
-  OpStatus set(std::string_view, std::string_view, uint32_t) override { return OpStatus::error; }
-  OpStatus get(std::string_view, std::string_view*) override { return OpStatus::error; }
   std::string server_version() override;
   bool follows_redirects() const override { return spec_.cluster; }
 

@@ -17,7 +17,7 @@
 namespace kv::drive::loop {
 namespace {
 
-constexpr int64_t kFirstBackoffNs = 50'000'000;  // as the classic clients' reconnect backoff
+constexpr int64_t kFirstBackoffNs = 50'000'000;  // the first reconnect wait, doubling
 // A link's read buffer: small while replies are (an idle connection costs little), doubled up
 // to the largest whenever a read fills it.
 constexpr size_t kFirstReadBytes = 2048;
@@ -633,9 +633,9 @@ void Link::interrupt() {
     if (f.user && f.start < written_bytes_) f.user->client.count_abandoned(1);
     fifo_.pop();
   }
-  // Shut down (a FIN after what was written), not closed: as the classic clients at Ctrl-C, so
-  // a stopped store still executes what reached it once it runs again (a close with replies
-  // unread would reset the connection and drop them). The client closes the socket later.
+  // Shut down (a FIN after what was written), not closed: at Ctrl-C, a stopped store still
+  // executes what reached it once it runs again (a close with replies unread would reset the
+  // connection and drop them). The client closes the socket later.
   ++gen_;
   error_code ec;
   int fd = -1;

@@ -70,9 +70,8 @@ void Worker::run() {
   for (;;) {
     now = steady_ns();
     if (ctx.stop.load(std::memory_order_relaxed)) {
-      // Ctrl-C: nothing new is sent; what is in flight has kStopGraceNs to be answered (as the
-      // classic worker finishes its request before the run's watcher shuts its sockets down),
-      // then is given up (interrupted, counted abandoned).
+      // Ctrl-C: nothing new is sent; what is in flight has kStopGraceNs to be answered, then
+      // is given up (interrupted, counted abandoned).
       if (stopped_at == 0) {
         stopped_at = now;
         for (auto& u : users_) u->finish();

@@ -1,4 +1,4 @@
-// The event-loop request engine (`kvdrive run --engine events`): one worker thread serves any
+// The event-loop request engine (kvdrive's only one since #16): one worker thread serves any
 // number of connections on one Boost.Asio io_context. Each connection (an EventClient of the
 // worker's span) is an independent user: its own request stream (RequestPicker over its own
 // share of the keys / requests), its own in-flight window (depth = --pipeline; requests go out
@@ -9,13 +9,13 @@
 // store/memcached_codec); every reply is read and judged on its own (a refused memcached text
 // set is an error of that request). A memcached pool routes each key with libmemcached's
 // ketama (store/memcached_ring).
-// Kept from the classic path: the per-request timeout (the oldest request in flight on a
-// socket; the socket is then dropped and every request on it times out), reconnect (at once
-// after a lost connection, then with a growing backoff up to ClientOptions::
-// reconnect_backoff_max_us while connects fail; requests meanwhile fail at most every 10 ms per
-// connection), stop (Ctrl-C: requests in flight are given up, interrupted, counted abandoned)
-// and abort (the phase is over: no new request, the ones in flight are finished).
-// Per-second figures go into the worker's StatsSlot exactly as the classic worker's.
+// Kept from the blocking path it replaced: the per-request timeout (the oldest request in flight on
+// a socket; the socket is then dropped and every request on it times out), reconnect (at once after
+// a lost connection, then with a growing backoff up to ClientOptions:: reconnect_backoff_max_us
+// while connects fail; requests meanwhile fail at most every 10 ms per connection), stop (Ctrl-C:
+// requests in flight are given up, interrupted, counted abandoned) and abort (the phase is over: no
+// new request, the ones in flight are finished). Per-second figures go into the worker's StatsSlot,
+// merged by the phase runner.
 #pragma once
 
 #include "engine/worker.hpp"

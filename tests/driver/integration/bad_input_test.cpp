@@ -153,7 +153,6 @@ const std::vector<BadValues>& bad_workload_values() {
         {"rate", {"abc", "-1", "1e400", "2e9", "nan", "", "-inf"}},
         {"warmup", durations},
         {"threads", ints},
-        // 5000 connections per thread are the event engine's (refused for classic below).
         {"connections", {"abc", "-1", "0", "99999999999999999999", "1e400", "1.5", "", "200000"}},
         {"pipeline", ints},
         {"key-prefix", {"a b", "new\nline", std::string(300, 'k')}},
@@ -186,10 +185,6 @@ TEST_F(KvdriveBadInput, WorkloadOptionsOnTheCommandLine) {
   // Each value alone is fine; together they do not fit.
   cases.push_back({run_args({"--keys", "3", "--threads", "4"}), {"--threads", "--keys"}});
   cases.push_back({run_args({"--duration", "5s", "--warmup", "5s"}), {"--warmup", "--duration"}});
-  // A pool pipelines on the event-loop engine (a queue per server), not in lock-step rounds.
-  cases.push_back({{"run", "--engine", "classic", "--db", kDb, "--target",
-                    "memcached://127.0.0.1:1,127.0.0.1:2", "--pipeline", "8"},
-                   {"memcached", "--pipeline"}});
   // memcached reads an expiry above 30 days as a Unix time: every value would expire at once.
   cases.push_back({{"run", "--db", kDb, "--target", "memcached://127.0.0.1:1", "--ttl", "721h"},
                    {"--ttl", "memcached", "30 days"}});
@@ -348,26 +343,16 @@ TEST_F(KvdriveBadInput, TargetUris) {
   cases.push_back(
       {{"run", "--db", kDb, "--processes", "2", "--target", target_, "--target", "bogus://x:1"},
        {"'bogus://x:1'"}});
-  // The classic clients cannot drive them: refused before any connection, not run as plain TCP.
-  cases.push_back({{"run", "--engine", "classic", "--db", kDb, "--target", "rediss://127.0.0.1:1"},
-                   {"rediss://127.0.0.1:1: TLS targets need --engine events"}});
   cases.push_back({{"run", "--db", kDb, "--target", "rediss://127.0.0.1:1?ca=/nonexistent/ca.pem"},
                    {"rediss://127.0.0.1:1?ca=/nonexistent/ca.pem: TLS CA file "
                     "'/nonexistent/ca.pem': cannot read it (No such file or directory)"}});
   cases.push_back({{"run", "--db", kDb, "--target", "memcached://127.0.0.1:1?tls=1&ca=/dev/null"},
                    {"TLS CA file '/dev/null': no PEM certificate in it"}});
   cases.push_back(
-      {{"run", "--engine", "classic", "--db", kDb, "--target", "redis+cluster://127.0.0.1:1"},
-       {"redis+cluster://127.0.0.1:1: Redis Cluster targets need --engine events"}});
-  cases.push_back({{"run", "--engine", "classic", "--db", kDb, "--target",
-                    "memcached://127.0.0.1:1?writes=split"},
-                   {"memcached://127.0.0.1:1?writes=split: writes=split needs --engine events"}});
-  // More connections per thread than lock-step rounds take: the event engine's alone.
-  cases.push_back(
-      {{"run", "--engine", "classic", "--db", kDb, "--target", target_, "--connections", "2000"},
-       {"--connections '2000': more than 1024 per thread needs --engine events"}});
-  cases.push_back(
       {{"run", "--db", kDb, "--target", target_, "--connections", "100001"}, {"--connections"}});
+  // The classic engine was removed: a script that still asks for it is told so.
+  cases.push_back({{"run", "--engine", "classic", "--db", kDb, "--target", target_},
+                   {"--engine 'classic'", "removed", "events is the only engine"}});
   cases.push_back({{"run", "--db", kDb}, {"--target is required"}});
   cases.push_back({{"run", "--db", kDb, "--target"}, {"--target"}});
   check_all(cases);
@@ -388,7 +373,7 @@ TEST_F(KvdriveBadInput, RunOptions) {
       {{"run", "--db", garbage, "--target", target_}, {"--db", "garbage.db", "not a SQLite file"}});
   cases.push_back({{"run", "--target", target_}, {"--db is required"}});
   // --timeout, --max-errors, --processes
-  // 25h: libmemcached keeps the timeout as an int32 of milliseconds; above a day is refused.
+  // 25h: above a day is refused.
   for (const char* v :
        {"abc", "-1", "0", "500us", "99999999999999999999", "1e400", "", "25h", "2562048h"})
     cases.push_back({run_args({"--timeout", v}), names("timeout", v)});
@@ -396,7 +381,7 @@ TEST_F(KvdriveBadInput, RunOptions) {
     cases.push_back({run_args({"--max-errors", v}), names("max-errors", v)});
   for (const char* v : {"abc", "-1", "0", "257", "99999999999999999999", "1e400", "", "1.5"})
     cases.push_back({run_args({"--processes", v}), names("processes", v)});
-  for (const char* v : {"bogus", "", "EVENTS"})
+  for (const char* v : {"bogus", "", "EVENTS", "classic"})
     cases.push_back({run_args({"--engine", v}), names("engine", v)});
   // --monitor and its token file
   for (const char* v : {"abc", "", "127.0.0.1", "127.0.0.1:0", "127.0.0.1:65536", "127.0.0.1:abc",

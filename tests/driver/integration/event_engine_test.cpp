@@ -11,6 +11,7 @@
 
 #include "fake_store.hpp"
 #include "kvdrive_test_util.hpp"
+#include "libmemcached_client.hpp"
 
 namespace {
 using namespace kv::test;
@@ -101,16 +102,38 @@ TEST(EventEngine, APoolPlacesKeysAsLibmemcachedDoes) {
   EXPECT_EQ(on_a + on_b, kKeys);
   EXPECT_GT(on_a, kKeys / 5);
   EXPECT_GT(on_b, kKeys / 5);
-  // ... and libmemcached (the classic engine) finds every key where it looks for it.
-  auto read = run_kvdrive(dir, {"run", "--engine", "classic", "--db", dir.file("r.db"), "--target",
-                                pool, "--keys", std::to_string(kKeys), "--phases", "read",
-                                "--requests", "4000", "--threads", "2", "--verify"});
+  // ... and libmemcached, the reference, finds every key where it looks for it: each of the
+  // kvdrive-written keys is on the server libmemcached's ketama names, and only there.
+  LibmemcachedClient mc({{"127.0.0.1", a.port()}, {"127.0.0.1", b.port()}});
+  const StoreServer* servers[] = {&a, &b};
+  int found = 0, placed_as_libmemcached = 0;
+  for (int i = 0; i < kKeys; ++i) {
+    const std::string key = "kv:" + std::to_string(i);  // --key-prefix's default
+    if (mc.get(key)) ++found;
+    const size_t where = mc.server_for(key);
+    ASSERT_LT(where, 2u);
+    const std::string request = "get " + key + "\r\n";
+    const bool on_named =
+        tcp_request(servers[where]->port(), request, "END\r\n").starts_with("VALUE ");
+    const bool on_other =
+        tcp_request(servers[1 - where]->port(), request, "END\r\n").starts_with("VALUE ");
+    if (on_named && !on_other) ++placed_as_libmemcached;
+  }
+  EXPECT_EQ(found, kKeys);
+  EXPECT_EQ(placed_as_libmemcached, kKeys);
+  // The engine reads them back (every get a hit) through the same placement.
+  auto read = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", pool, "--keys",
+                                std::to_string(kKeys), "--phases", "read", "--requests", "4000",
+                                "--threads", "2", "--pipeline", "4", "--verify"});
   ASSERT_EQ(read.exit_code, 0) << read.output;
   auto db = kv::open_results_db(dir.file("r.db"));
   EXPECT_EQ(query_int(db, "SELECT SUM(misses) FROM driver_seconds WHERE op = 'get'"), 0);
   EXPECT_EQ(query_int(db, "SELECT SUM(hits) FROM driver_seconds WHERE op = 'get'"), 4000);
   EXPECT_EQ(query_int(db, "SELECT SUM(wrong) FROM driver_seconds WHERE op = 'get'"), 0);
-  EXPECT_EQ(memcached_stat(a, "get_hits") + memcached_stat(b, "get_hits"), 4000);
+  // The servers saw libmemcached's gets and the named server's (2 x kKeys hits), the other
+  // server's (kKeys misses) and the engine's 4000 hits: nothing else.
+  EXPECT_EQ(memcached_stat(a, "get_hits") + memcached_stat(b, "get_hits"), 2 * kKeys + 4000);
+  EXPECT_EQ(memcached_stat(a, "get_misses") + memcached_stat(b, "get_misses"), kKeys);
 }
 
 TEST(EventEngine, OneThreadDrivesAThousandConnections) {

@@ -225,8 +225,8 @@ std::string uri(const FakeStore& s, const Target& t) {
   return s.memcached_uri() + (t.binary ? "?protocol=binary" : "");
 }
 const char* protocol(const Target& t) { return t.redis ? "redis" : "memcached"; }
-// What the fake counted of kvdrive's sets and gets (libmemcached's binary multi-get is GETKQs;
-// the event-loop engine sends binary GETs).
+// What the fake counted of kvdrive's sets and gets (the engine sends binary GETs; GETKQ and
+// GETK, libmemcached's binary multi-get, are counted too so the sums stay whole).
 int64_t fake_sets(const FakeStore& s) { return s.requests("set") + s.requests("setq"); }
 int64_t fake_gets(const FakeStore& s, const Target& t) {
   return t.binary ? s.requests("getkq") + s.requests("getk") + s.requests("get")
@@ -310,8 +310,7 @@ TEST(FakeStoreKvdrive, RefusedSetsAreErrors) {
   }
 }
 
-// Pipelined text sets: libmemcached keeps only the last reply of a buffered batch, so kvdrive
-// counts the refusals from the server's cmd_set and store_no_memory, which the fake keeps too.
+// Pipelined text sets: every reply is read, so each set the fake refuses is an error of its own.
 TEST(FakeStoreKvdrive, RefusedPipelinedTextSetsAreErrors) {
   FakeStore store;
   FakeStore::Behavior b;
@@ -509,7 +508,7 @@ TEST(FakeStoreKvdrive, RateModeSendsTheBacklogOfAStall) {
 // Garbage after each connection's first reply, or a reply cut mid-way (the connection closed
 // after 2,000 reply bytes): failed requests, never a crash or a wrong answer, and kvdrive
 // reconnects. Every get kvdrive saw answered was answered by the fake, and none it did not send
-// reached the fake (gets failed by libmemcached while it rests a failed server are never sent).
+// reached the fake (gets failed while a connection is being made again are never sent).
 TEST(FakeStoreKvdrive, GarbageAndCutRepliesAreFailures) {
   for (const char* fault : {"garbage", "cut"}) {
     for (const Target& t : kTargets) {

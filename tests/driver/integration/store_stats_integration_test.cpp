@@ -12,15 +12,17 @@
 #include <vector>
 
 #include "kvbench/clock.hpp"
+#include "libmemcached_client.hpp"
 #include "servers.hpp"
-#include "store/store_client.hpp"
 #include "store/store_stats.hpp"
+#include "store/target_uri.hpp"
 
 namespace {
 using kv::drive::parse_target_uri;
 using kv::drive::StoreStatsPoller;
 using kv::drive::StoreStatsSample;
 using kv::test::StoreServer;
+using kv::test::tcp_request;
 using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
@@ -51,12 +53,39 @@ std::optional<StoreStatsSample> wait_for_sample(
   return std::nullopt;
 }
 
+// Writes key0..key<n-1>: Redis as RESP commands on one connection (AUTH / SELECT as the URI
+// says), memcached through libmemcached (a pool: ketama, as a user's client would place them).
 void write_keys(const std::string& uri, int n) {
-  auto c = kv::drive::make_store_client(parse_target_uri(uri), {});
-  auto r = c->connect();
-  ASSERT_TRUE(r.ok()) << r.error().message;
-  for (int i = 0; i < n; ++i)
-    ASSERT_EQ(c->set("key" + std::to_string(i), "value", 0), kv::drive::OpStatus::ok) << i;
+  const auto spec = parse_target_uri(uri);
+  if (spec.protocol == kv::drive::Protocol::memcached) {
+    std::vector<std::pair<std::string, int>> servers;
+    for (const auto& s : spec.servers) servers.emplace_back(s.host, s.port);
+    kv::test::LibmemcachedClient mc(servers);
+    for (int i = 0; i < n; ++i) mc.set("key" + std::to_string(i), "value");
+    return;
+  }
+  auto bulk = [](const std::string& a) {
+    return "$" + std::to_string(a.size()) + "\r\n" + a + "\r\n";
+  };
+  std::string req;
+  int replies = 0;
+  if (!spec.password.empty()) {
+    req += "*3\r\n" + bulk("AUTH") + bulk(spec.user.empty() ? "default" : spec.user) +
+           bulk(spec.password);
+    ++replies;
+  }
+  if (spec.db != 0) {
+    req += "*2\r\n" + bulk("SELECT") + bulk(std::to_string(spec.db));
+    ++replies;
+  }
+  for (int i = 0; i < n; ++i) {
+    req += "*3\r\n" + bulk("SET") + bulk("key" + std::to_string(i)) + bulk("value");
+    ++replies;
+  }
+  // Every reply is "+OK\r\n": the last one ends the exchange.
+  std::string ok;
+  for (int i = 0; i < replies; ++i) ok += "+OK\r\n";
+  ASSERT_EQ(tcp_request(spec.servers.front().port, req, ok), ok);
 }
 
 size_t count(const std::string& haystack, const std::string& needle) {
