@@ -355,11 +355,13 @@ void Link::handshake_tls() {
   wait_tls(io, &Link::handshake_tls);
 }
 
-// Plain TCP: an async_read_some into the link's own buffer, which Asio performs itself when
-// epoll reports the socket readable (or at once, if the last read filled the buffer). An
-// async_wait would cost an epoll_ctl per arm: Boost 1.74's reactor re-registers the descriptor
-// for every non-speculative operation (one more syscall per reply at pipeline 1). TLS waits
-// for readiness instead: the session reads the socket itself.
+// Plain TCP with many connections on the thread: the socket goes on the worker's ready list
+// once (Worker::ready_list) and on_ready() reads it whenever it becomes readable. With few:
+// an async_read_some into the link's own buffer, which Asio performs itself when epoll reports
+// the socket readable (and tries at once when armed: Boost 1.74's speculative read, a receive
+// that finds nothing after every reply at pipeline 1). An async_wait would cost an epoll_ctl
+// per arm instead: the reactor re-registers the descriptor for every non-speculative
+// operation. TLS waits for readiness: the session reads the socket itself.
 void Link::arm_read() {
   if (tls_) {
     sock_.async_wait(tcp::socket::wait_read, [this, g = gen_](const error_code& ec) {
@@ -369,6 +371,13 @@ void Link::arm_read() {
     return;
   }
   if (in_.empty()) in_.resize(kFirstReadBytes);
+  if (w_.ready_list()) {  // registered once; on_ready reads
+    if (!watched_) {
+      watched_ = true;
+      w_.watch(this, sock_.native_handle());
+    }
+    return;
+  }
   sock_.async_read_some(asio::buffer(in_), [this, g = gen_](const error_code& ec, size_t n) {
     if (g != gen_) return;
     on_read(ec, n);
@@ -388,6 +397,29 @@ void Link::on_read(const error_code& ec, size_t n) {
     if (!drain()) return;
   }
   arm_read();
+}
+
+void Link::unwatch() {
+  if (!watched_) return;
+  watched_ = false;
+  w_.unwatch(sock_.native_handle());
+}
+
+void Link::on_ready() {
+  while (watched_) {
+    error_code ec;
+    const size_t n = sock_.read_some(asio::buffer(in_), ec);
+    if (ec == asio::error::would_block || ec == asio::error::try_again) return;
+    if (ec || n == 0) {  // an error, or the server closed the connection (eof)
+      fail(OpStatus::error, steady_ns());
+      return;
+    }
+    // Replies are timed when they arrive: every reply of this read arrived now.
+    if (!decode(std::string_view(in_.data(), n), steady_ns())) return;
+    // A short read emptied the socket: what arrives later is a new edge of the ready list.
+    if (n < in_.size()) return;
+    if (in_.size() < kMaxReadBytes) in_.resize(in_.size() * 2);  // more may be waiting
+  }
 }
 
 void Link::on_readable(const error_code& ec) {
@@ -493,6 +525,7 @@ bool Link::complete(st::Verdict v, std::string_view value, int64_t now) {
 }
 
 void Link::close_socket() {
+  unwatch();
   ++gen_;
   tls_.reset();
   tls_sent_ = 0;
@@ -636,6 +669,7 @@ void Link::interrupt() {
   // Shut down (a FIN after what was written), not closed: at Ctrl-C, a stopped store still
   // executes what reached it once it runs again (a close with replies unread would reset the
   // connection and drop them). The client closes the socket later.
+  unwatch();  // before the socket is released: the worker's epoll must not keep it
   ++gen_;
   error_code ec;
   int fd = -1;
@@ -651,6 +685,7 @@ void Link::interrupt() {
 
 void Link::release() {
   if (state_ == State::up && fifo_.empty() && !writing_ && out_.empty()) {
+    unwatch();  // before the socket is handed back: the worker's epoll must not keep it
     ++gen_;
     error_code ec;
     int fd = sock_.release(ec);

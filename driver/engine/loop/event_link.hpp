@@ -68,12 +68,16 @@ class Link {
   // The phase is over: hands a clean socket back to the client (else closes it).
   void release();
 
+  // The worker's ready list found the socket readable (Worker::ready_list).
+  void on_ready();
+
   State state() const noexcept { return state_; }
   int64_t retry_at() const noexcept { return retry_at_; }
   void wait_for_connect(User* u) { waiting_.push_back(u); }
 
  private:
   void arm_read();
+  void unwatch();                                // off the worker's ready list, if on it
   void on_read(const error_code& ec, size_t n);  // plain TCP
   void on_readable(const error_code& ec);        // TLS
   // Reads what the socket holds into the worker's buffer, decoding it; false: the link failed.
@@ -127,6 +131,7 @@ class Link {
   std::vector<char> in_;  // plain TCP reads land here (see arm_read)
   bool writing_ = false;
   bool dirty_ = false;
+  bool watched_ = false;  // the socket is on the worker's ready list
   // Bytes ever appended to out_ / written to the socket: a request whose first byte is below
   // written_bytes_ reached the store (in part at least).
   uint64_t queued_bytes_ = 0, written_bytes_ = 0;
