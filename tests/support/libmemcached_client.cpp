@@ -36,7 +36,8 @@ void LibmemcachedClient::set(const std::string& key, const std::string& value) {
   memcached_return_t rc =
       memcached_set(impl_->mc, key.data(), key.size(), value.data(), value.size(), 0, 0);
   if (rc != MEMCACHED_SUCCESS)
-    throw std::runtime_error("libmemcached set " + key + ": " + memcached_last_error_message(impl_->mc));
+    throw std::runtime_error("libmemcached set " + key + ": " +
+                             memcached_last_error_message(impl_->mc));
 }
 
 std::optional<std::string> LibmemcachedClient::get(const std::string& key) {
@@ -47,7 +48,8 @@ std::optional<std::string> LibmemcachedClient::get(const std::string& key) {
   if (rc == MEMCACHED_NOTFOUND) return std::nullopt;
   if (rc != MEMCACHED_SUCCESS || v == nullptr) {
     std::free(v);
-    throw std::runtime_error("libmemcached get " + key + ": " + memcached_last_error_message(impl_->mc));
+    throw std::runtime_error("libmemcached get " + key + ": " +
+                             memcached_last_error_message(impl_->mc));
   }
   std::string out(v, len);
   std::free(v);
