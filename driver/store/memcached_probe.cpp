@@ -50,16 +50,11 @@ std::string text_request(const HostPort& server, std::string_view request, int64
 
 }  // namespace
 
-std::vector<std::pair<std::string, std::string>> read_memcached_settings(const TargetSpec& spec,
-                                                                         int64_t timeout_us) {
-  std::vector<std::pair<std::string, std::string>> out;
-  if (spec.tls.enabled) return out;  // a plain socket only
-  std::string reply = text_request(
-      spec.servers.front(), "stats settings\r\n", timeout_us,
-      [](std::string_view r) { return r.ends_with("END\r\n") || r.ends_with("ERROR\r\n"); });
+std::vector<std::pair<std::string, std::string>> parse_memcached_settings(std::string_view reply) {
   static constexpr std::string_view kWanted[] = {"maxbytes",  "num_threads", "item_size_max",
                                                  "maxconns",  "evictions",   "growth_factor",
                                                  "chunk_size"};
+  std::vector<std::pair<std::string, std::string>> out;
   std::string_view rest = reply;
   while (!rest.empty()) {
     const auto nl = rest.find("\r\n");
@@ -74,6 +69,14 @@ std::vector<std::pair<std::string, std::string>> read_memcached_settings(const T
       if (w == name) out.emplace_back(std::string(name), std::string(line.substr(sp + 1)));
   }
   return out;
+}
+
+std::vector<std::pair<std::string, std::string>> read_memcached_settings(const TargetSpec& spec,
+                                                                         int64_t timeout_us) {
+  if (spec.tls.enabled) return {};  // a plain socket only (read_store_settings does TLS)
+  return parse_memcached_settings(text_request(
+      spec.servers.front(), "stats settings\r\n", timeout_us,
+      [](std::string_view r) { return r.ends_with("END\r\n") || r.ends_with("ERROR\r\n"); }));
 }
 
 }  // namespace kv::drive

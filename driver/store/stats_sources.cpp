@@ -458,11 +458,17 @@ std::vector<HostPort> cluster_nodes(const TargetSpec& t, const store::TlsContext
 
 std::vector<std::pair<std::string, std::string>> read_store_settings(const TargetSpec& t,
                                                                      int64_t timeout_us) {
-  if (t.protocol == Protocol::memcached) return read_memcached_settings(t, timeout_us);
+  if (t.protocol == Protocol::memcached && !t.tls.enabled)
+    return read_memcached_settings(t, timeout_us);
   std::shared_ptr<const store::TlsContext> tls;
   if (t.tls.enabled) tls = std::make_shared<const store::TlsContext>(t.tls);
   const int64_t deadline = steady_us() + timeout_us;
   auto conn = open_sync(t, t.servers.front(), tls.get(), timeout_us);
+  if (t.protocol == Protocol::memcached)
+    return parse_memcached_settings(conn->request(
+        "stats settings\r\n",
+        [](std::string_view r) { return r.ends_with("END\r\n") || r.ends_with("ERROR\r\n"); },
+        timeout_us));
   std::vector<std::pair<std::string, std::string>> out;
   for (std::string_view name :
        {"maxmemory", "maxmemory-policy", "save", "appendonly", "appendfsync", "io-threads"}) {

@@ -42,7 +42,7 @@ std::vector<StatsServer> make_stats_servers(const TargetSpec& t, int64_t timeout
 // The store's settings that shape a benchmark, under its own names, read once at the start of
 // a run over a connection of their own: Redis CONFIG GET maxmemory, maxmemory-policy, save,
 // appendonly, appendfsync, io-threads (plain or TLS, AUTH / SELECT as the target says; a
-// cluster's first seed); memcached `stats settings` (read_memcached_settings). A setting the
+// cluster's first seed); memcached `stats settings` (plain or TLS). A setting the
 // server does not give (CONFIG refused or renamed, an older server) is left out. Throws
 // std::runtime_error (one line) when the server cannot be reached or refuses the connection.
 std::vector<std::pair<std::string, std::string>> read_store_settings(const TargetSpec& t,

@@ -88,6 +88,12 @@ TEST(KvdriveTls, RedisMutualTlsCountsEqualTheServers) {
                       "SELECT COUNT(*) FROM store_stats WHERE name LIKE "
                       "'latency_histogram_usec_get_%'"),
             0);
+  // The store's settings too, over a mutual-TLS connection of their own (CONFIG GET).
+  EXPECT_EQ(query_int(db,
+                      "SELECT COUNT(*) FROM run_metadata WHERE target_id IS NOT NULL AND "
+                      "name = 'maxmemory-policy' AND value = 'noeviction'"),
+            1);
+  EXPECT_EQ(out.output.find("could not read its settings"), std::string::npos) << out.output;
 }
 
 TEST(KvdriveTls, MemcachedTlsCountsEqualTheServers) {
@@ -108,6 +114,12 @@ TEST(KvdriveTls, MemcachedTlsCountsEqualTheServers) {
     const int64_t gets = driver_sum(db, "ops", "memcached", "get");
     EXPECT_EQ(sets, 500) << protocol;
     EXPECT_GT(gets, 0) << protocol;
+    // The server's settings over a TLS connection of their own (`stats settings`).
+    EXPECT_EQ(query_int(db,
+                        "SELECT COUNT(*) FROM run_metadata WHERE target_id IS NOT NULL AND "
+                        "name = 'num_threads' AND value <> ''"),
+              1)
+        << protocol;
     EXPECT_EQ(driver_sum(db, "errors", "memcached", "get"), 0) << protocol;
     EXPECT_EQ(sets, tls_stat(certs, mc.port(), false, "cmd_set") - sets_before) << protocol;
     EXPECT_EQ(gets, tls_stat(certs, mc.port(), false, "cmd_get") - gets_before) << protocol;
