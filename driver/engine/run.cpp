@@ -37,7 +37,6 @@ struct PhaseSlot {
   StoreStatsPoller* stats;  // the store's own counters, polled on their own connection
   Monitors* monitors;       // kvmon links (--monitor)
   Database* db;
-  RunWatcher* watcher;  // interrupts the phase's clients at Ctrl-C
   const TargetSpec* spec;
   HdrLogWriter* hdr_log;  // --hdr-log: this target's interval log; nullptr without
 };
@@ -65,15 +64,7 @@ RunEnd run_one_phase(const RunOptions& opts, const PhaseSlot& at, const Workload
     if (step) note_step_second(sec, step);
     seconds(sec);
   };
-  at.watcher->watch(&clients);
-  PhaseResult result;
-  try {
-    result = run_phase(plan, w, clients, values, stop, on_start, on_second);
-  } catch (...) {
-    at.watcher->watch(nullptr);
-    throw;
-  }
-  at.watcher->watch(nullptr);
+  PhaseResult result = run_phase(plan, w, clients, values, stop, on_start, on_second);
   progress.finish();
   uint64_t abandoned = 0;
   for (const auto& c : clients) abandoned += c->abandoned();
@@ -119,8 +110,8 @@ bool wait_for_start(int64_t ts_us, const std::atomic<bool>& stop, ResultsWriter&
 
 // Runs every step's phases against one target. Returns how the last phase run ended.
 RunEnd run_target(const RunOptions& opts, const TargetSpec& spec, int64_t run_id, int ordinal,
-                  ResultsWriter& writer, Database& db, Monitors& monitors, RunWatcher& watcher,
-                  const ValueTable& values, const std::atomic<bool>& stop) {
+                  ResultsWriter& writer, Database& db, Monitors& monitors, const ValueTable& values,
+                  const std::atomic<bool>& stop) {
   std::vector<std::unique_ptr<StoreClient>> clients;
   int64_t target_id = 0;
   int phase_ordinal = 0;
@@ -160,7 +151,6 @@ RunEnd run_target(const RunOptions& opts, const TargetSpec& spec, int64_t run_id
                  &stats,
                  &monitors,
                  &db,
-                 &watcher,
                  &spec,
                  hdr_log ? &*hdr_log : nullptr};
     // --search: the phases before the last run once (the load), the last one is stepped.
@@ -266,12 +256,12 @@ RunRecord run_benchmark(const RunOptions& opts, const std::atomic<bool>& stop) {
     for (auto& f : clock_metadata()) facts.push_back(std::move(f));
   writer.add_metadata(run_id, std::nullopt, facts);
   log_info() << "run " << run_id << " recording into " << opts.db_path;
-  RunWatcher watcher(stop, opts.db_path, run_id);
+  RunWatcher watcher(opts.db_path, run_id);  // a second Ctrl-C: mark the run, leave at once
 
   try {
     for (size_t i = 0; i < specs.size() && rec.status == RunStatus::completed; ++i) {
       RunEnd end = run_target(opts, specs[i], run_id, static_cast<int>(i), writer, db, monitors,
-                              watcher, values, stop);
+                              values, stop);
       rec.status = end.status;
       rec.error = std::move(end.error);
     }

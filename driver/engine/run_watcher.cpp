@@ -17,8 +17,8 @@ std::atomic<int> g_leave_fd{-1};
 
 }  // namespace
 
-RunWatcher::RunWatcher(const std::atomic<bool>& stop, std::string db_path, int64_t run_id)
-    : stop_(stop), db_path_(std::move(db_path)), run_id_(run_id) {
+RunWatcher::RunWatcher(std::string db_path, int64_t run_id)
+    : db_path_(std::move(db_path)), run_id_(run_id) {
   if (pipe2(pipe_, O_CLOEXEC | O_NONBLOCK) != 0) pipe_[0] = pipe_[1] = -1;
   thread_ = std::thread([this] { loop(); });
   g_leave_fd.store(pipe_[1]);
@@ -33,27 +33,12 @@ RunWatcher::~RunWatcher() {
   }
 }
 
-void RunWatcher::watch(std::vector<std::unique_ptr<StoreClient>>* clients) {
-  std::lock_guard<std::mutex> lock(mu_);
-  clients_ = clients;
-  if (clients_ && stop_.load()) interrupt_locked();
-}
-
 void RunWatcher::loop() {
   while (!done_) {
     pollfd p{pipe_[0], POLLIN, 0};
     int n = poll(&p, 1, 50);
     if (n > 0 && (p.revents & POLLIN)) leave();
-    if (stop_.load()) {
-      std::lock_guard<std::mutex> lock(mu_);
-      interrupt_locked();
-    }
   }
-}
-
-void RunWatcher::interrupt_locked() {
-  if (!clients_) return;
-  for (auto& c : *clients_) c->interrupt();
 }
 
 void RunWatcher::leave() {

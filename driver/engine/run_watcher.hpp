@@ -4,45 +4,31 @@
 #include <atomic>
 #include <csignal>
 #include <cstdint>
-#include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
-#include <vector>
-
-#include "store/store_client.hpp"
 
 namespace kv::drive {
 
-// While it exists:
-//  - once `stop` is set (the first Ctrl-C), it interrupts the watched clients, so a request
-//    blocked on a stalled store gives up at once instead of after --timeout;
-//  - a second Ctrl-C (leave_now_on_signal) marks the run and its running phases interrupted on
-//    a connection of its own and exits kExitInterrupted at once, whatever the other threads are
-//    doing.
+// While it exists, a second Ctrl-C (leave_now_on_signal) marks the run and its running phases
+// interrupted on a connection of its own and exits kExitInterrupted at once, whatever the other
+// threads are doing. (The first Ctrl-C needs no thread: the event loop watches the stop flag
+// and gives up what is in flight within its grace, loop/event_worker.cpp.)
 // One at a time per process (leave_now_on_signal reaches the latest).
 class RunWatcher {
  public:
-  RunWatcher(const std::atomic<bool>& stop, std::string db_path, int64_t run_id);
+  RunWatcher(std::string db_path, int64_t run_id);
   ~RunWatcher();
   RunWatcher(const RunWatcher&) = delete;
   RunWatcher& operator=(const RunWatcher&) = delete;
 
-  // The clients of the phase now running (nullptr: none); interrupted at once if stop is set.
-  void watch(std::vector<std::unique_ptr<StoreClient>>* clients);
-
  private:
   void loop();
-  void interrupt_locked();
   [[noreturn]] void leave();
 
-  const std::atomic<bool>& stop_;
   const std::string db_path_;
   const int64_t run_id_;
   int pipe_[2] = {-1, -1};
   std::atomic<bool> done_{false};
-  std::mutex mu_;
-  std::vector<std::unique_ptr<StoreClient>>* clients_ = nullptr;
   std::thread thread_;
 };
 

@@ -4,7 +4,6 @@
 // blocking hiredis / libmemcached clients it replaced were removed with --engine classic (#16).
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <string>
 
@@ -28,20 +27,12 @@ class StoreClient {
   // Follows Redis Cluster redirects (and counts them, StatsSlot::add_redirect).
   virtual bool follows_redirects() const { return false; }
 
-  // Thread-safe; called from another thread than the worker's (Ctrl-C). Irreversible: the
-  // client is not used again. The worker itself stops on the phase's stop flag; this marks
-  // the client so that nothing new is sent on it.
-  void interrupt() { interrupted_.store(true, std::memory_order_relaxed); }
-  bool interrupted() const { return interrupted_.load(std::memory_order_relaxed); }
   // Requests given up at an interrupt after (part of) them had been sent: the store may have
   // counted them although kvdrive did not. Read once the worker has stopped.
   uint64_t abandoned() const { return abandoned_; }
 
  protected:
   uint64_t abandoned_ = 0;
-
- private:
-  std::atomic<bool> interrupted_{false};
 };
 
 }  // namespace kv::drive
