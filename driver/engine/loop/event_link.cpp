@@ -406,20 +406,13 @@ void Link::unwatch() {
 }
 
 void Link::on_ready() {
-  while (watched_) {
-    error_code ec;
-    const size_t n = sock_.read_some(asio::buffer(in_), ec);
-    if (ec == asio::error::would_block || ec == asio::error::try_again) return;
-    if (ec || n == 0) {  // an error, or the server closed the connection (eof)
-      fail(OpStatus::error, steady_ns());
-      return;
-    }
-    // Replies are timed when they arrive: every reply of this read arrived now.
-    if (!decode(std::string_view(in_.data(), n), steady_ns())) return;
-    // A short read emptied the socket: what arrives later is a new edge of the ready list.
-    if (n < in_.size()) return;
-    if (in_.size() < kMaxReadBytes) in_.resize(in_.size() * 2);  // more may be waiting
-  }
+  if (!watched_) return;  // an event gathered before the link closed its socket
+  error_code ec;
+  const size_t n = sock_.read_some(asio::buffer(in_), ec);
+  if (ec == asio::error::would_block || ec == asio::error::try_again) return;
+  // As Asio's read: decoded, drained until a short read when it filled the buffer (what
+  // arrives later is a new edge of the ready list); arm_read is a no-op while watched.
+  on_read(ec, n);
 }
 
 void Link::on_readable(const error_code& ec) {

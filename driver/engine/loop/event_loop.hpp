@@ -63,7 +63,7 @@ class Worker {
   // it did not try costs an epoll_ctl instead): one system call more per request at pipeline
   // 1. Here a wake-up of the thread costs one epoll_wait and one re-arm, however many links
   // it finds ready; with few connections a wake-up finds few, and Asio's reads cost less.
-  bool ready_list() const noexcept { return epfd_ >= 0; }
+  bool ready_list() const noexcept { return ready_ != nullptr; }
   // Registers / unregisters a link's socket; its on_ready() runs whenever the socket is
   // readable (the link reads until a short read or EAGAIN).
   void watch(Link* l, int fd);
@@ -89,8 +89,7 @@ class Worker {
   int64_t armed_at_ = 0;
   uint64_t timer_gen_ = 0;
   std::vector<Link*> dirty_;
-  int epfd_ = -1;  // the ready list's epoll (ready_ owns it); -1: none
-  std::unique_ptr<asio::posix::stream_descriptor> ready_;
+  std::unique_ptr<asio::posix::stream_descriptor> ready_;  // the ready list's epoll; null: none
   bool ready_armed_ = false;
   std::vector<std::unique_ptr<Link>> links_;
   std::vector<std::unique_ptr<User>> users_;

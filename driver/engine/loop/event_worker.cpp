@@ -31,27 +31,26 @@ Worker::Worker(const WorkerContext& context)
   const int fd = ::epoll_create1(EPOLL_CLOEXEC);
   if (fd < 0) return;  // Asio's reads, as for one connection
   error_code ec;
-  ready_ = std::make_unique<asio::posix::stream_descriptor>(io);
-  ready_->assign(fd, ec);
+  auto ready = std::make_unique<asio::posix::stream_descriptor>(io);
+  ready->assign(fd, ec);
   if (ec) {
     ::close(fd);
-    ready_.reset();
     return;
   }
-  epfd_ = fd;
+  ready_ = std::move(ready);
 }
 
 void Worker::watch(Link* l, int fd) {
   epoll_event ev{};
   ev.events = EPOLLIN | EPOLLRDHUP | EPOLLET;
   ev.data.ptr = l;
-  ::epoll_ctl(epfd_, EPOLL_CTL_ADD, fd, &ev);
+  ::epoll_ctl(ready_->native_handle(), EPOLL_CTL_ADD, fd, &ev);
   arm_ready();
 }
 
 void Worker::unwatch(int fd) {
   epoll_event ev{};
-  ::epoll_ctl(epfd_, EPOLL_CTL_DEL, fd, &ev);
+  ::epoll_ctl(ready_->native_handle(), EPOLL_CTL_DEL, fd, &ev);
 }
 
 void Worker::arm_ready() {
@@ -66,7 +65,7 @@ void Worker::arm_ready() {
 
 void Worker::on_ready() {
   std::array<epoll_event, 64> ev{};
-  const int n = ::epoll_wait(epfd_, ev.data(), static_cast<int>(ev.size()), 0);
+  const int n = ::epoll_wait(ready_->native_handle(), ev.data(), static_cast<int>(ev.size()), 0);
   // An event gathered here for a link that an earlier one closed or reopened finds it
   // unwatched, or reads nothing: Links live as long as the worker.
   for (int i = 0; i < n; ++i) static_cast<Link*>(ev[static_cast<size_t>(i)].data.ptr)->on_ready();
