@@ -9,8 +9,6 @@
 #include <stdexcept>
 
 #include "cli/output_file.hpp"
-#include "engine/process_group.hpp"
-#include "engine/run.hpp"
 #include "kvbench/cli_validators.hpp"
 #include "kvbench/exit_codes.hpp"
 #include "kvbench/schema.hpp"
@@ -19,6 +17,8 @@
 #include "report/group_report.hpp"
 #include "report/html_report.hpp"
 #include "report/report.hpp"
+#include "run/process_group.hpp"
+#include "run/run.hpp"
 
 namespace kv::drive {
 namespace {

@@ -17,8 +17,6 @@
 #include <string_view>
 
 #include "cli/run_output.hpp"
-#include "engine/process_group.hpp"
-#include "engine/run_watcher.hpp"
 #include "kvbench/cli_validators.hpp"
 #include "kvbench/clock.hpp"
 #include "kvbench/exit_codes.hpp"
@@ -27,6 +25,9 @@
 #include "kvbench/usage_error.hpp"
 #include "kvbench/version.hpp"
 #include "report/percentiles.hpp"
+#include "run/process_group.hpp"
+#include "run/run_watcher.hpp"
+#include "search/search_group.hpp"
 #include "store/target_uri.hpp"
 #include "workload/scenario.hpp"
 #include "workload/workload_options.hpp"

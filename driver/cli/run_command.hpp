@@ -9,7 +9,7 @@
 
 #include "cli/run_output.hpp"
 #include "cli/search_cli.hpp"
-#include "engine/run.hpp"
+#include "run/run.hpp"
 
 namespace CLI {
 class App;

@@ -4,9 +4,9 @@
 #include <ostream>
 #include <string>
 
-#include "engine/process_group.hpp"
-#include "engine/run.hpp"
 #include "report/percentiles.hpp"
+#include "run/process_group.hpp"
+#include "run/run.hpp"
 
 namespace kv::drive {
 

@@ -15,8 +15,8 @@
 #include <thread>
 #include <utility>
 
+#include "engine/loop/event_worker.hpp"
 #include "engine/second_cutter.hpp"
-#include "engine/worker.hpp"
 #include "kvbench/clock.hpp"
 #include "kvbench/time_base.hpp"
 #include "kvbench/units.hpp"
@@ -208,7 +208,7 @@ PhaseResult run_phase(const PhasePlan& plan, const WorkloadSpec& w,
       const auto first =
           segment ? static_cast<size_t>(w.worker_first) : static_cast<size_t>(w.process_index) * n;
       const auto count = segment ? static_cast<size_t>(w.worker_total) : procs * n;
-      run_worker(
+      run_event_worker(
           WorkerContext{plan, w, values, mine, *slots[t], first + t, count, start_ns, stop, abort});
       std::lock_guard<std::mutex> lock(shared.mu);
       --shared.running;

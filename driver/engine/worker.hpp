@@ -32,6 +32,4 @@ struct WorkerContext {
   const std::atomic<bool>& abort;  // the phase is over (duration, error limit)
 };
 
-void run_worker(const WorkerContext& ctx);
-
 }  // namespace kv::drive

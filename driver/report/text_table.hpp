@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "kvbench/units.hpp"  // fmt_int, fmt_fixed: the cells' number formats
+
 namespace kv::drive {
 
 class TextTable {
@@ -18,9 +20,5 @@ class TextTable {
   std::vector<std::string> header_;
   std::vector<std::vector<std::string>> rows_;
 };
-
-// "12,345" / "1.23" / "-" for NULL-like negatives: formatting helpers for report cells.
-std::string fmt_int(double v);
-std::string fmt_fixed(double v, int decimals);
 
 }  // namespace kv::drive

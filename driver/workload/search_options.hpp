@@ -1,6 +1,6 @@
 // `kvdrive run --search`: what a capacity search looks for (the latency objective, the client's
 // and the server's limits) and how it steps (start rate, growth, precision, step length), with
-// the parsers for their command-line forms. Plain values; the search itself is engine/search.
+// the parsers for their command-line forms. Plain values; the search itself is search/search.
 #pragma once
 
 #include <cstdint>

@@ -22,8 +22,13 @@ namespace fs = std::filesystem;
 const std::map<std::string, std::set<std::string>>& rules() {
   static const std::map<std::string, std::set<std::string>> r = {
       {"", {"cli"}},  // main.cpp
-      {"cli", {"cli", "engine", "report", "results", "workload", "store", "util"}},
-      {"engine", {"engine", "kvmon_link", "results", "report", "stats", "workload", "store"}},
+      {"cli", {"cli", "run", "search", "report", "results", "workload", "store", "util"}},
+      // run/ orchestrates a run (phases, progress, signals, --processes) over the search and
+      // the engine; search/ is the capacity search; engine/ measures and knows nothing of
+      // either, nor of the results file, kvmon or reports.
+      {"run", {"run", "search", "engine", "kvmon_link", "results", "stats", "workload", "store"}},
+      {"search", {"search", "engine", "stats", "workload", "store"}},
+      {"engine", {"engine", "stats", "workload", "store"}},
       {"results", {"results", "stats", "workload", "store"}},
       {"stats", {"stats", "store/op_status.hpp"}},
       {"workload", {"workload", "util"}},
@@ -79,19 +84,25 @@ TEST(DriverLayout, IncludesFollowTheArrows) {
 
 // The checker itself: a forbidden include is told from an allowed one.
 TEST(DriverLayout, RulesRefuseUpwardIncludes) {
-  EXPECT_FALSE(allowed(rules().at("report"), "engine/run.hpp"));
+  EXPECT_FALSE(allowed(rules().at("report"), "run/run.hpp"));
   EXPECT_FALSE(allowed(rules().at("store"), "workload/workload.hpp"));
   EXPECT_FALSE(allowed(rules().at("workload"), "store/store_client.hpp"));
   EXPECT_FALSE(allowed(rules().at("stats"), "store/store_client.hpp"));
   EXPECT_TRUE(allowed(rules().at("stats"), "store/op_status.hpp"));
   EXPECT_TRUE(allowed(rules().at("report"), "kvbench/sqlite.hpp"));
-  // Nothing includes cli/ but main.cpp, nor engine/ but cli/.
+  // The arrows run one way: cli → run → search → engine.
+  EXPECT_FALSE(allowed(rules().at("engine"), "run/run.hpp"));
+  EXPECT_FALSE(allowed(rules().at("engine"), "search/search.hpp"));
+  EXPECT_FALSE(allowed(rules().at("search"), "run/run_watcher.hpp"));
+  EXPECT_FALSE(allowed(rules().at("engine"), "results/results_writer.hpp"));
+  EXPECT_FALSE(allowed(rules().at("engine"), "report/text_table.hpp"));
+  // Nothing includes cli/ but main.cpp, nor run/ but cli/.
   for (const auto& [folder, allow] : rules()) {
     if (folder != "" && folder != "cli") {
       EXPECT_FALSE(allowed(allow, "cli/cli.hpp")) << folder;
     }
-    if (folder != "cli" && folder != "engine") {
-      EXPECT_FALSE(allowed(allow, "engine/run.hpp")) << folder;
+    if (folder != "cli" && folder != "run") {
+      EXPECT_FALSE(allowed(allow, "run/run.hpp")) << folder;
     }
   }
 }

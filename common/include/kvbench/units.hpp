@@ -27,6 +27,11 @@ int64_t parse_whole_number(std::string_view name, std::string_view text, int64_t
 
 // "20 KiB", "1.5 MiB", "100 B": for reports.
 std::string format_size(uint64_t bytes);
+
+// "12,345" (rounded, thousands separated) and "1.23" (`decimals` places); "-" for NaN (a
+// figure that is not known).
+std::string fmt_int(double v);
+std::string fmt_fixed(double v, int decimals);
 // "500 ms", "2 s", "1 h": the inverse of parse_duration_us for round values.
 std::string format_duration_us(int64_t us);
 

@@ -3,7 +3,7 @@
 // process it started running or unreaped. The store is a real redis-server, another process:
 // this test forks without exec, so it must hold no thread of its own when it does (a fake
 // store's thread holding the allocator's lock at the fork left the child hung under ASan).
-#include "engine/process_group.hpp"
+#include "run/process_group.hpp"
 
 #include <dirent.h>
 #include <gtest/gtest.h>

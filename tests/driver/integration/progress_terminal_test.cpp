@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/progress.hpp"
 #include "kvdrive_test_util.hpp"
+#include "run/progress.hpp"
 
 namespace kv::drive {
 namespace {

@@ -73,8 +73,8 @@ TEST(WorkloadSpec, JsonHasTheParameters) {
 
 TEST(TextTable, AlignsNumbersRight) {
   TextTable t({"store", "req/s"});
-  t.add_row({"redis", fmt_int(1234567)});
-  t.add_row({"memcached", fmt_int(5)});
+  t.add_row({"redis", kv::fmt_int(1234567)});
+  t.add_row({"memcached", kv::fmt_int(5)});
   std::ostringstream out;
   t.print(out);
   EXPECT_EQ(out.str(), "store          req/s\nredis      1,234,567\nmemcached          5\n");

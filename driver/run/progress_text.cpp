@@ -1,9 +1,8 @@
-#include "engine/progress_text.hpp"
+#include "run/progress_text.hpp"
 
 #include <algorithm>
 
 #include "kvbench/units.hpp"
-#include "report/text_table.hpp"
 
 namespace kv::drive {
 

@@ -1,4 +1,4 @@
-#include "engine/process_group.hpp"
+#include "run/process_group.hpp"
 
 #include <fcntl.h>
 #include <sys/wait.h>
@@ -17,11 +17,11 @@
 #include <thread>
 
 #include "engine/loop/event_client.hpp"
-#include "engine/run_watcher.hpp"
-#include "engine/search_group.hpp"
 #include "kvbench/exit_codes.hpp"
 #include "kvbench/log.hpp"
 #include "kvbench/schema.hpp"
+#include "run/run_watcher.hpp"
+#include "search/search_group.hpp"
 #include "stats/hdr_log.hpp"
 
 namespace kv::drive {

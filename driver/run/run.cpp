@@ -1,4 +1,4 @@
-#include "engine/run.hpp"
+#include "run/run.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -6,12 +6,6 @@
 #include <thread>
 
 #include "engine/loop/event_client.hpp"
-#include "engine/phase_seconds.hpp"
-#include "engine/progress.hpp"
-#include "engine/run_metadata.hpp"
-#include "engine/run_watcher.hpp"
-#include "engine/search_group.hpp"
-#include "engine/search_run.hpp"
 #include "kvbench/clock.hpp"
 #include "kvbench/log.hpp"
 #include "kvbench/protocol.hpp"
@@ -20,6 +14,12 @@
 #include "kvbench/usage_error.hpp"
 #include "kvmon_link/monitors.hpp"
 #include "results/results_writer.hpp"
+#include "run/phase_seconds.hpp"
+#include "run/progress.hpp"
+#include "run/run_metadata.hpp"
+#include "run/run_watcher.hpp"
+#include "search/search_group.hpp"
+#include "search/search_run.hpp"
 #include "stats/hdr_log.hpp"
 #include "store/stats_sources.hpp"
 #include "store/store_stats.hpp"

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/progress.hpp"
+#include "run/progress.hpp"
 #include "stats/second_report.hpp"
 #include "store/store_stats.hpp"
 

@@ -1,4 +1,4 @@
-#include "engine/search_run.hpp"
+#include "search/search_run.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -6,7 +6,7 @@
 
 #include "kvbench/clock.hpp"
 #include "kvbench/log.hpp"
-#include "report/text_table.hpp"
+#include "kvbench/units.hpp"
 
 namespace kv::drive {
 WorkloadSpec search_step_workload(const SearchOptions& s, const WorkloadSpec& w, double rate) {

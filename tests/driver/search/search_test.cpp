@@ -1,6 +1,6 @@
 // The capacity search's logic with synthetic steps (no servers): verdicts, growth, bisection,
 // the client-bound stop and the printed result.
-#include "engine/search.hpp"
+#include "search/search.hpp"
 
 #include <gtest/gtest.h>
 

@@ -4,10 +4,10 @@
 #include <cstdint>
 #include <string>
 
-#include "engine/progress.hpp"
 #include "kvbench/sqlite.hpp"
 #include "kvmon_link/monitors.hpp"
 #include "results/results_writer.hpp"
+#include "run/progress.hpp"
 #include "stats/hdr_log.hpp"
 #include "stats/second_report.hpp"
 #include "store/store_stats.hpp"

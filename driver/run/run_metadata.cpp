@@ -1,5 +1,5 @@
 // kvdrive's build and host as run_metadata facts: see run_metadata.hpp.
-#include "engine/run_metadata.hpp"
+#include "run/run_metadata.hpp"
 
 #include <sys/timex.h>
 #include <sys/utsname.h>

@@ -1,6 +1,6 @@
 // What a search step reads back from the results file of the store's side: its own latency
 // (LATENCY HISTOGRAM rows of store_stats) over the step's window; the client's thread figure.
-#include "engine/search_run.hpp"
+#include "search/search_run.hpp"
 
 #include <gtest/gtest.h>
 

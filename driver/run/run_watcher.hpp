@@ -2,7 +2,6 @@
 #pragma once
 
 #include <atomic>
-#include <csignal>
 #include <cstdint>
 #include <string>
 #include <thread>
@@ -36,10 +35,5 @@ class RunWatcher {
 // is being recorded), it marks the run and its running phases `interrupted` on a connection of
 // its own and exits kExitInterrupted at once; otherwise the process exits now.
 void leave_now_on_signal() noexcept;
-
-// The signal a group's parent sends its processes when SIGINT/SIGTERM reached it alone: each
-// stops as at a first Ctrl-C. Not SIGINT/SIGTERM themselves: after a terminal's Ctrl-C, which
-// reaches every process, they would be a second signal and make the processes leave at once.
-inline constexpr int kGroupStopSignal = SIGUSR1;
 
 }  // namespace kv::drive

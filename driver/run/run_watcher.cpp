@@ -1,10 +1,9 @@
-#include "engine/run_watcher.hpp"
+#include "run/run_watcher.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
 #include <unistd.h>
 
-#include "engine/run.hpp"
 #include "kvbench/clock.hpp"
 #include "kvbench/exit_codes.hpp"
 #include "kvbench/sqlite.hpp"

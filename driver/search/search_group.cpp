@@ -1,4 +1,4 @@
-#include "engine/search_group.hpp"
+#include "search/search_group.hpp"
 
 #include <poll.h>
 #include <unistd.h>
@@ -12,7 +12,6 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "engine/run_watcher.hpp"
 #include "kvbench/log.hpp"
 #include "store/target_uri.hpp"
 

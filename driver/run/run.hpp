@@ -39,7 +39,7 @@ struct RunOptions {
   int64_t give_up_us = 30'000'000;
   SearchOptions search;  // --search: steps of the last phase at rising rates
   // --search in a process of a --processes group: the parent sends each step's rate on the
-  // first descriptor and reads the step's report from the second (engine/search_group.hpp).
+  // first descriptor and reads the step's report from the second (search/search_group.hpp).
   int search_follow_in = -1, search_follow_out = -1;
   // --hdr-log PREFIX: each target's seconds also as an HdrHistogram interval log,
   // PREFIX.<target ordinal>.hlog (hdr_log_path); empty: none.

@@ -1,4 +1,4 @@
-#include "engine/progress.hpp"
+#include "run/progress.hpp"
 
 #include <sys/ioctl.h>
 #include <unistd.h>

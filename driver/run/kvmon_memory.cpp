@@ -1,4 +1,4 @@
-#include "engine/kvmon_memory.hpp"
+#include "run/kvmon_memory.hpp"
 
 #include <cstdint>
 

@@ -1,9 +1,9 @@
-#include "engine/phase_seconds.hpp"
+#include "run/phase_seconds.hpp"
 
-#include "engine/kvmon_memory.hpp"
-#include "engine/progress_text.hpp"
 #include "kvbench/log.hpp"
-#include "report/text_table.hpp"
+#include "kvbench/units.hpp"
+#include "run/kvmon_memory.hpp"
+#include "run/progress_text.hpp"
 
 namespace kv::drive {
 

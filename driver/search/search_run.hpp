@@ -10,8 +10,8 @@
 #include <string>
 
 #include "engine/phase_runner.hpp"
-#include "engine/search.hpp"
 #include "kvbench/sqlite.hpp"
+#include "search/search.hpp"
 #include "stats/second_report.hpp"
 #include "store/target_uri.hpp"
 #include "workload/workload.hpp"

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/run.hpp"
 #include "kvbench/sqlite.hpp"
+#include "run/run.hpp"
 
 namespace kv::drive {
 

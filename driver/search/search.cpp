@@ -1,9 +1,9 @@
-#include "engine/search.hpp"
+#include "search/search.hpp"
 
 #include <algorithm>
 #include <cmath>
 
-#include "report/text_table.hpp"
+#include "kvbench/units.hpp"
 
 namespace kv::drive {
 namespace {

@@ -11,14 +11,20 @@
 #include <sys/types.h>
 
 #include <atomic>
+#include <csignal>
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "engine/search_run.hpp"
 #include "kvbench/sqlite.hpp"
+#include "search/search_run.hpp"
 
 namespace kv::drive {
+
+// The signal a group's parent sends its processes when SIGINT/SIGTERM reached it alone: each
+// stops as at a first Ctrl-C. Not SIGINT/SIGTERM themselves: after a terminal's Ctrl-C, which
+// reaches every process, they would be a second signal and make the processes leave at once.
+inline constexpr int kGroupStopSignal = SIGUSR1;
 
 // A process's side (--search-follow IN,OUT): after the load, writes "ready RUN TARGET" on
 // out_fd, then for each rate read from in_fd runs `run_step` and writes its line (or "stopped"
