@@ -29,7 +29,8 @@
 #   asan and tsan leave out the tests whose time goes to other programs or to the kernel, not
 #   to ours: the swap tests (a swap file filled and swapped off), the HTML charts drawn by
 #   headless Chromium, the multi-host launcher examples (shell, systemd-analyze,
-#   python3-kubernetes), and the two searches whose verdict is the machine's capacity (the knee
+#   python3-kubernetes), the stall timings of the latency split (LatencyAttribution), and the
+#   two searches whose verdict is the machine's capacity (the knee
 #   confirmed by fixed rates, the starved client): under a sanitizer they measure the
 #   sanitizer (both failed under ASan in CI). They run in the plain stage (scripts/test.sh);
 #   each stage prints how many tests it runs of how many.
@@ -100,6 +101,8 @@ not_ours="$(suites SwapReproduction SwapSearch MultiHostExamples)"
 not_ours+='|HtmlReport\.ChartsRenderInHeadlessChromium'
 not_ours+='|^KvdriveSearch\.FindsAKneeThatFixedRateStepsConfirm$'
 not_ours+='|^KvdriveSearch\.AStarvedClientThreadIsReportedClientBound$'
+# Whose time a stall is: timing assertions, which run in the plain build only.
+not_ours+="|$(suites LatencyAttribution)"
 # SQL and text over the results writer and reader, no thread of their own: neither ASan nor
 # TSan runs them (see the header).
 sql_and_text=$(suites OutputFormats KvdriveJson KvdriveResultsFile BothWays/ShippedQueries \

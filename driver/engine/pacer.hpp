@@ -5,6 +5,7 @@
 // rule can leave it out (the thread had nothing else to do).
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstddef>
@@ -38,14 +39,17 @@ class SpinMargin {
 // The collector's abort at a phase's duration end comes within milliseconds of the worker's
 // end_ns (the collector wakes on its wall-clock time base, the worker counts on the steady
 // clock): in rate mode the requests due before end_ns are still sent then (a backlog after a
-// stall included), for up to kEndGraceNs past the end, so a phase sends its whole schedule.
-// Any other abort (max errors, give-up, a failed sink) outside that window stops at once.
+// stall included, late, their latency from when they were due), for up to `late_ns` past the
+// end (the event loop gives them the request timeout, at least kEndGraceNs); what is still
+// unsent then is counted as dropped (User::drop_due). Any other abort (max errors, give-up, a
+// failed sink) outside that window stops at once.
 inline constexpr int64_t kEndGraceNs = 100'000'000;
 // True when an abort seen at `now` may be the duration's end of a rate-mode phase ending at
 // end_ns (INT64_MAX: no duration), so that sends due before end_ns still go out.
-inline bool abort_may_be_duration_end(bool rate_mode, int64_t end_ns, int64_t now) {
+inline bool abort_may_be_duration_end(bool rate_mode, int64_t end_ns, int64_t now,
+                                      int64_t late_ns = kEndGraceNs) {
   return rate_mode && end_ns != INT64_MAX && now >= end_ns - kEndGraceNs &&
-         now < end_ns + kEndGraceNs;
+         now < end_ns + std::max(late_ns, kEndGraceNs);
 }
 
 // Waits for send times on the calling thread. Not thread-safe: one per worker thread.

@@ -61,14 +61,46 @@ struct Pending {
   uint64_t bytes_out;
   int64_t queued_ns;    // when it was handed to the client: where its latency starts
   int64_t intended_ns;  // rate mode: its send time on the schedule; else 0
+  // Rate mode: of intended -> queued, the time its connection's --pipeline window was full
+  // (waiting for the store's replies, whichever request was at the head then); else 0.
+  int64_t queue_ns;
   bool is_set;
 };
+
+// Where a request was on its way, beside its Pending's times (0: not known).
+struct Stamps {
+  int64_t sent_ns = 0;     // the write that took its last byte returned
+  int64_t arrived_ns = 0;  // the kernel received the last segment of the read with its reply
+};
+
+// The parts of one request's latency (each >= 0; they add up to latency_ns when all known):
+//   queue        of due -> sent, the time its connection's --pipeline window was full (the
+//                store's: the replies that would free a slot had not come), rate mode only
+//   client_send  the rest of due -> sent: kvdrive's own delay before the bytes left (waking
+//                late, a descheduled thread, batching, the send call)
+//   wire         sent -> arrived: the network both ways, the store's queueing and execution
+//   client_recv  arrived -> read: kvdrive's receive path (waking, the read, decoding)
+// where due is the intended send time in rate mode, else when the request was queued.
+inline void split_latency(const Pending& p, const Stamps& s, int64_t done_ns, RequestRecord* r) {
+  if (s.sent_ns == 0) return;
+  const int64_t due = p.intended_ns != 0 ? p.intended_ns : p.queued_ns;
+  const int64_t sent = std::max(s.sent_ns, due);
+  const int64_t queue = std::clamp<int64_t>(p.queue_ns, 0, sent - due);
+  r->parts |= RequestRecord::kSendKnown;
+  r->client_send_ns = static_cast<uint64_t>(sent - due - queue);
+  if (p.intended_ns != 0) r->queue_ns = static_cast<uint64_t>(queue);
+  if (s.arrived_ns == 0) return;
+  const int64_t arrived = std::clamp(s.arrived_ns, sent, std::max(done_ns, sent));
+  r->parts |= RequestRecord::kArrivalKnown;
+  r->wire_ns = static_cast<uint64_t>(arrived - sent);
+  r->client_recv_ns = static_cast<uint64_t>(std::max(done_ns, sent) - arrived);
+}
 
 // Latency runs from the moment the request was queued for sending (its intended send time in
 // rate mode) to its reply, in every mode: pipelined requests count the time their batch waited
 // to be flushed and the replies ahead of theirs, so --pipeline 16 compares with --pipeline 1.
 inline void record_reply(const WorkerContext& ctx, const Pending& p, OpStatus st,
-                         std::string_view value, int64_t done_ns) {
+                         std::string_view value, int64_t done_ns, const Stamps& stamps = {}) {
   if (st == OpStatus::interrupted) return;  // given up at Ctrl-C: not a completed request
   RequestRecord r{};
   r.status = st;
@@ -87,6 +119,7 @@ inline void record_reply(const WorkerContext& ctx, const Pending& p, OpStatus st
   } else {
     r.latency_ns = r.sent_latency_ns;
   }
+  if (st != OpStatus::timeout && st != OpStatus::error) split_latency(p, stamps, done_ns, &r);
   ctx.slot.record(p.is_set ? OpType::set : OpType::get, r);
 }
 
@@ -96,11 +129,12 @@ inline bool should_stop(const WorkerContext& ctx) {
 
 // No new request at `now`: Ctrl-C, or the phase is over — except that an abort which may be
 // the duration's end of a rate-mode phase (abort_may_be_duration_end) lets the requests due
-// before end_ns still go out, so the phase sends its whole schedule.
-inline bool stop_sending(const WorkerContext& ctx, int64_t end_ns, int64_t now) {
+// before end_ns still go out, up to `late_ns` past it, so the phase sends its whole schedule.
+inline bool stop_sending(const WorkerContext& ctx, int64_t end_ns, int64_t now,
+                         int64_t late_ns = kEndGraceNs) {
   if (ctx.stop.load(std::memory_order_relaxed)) return true;
   if (!ctx.abort.load(std::memory_order_relaxed)) return false;
-  return !abort_may_be_duration_end(ctx.plan.rate > 0, end_ns, now);
+  return !abort_may_be_duration_end(ctx.plan.rate > 0, end_ns, now, late_ns);
 }
 
 // A stream's number of requests. Load phases: exactly its key range. Rate mode: request g of

@@ -594,19 +594,19 @@ void html_table(const ReportTable& t, std::ostream& out) {
   for (const auto& n : t.notes_before) out << "<p class=\"note\">" << escape_xml(n) << "</p>\n";
   // Wide tables: smaller type, headers that wrap, and a horizontal scroll inside the page's
   // width rather than past it.
-  out << "<div class=\"wide\"><table" << (t.header.size() > 10 ? " class=\"dense\"" : "")
-      << ">\n<tr>";
-  std::vector<bool> numeric(t.header.size(), true);
+  const size_t shown = t.shown == 0 ? t.header.size() : std::min(t.shown, t.header.size());
+  out << "<div class=\"wide\"><table" << (shown > 10 ? " class=\"dense\"" : "") << ">\n<tr>";
+  std::vector<bool> numeric(shown, true);
   for (const auto& row : t.rows)
     for (size_t c = 0; c < row.size() && c < numeric.size(); ++c)
       if (!row[c].value && row[c].text != "-") numeric[c] = false;
-  for (size_t c = 0; c < t.header.size(); ++c)
+  for (size_t c = 0; c < shown; ++c)
     out << "<th" << (numeric[c] && !t.rows.empty() ? " class=\"n\"" : "") << ">"
         << escape_xml(t.header[c]) << "</th>";
   out << "</tr>\n";
   for (const auto& row : t.rows) {
     out << "<tr>";
-    for (size_t c = 0; c < row.size(); ++c)
+    for (size_t c = 0; c < row.size() && c < shown; ++c)
       out << "<td" << (c < numeric.size() && numeric[c] ? " class=\"n\"" : "") << ">"
           << escape_xml(row[c].text) << "</td>";
     out << "</tr>\n";

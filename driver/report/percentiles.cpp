@@ -204,4 +204,100 @@ RunSecondPercentiles second_percentiles(Database& db, int64_t run_id, const Perc
   return out;
 }
 
+PartPercentiles run_part_percentiles(Database& db, int64_t run_id, const PercentileList& list) {
+  PartPercentiles out;
+  auto r = db.prepare(
+      "SELECT r.phase_id, r.op, r.part, r.count, r.min_us, r.max_us, r.mean_us "
+      "FROM latency_part_range r JOIN phases p ON p.phase_id = r.phase_id WHERE p.run_id = ?");
+  r.bind(1, run_id);
+  std::map<std::tuple<int64_t, std::string, std::string>, LatencyBounds> bounds;
+  while (r.step()) {
+    const auto key = std::make_tuple(r.column_int(0), r.column_text(1), r.column_text(2));
+    bounds[key] = LatencyBounds{r.column_double(4), r.column_double(5)};
+    PartFigures& f = out[key];
+    f.count = r.column_int(3);
+    f.max_us = r.column_double(5);
+    f.mean_us = r.column_double(6);
+  }
+  auto s = db.prepare(
+      "SELECT l.phase_id, l.op, l.part, l.upper_us, l.count FROM latency_part_buckets l "
+      "JOIN phases p ON p.phase_id = l.phase_id WHERE p.run_id = ? AND l.count > 0 "
+      "ORDER BY l.phase_id, l.op, l.part, l.upper_us");
+  s.bind(1, run_id);
+  Buckets buckets;
+  std::tuple<int64_t, std::string, std::string> at{-1, "", ""};
+  auto finish = [&] {
+    const auto it = bounds.find(at);
+    const LatencyBounds x = it == bounds.end() ? LatencyBounds{} : it->second;
+    out[at].values = from_buckets(buckets, list, x.min_us, x.max_us);
+    buckets.clear();
+  };
+  while (s.step()) {
+    auto key = std::make_tuple(s.column_int(0), s.column_text(1), s.column_text(2));
+    if (key != at) {
+      if (std::get<0>(at) >= 0) finish();
+      at = std::move(key);
+    }
+    buckets.emplace_back(s.column_double(3), s.column_int(4));
+  }
+  if (std::get<0>(at) >= 0) finish();
+  return out;
+}
+
+RunTimeWent run_time_went(Database& db, int64_t run_id, const PercentileList& list) {
+  RunTimeWent out;
+  auto s = db.prepare(
+      "SELECT b.phase_id, b.op, b.count, b.latency_us, b.queue_us, b.client_send_us, b.wire_us, "
+      "b.client_recv_us FROM latency_part_bins b JOIN phases p ON p.phase_id = b.phase_id "
+      "WHERE p.run_id = ? AND b.count > 0 ORDER BY b.phase_id, b.op, b.upper_us");
+  s.bind(1, run_id);
+  std::map<std::pair<int64_t, std::string>, std::vector<TimeWent>> bins;
+  while (s.step()) {
+    TimeWent b{"",
+               s.column_int(2),
+               s.column_double(3),
+               s.column_double(4),
+               s.column_double(5),
+               s.column_double(6),
+               s.column_double(7)};
+    bins[{s.column_int(0), s.column_text(1)}].push_back(b);
+  }
+  auto mean_of = [](const TimeWent& sum, const std::string& at) {
+    const double n = static_cast<double>(sum.count);
+    return TimeWent{at,
+                    sum.count,
+                    sum.latency_us / n,
+                    sum.queue_us / n,
+                    sum.client_send_us / n,
+                    sum.wire_us / n,
+                    sum.client_recv_us / n};
+  };
+  for (const auto& [key, bs] : bins) {
+    TimeWent all;
+    for (const TimeWent& b : bs) {
+      all.count += b.count;
+      all.latency_us += b.latency_us;
+      all.queue_us += b.queue_us;
+      all.client_send_us += b.client_send_us;
+      all.wire_us += b.wire_us;
+      all.client_recv_us += b.client_recv_us;
+    }
+    auto& rows = out[key];
+    for (double q : list.values) {
+      const auto rank = static_cast<int64_t>(std::ceil(q / 100.0 * static_cast<double>(all.count)));
+      int64_t seen = 0;
+      for (const TimeWent& b : bs) {
+        seen += b.count;
+        if (seen >= rank) {
+          rows.push_back(mean_of(b, percentile_name(q)));
+          break;
+        }
+      }
+    }
+    rows.push_back(mean_of(bs.back(), "max"));
+    rows.push_back(mean_of(all, "mean"));
+  }
+  return out;
+}
+
 }  // namespace kv::drive

@@ -75,4 +75,29 @@ using RunSecondPercentiles =
     std::map<std::tuple<int64_t, int64_t, std::string>, SecondPercentiles>;  // (phase, ts_us, op)
 RunSecondPercentiles second_percentiles(Database& db, int64_t run_id, const PercentileList& list);
 
+// The latency's parts of each phase (schema 015: queue, client_send, wire, client_recv), per
+// (phase_id, op, part): the percentiles of `list` from latency_part_buckets within the part's
+// [min, max] (latency_part_range), and its count, mean and max.
+struct PartFigures {
+  std::vector<std::optional<double>> values;  // one per list entry
+  int64_t count = 0;
+  double mean_us = 0, max_us = 0;
+};
+using PartPercentiles = std::map<std::tuple<int64_t, std::string, std::string>, PartFigures>;
+PartPercentiles run_part_percentiles(Database& db, int64_t run_id, const PercentileList& list);
+// Where the time went (latency_part_bins), per (phase_id, op): for each entry of `list`, then
+// "max" and "mean", the requests of the bin holding that rank (all of them for the mean): how
+// many, and their mean latency and mean parts, which add up to it.
+struct TimeWent {
+  std::string at;  // "p99", "max", "mean"
+  int64_t count = 0;
+  double latency_us = 0, queue_us = 0, client_send_us = 0, wire_us = 0, client_recv_us = 0;
+  double client_us() const { return client_send_us + client_recv_us; }
+};
+using RunTimeWent = std::map<std::pair<int64_t, std::string>, std::vector<TimeWent>>;
+RunTimeWent run_time_went(Database& db, int64_t run_id, const PercentileList& list);
+
+// The parts in the order reports show them (the order of a request's way).
+inline constexpr const char* kLatencyParts[] = {"queue", "client_send", "wire", "client_recv"};
+
 }  // namespace kv::drive

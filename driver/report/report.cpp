@@ -63,11 +63,12 @@ void print_run_summary(Database& db, int64_t run_id, std::ostream& out,
   bool first = true;
   for (const auto& t : tables) {
     bool wanted = t.name == "server" ||
-                  (steps ? t.name == "steps_pivot" : (t.name == "stores" || t.name == "phases"));
+                  (steps ? t.name == "steps_pivot"
+                         : (t.name == "stores" || t.name == "phases" || t.name == "parts"));
     if (!wanted) continue;
     if (!first) out << "\n";
     first = false;
-    if (t.name == "server") out << t.title << ":\n";
+    if (t.name == "server" || t.name == "parts") out << t.title << ":\n";
     print_table_text(t, out);
   }
   // What the data shows (swap onset with throughput before and after, cliffs, failures ...).
@@ -179,7 +180,7 @@ Json run_json(Database& db, int64_t run_id, const PercentileList& percentiles, b
   }
   run["metadata"] = json_rows(metadata_table(db, run_id));
   auto tables = run_tables(db, run_id, percentiles);
-  for (const char* name : {"stores", "phases", "steps", "server"}) {
+  for (const char* name : {"stores", "phases", "parts", "steps", "server"}) {
     run[name] = Json::array();
     for (const auto& t : tables)
       if (t.name == name) run[name] = json_rows(t);
@@ -359,9 +360,9 @@ void write_group_json_document(Database& db, const std::string& group, int proce
 
 const std::vector<std::string>& csv_table_names() {
   static const std::vector<std::string> names{
-      "runs",     "metadata",     "stores",          "phases",       "steps",
-      "server",   "timeline",     "process_samples", "host_samples", "events",
-      "searches", "search_steps", "comparison",      "differences"};
+      "runs",   "metadata", "stores",       "phases",          "parts",
+      "steps",  "server",   "timeline",     "process_samples", "host_samples",
+      "events", "searches", "search_steps", "comparison",      "differences"};
   return names;
 }
 

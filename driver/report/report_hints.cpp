@@ -336,6 +336,25 @@ void client_hints(Database& db, int64_t run_id, const std::vector<Target>& targe
         {"client_bound", "", e.column_text(2), "a client_bound event of the run", e.column_int(1)});
 }
 
+// Seconds whose p99 was kvdrive's own time (client_stall events, kvbench/client_stall.hpp):
+// how many, and the first one's figures.
+void client_stall_hints(Database& db, int64_t run_id, std::vector<Hint>& out) {
+  auto e = db.prepare(
+      "SELECT COUNT(*), MIN(ts_us), (SELECT message FROM events WHERE run_id = ?1 AND "
+      "kind = 'client_stall' ORDER BY ts_us LIMIT 1) FROM events WHERE run_id = ?1 AND kind = "
+      "'client_stall'");
+  e.bind(1, run_id);
+  if (!e.step() || e.column_int(0) == 0) return;
+  const int64_t n = e.column_int(0);
+  out.push_back({"client_stall", "",
+                 e.column_text(2) + (n > 1 ? " (" + fmt_int(static_cast<double>(n)) +
+                                                 " such seconds: client_stall events)"
+                                           : ""),
+                 "a second whose p99 requests spent more than half their latency, and at least "
+                 "1 ms, in kvdrive (client send + client recv)",
+                 e.column_int(1)});
+}
+
 void redirect_hints(Database& db, const std::vector<Target>& targets, std::vector<Hint>& out) {
   for (const auto& t : targets) {
     auto s = db.prepare(
@@ -438,6 +457,7 @@ std::vector<Hint> compute_hints(Database& db, int64_t run_id) {
   cgroup_hints(db, run_id, targets, out);
   persistence_hints(db, run_id, targets, out);
   latency_hints(db, run_id, targets, out);
+  client_stall_hints(db, run_id, out);
   client_hints(db, run_id, targets, out);
   redirect_hints(db, targets, out);
   failure_hints(db, run_id, targets, out);

@@ -16,6 +16,8 @@
 //                  while the store was benchmarked (a new latency_<event>_ts: fork, aof-fsync,
 //                  command ...), with its ms; or "monitoring off" when the store's
 //                  latency-monitor-threshold was 0 (it records nothing then);
+//  - client_stall: `client_stall` events (a second whose p99 was mostly kvdrive's own time,
+//                  kvbench/client_stall.hpp): how many, and the first one's figures;
 //  - client_bound: a `client_bound` event of the run, or client_seconds with
 //                  busiest_thread_cpu_pct > 90 (kvdrive, not the store, was the bottleneck);
 //  - cluster_redirects: a Redis Cluster target's client_seconds count MOVED / ASK redirects

@@ -8,6 +8,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "kvbench/client_stall.hpp"
 #include "report/percentiles.hpp"
 #include "report/text_table.hpp"
 
@@ -115,6 +116,52 @@ std::vector<StoreRow> store_rows(Database& db, int64_t run_id) {
   return out;
 }
 
+// "Where the time went": per phase and op, at each percentile (then the max and the mean), the
+// mean latency of the requests there and its parts, which add up to it.
+ReportTable parts_table_for() {
+  ReportTable t{"parts",
+                "where the time went: at each percentile, the mean latency of its requests and "
+                "its parts",
+                {"store", "phase", "op", "at", "requests", "latency ms", "queue ms",
+                 "client send ms", "wire ms", "client recv ms", "kvdrive %"},
+                {"store", "phase", "op", "at", "count", "latency_us", "queue_us", "client_send_us",
+                 "wire_us", "client_recv_us", "client_pct"},
+                {},
+                {},
+                {}};
+  t.notes_after.emplace_back(
+      "client send / client recv: kvdrive's own time before the request left and after its "
+      "reply arrived (the kernel's receive stamp); wire: the network and the store; queue: "
+      "waiting for a --pipeline slot (rate mode: the store's). kvdrive %: client send + recv.");
+  return t;
+}
+
+std::string at_label(const std::string& at) {
+  if (at.size() > 1 && at[0] == 'p') {  // "p999" -> "p99.9"
+    const std::string digits = at.substr(1);
+    return digits.size() <= 2 ? at : "p" + digits.substr(0, 2) + "." + digits.substr(2);
+  }
+  return at;
+}
+
+// The rows of one phase and op; a note when its p99 was kvdrive's own time (is_client_stall).
+void add_time_went(const RunTimeWent& went, int64_t phase_id, const std::string& op,
+                   const std::vector<ReportCell>& phase_row, ReportTable& t) {
+  const auto it = went.find({phase_id, op});
+  if (it == went.end()) return;
+  for (const TimeWent& w : it->second) {
+    t.rows.push_back({phase_row[0], phase_row[1], phase_row[2], text(at_label(w.at)),
+                      count(static_cast<double>(w.count)), ms(w.latency_us), ms(w.queue_us),
+                      ms(w.client_send_us), ms(w.wire_us), ms(w.client_recv_us),
+                      fixed(w.latency_us > 0 ? 100 * w.client_us() / w.latency_us : 0, 0)});
+    if (w.at == "p99" && is_client_stall(w.client_us(), w.latency_us))
+      t.notes_after.push_back(phase_row[0].text + " " + phase_row[1].text + " " + op +
+                              ": the p99 (" + fmt_fixed(w.latency_us / 1e3, 3) +
+                              " ms) is kvdrive's own time (" + fmt_fixed(w.client_us() / 1e3, 3) +
+                              " ms of it): the client, not the store");
+  }
+}
+
 }  // namespace
 
 // What kvmon saw of each phase (phase_report): load average at its end, the store process's
@@ -213,6 +260,30 @@ std::vector<ReportTable> run_tables(Database& db, int64_t run_id,
                        {"max ms", "hits", "misses", "errors", "timeouts", "wrong", "status"});
   phases.keys.insert(phases.keys.end(),
                      {"lat_max_us", "hits", "misses", "errors", "timeouts", "wrong", "status"});
+  // Rate mode: the requests due before each phase's end that never left (NULL: closed loop).
+  std::map<std::pair<int64_t, std::string>, double> dropped;
+  {
+    auto d = db.prepare(
+        "SELECT d.phase_id, d.op, SUM(d.dropped) FROM driver_seconds d JOIN phases p USING "
+        "(phase_id) WHERE p.run_id = ? AND d.warmup = 0 GROUP BY d.phase_id, d.op");
+    d.bind(1, run_id);
+    while (d.step())
+      if (!d.is_null(2)) dropped[{d.column_int(0), d.column_text(1)}] = d.column_double(2);
+  }
+  phases.header.emplace_back("dropped");
+  phases.keys.emplace_back("dropped");
+  // For machines, beside lat_<p>_us: each part's <part>_<p>_us (the parts table shows them).
+  const PartPercentiles parts = run_part_percentiles(db, run_id, percentiles);
+  const RunTimeWent went = run_time_went(db, run_id, percentiles);
+  ReportTable parts_table = parts_table_for();
+  phases.shown = phases.keys.size();
+  for (const char* part : kLatencyParts) {
+    for (double q : percentiles.values) {
+      const std::string key = std::string(part) + "_" + percentile_name(q) + "_us";
+      phases.header.push_back(key);
+      phases.keys.push_back(key);
+    }
+  }
   auto p = db.prepare(
       "SELECT store, phase, op, ops, seconds, req_per_s, mib_per_s, lat_mean_us, phase_id, "
       "lat_max_us, hits, misses, errors, timeouts, wrong, status, failed_per_s "
@@ -232,9 +303,26 @@ std::vector<ReportTable> run_tables(Database& db, int64_t run_id,
     }
     row.insert(row.end(), {ms(opt(p, 9)), get_only(10), get_only(11), count(opt(p, 12)),
                            count(opt(p, 13)), get_only(14), text(p.column_text(15))});
+    const auto dr = dropped.find({p.column_int(8), p.column_text(2)});
+    row.push_back(count(dr == dropped.end() ? std::nan("") : dr->second));
+    if (dr != dropped.end() && dr->second > 0)
+      phases.notes_after.push_back(
+          row[0].text + " " + row[1].text + " " + row[2].text + ": " + fmt_int(dr->second) +
+          " requests due before the phase's end could not be sent within the request timeout "
+          "past it: dropped (requests + dropped = the requests due)");
+    for (const char* part : kLatencyParts) {
+      const auto f = parts.find({p.column_int(8), p.column_text(2), part});
+      for (size_t i = 0; i < percentiles.values.size(); ++i) {
+        const bool known =
+            f != parts.end() && i < f->second.values.size() && f->second.values[i].has_value();
+        row.push_back(ms(known ? *f->second.values[i] : std::nan("")));
+      }
+    }
+    add_time_went(went, p.column_int(8), p.column_text(2), row, parts_table);
     phases.rows.push_back(std::move(row));
   }
   out.push_back(std::move(phases));
+  if (!parts_table.rows.empty()) out.push_back(std::move(parts_table));
   add_server_side(db, run_id, out);
   return out;
 }
@@ -348,10 +436,13 @@ std::vector<ReportTable> comparison_tables(Database& db, const std::vector<int64
 
 void print_table_text(const ReportTable& t, std::ostream& out) {
   for (const auto& n : t.notes_before) out << n << "\n";
-  TextTable tt(t.header);
+  const size_t shown = t.shown == 0 ? t.header.size() : std::min(t.shown, t.header.size());
+  std::vector<std::string> header(t.header);
+  header.resize(shown);
+  TextTable tt(std::move(header));
   for (const auto& row : t.rows) {
     std::vector<std::string> cells;
-    for (const auto& c : row) cells.push_back(c.text);
+    for (size_t c = 0; c < row.size() && c < shown; ++c) cells.push_back(row[c].text);
     tt.add_row(std::move(cells));
   }
   tt.print(out);

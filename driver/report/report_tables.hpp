@@ -27,6 +27,9 @@ struct ReportTable {
   std::vector<std::string> keys;    // for machines, with units: "lat_p99_us"
   std::vector<std::vector<ReportCell>> rows;
   std::vector<std::string> notes_before, notes_after;  // printed around the text table
+  // The columns people see (text and HTML); 0: all. Those after them are for machines only
+  // (CSV and JSON), e.g. the phases' wire_p99_us beside lat_p99_us.
+  size_t shown = 0;
 };
 
 // Cells from the results file's values (NaN: unknown, shown "-").
@@ -40,8 +43,10 @@ ReportCell fixed(double v, int decimals);
 }  // namespace cells
 
 // A run's tables: steps_pivot and steps for scenario runs, then stores, phases (with the
-// `percentiles` of each phase, then its max) and server. Tables with no rows are left out (a
-// run without measurements gives none).
+// `percentiles` of each phase, then its max; for machines also each part's percentiles:
+// client_send_p99_us, wire_p99_us, client_recv_p99_us, queue_p99_us), parts (each phase's
+// latency and its parts, a row each: "where the time went") and server. Tables with no rows are
+// left out (a run without measurements gives none).
 std::vector<ReportTable> run_tables(Database& db, int64_t run_id,
                                     const PercentileList& percentiles = default_percentiles());
 // Runs side by side: for each run after the first, its store_summary against the first run's,

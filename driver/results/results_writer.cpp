@@ -133,8 +133,8 @@ void ResultsWriter::write_second(int64_t phase_id, const SecondReport& sec, bool
       "INSERT INTO driver_seconds(phase_id, ts_us, interval_us, op, ops, ok, bytes_out, "
       "bytes_in, hits, misses, errors, timeouts, wrong, late, warmup, lat_mean_us, lat_p50_us, "
       "lat_p90_us, lat_p99_us, lat_p999_us, lat_max_us, uncorrected_p50_us, uncorrected_p99_us, "
-      "uncorrected_max_us, slip_p50_us, slip_p99_us, slip_max_us) "
-      "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+      "uncorrected_max_us, slip_p50_us, slip_p99_us, slip_max_us, dropped) "
+      "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   for (OpType op : {OpType::set, OpType::get}) {
     const OpSecond& s = sec[op];
     if (!s.sent) continue;  // an op type the phase does not send
@@ -171,6 +171,7 @@ void ResultsWriter::write_second(int64_t phase_id, const SecondReport& sec, bool
         .bind(25, rate_only(s.slip_p50_us))
         .bind(26, rate_only(s.slip_p99_us))
         .bind(27, rate_only(s.slip_max_us))
+        .bind(28, rate_mode ? std::optional<int64_t>(count(s.dropped)) : std::nullopt)
         .run();
   }
   auto bucket = db_.prepare(
@@ -191,6 +192,7 @@ void ResultsWriter::write_second(int64_t phase_id, const SecondReport& sec, bool
     write_buckets(op, rate_mode ? "intended" : "sent", sec[op].latency);
     if (rate_mode) write_buckets(op, "sent", sec[op].sent_latency);
   }
+  write_part_buckets(phase_id, sec);
   db_.prepare(
          "INSERT INTO client_seconds(phase_id, ts_us, interval_us, cpu_user_us, cpu_system_us, "
          "busiest_thread_cpu_pct, spin_us, clock_offset_us, cluster_moved, cluster_ask) "
@@ -207,6 +209,88 @@ void ResultsWriter::write_second(int64_t phase_id, const SecondReport& sec, bool
       .bind(10, sec.asked)
       .run();
   tx.commit();
+}
+
+namespace {
+
+// The parts of an op's latency (schema 015, schema/README.md "Whose time is it"), by name.
+template <class H, class S>
+std::array<std::pair<const char*, const H*>, 4> parts_of(const S& s) {
+  return {{{"queue", &s.queue},
+           {"client_send", &s.client_send},
+           {"wire", &s.wire},
+           {"client_recv", &s.client_recv}}};
+}
+
+}  // namespace
+
+void ResultsWriter::write_part_buckets(int64_t phase_id, const SecondReport& sec) {
+  auto ins = db_.prepare(
+      "INSERT INTO second_part_buckets(phase_id, ts_us, op, part, upper_us, count) "
+      "VALUES (?, ?, ?, ?, ?, ?)");
+  for (OpType op : {OpType::set, OpType::get}) {
+    for (const auto& [part, h] : parts_of<SparseHistogram>(sec[op])) {
+      for (const auto& [index, count] : h->buckets)
+        ins.bind(1, phase_id)
+            .bind(2, sec.ts_us)
+            .bind(3, op_name(op))
+            .bind(4, part)
+            .bind(5, static_cast<double>(LatencyHistogram::bucket_upper_ns(index)) / 1000.0)
+            .bind(6, static_cast<int64_t>(count))
+            .run();
+    }
+  }
+}
+
+void ResultsWriter::write_part_totals(int64_t phase_id, const IntervalStats& totals) {
+  auto bin = db_.prepare(
+      "INSERT INTO latency_part_bins(phase_id, op, upper_us, count, latency_us, queue_us, "
+      "client_send_us, wire_us, client_recv_us) VALUES (?,?,?,?,?,?,?,?,?)");
+  auto us = [](uint64_t ns) { return static_cast<double>(ns) / 1000.0; };
+  for (OpType op : {OpType::set, OpType::get}) {
+    const PartBins& bins = totals[op].part_bins;
+    for (int b = 0; b < PartBins::kBins; ++b) {
+      const PartBins::Bin& x = bins.bins[static_cast<size_t>(b)];
+      if (x.count == 0) continue;
+      bin.bind(1, phase_id)
+          .bind(2, op_name(op))
+          .bind(3, us(PartBins::bin_upper_ns(b)))
+          .bind(4, static_cast<int64_t>(x.count))
+          .bind(5, us(x.latency_ns))
+          .bind(6, us(x.queue_ns))
+          .bind(7, us(x.client_send_ns))
+          .bind(8, us(x.wire_ns))
+          .bind(9, us(x.client_recv_ns))
+          .run();
+    }
+  }
+  auto ins = db_.prepare(
+      "INSERT INTO latency_part_buckets(phase_id, op, part, upper_us, count) VALUES (?,?,?,?,?)");
+  auto range = db_.prepare(
+      "INSERT INTO latency_part_range(phase_id, op, part, count, min_us, max_us, mean_us) "
+      "VALUES (?, ?, ?, ?, ?, ?, ?)");
+  for (OpType op : {OpType::set, OpType::get}) {
+    for (const auto& [part, h] : parts_of<LatencyHistogram>(totals[op])) {
+      if (h->count() == 0) continue;
+      range.bind(1, phase_id)
+          .bind(2, op_name(op))
+          .bind(3, part)
+          .bind(4, static_cast<int64_t>(h->count()))
+          .bind(5, static_cast<double>(h->min_ns()) / 1000.0)
+          .bind(6, static_cast<double>(h->max_ns()) / 1000.0)
+          .bind(7, h->mean_ns() / 1000.0)
+          .run();
+      for (int i = 0; i < LatencyHistogram::kBuckets; ++i) {
+        if (h->bucket_count(i) == 0) continue;
+        ins.bind(1, phase_id)
+            .bind(2, op_name(op))
+            .bind(3, part)
+            .bind(4, static_cast<double>(LatencyHistogram::bucket_upper_ns(i)) / 1000.0)
+            .bind(5, static_cast<int64_t>(h->bucket_count(i)))
+            .run();
+      }
+    }
+  }
 }
 
 void ResultsWriter::end_phase(int64_t phase_id, int64_t ended_ts_us, const std::string& status,
@@ -250,6 +334,7 @@ void ResultsWriter::end_phase(int64_t phase_id, int64_t ended_ts_us, const std::
       write(op, "sent", totals[op].latency);
     }
   }
+  write_part_totals(phase_id, totals);
   tx.commit();
 }
 

@@ -1,5 +1,6 @@
 #include "run/phase_seconds.hpp"
 
+#include "kvbench/clock.hpp"
 #include "kvbench/log.hpp"
 #include "kvbench/units.hpp"
 #include "run/kvmon_memory.hpp"
@@ -19,6 +20,25 @@ void PhaseSeconds::began(int64_t phase_id, int64_t started_ts_us) {
                          ", started " + std::to_string(started_ts_us) + " us since epoch]");
 }
 
+void PhaseSeconds::note_client_stall(const SecondReport& sec) {
+  for (OpType op : {OpType::set, OpType::get}) {
+    const OpSecond& s = sec[op];
+    if (s.ops == 0 || !is_client_stall(s)) continue;
+    const std::string msg =
+        std::string(op_name(op)) + " p99 " + fmt_fixed(s.p99_bin_latency_us / 1e3, 3) + " ms at " +
+        format_ts_us(sec.ts_us) + ", of which " + fmt_fixed(s.p99_client_us / 1e3, 3) +
+        " ms in kvdrive (client send " + fmt_fixed(s.p99_client_send_us / 1e3, 3) +
+        ", client recv " + fmt_fixed(s.p99_client_recv_us / 1e3, 3) +
+        "): the client, not the store";
+    writer_.event(at_.run_id, "client_stall", at_.label + ": " + msg);
+    if (!warned_stall_) {
+      warned_stall_ = true;
+      progress_.finish();
+      log_warn() << at_.label << ": " << msg << " (each such second: a client_stall event)";
+    }
+  }
+}
+
 void PhaseSeconds::operator()(const SecondReport& sec) {
   const bool rate_mode = plan_.rate > 0;
   writer_.write_second(phase_id_, sec, rate_mode);
@@ -36,6 +56,7 @@ void PhaseSeconds::operator()(const SecondReport& sec) {
   std::string monitored = at_.monitors->flush(*at_.db);
   if (monitored.empty()) monitored = local_store_memory(*at_.db, *at_.stats);
   done_ += sec.ops();
+  note_client_stall(sec);
   if (sec.busiest_thread_cpu > 0.9 && !warned_cpu_) {
     warned_cpu_ = true;
     std::string msg = "a worker thread used " + fmt_int(sec.busiest_thread_cpu * 100) +

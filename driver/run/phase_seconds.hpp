@@ -22,8 +22,9 @@ namespace kv::drive {
 //  3. flushes the kvmon links' samples into the file;
 //  4. finds the store's memory as kvmon sees it (the links' figures, else a kvmon on this host
 //     writing the same file);
-//  5. once per phase, when a worker thread used more than 90 % of a core, warns and writes a
-//     `client_bound` event;
+//  5. a second whose p99 was mostly kvdrive's own time (is_client_stall) gets a `client_stall`
+//     event (and, the first in the phase, a warning); once per phase, when a worker thread used
+//     more than 90 % of a core, warns and writes a `client_bound` event;
 //  6. redraws the progress line.
 // The phase must have begun (began()) before the first second.
 class PhaseSeconds {
@@ -43,6 +44,8 @@ class PhaseSeconds {
   void operator()(const SecondReport& sec);
 
  private:
+  void note_client_stall(const SecondReport& sec);
+
   Where at_;
   const PhasePlan& plan_;
   ResultsWriter& writer_;
@@ -51,6 +54,7 @@ class PhaseSeconds {
   int64_t started_ = 0;
   uint64_t done_ = 0;
   bool warned_cpu_ = false;
+  bool warned_stall_ = false;
 };
 
 }  // namespace kv::drive

@@ -42,6 +42,7 @@ OpSecond summarize(const OpStats& s, bool sent) {
   o.timeouts = s.timeouts;
   o.wrong = s.wrong;
   o.late = s.late;
+  o.dropped = s.dropped;
   const LatencyHistogram& h = s.latency;
   o.lat_mean_us = h.mean_ns() / 1000.0;
   o.lat_p50_us = us(h.percentile_ns(0.5));
@@ -57,6 +58,18 @@ OpSecond summarize(const OpStats& s, bool sent) {
   o.slip_max_us = us(s.slip.max_ns());
   o.latency = SparseHistogram::of(h);
   o.sent_latency = SparseHistogram::of(s.sent_latency);
+  o.queue = SparseHistogram::of(s.queue);
+  o.client_send = SparseHistogram::of(s.client_send);
+  o.wire = SparseHistogram::of(s.wire);
+  o.client_recv = SparseHistogram::of(s.client_recv);
+  o.unsplit = s.unsplit;
+  if (const PartBins::Bin* b = s.part_bins.at_quantile(0.99)) {
+    const double n = static_cast<double>(b->count) * 1000.0;
+    o.p99_bin_latency_us = static_cast<double>(b->latency_ns) / n;
+    o.p99_client_send_us = static_cast<double>(b->client_send_ns) / n;
+    o.p99_client_recv_us = static_cast<double>(b->client_recv_ns) / n;
+    o.p99_client_us = o.p99_client_send_us + o.p99_client_recv_us;
+  }
   return o;
 }
 

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "kvbench/client_stall.hpp"
 #include "stats/interval_stats.hpp"
 
 namespace kv::drive {
@@ -34,6 +35,7 @@ struct OpSecond {
   uint64_t ok = 0;    // answered: ok, hit or miss (what req/s counts)
   uint64_t bytes_out = 0, bytes_in = 0, hits = 0, misses = 0, errors = 0, timeouts = 0;
   uint64_t wrong = 0, late = 0;
+  uint64_t dropped = 0;  // rate mode: due before the phase's end, never sent (not in ops)
   // Latency (µs) of the completed requests; meaningful only when ops > 0 (else stored NULL).
   // From the intended send time in rate mode, else from the moment the request was queued.
   double lat_mean_us = 0, lat_p50_us = 0, lat_p90_us = 0, lat_p99_us = 0, lat_p999_us = 0;
@@ -42,10 +44,23 @@ struct OpSecond {
   double slip_p50_us = 0, slip_p99_us = 0, slip_max_us = 0;  // rate mode: actual - intended send
   // The second's histograms: `latency` as the lat_* figures; `sent_latency` rate mode only.
   SparseHistogram latency, sent_latency;
+  // The parts of `latency` (OpStats): queue in rate mode only; wire and client_recv of the
+  // answered requests whose reply's arrival was stamped (`unsplit` were not).
+  SparseHistogram queue, client_send, wire, client_recv;
+  uint64_t unsplit = 0;
+  // The requests around this second's p99 (the PartBins bin holding it): their mean latency
+  // and mean time in kvdrive (client send + client recv), µs; 0 when none was fully split.
+  double p99_bin_latency_us = 0, p99_client_us = 0;
+  double p99_client_send_us = 0, p99_client_recv_us = 0;
 };
 
 // Figures of one op's stats for a row.
 OpSecond summarize(const OpStats& s, bool sent);
+
+// A second whose p99 was mostly kvdrive's own time (kvbench/client_stall.hpp).
+inline bool is_client_stall(const OpSecond& s) {
+  return kv::is_client_stall(s.p99_client_us, s.p99_bin_latency_us);
+}
 
 struct SecondReport {
   int64_t ts_us = 0;        // start of the row on the common time base

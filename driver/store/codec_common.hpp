@@ -51,6 +51,8 @@ class ExpectFifo {
   }
   // The oldest entry; precondition: !empty().
   const T& front() const { return ring_[head_]; }
+  // The i-th oldest entry (0 = front); precondition: i < size().
+  T& at(size_t i) { return ring_[(head_ + i) % ring_.size()]; }
   // Removes the oldest entry; precondition: !empty().
   void pop() {
     head_ = (head_ + 1) % ring_.size();

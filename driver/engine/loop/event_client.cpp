@@ -12,6 +12,7 @@
 #include <memory>
 #include <stdexcept>
 
+#include "engine/loop/tcp_transport.hpp"
 #include "kvbench/clock.hpp"
 #include "kvbench/tcp_connect.hpp"
 #include "kvbench/usage_error.hpp"
@@ -63,6 +64,8 @@ int open_socket(const HostPort& s, int64_t timeout_us, bool nodelay, SocketAddre
     }
     int flag = nodelay ? 1 : 0;
     setsockopt(fd.value(), IPPROTO_TCP, TCP_NODELAY, &flag, sizeof flag);
+    // Stamps from the first segment on (the handshake's replies take the first, unstamped one).
+    loop::enable_rx_timestamps(fd.value());
     std::memcpy(&out->addr, a->ai_addr, a->ai_addrlen);
     out->len = a->ai_addrlen;
     return fd.value();

@@ -7,11 +7,13 @@
 #include <boost/asio/connect.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
+#include <cerrno>
 #include <cstring>
 
 #include "engine/loop/event_client.hpp"
 #include "engine/loop/event_loop.hpp"
 #include "engine/loop/event_user.hpp"
+#include "engine/loop/tcp_transport.hpp"
 #include "kvbench/clock.hpp"
 
 namespace kv::drive::loop {
@@ -122,6 +124,7 @@ void Link::adopt(int fd) {
     return;
   }
   sock_.non_blocking(true, ec);
+  enable_rx_timestamps(fd);  // already on since the connect (EventClient): kept on here
   tls_ = client_.take_tls(server_);
   state_ = State::up;
   arm_read();
@@ -171,8 +174,10 @@ void Link::send(User* u, const Pending& p, std::string_view key, std::string_vie
                             : out_.size() - before - value.size();
     splits_.push_back(queued_bytes_ + head);
   }
-  fifo_.push(Flight{u, p, p.is_set ? st::Op::set : st::Op::get, queued_bytes_, redirects});
+  const uint64_t start = queued_bytes_;
   queued_bytes_ += out_.size() - before;
+  fifo_.push(
+      Flight{u, p, p.is_set ? st::Op::set : st::Op::get, start, queued_bytes_, 0, redirects});
   mark_dirty();
 }
 
@@ -184,6 +189,7 @@ void Link::append_asking(int64_t queued_ns) {
   st::resp::append_array_header(out_, 1);
   st::resp::append_bulk(out_, "ASKING");
   queued_bytes_ += out_.size() - before;
+  f.end = queued_bytes_;
   fifo_.push(f);
 }
 
@@ -238,11 +244,24 @@ void Link::flush() {
     return;
   }
   written_bytes_ += n;
+  mark_sent(steady_ns());
   if (n == out_.size()) {
     out_.clear();
     return;
   }
   write_rest(n);
+}
+
+void Link::mark_sent(int64_t now) {
+  while (sent_marked_ < fifo_.size() && fifo_.at(sent_marked_).end <= written_bytes_)
+    fifo_.at(sent_marked_++).sent_ns = now;
+}
+
+Flight Link::pop_flight() {
+  Flight f = fifo_.front();
+  fifo_.pop();
+  if (sent_marked_ > 0) --sent_marked_;
+  return f;
 }
 
 void Link::flush_split() {
@@ -264,6 +283,7 @@ void Link::flush_split() {
     off += n;
     if (off < end) break;  // the socket's buffer is full
   }
+  mark_sent(steady_ns());
   if (off == out_.size()) {
     out_.clear();
     return;
@@ -280,6 +300,7 @@ void Link::write_rest(size_t from) {
   asio::async_write(sock_, asio::buffer(sending_), [this, g = gen_](const error_code& e, size_t k) {
     if (g != gen_) return;
     written_bytes_ += k;
+    mark_sent(steady_ns());
     writing_ = false;
     sending_.clear();
     if (e) {
@@ -302,6 +323,7 @@ void Link::write_tls() {
     }
     tls_sent_ += n;
     written_bytes_ += n;
+    mark_sent(steady_ns());
   }
   writing_ = false;
   sending_.clear();
@@ -320,7 +342,8 @@ void Link::read_tls() {
       wait_tls(io, &Link::read_tls);
       return;
     }
-    if (!decode(std::string_view(w_.rbuf.data(), n), steady_ns())) return;
+    // The TLS session read the socket itself: no receive stamp (the split is not available).
+    if (!decode(std::string_view(w_.rbuf.data(), n), steady_ns(), 0)) return;
   }
   arm_read();
 }
@@ -355,13 +378,11 @@ void Link::handshake_tls() {
   wait_tls(io, &Link::handshake_tls);
 }
 
-// Plain TCP with many connections on the thread: the socket goes on the worker's ready list
-// once (Worker::ready_list) and on_ready() reads it whenever it becomes readable. With few:
-// an async_read_some into the link's own buffer, which Asio performs itself when epoll reports
-// the socket readable (and tries at once when armed: Boost 1.74's speculative read, a receive
-// that finds nothing after every reply at pipeline 1). An async_wait would cost an epoll_ctl
-// per arm instead: the reactor re-registers the descriptor for every non-speculative
-// operation. TLS waits for readiness: the session reads the socket itself.
+// Plain TCP: the socket goes on the worker's ready list once (Worker::ready_list) and
+// on_ready() reads it whenever it becomes readable, with recvmsg, so that each read carries the
+// kernel's receive stamp (loop/tcp_transport.hpp). (Asio's own reads cannot return it.) Without
+// a ready list (its epoll could not be made) the socket is waited on through Asio, then read
+// the same way. TLS waits for readiness: the session reads the socket itself.
 void Link::arm_read() {
   if (tls_) {
     sock_.async_wait(tcp::socket::wait_read, [this, g = gen_](const error_code& ec) {
@@ -378,25 +399,14 @@ void Link::arm_read() {
     }
     return;
   }
-  sock_.async_read_some(asio::buffer(in_), [this, g = gen_](const error_code& ec, size_t n) {
+  sock_.async_wait(tcp::socket::wait_read, [this, g = gen_](const error_code& ec) {
     if (g != gen_) return;
-    on_read(ec, n);
+    if (ec) {
+      fail(OpStatus::error, steady_ns());
+      return;
+    }
+    read_ready();
   });
-}
-
-void Link::on_read(const error_code& ec, size_t n) {
-  if (ec) {  // an error, or the server closed the connection (eof)
-    fail(OpStatus::error, steady_ns());
-    return;
-  }
-  // Replies are timed when they arrive: every reply of this read arrived now.
-  if (!decode(std::string_view(in_.data(), n), steady_ns())) return;
-  if (n == in_.size()) {
-    // A full buffer: more may be waiting. Read it now, and read more at once next time.
-    if (in_.size() < kMaxReadBytes) in_.resize(in_.size() * 2);
-    if (!drain()) return;
-  }
-  arm_read();
 }
 
 void Link::unwatch() {
@@ -407,12 +417,29 @@ void Link::unwatch() {
 
 void Link::on_ready() {
   if (!watched_) return;  // an event gathered before the link closed its socket
-  error_code ec;
-  const size_t n = sock_.read_some(asio::buffer(in_), ec);
-  if (ec == asio::error::would_block || ec == asio::error::try_again) return;
-  // As Asio's read: decoded, drained until a short read when it filled the buffer (what
-  // arrives later is a new edge of the ready list); arm_read is a no-op while watched.
-  on_read(ec, n);
+  read_ready();
+}
+
+void Link::read_ready() {
+  int64_t arrived = 0;
+  const ssize_t n = read_stamped(sock_.native_handle(), in_.data(), in_.size(), &arrived);
+  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+    if (!watched_) arm_read();
+    return;
+  }
+  if (n <= 0) {  // an error, or the server closed the connection (eof)
+    fail(OpStatus::error, steady_ns());
+    return;
+  }
+  const auto got = static_cast<size_t>(n);
+  // Replies are timed when the read returned; each also keeps its segment's arrival.
+  if (!decode(std::string_view(in_.data(), got), steady_ns(), arrived)) return;
+  if (got == in_.size()) {
+    // A full buffer: more may be waiting. Read it now, and read more at once next time.
+    if (in_.size() < kMaxReadBytes) in_.resize(in_.size() * 2);
+    if (!drain()) return;
+  }
+  arm_read();  // a no-op while on the ready list (what arrives later is a new edge)
 }
 
 void Link::on_readable(const error_code& ec) {
@@ -425,20 +452,21 @@ void Link::on_readable(const error_code& ec) {
 
 bool Link::drain() {
   for (;;) {
-    error_code rec;
-    size_t n = sock_.read_some(asio::buffer(w_.rbuf), rec);
-    if (rec == asio::error::would_block || rec == asio::error::try_again) return true;
-    if (rec || n == 0) {
+    int64_t arrived = 0;
+    const ssize_t n = read_stamped(sock_.native_handle(), w_.rbuf.data(), w_.rbuf.size(), &arrived);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return true;
+    if (n <= 0) {
       fail(OpStatus::error, steady_ns());
       return false;
     }
-    if (!decode(std::string_view(w_.rbuf.data(), n), steady_ns())) return false;
+    const auto got = static_cast<size_t>(n);
+    if (!decode(std::string_view(w_.rbuf.data(), got), steady_ns(), arrived)) return false;
     // A short read emptied the socket (a later arrival is a new readiness edge).
-    if (n < w_.rbuf.size()) return true;
+    if (got < w_.rbuf.size()) return true;
   }
 }
 
-bool Link::decode(std::string_view bytes, int64_t now) {
+bool Link::decode(std::string_view bytes, int64_t now, int64_t arrived) {
   if (fifo_.empty()) {  // bytes nobody asked for: out of step
     fail(OpStatus::error, now);
     return false;
@@ -450,17 +478,17 @@ bool Link::decode(std::string_view bytes, int64_t now) {
         return false;
       }
       RespReplies c{resp_, {}};
-      return complete_replies(c, now);
+      return complete_replies(c, now, arrived);
     }
     case Wire::text: {
       text_->feed(bytes);
       TextReplies c{text_, {}};
-      return complete_replies(c, now);
+      return complete_replies(c, now, arrived);
     }
     case Wire::binary: {
       binary_->feed(bytes);
       BinaryReplies c{binary_, {}};
-      return complete_replies(c, now);
+      return complete_replies(c, now, arrived);
     }
   }
   return true;
@@ -469,7 +497,7 @@ bool Link::decode(std::string_view bytes, int64_t now) {
 // Every whole reply the decoder holds, each judged for the oldest request in flight, until
 // the decoder needs more bytes or nothing is in flight.
 template <class Replies>
-bool Link::complete_replies(Replies& c, int64_t now) {
+bool Link::complete_replies(Replies& c, int64_t now, int64_t arrived) {
   while (!fifo_.empty()) {
     const st::Op op = fifo_.front().op;
     st::ReadStatus s = c.next(op);
@@ -478,7 +506,8 @@ bool Link::complete_replies(Replies& c, int64_t now) {
       fail(OpStatus::error, now);
       return false;
     }
-    if (!complete(out_of_step(c.d->buffered(), c.verdict(op)), c.value(), now)) return false;
+    if (!complete(out_of_step(c.d->buffered(), c.verdict(op)), c.value(), now, arrived))
+      return false;
   }
   return true;
 }
@@ -489,9 +518,8 @@ st::Verdict Link::out_of_step(size_t buffered, st::Verdict v) const {
   return fifo_.size() == 1 && buffered > 0 ? st::Verdict::mismatch : v;
 }
 
-bool Link::complete(st::Verdict v, std::string_view value, int64_t now) {
-  Flight f = fifo_.front();
-  fifo_.pop();
+bool Link::complete(st::Verdict v, std::string_view value, int64_t now, int64_t arrived) {
+  const Flight f = pop_flight();
   const bool out_of_step = v == st::Verdict::mismatch;
   if (!f.user) {  // a handshake reply: AUTH or SELECT refused, the connection is of no use
     if (v == st::Verdict::error || out_of_step) {
@@ -508,8 +536,11 @@ bool Link::complete(st::Verdict v, std::string_view value, int64_t now) {
       return true;
     }
   }
-  record_reply(w_.ctx, f.p, status_of(v), value, now);
-  f.user->done(now);
+  // The split of its time: known when it left on this link at first asking (a redirected
+  // request's earlier hops are in none of the parts) and, for the wire, its reply was stamped.
+  const Stamps stamps = f.redirects == 0 ? Stamps{f.sent_ns, arrived} : Stamps{};
+  record_reply(w_.ctx, f.p, status_of(v), value, now, stamps);
+  f.user->done(now, arrived);
   if (out_of_step) {
     fail(OpStatus::error, now);
     return false;
@@ -539,8 +570,7 @@ void Link::fail(OpStatus status, int64_t now) {
   retry_at_ = now;  // a lost connection is reopened at once; failed connects back off
   const bool stopping = w_.ctx.stop.load(std::memory_order_relaxed);
   while (!fifo_.empty()) {
-    Flight f = fifo_.front();
-    fifo_.pop();
+    const Flight f = pop_flight();
     if (!f.user) continue;
     if (stopping) {
       if (f.start < written) f.user->client.count_abandoned(1);
@@ -569,6 +599,7 @@ void Link::start_connect(int64_t now) {
     sock_.open(ep.protocol(), ec);
   }
   if (!ec) sock_.set_option(tcp::no_delay(client_.spec().tcp_nodelay), ec);
+  if (!ec) enable_rx_timestamps(sock_.native_handle());  // before the first segment arrives
   if (ec) {  // reported from the loop, not from inside the caller's refill
     asio::post(w_.io, [this, g = gen_] {
       if (g == gen_) connect_failed(steady_ns());
@@ -603,6 +634,7 @@ void Link::on_connected(const error_code& ec) {
     Flight f;
     f.p.queued_ns = now;
     f.start = queued_bytes_;
+    f.end = queued_bytes_;
     fifo_.push(f);
   }
   arm_read();
@@ -655,9 +687,8 @@ void Link::interrupt() {
   parked_.clear();  // redirected, never sent again
   // Abandoned: the requests that (partly) left; those still in out_ never reached the store.
   while (!fifo_.empty()) {
-    const Flight& f = fifo_.front();
+    const Flight f = pop_flight();
     if (f.user && f.start < written_bytes_) f.user->client.count_abandoned(1);
-    fifo_.pop();
   }
   // Shut down (a FIN after what was written), not closed: at Ctrl-C, a stopped store still
   // executes what reached it once it runs again (a close with replies unread would reset the

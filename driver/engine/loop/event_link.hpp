@@ -39,6 +39,8 @@ struct Flight {
   Pending p{};
   st::Op op = st::Op::other;
   uint64_t start = 0;     // where its bytes begin in the socket's output stream
+  uint64_t end = 0;       // where they end: it has left once the socket took that many bytes
+  int64_t sent_ns = 0;    // when the write that took its last byte returned; 0: not yet
   uint8_t redirects = 0;  // Redis Cluster: MOVED / ASK followed so far
 };
 
@@ -77,16 +79,23 @@ class Link {
 
  private:
   void arm_read();
-  void unwatch();                                // off the worker's ready list, if on it
-  void on_read(const error_code& ec, size_t n);  // plain TCP
-  void on_readable(const error_code& ec);        // TLS
+  void unwatch();                          // off the worker's ready list, if on it
+  void on_readable(const error_code& ec);  // TLS
+  // Plain TCP: one stamped read (loop/tcp_transport.hpp), decoded; drains a full buffer.
+  void read_ready();
   // Reads what the socket holds into the worker's buffer, decoding it; false: the link failed.
   bool drain();
-  bool decode(std::string_view bytes, int64_t now);
+  // Decodes what one read returned: `now` when it returned, `arrived` the kernel's receive
+  // stamp of its last segment (loop/tcp_transport.hpp; 0: unknown).
+  bool decode(std::string_view bytes, int64_t now, int64_t arrived);
   // The read-and-complete loop, one for every wire codec (Replies: event_link.cpp).
   template <class Replies>
-  bool complete_replies(Replies& c, int64_t now);
-  bool complete(st::Verdict v, std::string_view value, int64_t now);
+  bool complete_replies(Replies& c, int64_t now, int64_t arrived);
+  bool complete(st::Verdict v, std::string_view value, int64_t now, int64_t arrived);
+  // The requests whose last byte the socket has taken (written_bytes_) are sent at `now`.
+  void mark_sent(int64_t now);
+  // Removes the oldest request in flight.
+  Flight pop_flight();
   st::Verdict out_of_step(size_t buffered, st::Verdict v) const;
   void on_connected(const error_code& ec);
   // TLS (a TlsSession over the socket, store/tls_session.hpp): the same steps, through it.
@@ -128,7 +137,7 @@ class Link {
   bool split_;                   // ?writes=split (plain TCP)
   std::deque<uint64_t> splits_;  // stream offsets where a set's value begins (writes=split)
   std::string out_, sending_;
-  std::vector<char> in_;  // plain TCP reads land here (see arm_read)
+  std::vector<char> in_;  // plain TCP reads land here (see on_ready)
   bool writing_ = false;
   bool dirty_ = false;
   bool watched_ = false;  // the socket is on the worker's ready list
@@ -136,6 +145,7 @@ class Link {
   // written_bytes_ reached the store (in part at least).
   uint64_t queued_bytes_ = 0, written_bytes_ = 0;
   st::ExpectFifo<Flight> fifo_;
+  size_t sent_marked_ = 0;  // the oldest this many requests in flight have their sent_ns
   std::unique_ptr<st::RespDecoder> resp_;
   std::optional<st::mc::TextDecoder> text_;
   std::optional<st::mc::BinaryDecoder> binary_;

@@ -41,10 +41,13 @@ class Worker {
   void dirty(Link* l) { dirty_.push_back(l); }
   // No new request: Ctrl-C, or the phase is over (see stop_sending: in rate mode the requests
   // due before end_ns still go out when the collector's abort is the duration's end).
-  bool stopping(int64_t now) const { return stop_sending(ctx, end_ns, now); }
+  bool stopping(int64_t now) const { return stop_sending(ctx, end_ns, now, late_ns); }
 
   const WorkerContext& ctx;
   const int64_t end_ns;
+  // Rate mode: how long past end_ns requests due before it may still leave (the request
+  // timeout); then the rest are dropped (User::drop_due).
+  int64_t late_ns = kEndGraceNs;
   asio::io_context io{1};
   std::array<char, 16384> rbuf{};  // every socket's reads land here, then in its decoder
   size_t unfinished = 0;           // users not finished
@@ -56,13 +59,13 @@ class Worker {
   // A socket of its own to `server` of `client` (a node a redirect or a refresh named).
   Link* add_link(EventClient& client, size_t server);
 
-  // The ready list: with many connections on the thread (kReadyListConnections), plain-TCP
-  // links are read through an epoll of the worker's own (edge-triggered, every link
-  // registered once), and Asio waits on that one descriptor. Asio's own reads cost a receive
-  // that finds nothing after every read (Boost 1.74 tries each new read at once, and a read
-  // it did not try costs an epoll_ctl instead): one system call more per request at pipeline
-  // 1. Here a wake-up of the thread costs one epoll_wait and one re-arm, however many links
-  // it finds ready; with few connections a wake-up finds few, and Asio's reads cost less.
+  // The ready list: plain-TCP links are read through an epoll of the worker's own
+  // (edge-triggered, every link registered once), and Asio waits on that one descriptor. A
+  // wake-up of the thread costs one epoll_wait and one re-arm, however many links it finds
+  // ready. The links read with recvmsg, for the kernel's receive stamp of each read
+  // (loop/tcp_transport.hpp): Asio's own reads cannot return it. (With 25 connections per
+  // thread the ready list cost 0.85-0.98x Asio's reads' client CPU per op at pipeline 1; with
+  // 2 per thread, 1.06-1.26x: bench/results/driver_vs_peers-2026-12-03-readylist-*.)
   bool ready_list() const noexcept { return ready_ != nullptr; }
   // Registers / unregisters a link's socket; its on_ready() runs whenever the socket is
   // readable (the link reads until a short read or EAGAIN).

@@ -1,5 +1,7 @@
 #include "engine/loop/event_user.hpp"
 
+#include <algorithm>
+#include <array>
 #include <string_view>
 
 #include "engine/loop/event_client.hpp"
@@ -15,12 +17,35 @@ void User::finish() {
   --worker.unfinished;
 }
 
+void User::drop_due(int64_t now) {
+  if (finished) return;
+  const WorkerContext& ctx = worker.ctx;
+  if (schedule.on() && !ctx.stop.load(std::memory_order_relaxed)) {
+    const int64_t due_by = std::min(worker.end_ns, now);
+    std::array<uint64_t, kOpTypes> dropped{};
+    for (; next < share && schedule.at(next) < due_by; ++next) {
+      bool is_set = false;
+      uint64_t key = 0;
+      if (!picker.pick(next, &is_set, &key)) break;
+      ++dropped[static_cast<size_t>(is_set ? OpType::set : OpType::get)];
+    }
+    for (OpType op : {OpType::set, OpType::get})
+      if (dropped[static_cast<size_t>(op)] > 0)
+        ctx.slot.add_dropped(op, dropped[static_cast<size_t>(op)]);
+  }
+  finish();
+}
+
 void User::refill(int64_t now) {
   const WorkerContext& ctx = worker.ctx;
   const WorkloadSpec& w = ctx.workload;
   while (!finished && !has_held && inflight < static_cast<size_t>(w.pipeline)) {
-    if (worker.stopping(now) || next >= share) {
+    if (next >= share) {
       finish();
+      return;
+    }
+    if (worker.stopping(now)) {
+      drop_due(now);
       return;
     }
     if (now < pause_until) {
@@ -53,6 +78,8 @@ void User::refill(int64_t now) {
     ++next;
     p.intended_ns = intended;
     p.queued_ns = schedule.on() ? steady_ns() : now;
+    if (schedule.on() && intended < p.queued_ns)
+      p.queue_ns = std::min(full_since(intended), p.queued_ns - intended);
     std::string_view key = keys.format(p.key);
     std::string_view value;
     if (p.is_set) value = ctx.values.value_for(p.key, w.values.size_for(p.key));
@@ -64,6 +91,7 @@ void User::refill(int64_t now) {
         l.send(this, p, key, value);
         ++inflight;
         ++worker.busy;
+        if (schedule.on() && inflight == static_cast<size_t>(w.pipeline)) full_start = p.queued_ns;
         break;
       case Link::State::down:
         if (p.queued_ns < l.retry_at()) {
@@ -91,7 +119,24 @@ void User::refill(int64_t now) {
   }
 }
 
-void User::done(int64_t now) {
+int64_t User::full_since(int64_t intended) {
+  while (!full_spans.empty() && full_spans.front().end <= intended) {
+    full_before = full_spans.front().cum_end;
+    full_spans.pop_front();
+  }
+  int64_t at_intended = full_before;  // full time up to `intended`
+  if (!full_spans.empty() && full_spans.front().start < intended)
+    at_intended = full_spans.front().cum_end - (full_spans.front().end - intended);
+  return full_total - at_intended;
+}
+
+void User::done(int64_t now, int64_t freed_at) {
+  if (full_start >= 0) {
+    const int64_t end = std::max(freed_at != 0 ? freed_at : now, full_start);
+    full_total += end - full_start;
+    full_spans.push_back(FullSpan{full_start, end, full_total});
+    full_start = -1;
+  }
   --inflight;
   --worker.busy;
   refill(now);

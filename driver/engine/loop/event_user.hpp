@@ -37,9 +37,14 @@ struct User {
 
   // Sends what is due while the window has room; schedules a wake-up for what is not due yet.
   void refill(int64_t now);
-  // The reply to one of its requests arrived (or it failed): frees its slot.
-  void done(int64_t now);
+  // The reply to one of its requests arrived (or it failed): frees its slot. `freed_at`: when
+  // the slot really came free (the reply's arrival, when stamped; else now).
+  void done(int64_t now, int64_t freed_at = 0);
   void finish();
+  // The phase stopped sending (its end's late window passed, or an abort): finishes, and in
+  // rate mode counts the requests that were due by then (before the phase's end) and never
+  // left as dropped, per op (StatsSlot::add_dropped). Not at Ctrl-C.
+  void drop_due(int64_t now);
   // Its held request (picked while its connection was connecting) leaves now, or fails.
   void send_held(int64_t now);
   void fail_held(int64_t now);
@@ -60,6 +65,41 @@ struct User {
   KeyFormatter keys;
   uint64_t next = 0;  // requests picked so far
   size_t inflight = 0;
+  // Rate mode: the spans in which the --pipeline window was full (no request could leave until
+  // a reply freed a slot: the store's time), for each request's Pending::queue_ns. A span opens
+  // when a send fills the window and closes when a reply frees a slot (at its arrival, when
+  // stamped). Spans that ended before the next request's intended time are dropped.
+  struct FullSpan {
+    int64_t start, end;
+    int64_t cum_end;  // full time of every span up to this one's end
+  };
+  // A ring that grows only when full (a backlog longer than any before): no allocation per
+  // request once it has the size the run needs.
+  struct SpanRing {
+    std::vector<FullSpan> buf = std::vector<FullSpan>(8);
+    size_t head = 0, count = 0;
+    bool empty() const noexcept { return count == 0; }
+    const FullSpan& front() const noexcept { return buf[head]; }
+    void pop_front() noexcept {
+      head = (head + 1) % buf.size();
+      --count;
+    }
+    void push_back(const FullSpan& s) {
+      if (count == buf.size()) {  // full: unroll into a ring twice the size
+        std::vector<FullSpan> grown(buf.size() * 2);
+        for (size_t i = 0; i < count; ++i) grown[i] = buf[(head + i) % buf.size()];
+        buf.swap(grown);
+        head = 0;
+      }
+      buf[(head + count++) % buf.size()] = s;
+    }
+  };
+  SpanRing full_spans;
+  int64_t full_start = -1;  // the open span's start; -1: the window has room
+  int64_t full_total = 0;   // full time of every closed span
+  int64_t full_before = 0;  // full time of the spans dropped from the front
+  // Full time between `intended` (not before any earlier call's) and now (the window has room).
+  int64_t full_since(int64_t intended);
   bool finished = false;
   bool has_held = false;
   Pending held{};

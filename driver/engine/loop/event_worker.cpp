@@ -16,18 +16,11 @@ namespace {
 
 constexpr int64_t kTickNs = 5'000'000;        // timeouts, stop and abort are checked this often
 constexpr int64_t kStopGraceNs = 50'000'000;  // Ctrl-C: replies still awaited this long
-// The ready list from this many connections on the thread (Worker::ready_list). With 25 per
-// thread (2 x 25, 5 alternated rounds) it cost 0.85-0.98x Asio's reads' client CPU per op at
-// pipeline 1 in all eight configurations and 0.87-1.06x at pipeline 16; with 5 per thread
-// 0.94-1.04x; with 2, 1.06-1.26x (a wake-up then finds one or two links ready and pays the
-// epoll_wait and the re-arm for them). bench/results/driver_vs_peers-2026-12-03-readylist-*.
-constexpr size_t kReadyListConnections = 16;
 
 }  // namespace
 
 Worker::Worker(const WorkerContext& context)
     : ctx(context), end_ns(phase_end_ns(context)), timer_(io), guard_(asio::make_work_guard(io)) {
-  if (context.clients.size() < kReadyListConnections) return;
   const int fd = ::epoll_create1(EPOLL_CLOEXEC);
   if (fd < 0) return;  // Asio's reads, as for one connection
   error_code ec;
@@ -106,6 +99,9 @@ void Worker::run() {
   if (rate_mode) prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);  // as the Pacer: wake on time
   const size_t n = ctx.clients.size();
   depth_ = static_cast<size_t>(ctx.workload.pipeline);
+  if (n > 0)
+    late_ns = std::max(
+        kEndGraceNs, static_cast<const EventClient&>(*ctx.clients[0]).options().timeout_us * 1000);
   for (size_t c = 0; c < n; ++c) {
     auto& client = static_cast<EventClient&>(*ctx.clients[c]);
     if (c == 0 && client.slot_map())
@@ -152,7 +148,7 @@ void Worker::run() {
       if (router) refresh_slots(now);
       if (stopping(now)) {
         for (auto& u : users_) {
-          if (!u->has_held) u->finish();
+          if (!u->has_held) u->drop_due(now);
         }
       }
       flush_dirty();

@@ -118,9 +118,8 @@ TEST(KvdriveCluster, ASlotMigrationDuringARunIsFollowedAndEachRequestCountsOnce)
 
   auto report = run_kvdrive(dir, {"report", "--db", dir.file("r.db")});
   ASSERT_EQ(report.exit_code, 0) << report.output;
-  EXPECT_NE(report.output.find("hint: " + kv::fmt_int(static_cast<double>(moved)) +
-                               " MOVED and " + kv::fmt_int(static_cast<double>(asked)) +
-                               " ASK redirects followed"),
+  EXPECT_NE(report.output.find("hint: " + kv::fmt_int(static_cast<double>(moved)) + " MOVED and " +
+                               kv::fmt_int(static_cast<double>(asked)) + " ASK redirects followed"),
             std::string::npos)
       << report.output;
 }

@@ -41,16 +41,22 @@ inline std::map<std::string, std::vector<Field>> documented_fields() {
   return out;
 }
 
-// The fields of `table` with the percentile placeholder expanded for `percentile_names`.
+// The fields of `table` with the percentile placeholder (`lat_<p>_us`, `wire_<p>_us` ...)
+// expanded for `percentile_names`.
 inline std::vector<Field> expanded(const std::vector<Field>& fields,
                                    const std::vector<std::string>& percentile_names) {
   std::vector<Field> out;
   for (const auto& f : fields) {
-    if (f.name != "lat_<p>_us") {
+    const auto at = f.name.find("<p>");
+    if (at == std::string::npos) {
       out.push_back(f);
       continue;
     }
-    for (const auto& p : percentile_names) out.push_back({"lat_" + p + "_us"});
+    for (const auto& p : percentile_names) {
+      Field e = f;
+      e.name = f.name.substr(0, at) + p + f.name.substr(at + 3);
+      out.push_back(e);
+    }
   }
   return out;
 }

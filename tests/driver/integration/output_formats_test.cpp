@@ -73,9 +73,10 @@ TEST(OutputFormats, JsonDocumentHasEveryDocumentedFieldAndCsvOneFilePerTable) {
   ASSERT_EQ(a["runs"].size(), 1u);
   const json& run = a["runs"][0];
   const std::vector<std::string> pnames{"p50", "p90", "p99", "p999", "p9999"};
-  expect_documented(run, docs.at("runs"), "runs",
-                    {"metadata", "stores", "phases", "steps", "server", "hints", "searches",
-                     "search_steps", "timeline", "process_samples", "host_samples", "events"});
+  expect_documented(
+      run, docs.at("runs"), "runs",
+      {"metadata", "stores", "phases", "parts", "steps", "server", "hints", "searches",
+       "search_steps", "timeline", "process_samples", "host_samples", "events"});
   EXPECT_TRUE(run["searches"].empty());  // no --search
   EXPECT_EQ(run["status"], "completed");
   ASSERT_EQ(run["phases"].size(), 2u);
@@ -91,6 +92,13 @@ TEST(OutputFormats, JsonDocumentHasEveryDocumentedFieldAndCsvOneFilePerTable) {
     }
   }
   EXPECT_EQ(run["phases"][0]["ops"], 3000);
+  // Where the time went: per phase and op, at each percentile, the max and the mean.
+  ASSERT_EQ(run["parts"].size(), 2u * (pnames.size() + 2));
+  for (const auto& r : run["parts"]) expect_documented(r, docs.at("parts"), "parts");
+  EXPECT_EQ(run["parts"][0]["at"], "p50");
+  EXPECT_EQ(run["parts"][4]["at"], "p99.99");
+  EXPECT_EQ(run["parts"][5]["at"], "max");
+  EXPECT_EQ(run["parts"][6]["at"], "mean");
   for (const auto& s : run["stores"]) expect_documented(s, docs.at("stores"), "stores");
   ASSERT_FALSE(run["timeline"].empty());
   for (const auto& s : run["timeline"])
@@ -137,8 +145,8 @@ TEST(OutputFormats, JsonDocumentHasEveryDocumentedFieldAndCsvOneFilePerTable) {
   auto csv = run_kvdrive(dir, {"--log-level", "off", "report", "--db", db, "--run", "1", "--run",
                                "2", "--format", "csv", "--out", dir.file("csv")});
   ASSERT_EQ(csv.exit_code, 0) << csv.output;
-  for (const char* t : {"runs", "metadata", "stores", "phases", "timeline", "process_samples",
-                        "host_samples", "events", "comparison", "differences"}) {
+  for (const char* t : {"runs", "metadata", "stores", "phases", "parts", "timeline",
+                        "process_samples", "host_samples", "events", "comparison", "differences"}) {
     SCOPED_TRACE(t);
     auto lines = csv_lines(dir.file("csv/" + std::string(t) + ".csv"));
     ASSERT_FALSE(lines.empty());

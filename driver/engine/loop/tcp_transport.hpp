@@ -1,0 +1,32 @@
+// The plain-TCP transport's two primitives that the latency split needs (loop/event_link.cpp):
+// a socket that has the kernel stamp every segment it receives, and a read that returns the
+// bytes with the time the kernel received the last segment among them.
+//
+// The stamp is the kernel's software receive timestamp (SO_TIMESTAMPING with
+// SOF_TIMESTAMPING_RX_SOFTWARE | SOF_TIMESTAMPING_SOFTWARE): taken when the segment reached the
+// socket layer (after the NIC, the driver and the IP/TCP receive path, before the socket's
+// queue), on CLOCK_REALTIME. What lies between it and the read returning is the client's
+// receive path: waking the thread, the scheduler, the read itself. A read that returns several
+// segments carries the stamp of the last one, so replies read together share the later time:
+// the split charges their earlier arrival to the client's receive part, never to the store.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace kv::drive::loop {
+
+// Asks the kernel to stamp every segment `fd` receives; false when it refused. Set it as soon
+// as the socket exists: on this kernel the first segment after the setsockopt carried no stamp.
+bool enable_rx_timestamps(int fd) noexcept;
+
+// recvmsg(2) into buf: the bytes read (0 at end of stream, -1 with errno as recv), and in
+// *arrived_ns the kernel's receive stamp of the last segment read, moved to the steady clock
+// (kvbench/clock.hpp's steady_ns) by the wall-steady offset read right after the read; 0 when the
+// kernel gave no stamp (not enabled, or the first segment after enabling) or the stamp lies
+// outside [read time - 10 s, read time] (a wall clock stepped in between).
+ssize_t read_stamped(int fd, char* buf, size_t len, int64_t* arrived_ns) noexcept;
+
+}  // namespace kv::drive::loop

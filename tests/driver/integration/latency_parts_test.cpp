@@ -1,0 +1,226 @@
+// Whose time is it: each request's latency split into client send, wire, client receive (and, in
+// rate mode, the wait for a --pipeline slot), against a real redis-server. LatencyParts checks
+// the bookkeeping (every answered request split, the tables and outputs); LatencyAttribution the
+// timing: a stalled kvdrive is the client's time, a stalled store the store's. (The timing
+// suite runs in the plain build only: scripts/sanitize.sh leaves it out.)
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+
+#include "kvdrive_test_util.hpp"
+
+namespace {
+using namespace kv::test;
+
+// A part's figure of the one phase of `kind` (phase_part_percentiles), µs; -1 when none.
+double part(kv::Database& db, const std::string& kind, const std::string& op,
+            const std::string& name, const std::string& column) {
+  return query_double(db, "SELECT COALESCE((SELECT x." + column +
+                              " FROM phase_part_percentiles x JOIN phases p USING (phase_id) "
+                              "WHERE p.kind = '" +
+                              kind + "' AND x.op = '" + op + "' AND x.part = '" + name + "'), -1)");
+}
+
+double latency(kv::Database& db, const std::string& kind, const std::string& op,
+               const std::string& column) {
+  return query_double(db, "SELECT x." + column +
+                              " FROM phase_percentiles x JOIN phases p USING (phase_id) "
+                              "WHERE p.kind = '" +
+                              kind + "' AND x.op = '" + op +
+                              "' AND x.timing = CASE WHEN p.rate IS NULL THEN 'sent' ELSE "
+                              "'intended' END");
+}
+
+// Answered requests of a phase's op after its warm-up.
+int64_t answered(kv::Database& db, const std::string& kind, const std::string& op) {
+  return query_int(db,
+                   "SELECT SUM(d.ok) FROM driver_seconds d JOIN phases p USING (phase_id) "
+                   "WHERE d.warmup = 0 AND p.kind = '" +
+                       kind + "' AND d.op = '" + op + "'");
+}
+
+TEST(LatencyParts, EveryAnsweredRequestIsSplitAndTheOutputsCarryTheParts) {
+  StoreServer redis(StoreServer::Kind::redis);
+  KV_START_OR_SKIP(redis);
+  TempDir dir;
+  auto r = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", redis.uri(), "--keys",
+                             "2000", "--phases", "load,read", "--requests", "4000", "--threads",
+                             "2", "--connections", "2", "--pipeline", "4"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto db = kv::open_results_db(dir.file("r.db"));
+  for (const auto& [kind, op] :
+       {std::pair<std::string, std::string>{"load", "set"}, {"read", "get"}}) {
+    const int64_t ok = answered(db, kind, op);
+    ASSERT_GT(ok, 0) << kind;
+    // Plain TCP: every answered request left at a known time and its reply was stamped (but
+    // for the first replies, should the kernel turn host-wide stamping on only after them).
+    EXPECT_EQ(part(db, kind, op, "client_send", "count"), ok) << kind;
+    EXPECT_GE(part(db, kind, op, "wire", "count"), static_cast<double>(ok) * 0.99) << kind;
+    EXPECT_LE(part(db, kind, op, "wire", "count"), ok) << kind;
+    EXPECT_EQ(part(db, kind, op, "client_recv", "count"), part(db, kind, op, "wire", "count"));
+    EXPECT_EQ(part(db, kind, op, "queue", "count"), -1) << kind << ": closed loop has no queue";
+    // A part is a share of the whole: the wire's median is not above the latency's.
+    EXPECT_LE(part(db, kind, op, "wire", "p50_us"), latency(db, kind, op, "p50_us") * 1.01 + 1);
+    // Each second's part histograms add up to the phase's (warm-up left out).
+    EXPECT_EQ(query_int(db,
+                        "SELECT SUM(s.count) FROM second_part_buckets s JOIN phases p USING "
+                        "(phase_id) JOIN driver_seconds d ON d.phase_id = s.phase_id AND d.ts_us "
+                        "= s.ts_us AND d.op = s.op WHERE d.warmup = 0 AND s.part = 'wire' AND "
+                        "p.kind = '" +
+                            kind + "'"),
+              ok);
+  }
+  // Where the time went: at each percentile the mean parts add up to the mean latency there.
+  auto rows = db.prepare(
+      "SELECT count, latency_us, queue_us + client_send_us + wire_us + client_recv_us "
+      "FROM latency_part_bins");
+  int64_t binned = 0;
+  while (rows.step()) {
+    binned += rows.column_int(0);
+    EXPECT_NEAR(rows.column_double(2), rows.column_double(1), rows.column_double(1) * 1e-6 + 1);
+  }
+  EXPECT_EQ(binned, query_int(db, "SELECT SUM(count) FROM latency_part_range WHERE part = 'wire'"));
+  // The text report shows where the time went; JSON and CSV carry the flat columns.
+  auto text = run_kvdrive(dir, {"report", "--db", dir.file("r.db")});
+  ASSERT_EQ(text.exit_code, 0) << text.output;
+  EXPECT_NE(text.output.find("where the time went"), std::string::npos) << text.output;
+  EXPECT_NE(text.output.find("client recv"), std::string::npos) << text.output;
+  auto json = run_kvdrive(dir, {"report", "--db", dir.file("r.db"), "--format", "json"});
+  ASSERT_EQ(json.exit_code, 0) << json.output;
+  const auto doc = nlohmann::json::parse(json.output);
+  bool seen = false;
+  for (const auto& run : doc["runs"])
+    for (const auto& row : run["phases"]) {
+      ASSERT_TRUE(row.contains("wire_p99_us")) << row.dump();
+      ASSERT_TRUE(row.contains("client_send_p99_us")) << row.dump();
+      ASSERT_TRUE(row.contains("client_recv_p50_us")) << row.dump();
+      EXPECT_TRUE(row["wire_p99_us"].is_number()) << row.dump();
+      EXPECT_LE(row["wire_p50_us"].get<double>(), row["lat_p50_us"].get<double>() * 1.01 + 1);
+      seen = true;
+    }
+  EXPECT_TRUE(seen) << json.output;
+}
+
+// kvdrive itself stopped for a second in a rate phase: the end-to-end p99 carries the stall,
+// the wire does not (it stays in the quiet run's range), and the client's parts do.
+TEST(LatencyAttribution, AStalledClientIsTheClientsTimeNotTheWires) {
+  StoreServer redis(StoreServer::Kind::redis);
+  KV_START_OR_SKIP(redis);
+  TempDir dir;
+  const std::string log = dir.file("kvdrive.log");
+  Process p({kKvdrive, "run", "--db", dir.file("r.db"), "--target", redis.uri(), "--keys", "1000",
+             "--phases", "load,read", "--duration", "6s", "--rate", "1000", "--threads", "2"},
+            log);
+  ASSERT_TRUE(wait_for_value(dir.file("r.db"), phase_rows_at_least("read", 2))) << slurp(log);
+  p.signal(SIGSTOP);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  p.signal(SIGCONT);
+  ASSERT_EQ(p.wait(60'000), 0) << slurp(log);
+  auto db = kv::open_results_db(dir.file("r.db"));
+  const double lat_p99 = latency(db, "read", "get", "p99_us");
+  const double wire_p99 = part(db, "read", "get", "wire", "p99_us");
+  const double send_p99 = part(db, "read", "get", "client_send", "p99_us");
+  EXPECT_GT(lat_p99, 300'000) << "the stall is in the end-to-end latency";
+  EXPECT_LT(wire_p99, 50'000) << "the store answered at once: the wire did not wait";
+  EXPECT_GT(send_p99, 300'000) << "the requests due in the stall left late: kvdrive's time";
+  EXPECT_LT(part(db, "read", "get", "queue", "p99_us"), 50'000);
+  // Named: a client_stall event in the stall's second, a hint, and the summary's note.
+  EXPECT_GE(query_int(db, "SELECT COUNT(*) FROM events WHERE kind = 'client_stall'"), 1);
+  EXPECT_NE(slurp(log).find("the client, not the store"), std::string::npos) << slurp(log);
+  auto report = run_kvdrive(dir, {"report", "--db", dir.file("r.db")});
+  ASSERT_EQ(report.exit_code, 0) << report.output;
+  EXPECT_NE(report.output.find("hint: "), std::string::npos) << report.output;
+  EXPECT_NE(report.output.find("is kvdrive's own time"), std::string::npos) << report.output;
+}
+
+// The store stopped for a second: its time is the store-side parts' (the wire, and the wait for
+// a --pipeline slot that its missing replies held), never the client's.
+TEST(LatencyAttribution, AStalledStoreIsTheStoresTimeNotTheClients) {
+  StoreServer redis(StoreServer::Kind::redis);
+  KV_START_OR_SKIP(redis);
+  TempDir dir;
+  const std::string log = dir.file("kvdrive.log");
+  Process p({kKvdrive, "run", "--db", dir.file("r.db"), "--target", redis.uri(), "--keys", "1000",
+             "--phases", "load,read", "--duration", "6s", "--rate", "1000", "--threads", "2",
+             "--timeout", "5s"},
+            log);
+  ASSERT_TRUE(wait_for_value(dir.file("r.db"), phase_rows_at_least("read", 2))) << slurp(log);
+  redis.process().signal(SIGSTOP);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  redis.process().signal(SIGCONT);
+  ASSERT_EQ(p.wait(60'000), 0) << slurp(log);
+  auto db = kv::open_results_db(dir.file("r.db"));
+  EXPECT_GT(latency(db, "read", "get", "p99_us"), 300'000);
+  EXPECT_GT(part(db, "read", "get", "wire", "max_us"), 300'000) << "in flight through the stall";
+  EXPECT_GT(part(db, "read", "get", "queue", "p99_us"), 300'000)
+      << "the requests due in the stall waited for their connection's slot";
+  EXPECT_LT(part(db, "read", "get", "client_send", "p99_us"), 50'000);
+  EXPECT_LT(part(db, "read", "get", "client_recv", "p99_us"), 50'000);
+  // A stalled store is the store's time: no client_stall event for the stall's seconds (one
+  // elsewhere, say a start-up second beside another test's load, is the client's own).
+  EXPECT_EQ(query_int(db,
+                      "SELECT COUNT(*) FROM events WHERE kind = 'client_stall' AND "
+                      "CAST(substr(message, instr(message, ' p99 ') + 5) AS REAL) >= 100"),
+            0)
+      << query_text(db, "SELECT group_concat(message, char(10)) FROM events");
+}
+
+// Every due request is accounted for. The store stopped for 3 s from 4 s into a 6 s phase at
+// 200 req/s: the requests due in its last 2 s leave late, once it answers again, their latency
+// from when they were due, so all 1,200 are answered and the p99 is the stall's ~2.9 s.
+TEST(LatencyAttribution, RequestsDueBeforeThePhasesEndAreSentLateNotDropped) {
+  StoreServer redis(StoreServer::Kind::redis);
+  KV_START_OR_SKIP(redis);
+  TempDir dir;
+  const std::string log = dir.file("kvdrive.log");
+  Process p({kKvdrive, "run", "--db", dir.file("r.db"), "--target", redis.uri(), "--keys", "1000",
+             "--phases", "read", "--duration", "6s", "--rate", "200", "--threads", "2"},
+            log);
+  ASSERT_TRUE(wait_for_value(dir.file("r.db"), phase_rows_at_least("read", 4))) << slurp(log);
+  redis.process().signal(SIGSTOP);
+  std::this_thread::sleep_for(std::chrono::milliseconds(3000));
+  redis.process().signal(SIGCONT);
+  ASSERT_EQ(p.wait(60'000), 0) << slurp(log);
+  auto db = kv::open_results_db(dir.file("r.db"));
+  EXPECT_EQ(query_int(db, "SELECT SUM(ops) FROM driver_seconds"), 1200);
+  EXPECT_EQ(query_int(db, "SELECT SUM(dropped) FROM driver_seconds"), 0);
+  const double p99 = latency(db, "read", "get", "p99_us");
+  EXPECT_GT(p99, 2'000'000);
+  EXPECT_LT(p99, 3'500'000);
+}
+
+// A store that stays stopped past the request timeout after the end: what could not leave by
+// then is dropped, counted, never lost: ops + dropped = the 1,200 due.
+TEST(LatencyAttribution, RequestsThatCannotLeaveInTimeAreCountedAsDropped) {
+  StoreServer redis(StoreServer::Kind::redis);
+  KV_START_OR_SKIP(redis);
+  TempDir dir;
+  const std::string log = dir.file("kvdrive.log");
+  Process p({kKvdrive, "run", "--db", dir.file("r.db"), "--target", redis.uri(), "--keys", "1000",
+             "--phases", "read", "--duration", "6s", "--rate", "200", "--threads", "2", "--timeout",
+             "1s"},
+            log);
+  ASSERT_TRUE(wait_for_value(dir.file("r.db"), phase_rows_at_least("read", 4))) << slurp(log);
+  redis.process().signal(SIGSTOP);
+  std::this_thread::sleep_for(std::chrono::milliseconds(4500));
+  redis.process().signal(SIGCONT);
+  const int code = p.wait(60'000);
+  EXPECT_TRUE(code == 0 || code == 1) << slurp(log);
+  auto db = kv::open_results_db(dir.file("r.db"));
+  const int64_t ops = query_int(db, "SELECT SUM(ops) FROM driver_seconds");
+  const int64_t dropped = query_int(db, "SELECT SUM(dropped) FROM driver_seconds");
+  EXPECT_GT(dropped, 0);
+  EXPECT_EQ(ops + dropped, 1200) << ops << " + " << dropped;
+  auto json = run_kvdrive(dir, {"report", "--db", dir.file("r.db"), "--format", "json"});
+  ASSERT_EQ(json.exit_code, 0) << json.output;
+  const auto doc = nlohmann::json::parse(json.output);
+  EXPECT_EQ(doc["runs"][0]["phases"][0]["dropped"].get<int64_t>(), dropped);
+  auto text = run_kvdrive(dir, {"report", "--db", dir.file("r.db")});
+  EXPECT_NE(text.output.find("dropped (requests + dropped"), std::string::npos) << text.output;
+}
+
+}  // namespace
