@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kvbench/histogram.hpp"
+#include "stats/interval_stats.hpp"
 #include "store/redis_latency.hpp"
 #include "workload/search_options.hpp"
 
@@ -57,6 +58,10 @@ struct StepMeasure {
   // Highest of any second: a thread's time on a CPU or runnable waiting for one (0: unknown).
   double busiest_thread_wanted = 0;
   uint64_t in_flight_slots = 0;  // threads x connections x pipeline (0: unknown)
+  // Where the time went (schema/README.md "Whose time is it"): the fully split requests by
+  // latency, so a percentile's share of kvdrive's own time is known; empty when unknown (TLS,
+  // or a --processes group's step).
+  PartBins part_bins;
   ServerSigns server;
 
   uint64_t ok() const { return ops - failed; }
@@ -72,10 +77,16 @@ struct StepVerdict {
                        // "samples", "server: swap-in" ...; empty for a pass
   std::string reason;  // every limit passed, for people: "p99 12.3 ms > 1 ms; server: swap-in"
   std::string server;  // the distress part alone ("swap-in 35 pages/s"), empty when none
+  // kvdrive's own share (client send + client recv) of the first latency bound's percentile,
+  // % (the requests around it: PartBins); nullopt when unknown.
+  std::optional<double> client_share_pct;
 };
 
 // Judges one step. Invalid (the client was the limit, or too few requests for a percentile of
 // the objective) comes first; otherwise it fails on any objective bound or any distress limit.
+// A latency bound missed only because of kvdrive's own time (the percentile's requests less
+// their client send + client recv would meet it) is client-bound ("client-latency"), not a
+// failure: a latency floor of the client is not the store's capacity.
 StepVerdict judge_step(const SearchOptions& s, const StepMeasure& m);
 
 // How long a step at `rate` runs after its warm-up: the step duration, or long enough for the

@@ -38,6 +38,7 @@ void fill_step_run(const PhaseResult& result, int64_t phase_id, const WorkloadSp
     m.ops += op.ops;
     m.failed += op.failed();
     m.latency.merge(op.latency);
+    m.part_bins.merge(op.part_bins);
     sent.merge(op.sent_latency);
     slip.merge(op.slip);
   }
@@ -211,10 +212,11 @@ void write_step(Database& db, int64_t run_id, int64_t target_id, int ordinal, co
         "major_faults_per_s, "
         "psi_memory_full_pct, verdict, limit_reason, detail, cg_memory_high_events, "
         "cg_memory_max_events, cg_oom_events, cg_cpu_throttled_pct, cg_cpu_throttled_ms_per_s, "
-        "server_calls, server_p50_us, server_p99_us, server_p999_us, cg_psi_memory_full_pct) "
+        "server_calls, server_p50_us, server_p99_us, server_p999_us, cg_psi_memory_full_pct, "
+        "client_share_pct) "
         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, "
         "?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, "
-        "?36)")
+        "?36, ?37)")
       .bind(1, r.phase_id)
       .bind(2, run_id)
       .bind(3, target_id)
@@ -253,6 +255,7 @@ void write_step(Database& db, int64_t run_id, int64_t target_id, int ordinal, co
       .bind(34, sl ? std::optional<double>(sl->p99_us) : std::nullopt)
       .bind(35, sl ? std::optional<double>(sl->p999_us) : std::nullopt)
       .bind(36, m.server.cg_psi_memory_full_pct)
+      .bind(37, v.client_share_pct)
       .run();
   tx.commit();
 }

@@ -42,6 +42,40 @@ TEST(SearchVerdict, ALatencyBoundPassedFailsNamingThePercentile) {
   EXPECT_NE(v.reason.find("p99 2.0"), std::string::npos) << v.reason;
 }
 
+// Every request of the step split into its parts (µs): client send, wire, client recv.
+void split_all(StepMeasure& m, double send_us, double wire_us, double recv_us) {
+  for (uint64_t i = 0; i < m.ops; ++i)
+    m.part_bins.record(static_cast<uint64_t>((send_us + wire_us + recv_us) * 1e3), 0,
+                       static_cast<uint64_t>(send_us * 1e3), static_cast<uint64_t>(wire_us * 1e3),
+                       static_cast<uint64_t>(recv_us * 1e3));
+}
+
+TEST(SearchVerdict, ABoundMissedOnlyByKvdrivesOwnTimeIsClientBoundNotFailed) {
+  // p99 1.5 ms > 1 ms, of which 1.2 ms kvdrive's: the store's 0.3 ms meets the objective.
+  auto m = step(1000, 1000, 1500);
+  split_all(m, 1000, 300, 200);
+  auto v = judge_step(options(), m);
+  EXPECT_EQ(v.verdict, Verdict::invalid);
+  EXPECT_EQ(v.limit, "client-latency");
+  EXPECT_NE(v.reason.find("in kvdrive"), std::string::npos) << v.reason;
+  ASSERT_TRUE(v.client_share_pct.has_value());
+  EXPECT_NEAR(*v.client_share_pct, 80, 0.5);
+}
+
+TEST(SearchVerdict, ABoundTheStoresPartAloneMissesFails) {
+  // p99 1.5 ms, of which 1.2 ms on the wire: the store's part alone misses 1 ms.
+  auto m = step(1000, 1000, 1500);
+  split_all(m, 200, 1200, 100);
+  auto v = judge_step(options(), m);
+  EXPECT_EQ(v.verdict, Verdict::fail);
+  EXPECT_EQ(v.limit, "p99");
+  ASSERT_TRUE(v.client_share_pct.has_value());
+  EXPECT_NEAR(*v.client_share_pct, 20, 0.5);
+  // Unknown parts (TLS): judged on the latency alone, as before.
+  EXPECT_EQ(judge_step(options(), step(1000, 1000, 1500)).limit, "p99");
+  EXPECT_FALSE(judge_step(options(), step(1000, 1000, 1500)).client_share_pct.has_value());
+}
+
 TEST(SearchVerdict, AStepThatCannotBeSentFails) {
   auto v = judge_step(options(), step(1000, 900, 100));
   EXPECT_EQ(v.verdict, Verdict::fail);
