@@ -141,7 +141,8 @@ last_rate=20000                  # kvdrive's ops/s of the current round: sizes r
 
 kvdrive_run() { # config proto uri ratio size pipeline round [binary tool]
   local cfg=$1 proto=$2 uri=$3 ratio=$4 size=$5 pipe=$6 r=$7 bin=${8:-$kvdrive} tool=${9:-kvdrive}
-  local spid conn_args db=$work/kvdrive.db
+  # One results file per tool: a baseline build may read an older schema than kvdrive writes.
+  local spid conn_args db=$work/$tool.db
   spid=$rpid; [[ $proto == redis ]] || spid=$mpid
   if [[ $proto == memcached && $engine == classic ]] && ((pipe == 1)); then
     conn_args=(--threads $((threads * per_thread)))  # one blocking connection each

@@ -69,16 +69,17 @@ struct Pending {
 
 // Where a request was on its way, beside its Pending's times (0: not known).
 struct Stamps {
-  int64_t sent_ns = 0;     // the write that took its last byte returned
+  int64_t sent_ns = 0;     // the send call that took its last byte began
   int64_t arrived_ns = 0;  // the kernel received the last segment of the read with its reply
 };
 
 // The parts of one request's latency (each >= 0; they add up to latency_ns when all known):
 //   queue        of due -> sent, the time its connection's --pipeline window was full (the
 //                store's: the replies that would free a slot had not come), rate mode only
-//   client_send  the rest of due -> sent: kvdrive's own delay before the bytes left (waking
-//                late, a descheduled thread, batching, the send call)
-//   wire         sent -> arrived: the network both ways, the store's queueing and execution
+//   client_send  the rest of due -> sent: kvdrive's own delay before its send call (waking
+//                late, a descheduled thread, batching)
+//   wire         sent -> arrived: the kernel's send path, the network both ways, the store's
+//                queueing and execution
 //   client_recv  arrived -> read: kvdrive's receive path (waking, the read, decoding)
 // where due is the intended send time in rate mode, else when the request was queued.
 inline void split_latency(const Pending& p, const Stamps& s, int64_t done_ns, RequestRecord* r) {

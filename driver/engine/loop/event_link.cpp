@@ -238,13 +238,14 @@ void Link::flush() {
     return;
   }
   error_code ec;
+  const int64_t at = steady_ns();  // the send call's start: its kernel path is the wire's
   size_t n = sock_.write_some(asio::buffer(out_), ec);
   if (ec && ec != asio::error::would_block && ec != asio::error::try_again) {
     fail(OpStatus::error, steady_ns());
     return;
   }
   written_bytes_ += n;
-  mark_sent(steady_ns());
+  mark_sent(at);
   if (n == out_.size()) {
     out_.clear();
     return;
@@ -252,9 +253,9 @@ void Link::flush() {
   write_rest(n);
 }
 
-void Link::mark_sent(int64_t now) {
+void Link::mark_sent(int64_t at) {
   while (sent_marked_ < fifo_.size() && fifo_.at(sent_marked_).end <= written_bytes_)
-    fifo_.at(sent_marked_++).sent_ns = now;
+    fifo_.at(sent_marked_++).sent_ns = at;
 }
 
 Flight Link::pop_flight() {
@@ -274,16 +275,17 @@ void Link::flush_split() {
                            ? splits_.front() - base
                            : out_.size();
     error_code ec;
+    const int64_t at = steady_ns();
     const size_t n = sock_.write_some(asio::buffer(out_.data() + off, end - off), ec);
     if (ec && ec != asio::error::would_block && ec != asio::error::try_again) {
       fail(OpStatus::error, steady_ns());
       return;
     }
     written_bytes_ += n;
+    mark_sent(at);
     off += n;
     if (off < end) break;  // the socket's buffer is full
   }
-  mark_sent(steady_ns());
   if (off == out_.size()) {
     out_.clear();
     return;
@@ -316,6 +318,7 @@ void Link::write_rest(size_t from) {
 void Link::write_tls() {
   while (tls_sent_ < sending_.size()) {
     size_t n = 0;
+    const int64_t at = steady_ns();
     auto io = tls_->write(sending_.data() + tls_sent_, sending_.size() - tls_sent_, &n);
     if (io != st::TlsSession::Io::done) {
       wait_tls(io, &Link::write_tls);
@@ -323,7 +326,7 @@ void Link::write_tls() {
     }
     tls_sent_ += n;
     written_bytes_ += n;
-    mark_sent(steady_ns());
+    mark_sent(at);
   }
   writing_ = false;
   sending_.clear();

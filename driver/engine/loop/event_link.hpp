@@ -40,7 +40,7 @@ struct Flight {
   st::Op op = st::Op::other;
   uint64_t start = 0;     // where its bytes begin in the socket's output stream
   uint64_t end = 0;       // where they end: it has left once the socket took that many bytes
-  int64_t sent_ns = 0;    // when the write that took its last byte returned; 0: not yet
+  int64_t sent_ns = 0;    // when the send call that took its last byte began; 0: not yet
   uint8_t redirects = 0;  // Redis Cluster: MOVED / ASK followed so far
 };
 
@@ -92,8 +92,10 @@ class Link {
   template <class Replies>
   bool complete_replies(Replies& c, int64_t now, int64_t arrived);
   bool complete(st::Verdict v, std::string_view value, int64_t now, int64_t arrived);
-  // The requests whose last byte the socket has taken (written_bytes_) are sent at `now`.
-  void mark_sent(int64_t now);
+  // The requests whose last byte the socket has taken (written_bytes_) were sent at `at`: when
+  // the send call that took it began (its kernel path, on loopback the store's receipt too,
+  // is the wire's; a write finished by Asio later: when its handler ran).
+  void mark_sent(int64_t at);
   // Removes the oldest request in flight.
   Flight pop_flight();
   st::Verdict out_of_step(size_t buffered, st::Verdict v) const;
