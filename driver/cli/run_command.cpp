@@ -35,7 +35,7 @@
 namespace kv::drive {
 namespace {
 
-std::atomic<bool> g_stop{false};  // the one mutable global: set by SIGINT/SIGTERM
+std::atomic<bool> g_stop{false};  // set by SIGINT/SIGTERM (and the group's stop signal)
 
 void on_signal(int) {
   if (g_stop.exchange(true)) leave_now_on_signal();  // a second Ctrl-C: leave now, marked

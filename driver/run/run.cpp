@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "engine/loop/event_client.hpp"
+#include "engine/pacer.hpp"
 #include "kvbench/clock.hpp"
 #include "kvbench/log.hpp"
 #include "kvbench/protocol.hpp"
@@ -77,6 +78,20 @@ RunEnd run_one_phase(const RunOptions& opts, const PhaseSlot& at, const Workload
   }
   writer.end_phase(phase_id, result.ended_ts_us, run_status_name(result.status), result.totals,
                    rate_mode);
+  // Requests due before the end that left late (engine/pacer.hpp kEndGraceNs) stretch the
+  // phase past its duration: its rates are over its real wall time, and the file says so.
+  const int64_t past_us = result.ended_ts_us - result.started_ts_us - plan.duration_us;
+  if (rate_mode && plan.duration_us > 0 && past_us > kEndGraceNs / 1000 &&
+      result.status == RunStatus::completed) {
+    const std::string msg =
+        label + ": ran " + fmt_fixed(static_cast<double>(past_us) / 1e6, 2) + " s past its " +
+        format_duration_us(plan.duration_us) +
+        " to send the requests due before its end, late; its req/s is over the " +
+        fmt_fixed(static_cast<double>(result.ended_ts_us - result.started_ts_us) / 1e6, 2) +
+        " s it really took";
+    log_info() << msg;
+    writer.event(at.run_id, "phase_extended", msg);
+  }
   if (step) fill_step_run(result, phase_id, w, step);
   if (result.status == RunStatus::failed) return {result.status, label + ": " + result.error};
   if (result.status == RunStatus::interrupted) return {result.status, "interrupted by signal"};

@@ -1,5 +1,5 @@
 // Owning pointers for hiredis's objects: the deleters, defined once for every file that uses
-// hiredis (the Redis client, the store-stats poller, the cluster topology, the RESP codec).
+// hiredis (the store-stats poller's blocking connection, the cluster topology, the RESP codec).
 #pragma once
 
 #include <hiredis/hiredis.h>

@@ -6,8 +6,8 @@
 
 namespace kv::drive {
 
-// interrupted: given up by StoreClient::interrupt() (Ctrl-C) before its reply arrived. Neither
-// ok nor failed, and not counted: the store may or may not have executed it.
+// interrupted: given up at Ctrl-C (the event loop's Link::interrupt) before its reply
+// arrived. Neither ok nor failed, and not counted: the store may or may not have executed it.
 enum class OpStatus : uint8_t { ok, hit, miss, error, timeout, interrupted };
 
 }  // namespace kv::drive

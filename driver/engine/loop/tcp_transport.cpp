@@ -39,7 +39,9 @@ ssize_t read_stamped(int fd, char* buf, size_t len, int64_t* arrived_ns) noexcep
   const int64_t steady = clock_ns(CLOCK_MONOTONIC);
   const int64_t wall = clock_ns(CLOCK_REALTIME);
   for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
-    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_TIMESTAMPING) continue;
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_TIMESTAMPING ||
+        c->cmsg_len < CMSG_LEN(sizeof(scm_timestamping)))
+      continue;
     scm_timestamping ts{};
     std::memcpy(&ts, CMSG_DATA(c), sizeof ts);  // ts[0]: the software stamp
     const int64_t stamp = static_cast<int64_t>(ts.ts[0].tv_sec) * 1'000'000'000 + ts.ts[0].tv_nsec;

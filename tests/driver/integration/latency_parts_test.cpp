@@ -188,6 +188,8 @@ TEST(LatencyAttribution, RequestsDueBeforeThePhasesEndAreSentLateNotDropped) {
   auto db = kv::open_results_db(dir.file("r.db"));
   EXPECT_EQ(query_int(db, "SELECT SUM(ops) FROM driver_seconds"), 1200);
   EXPECT_EQ(query_int(db, "SELECT SUM(dropped) FROM driver_seconds"), 0);
+  EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM events WHERE kind = 'phase_extended'"), 1)
+      << "the phase ran past its 6 s and says so";
   const double p99 = latency(db, "read", "get", "p99_us");
   EXPECT_GT(p99, 2'000'000);
   EXPECT_LT(p99, 3'500'000);
