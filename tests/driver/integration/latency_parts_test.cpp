@@ -127,7 +127,9 @@ TEST(LatencyAttribution, AStalledClientIsTheClientsTimeNotTheWires) {
   EXPECT_GT(lat_p99, 300'000) << "the stall is in the end-to-end latency";
   EXPECT_LT(wire_p99, 50'000) << "the store answered at once: the wire did not wait";
   EXPECT_GT(send_p99, 300'000) << "the requests due in the stall left late: kvdrive's time";
-  EXPECT_LT(part(db, "read", "get", "queue", "p99_us"), 50'000);
+  // The backlog left after the stall drains through each connection's window, one round trip
+  // each: that wait is queue (tens of ms on a loaded host), never the stall's second.
+  EXPECT_LT(part(db, "read", "get", "queue", "p99_us"), 200'000);
   // Named: a client_stall event in the stall's second, a hint, and the summary's note.
   EXPECT_GE(query_int(db, "SELECT COUNT(*) FROM events WHERE kind = 'client_stall'"), 1);
   EXPECT_NE(slurp(log).find("the client, not the store"), std::string::npos) << slurp(log);
@@ -160,11 +162,12 @@ TEST(LatencyAttribution, AStalledStoreIsTheStoresTimeNotTheClients) {
       << "the requests due in the stall waited for their connection's slot";
   EXPECT_LT(part(db, "read", "get", "client_send", "p99_us"), 50'000);
   EXPECT_LT(part(db, "read", "get", "client_recv", "p99_us"), 50'000);
-  // A stalled store is the store's time: no client_stall event for the stall's seconds (one
-  // elsewhere, say a start-up second beside another test's load, is the client's own).
+  // A stalled store is the store's time: no client_stall event for the stall's requests (p99
+  // ~1 s). One elsewhere is kvdrive's own: a start-up second beside another test's load, or
+  // the drain after the stall on a loaded host, where each round trip waits for kvdrive too.
   EXPECT_EQ(query_int(db,
                       "SELECT COUNT(*) FROM events WHERE kind = 'client_stall' AND "
-                      "CAST(substr(message, instr(message, ' p99 ') + 5) AS REAL) >= 100"),
+                      "CAST(substr(message, instr(message, ' p99 ') + 5) AS REAL) >= 500"),
             0)
       << query_text(db, "SELECT group_concat(message, char(10)) FROM events");
 }
