@@ -127,6 +127,58 @@ int64_t ResultsWriter::begin_phase(const PhaseRow& row) {
   return id;
 }
 
+namespace {
+
+// A second's histogram as bucket rows of `ins`, whose columns are (phase_id, ts_us, op,
+// timing or part, upper_us, count): second_latency_buckets and second_part_buckets alike.
+void write_second_buckets(Statement& ins, int64_t phase_id, int64_t ts_us, OpType op,
+                          const char* kind, const SparseHistogram& h) {
+  for (const auto& [index, count] : h.buckets)
+    ins.bind(1, phase_id)
+        .bind(2, ts_us)
+        .bind(3, op_name(op))
+        .bind(4, kind)
+        .bind(5, static_cast<double>(LatencyHistogram::bucket_upper_ns(index)) / 1000.0)
+        .bind(6, static_cast<int64_t>(count))
+        .run();
+}
+
+// A phase's histogram as its range row, (phase_id, op, timing or part, count, min_us, max_us,
+// mean_us), and its bucket rows, (phase_id, op, timing or part, upper_us, count):
+// latency_range / latency_buckets and latency_part_range / latency_part_buckets alike.
+void write_phase_histogram(Statement& range, Statement& ins, int64_t phase_id, OpType op,
+                           const char* kind, const LatencyHistogram& h) {
+  if (h.count() == 0) return;
+  range.bind(1, phase_id)
+      .bind(2, op_name(op))
+      .bind(3, kind)
+      .bind(4, static_cast<int64_t>(h.count()))
+      .bind(5, static_cast<double>(h.min_ns()) / 1000.0)
+      .bind(6, static_cast<double>(h.max_ns()) / 1000.0)
+      .bind(7, h.mean_ns() / 1000.0)
+      .run();
+  for (int i = 0; i < LatencyHistogram::kBuckets; ++i) {
+    if (h.bucket_count(i) == 0) continue;
+    ins.bind(1, phase_id)
+        .bind(2, op_name(op))
+        .bind(3, kind)
+        .bind(4, static_cast<double>(LatencyHistogram::bucket_upper_ns(i)) / 1000.0)
+        .bind(5, static_cast<int64_t>(h.bucket_count(i)))
+        .run();
+  }
+}
+
+// The parts of an op's latency (schema 015, schema/README.md "Whose time is it"), by name.
+template <class H, class S>
+std::array<std::pair<const char*, const H*>, 4> parts_of(const S& s) {
+  return {{{"queue", &s.queue},
+           {"client_send", &s.client_send},
+           {"wire", &s.wire},
+           {"client_recv", &s.client_recv}}};
+}
+
+}  // namespace
+
 void ResultsWriter::write_second(int64_t phase_id, const SecondReport& sec, bool rate_mode) {
   WriteTransaction tx(db_);
   auto ins = db_.prepare(
@@ -177,22 +229,18 @@ void ResultsWriter::write_second(int64_t phase_id, const SecondReport& sec, bool
   auto bucket = db_.prepare(
       "INSERT INTO second_latency_buckets(phase_id, ts_us, op, timing, upper_us, count) "
       "VALUES (?, ?, ?, ?, ?, ?)");
-  auto write_buckets = [&](OpType op, const char* timing, const SparseHistogram& h) {
-    for (const auto& [index, count] : h.buckets)
-      bucket.bind(1, phase_id)
-          .bind(2, sec.ts_us)
-          .bind(3, op_name(op))
-          .bind(4, timing)
-          .bind(5, static_cast<double>(LatencyHistogram::bucket_upper_ns(index)) / 1000.0)
-          .bind(6, static_cast<int64_t>(count))
-          .run();
-  };
+  auto part_bucket = db_.prepare(
+      "INSERT INTO second_part_buckets(phase_id, ts_us, op, part, upper_us, count) "
+      "VALUES (?, ?, ?, ?, ?, ?)");
   for (OpType op : {OpType::set, OpType::get}) {
     // The timings of latency_buckets: in rate mode lat_* is from the intended send time.
-    write_buckets(op, rate_mode ? "intended" : "sent", sec[op].latency);
-    if (rate_mode) write_buckets(op, "sent", sec[op].sent_latency);
+    write_second_buckets(bucket, phase_id, sec.ts_us, op, rate_mode ? "intended" : "sent",
+                         sec[op].latency);
+    if (rate_mode)
+      write_second_buckets(bucket, phase_id, sec.ts_us, op, "sent", sec[op].sent_latency);
+    for (const auto& [part, h] : parts_of<SparseHistogram>(sec[op]))
+      write_second_buckets(part_bucket, phase_id, sec.ts_us, op, part, *h);
   }
-  write_part_buckets(phase_id, sec);
   db_.prepare(
          "INSERT INTO client_seconds(phase_id, ts_us, interval_us, cpu_user_us, cpu_system_us, "
          "busiest_thread_cpu_pct, spin_us, clock_offset_us, cluster_moved, cluster_ask) "
@@ -209,37 +257,6 @@ void ResultsWriter::write_second(int64_t phase_id, const SecondReport& sec, bool
       .bind(10, sec.asked)
       .run();
   tx.commit();
-}
-
-namespace {
-
-// The parts of an op's latency (schema 015, schema/README.md "Whose time is it"), by name.
-template <class H, class S>
-std::array<std::pair<const char*, const H*>, 4> parts_of(const S& s) {
-  return {{{"queue", &s.queue},
-           {"client_send", &s.client_send},
-           {"wire", &s.wire},
-           {"client_recv", &s.client_recv}}};
-}
-
-}  // namespace
-
-void ResultsWriter::write_part_buckets(int64_t phase_id, const SecondReport& sec) {
-  auto ins = db_.prepare(
-      "INSERT INTO second_part_buckets(phase_id, ts_us, op, part, upper_us, count) "
-      "VALUES (?, ?, ?, ?, ?, ?)");
-  for (OpType op : {OpType::set, OpType::get}) {
-    for (const auto& [part, h] : parts_of<SparseHistogram>(sec[op])) {
-      for (const auto& [index, count] : h->buckets)
-        ins.bind(1, phase_id)
-            .bind(2, sec.ts_us)
-            .bind(3, op_name(op))
-            .bind(4, part)
-            .bind(5, static_cast<double>(LatencyHistogram::bucket_upper_ns(index)) / 1000.0)
-            .bind(6, static_cast<int64_t>(count))
-            .run();
-    }
-  }
 }
 
 void ResultsWriter::write_part_totals(int64_t phase_id, const IntervalStats& totals) {
@@ -269,28 +286,9 @@ void ResultsWriter::write_part_totals(int64_t phase_id, const IntervalStats& tot
   auto range = db_.prepare(
       "INSERT INTO latency_part_range(phase_id, op, part, count, min_us, max_us, mean_us) "
       "VALUES (?, ?, ?, ?, ?, ?, ?)");
-  for (OpType op : {OpType::set, OpType::get}) {
-    for (const auto& [part, h] : parts_of<LatencyHistogram>(totals[op])) {
-      if (h->count() == 0) continue;
-      range.bind(1, phase_id)
-          .bind(2, op_name(op))
-          .bind(3, part)
-          .bind(4, static_cast<int64_t>(h->count()))
-          .bind(5, static_cast<double>(h->min_ns()) / 1000.0)
-          .bind(6, static_cast<double>(h->max_ns()) / 1000.0)
-          .bind(7, h->mean_ns() / 1000.0)
-          .run();
-      for (int i = 0; i < LatencyHistogram::kBuckets; ++i) {
-        if (h->bucket_count(i) == 0) continue;
-        ins.bind(1, phase_id)
-            .bind(2, op_name(op))
-            .bind(3, part)
-            .bind(4, static_cast<double>(LatencyHistogram::bucket_upper_ns(i)) / 1000.0)
-            .bind(5, static_cast<int64_t>(h->bucket_count(i)))
-            .run();
-      }
-    }
-  }
+  for (OpType op : {OpType::set, OpType::get})
+    for (const auto& [part, h] : parts_of<LatencyHistogram>(totals[op]))
+      write_phase_histogram(range, ins, phase_id, op, part, *h);
 }
 
 void ResultsWriter::end_phase(int64_t phase_id, int64_t ended_ts_us, const std::string& status,
@@ -307,24 +305,7 @@ void ResultsWriter::end_phase(int64_t phase_id, int64_t ended_ts_us, const std::
       "INSERT INTO latency_range(phase_id, op, timing, count, min_us, max_us, mean_us) "
       "VALUES (?, ?, ?, ?, ?, ?, ?)");
   auto write = [&](OpType op, const char* timing, const LatencyHistogram& h) {
-    if (h.count() == 0) return;
-    range.bind(1, phase_id)
-        .bind(2, op_name(op))
-        .bind(3, timing)
-        .bind(4, static_cast<int64_t>(h.count()))
-        .bind(5, static_cast<double>(h.min_ns()) / 1000.0)
-        .bind(6, static_cast<double>(h.max_ns()) / 1000.0)
-        .bind(7, h.mean_ns() / 1000.0)
-        .run();
-    for (int i = 0; i < LatencyHistogram::kBuckets; ++i) {
-      if (h.bucket_count(i) == 0) continue;
-      ins.bind(1, phase_id)
-          .bind(2, op_name(op))
-          .bind(3, timing)
-          .bind(4, static_cast<double>(LatencyHistogram::bucket_upper_ns(i)) / 1000.0)
-          .bind(5, static_cast<int64_t>(h.bucket_count(i)))
-          .run();
-    }
+    write_phase_histogram(range, ins, phase_id, op, timing, h);
   };
   for (OpType op : {OpType::set, OpType::get}) {
     if (rate_mode) {

@@ -68,8 +68,7 @@ class ResultsWriter {
   void event(std::optional<int64_t> run_id, const std::string& kind, const std::string& message);
 
  private:
-  // The latency's parts (schema 015): a second's part histograms, a phase's part totals.
-  void write_part_buckets(int64_t phase_id, const SecondReport& sec);
+  // The latency's parts (schema 015): a phase's part histograms and part bins.
   void write_part_totals(int64_t phase_id, const IntervalStats& totals);
 
   Database& db_;
