@@ -424,8 +424,8 @@ void Link::on_ready() {
 }
 
 void Link::read_ready() {
-  int64_t arrived = 0;
-  const ssize_t n = read_stamped(sock_.native_handle(), in_.data(), in_.size(), &arrived);
+  int64_t arrived = 0, read_at = 0;
+  const ssize_t n = read_stamped(sock_.native_handle(), in_.data(), in_.size(), &arrived, &read_at);
   if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
     if (!watched_) arm_read();
     return;
@@ -436,7 +436,7 @@ void Link::read_ready() {
   }
   const auto got = static_cast<size_t>(n);
   // Replies are timed when the read returned; each also keeps its segment's arrival.
-  if (!decode(std::string_view(in_.data(), got), steady_ns(), arrived)) return;
+  if (!decode(std::string_view(in_.data(), got), read_at, arrived)) return;
   if (got == in_.size()) {
     // A full buffer: more may be waiting. Read it now, and read more at once next time.
     if (in_.size() < kMaxReadBytes) in_.resize(in_.size() * 2);
@@ -455,15 +455,16 @@ void Link::on_readable(const error_code& ec) {
 
 bool Link::drain() {
   for (;;) {
-    int64_t arrived = 0;
-    const ssize_t n = read_stamped(sock_.native_handle(), w_.rbuf.data(), w_.rbuf.size(), &arrived);
+    int64_t arrived = 0, read_at = 0;
+    const ssize_t n =
+        read_stamped(sock_.native_handle(), w_.rbuf.data(), w_.rbuf.size(), &arrived, &read_at);
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return true;
     if (n <= 0) {
       fail(OpStatus::error, steady_ns());
       return false;
     }
     const auto got = static_cast<size_t>(n);
-    if (!decode(std::string_view(w_.rbuf.data(), got), steady_ns(), arrived)) return false;
+    if (!decode(std::string_view(w_.rbuf.data(), got), read_at, arrived)) return false;
     // A short read emptied the socket (a later arrival is a new readiness edge).
     if (got < w_.rbuf.size()) return true;
   }

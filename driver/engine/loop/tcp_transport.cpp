@@ -25,7 +25,8 @@ bool enable_rx_timestamps(int fd) noexcept {
   return setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPING, &flags, sizeof flags) == 0;
 }
 
-ssize_t read_stamped(int fd, char* buf, size_t len, int64_t* arrived_ns) noexcept {
+ssize_t read_stamped(int fd, char* buf, size_t len, int64_t* arrived_ns,
+                     int64_t* read_ns) noexcept {
   *arrived_ns = 0;
   iovec iov{buf, len};
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof(scm_timestamping))];
@@ -38,6 +39,7 @@ ssize_t read_stamped(int fd, char* buf, size_t len, int64_t* arrived_ns) noexcep
   if (n <= 0) return n;
   const int64_t steady = clock_ns(CLOCK_MONOTONIC);
   const int64_t wall = clock_ns(CLOCK_REALTIME);
+  if (read_ns != nullptr) *read_ns = steady;
   for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
     if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_TIMESTAMPING ||
         c->cmsg_len < CMSG_LEN(sizeof(scm_timestamping)))

@@ -26,7 +26,9 @@ bool enable_rx_timestamps(int fd) noexcept;
 // *arrived_ns the kernel's receive stamp of the last segment read, moved to the steady clock
 // (kvbench/clock.hpp's steady_ns) by the wall-steady offset read right after the read; 0 when the
 // kernel gave no stamp (not enabled, or the first segment after enabling) or the stamp lies
-// outside [read time - 10 s, read time] (a wall clock stepped in between).
-ssize_t read_stamped(int fd, char* buf, size_t len, int64_t* arrived_ns) noexcept;
+// outside [read time - 10 s, read time] (a wall clock stepped in between). With `read_ns`, also
+// the steady clock right after the read (the time its replies were read: no clock read more).
+ssize_t read_stamped(int fd, char* buf, size_t len, int64_t* arrived_ns,
+                     int64_t* read_ns = nullptr) noexcept;
 
 }  // namespace kv::drive::loop
