@@ -131,9 +131,11 @@ namespace {
 
 // A second's histogram as bucket rows of `ins`, whose columns are (phase_id, ts_us, op,
 // timing or part, upper_us, count): second_latency_buckets and second_part_buckets alike.
+// `group` adjacent buckets (aligned, a power of two dividing 128) go into one row at the upper
+// bound of the group's last: 1 keeps every bucket.
 void write_second_buckets(Statement& ins, int64_t phase_id, int64_t ts_us, OpType op,
-                          const char* kind, const SparseHistogram& h) {
-  for (const auto& [index, count] : h.buckets)
+                          const char* kind, const SparseHistogram& h, int group = 1) {
+  auto put = [&](int index, uint64_t count) {
     ins.bind(1, phase_id)
         .bind(2, ts_us)
         .bind(3, op_name(op))
@@ -141,7 +143,23 @@ void write_second_buckets(Statement& ins, int64_t phase_id, int64_t ts_us, OpTyp
         .bind(5, static_cast<double>(LatencyHistogram::bucket_upper_ns(index)) / 1000.0)
         .bind(6, static_cast<int64_t>(count))
         .run();
+  };
+  int last = -1;  // the last bucket of the group being summed; -1 before the first
+  uint64_t sum = 0;
+  for (const auto& [index, count] : h.buckets) {  // ascending bucket indexes
+    const int end = index / group * group + group - 1;
+    if (end != last && sum > 0) put(last, sum);
+    if (end != last) sum = 0;
+    last = end;
+    sum += count;
+  }
+  if (sum > 0) put(last, sum);
 }
+
+// The per-second part histograms are kept at 16 buckets per power of two (8 of
+// LatencyHistogram's 128 in a row, each percentile within 6.25 %): the parts say whose time a
+// second's latency was, and at full resolution their rows were 2.5 times the latency's own.
+constexpr int kSecondPartGroup = 8;
 
 // A phase's histogram as its range row, (phase_id, op, timing or part, count, min_us, max_us,
 // mean_us), and its bucket rows, (phase_id, op, timing or part, upper_us, count):
@@ -239,7 +257,7 @@ void ResultsWriter::write_second(int64_t phase_id, const SecondReport& sec, bool
     if (rate_mode)
       write_second_buckets(bucket, phase_id, sec.ts_us, op, "sent", sec[op].sent_latency);
     for (const auto& [part, h] : parts_of<SparseHistogram>(sec[op]))
-      write_second_buckets(part_bucket, phase_id, sec.ts_us, op, part, *h);
+      write_second_buckets(part_bucket, phase_id, sec.ts_us, op, part, *h, kSecondPartGroup);
   }
   db_.prepare(
          "INSERT INTO client_seconds(phase_id, ts_us, interval_us, cpu_user_us, cpu_system_us, "

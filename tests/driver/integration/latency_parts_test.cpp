@@ -7,6 +7,8 @@
 #include <signal.h>
 
 #include <chrono>
+#include <cmath>
+#include <kvbench/histogram.hpp>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
@@ -74,6 +76,18 @@ TEST(LatencyParts, EveryAnsweredRequestIsSplitAndTheOutputsCarryTheParts) {
                             kind + "'"),
               ok);
   }
+  // The per-second parts are kept at 16 buckets per power of two: each row's bound is that of
+  // the last of 8 adjacent buckets, so a second's percentile of a part is within 6.25 %.
+  auto bounds = db.prepare("SELECT DISTINCT upper_us FROM second_part_buckets");
+  int distinct_bounds = 0;
+  while (bounds.step()) {
+    ++distinct_bounds;
+    const auto ns = static_cast<uint64_t>(std::llround(bounds.column_double(0) * 1000.0));
+    const int index = kv::LatencyHistogram::index_of(ns);
+    EXPECT_EQ(index % 8, 7) << ns << " ns";
+    EXPECT_EQ(kv::LatencyHistogram::bucket_upper_ns(index), ns);
+  }
+  EXPECT_GT(distinct_bounds, 0);
   // Where the time went: at each percentile the mean parts add up to the mean latency there.
   auto rows = db.prepare(
       "SELECT count, latency_us, queue_us + client_send_us + wire_us + client_recv_us "
