@@ -5,7 +5,8 @@
 #
 # Usage: scripts/sanitize.sh [asan] [tsan] [fuzz] [--fuzz-seconds N] [--fuzz-target NAME]...
 #   asan   the suite (unit + integration) built with AddressSanitizer + UndefinedBehavior-
-#          Sanitizer (GCC, -O1), into build-asan/. The bad-input suites
+#          Sanitizer (GCC, -Og: with UBSan, -O1 took twice -Og's
+#          compile time, ~700 of CI's s), into build-asan/. The bad-input suites
 #          (KvdriveBadInput, KvmonBadInput) do not run here: they start kvdrive and kvmon a few
 #          hundred times to see one line and exit 2 each, 558 of the stage's 1599 test-seconds
 #          in CI; the parsers they reach are the fuzz targets' (units, URIs, scenarios).
@@ -139,7 +140,7 @@ ctest_count() {
 
 run_asan() {
   local dir=$base-asan reports
-  configure "$dir" -DCMAKE_CXX_FLAGS="-O1 -g1" -DKV_SANITIZE=ON
+  configure "$dir" -DCMAKE_CXX_FLAGS="-Og -g1" -DKV_SANITIZE=ON
   # Every test executable but the results-and-report ones (see the header).
   local targets=(kvdrive kvmon kv_db_writer common_unit_tests common_concurrency_tests
                  monitor_unit_tests monitor_integration_tests driver_unit_tests
