@@ -5,8 +5,9 @@
 # them alike):
 #   PERIOD (µs)  a fresh CPU cgroup with quota = 2 % of PERIOD; steps at 2,000 then 600 req/s
 #   shared       redis-server at nice 19 pinned to the last CPU beside a spinning shell (CFS
-#                weight 15 against 1,024), kvdrive on the other CPUs (tried for the knee test in
-#                session 11); steps at 2,000 then --shared-rate req/s
+#                weight 15 against 1,024), kvdrive on the other CPUs (measured as a way to
+#                hold the knee test's store, not used: docs/capacity-search.md); steps at 2,000
+#                then --shared-rate req/s
 # Each run is `kvdrive run --search --rates 2000,R,R,R` (one step far past the knee, then three
 # below it, 4 KiB values on 16 connections, as the test) on each engine asked for (--engines;
 # methods and engines alternate, round by round), and records each step's achieved
@@ -20,7 +21,7 @@
 #   --methods LIST   comma-separated periods in µs and/or "shared" (default 200000,shared);
 #                    --periods is the same option
 #   --engines LIST   kvdrive's --engine for each run: events, classic or both (default events;
-#                    classic only with a kvdrive built before 2026-12-03, when it was removed)
+#                    classic only with a kvdrive that has that engine: one built before 2026-12-03)
 #   --pin LIST       under a quota, where the store and kvdrive run, each in turn: none (default;
 #                    the scheduler places both), same (both on the last CPU) or apart (the store
 #                    on the last CPU, kvdrive on the others)
@@ -42,7 +43,7 @@ while (($#)); do
     --shared-rate) shared_rate=$2; shift 2 ;;
     --kvdrive) kvdrive=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
-    -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
     *) echo "quota_period: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done

@@ -255,8 +255,8 @@ void Client::on_stream(const Message& m, bool history_only) {
   interval_us_ = std::max(*interval, base);  // a tick is the finest grain there is
   // Nothing queued or being written: the first chunk of history is queued now, behind the reply
   // that names its oldest tick. Pulled only once the reply was written, a tick added meanwhile
-  // could evict that oldest tick, and the history began one tick later than it said (seen
-  // under TSan in CI, session 10: KvmonServer.HistoryOptionBoundsTheBackfill).
+  // could evict that oldest tick, and the history would begin one tick later than it said (seen
+  // under TSan in CI: KvmonServer.HistoryOptionBoundsTheBackfill).
   const bool idle = !writing_ && queue_.empty();
   Message r(history_only ? "history_begin" : "subscribed");
   r.add("interval_us", interval_us_).add("since_ts_us", *since);

@@ -5,7 +5,7 @@
 # writes it; generated sources must exist, so build first).
 # Usage: scripts/tidy.sh [FILE...]   (default: every tracked .cpp of those folders but
 #   driver/cli/ and driver/report/: option parsing and output formatting, 21 of the 109
-#   units and the heaviest (CLI11); the whole stage took 289 s of CI's time in session 9.
+#   units and the heaviest (CLI11); the whole stage took 289 s of a CI run's time.
 #   `scripts/tidy.sh driver/cli/*.cpp driver/report/*.cpp` checks them: run it before a
 #   change there is committed)
 # Environment: KV_BUILD_DIR (default build/), KV_TIDY_JOBS (default 2).

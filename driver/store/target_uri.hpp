@@ -39,7 +39,7 @@ struct TargetSpec {
   bool tcp_nodelay = true;        // off: Nagle's algorithm (see split_writes)
   // ?writes=split: a set's command line (header) and its value go out in two send()s, as the
   // clients of the seed study's era wrote them; with nodelay=0 the value's last, short segment
-  // then waits for the server's delayed ACK of the first (README: "Target URIs").
+  // then waits for the server's delayed ACK of the first (docs/reference.md, `--target`).
   bool split_writes = false;
   TlsOptions tls;
   bool cluster = false;  // redis+cluster://: the server is a seed; keys go by slot

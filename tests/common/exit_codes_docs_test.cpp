@@ -1,4 +1,4 @@
-// The exit-code table (kvbench/exit_codes.hpp) and its documentation agree: README.md's
+// The exit-code table (kvbench/exit_codes.hpp) and its documentation agree: docs/reference.md's
 // "Errors and exit codes" table and each man page's EXIT STATUS section name exactly the codes
 // that program exits with. A code added to kExitCodes without docs (or documented but not in
 // the table) fails here.
@@ -36,14 +36,14 @@ std::string trim(std::string s) {
   return b == std::string::npos ? "" : s.substr(b, e - b + 1);
 }
 
-// The README's table rows: code → {kvdrive cell, kvmon cell}.
+// The reference's table rows: code → {kvdrive cell, kvmon cell}.
 struct Row {
   std::string kvdrive, kvmon;
 };
-std::vector<std::pair<int, Row>> readme_rows() {
+std::vector<std::pair<int, Row>> reference_rows() {
   std::vector<std::pair<int, Row>> rows;
   bool in_section = false;
-  for (const auto& line : lines_of(read_source("README.md"))) {
+  for (const auto& line : lines_of(read_source("docs/reference.md"))) {
     if (line.rfind("## ", 0) == 0) in_section = line == "## Errors and exit codes";
     if (!in_section || line.rfind("| ", 0) != 0) continue;
     std::vector<std::string> cells;
@@ -88,9 +88,9 @@ std::set<int> table_codes(bool kvdrive) {
   return codes;
 }
 
-TEST(ExitCodesDocs, ReadmeTableHasOneRowPerCode) {
-  const auto rows = readme_rows();
-  ASSERT_EQ(rows.size(), kExitCodes.size()) << "README.md \"Errors and exit codes\" rows";
+TEST(ExitCodesDocs, ReferenceTableHasOneRowPerCode) {
+  const auto rows = reference_rows();
+  ASSERT_EQ(rows.size(), kExitCodes.size()) << "docs/reference.md \"Errors and exit codes\" rows";
   for (size_t i = 0; i < rows.size(); ++i) {
     const auto& [code, row] = rows[i];
     const ExitCodeInfo& c = kExitCodes[i];

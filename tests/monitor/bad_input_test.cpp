@@ -204,7 +204,7 @@ TEST(KvmonHelp, ShowsTypesThatMeanSomething) {
 }
 
 // A port kvmon cannot listen on (another socket holds it) is not bad input but a failure after
-// the command line was accepted: exit 1 (README's exit-code table), naming the address.
+// the command line was accepted: exit 1 (docs/reference.md's exit-code table), naming the address.
 TEST(KvmonListen, APortInUseExitsOneNamingTheAddress) {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   ASSERT_GE(fd, 0);

@@ -193,8 +193,9 @@ TEST(NetTcp, ParsesListenersOfBothFamilies) {
   EXPECT_EQ(v6[0].inode, 25739);
 }
 
-// Found by tests/fuzz/proc_parsers_fuzz: a state or port field that is not wholly hex, or out
-// of range, used to be read in part or as an impossible value (state 0xA000, port 0x118EB).
+// A state or port field that is not wholly hex, or out of range, skips its line (a case that
+// tests/fuzz/proc_parsers_fuzz reaches): read in part, or as it stands, it would give an
+// impossible value (state 0xA000, port 0x118EB).
 TEST(ParseNetTcp, SkipsLinesWithOutOfRangeOrPartialFields) {
   const std::string good =
       "   0: 0100007F:18EB 00000000:0000 0A 00000000:00000000 00:00000000 "

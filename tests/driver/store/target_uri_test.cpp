@@ -87,8 +87,8 @@ TEST(TargetUri, ClusterSeeds) {
   EXPECT_EQ(s.display, "rediss+cluster://u:***@h:7000?verify=0");
 }
 
-// A server without a port gets its protocol's own, as redis-cli and memcached clients do
-// (until session 5: "missing port").
+// A server without a port gets its protocol's own, as redis-cli and memcached clients do, not a
+// "missing port" error.
 TEST(TargetUri, APortlessServerGetsTheProtocolsDefaultPort) {
   const auto r = parse_target_uri("redis://localhost");
   ASSERT_EQ(r.servers.size(), 1u);
