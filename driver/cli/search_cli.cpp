@@ -18,7 +18,8 @@ void add_search_options(CLI::App& run, SearchCli& cli) {
     cli.given.push_back(run.add_option(name, into, help)->group(group));
   };
   opt("--slo", cli.slo,
-      "The latency objective on intended-time latency, e.g. p99=1ms,p99.9=5ms (p50 to p99.99)");
+      "The latency objective on intended-time latency, e.g. p99=1ms,p99.9=5ms (p50 to p99.99; "
+      "each bound with its unit: us, ms or s)");
   opt("--rates", cli.rates, "Step at these rates instead of searching, e.g. 1000,2000,5k");
   opt("--min-achieved", cli.min_achieved,
       "A step fails when it achieved less than this fraction of its rate [default: 0.95]");

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <stdexcept>
 
+#include "store/error_text.hpp"
 #include "store/resp_codec.hpp"
 #include "store/sync_connection.hpp"
 
@@ -20,9 +21,10 @@ std::vector<SlotRange> ask_one(const HostPort& node, const TargetSpec& spec, con
     resp::append_auth(auth, spec.user, spec.password);
     std::string r = c.request_resp(auth, timeout_us);
     if (r.empty() || r[0] == '-') {
-      // The error's code only (WRONGPASS, NOAUTH): never anything that could echo the password.
-      std::string code = r.substr(1, r.find_first_of(" \r") - 1);
-      throw std::runtime_error("AUTH failed: " + code);
+      // The store's whole message, less anything that echoes the password.
+      throw std::runtime_error("AUTH failed: " + (r.empty()
+                                                      ? std::string("no answer")
+                                                      : shown_error(r.substr(1), spec.password)));
     }
   }
   std::string cmd;

@@ -28,6 +28,7 @@
 #include "kvbench/tcp_connect.hpp"
 #include "kvbench/text_fields.hpp"
 #include "store/cluster_topology.hpp"
+#include "store/error_text.hpp"
 #include "store/hiredis_ptr.hpp"
 #include "store/memcached_probe.hpp"
 #include "store/redis_latency.hpp"
@@ -130,9 +131,9 @@ class RedisSource final : public StatsSource {
       args.push_back(spec_.password);
       auto r = text_command(args, deadline);
       if (!r.ok()) {
-        // An error reply ("WRONGPASS ..."): its code only, never anything that could echo input.
-        const std::string& m = r.error().message;
-        return Error{"AUTH failed: " + (ctx_->err ? m : m.substr(0, m.find(' ')))};
+        // An error reply ("WRONGPASS ..."): the store's whole message, less anything that
+        // echoes the password.
+        return Error{"AUTH failed: " + store::shown_error(r.error().message, spec_.password)};
       }
     }
     if (spec_.db != 0) {
@@ -356,7 +357,9 @@ std::unique_ptr<store::SyncConnection> open_sync(const TargetSpec& spec, const H
     store::resp::append_auth(auth, spec.user, spec.password);
     std::string r = c->request_resp(auth, timeout_us);
     if (r.empty() || r[0] != '+')
-      throw std::runtime_error("AUTH failed: " + r.substr(1, r.find_first_of(" \r") - 1));
+      throw std::runtime_error(
+          "AUTH failed: " +
+          (r.empty() ? std::string("no answer") : store::shown_error(r.substr(1), spec.password)));
   }
   if (spec.protocol == Protocol::redis && spec.db != 0) {
     std::string sel;

@@ -1,5 +1,6 @@
 #include "workload/search_options.hpp"
 
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <nlohmann/json.hpp>
@@ -58,9 +59,15 @@ std::vector<LatencyBound> parse_slo(std::string_view text) {
     double pct = 0;
     if (!parse_double(name.substr(1), &pct) || !(pct > 0) || !(pct < 100))
       bad("--slo", part, "the percentile must be above 0 and below 100 (p50, p99, p99.9)");
+    // A bare number is a duration in seconds elsewhere; a latency objective that silently
+    // meant p99 <= 1 s when 1 ms was meant would pass every step: its unit must be written.
+    std::string_view bound = part.substr(eq + 1);
+    if (!bound.empty() &&
+        (std::isdigit(static_cast<unsigned char>(bound.back())) != 0 || bound.back() == '.'))
+      bad("--slo", part, "a latency bound needs its unit: us, ms or s (e.g. p99=1ms)");
     int64_t max_us = 0;
     try {
-      max_us = parse_duration_us(part.substr(eq + 1));
+      max_us = parse_duration_us(bound);
     } catch (const UsageError& e) {
       bad("--slo", part, e.what());
     }

@@ -18,6 +18,7 @@
 #include "kvbench/usage_error.hpp"
 #include "store/cluster.hpp"
 #include "store/cluster_topology.hpp"
+#include "store/error_text.hpp"
 #include "store/memcached_codec.hpp"
 #include "store/resp_codec.hpp"
 #include "store/tls_context.hpp"
@@ -152,9 +153,9 @@ std::string where_of(const TargetSpec& spec, const HostPort& s) {
          std::to_string(s.port);
 }
 
-// Redis: runs the commands in `out` (n replies) and returns the first error reply's first
-// word ("WRONGPASS"), or "" when all succeeded; *lost when the connection failed. *error_at
-// (when given): which reply (0-based) that error was.
+// Redis: runs the commands in `out` (n replies) and returns the first error reply's text
+// ("WRONGPASS invalid username-password pair ..."), or "" when all succeeded; *lost when the
+// connection failed. *error_at (when given): which reply (0-based) that error was.
 std::string redis_commands(int fd, st::TlsSession* tls, const std::string& out, size_t n,
                            int64_t timeout_us, bool* lost, std::string* last_text,
                            size_t* error_at = nullptr) {
@@ -175,7 +176,7 @@ std::string redis_commands(int fd, st::TlsSession* tls, const std::string& out, 
         return false;
       }
       if (r.kind == st::RespKind::error && error.empty()) {
-        error = std::string(r.text.substr(0, r.text.find(' ')));
+        error = std::string(r.text.empty() ? std::string_view("ERR") : r.text);
         if (error_at) *error_at = got;
       }
       if (last_text) *last_text = std::string(r.text);
@@ -315,12 +316,12 @@ Result<void> EventClient::connect() {
       std::string err =
           redis_commands(fd, tls_[i].get(), out, n, opts_.timeout_us, &lost, nullptr, &error_at);
       if (lost) return Error{where + ": the handshake (AUTH / SELECT) got no answer"};
-      // The error's code only (WRONGPASS): never anything that could echo the password.
+      // The store's whole message, less anything that echoes the password.
       if (!err.empty()) {
         const bool auth = !spec_.password.empty() && error_at == 0;
         return Error{where + ": " +
                      (auth ? std::string("AUTH") : "SELECT " + std::to_string(spec_.db)) +
-                     " failed: " + err};
+                     " failed: " + st::shown_error(err, spec_.password)};
       }
       continue;
     }

@@ -383,6 +383,9 @@ TEST_F(KvdriveBadInput, RunOptions) {
     cases.push_back({run_args({"--processes", v}), names("processes", v)});
   for (const char* v : {"bogus", "", "EVENTS", "classic"})
     cases.push_back({run_args({"--engine", v}), names("engine", v)});
+  // A latency objective without its unit (p99=1 would have meant one second).
+  for (const char* v : {"p99=1", "p99=0.5", "p50=1ms,p99=2"})
+    cases.push_back({run_args({"--search", "--slo", v}), {"--slo", "needs its unit"}});
   // --monitor and its token file
   for (const char* v : {"abc", "", "127.0.0.1", "127.0.0.1:0", "127.0.0.1:65536", "127.0.0.1:abc",
                         ":7070", "::1:7070", "[::1:7070"})

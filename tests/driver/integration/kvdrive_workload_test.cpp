@@ -31,8 +31,8 @@ TEST(KvdriveWorkload, HitRateWithinTwoPointsOfTarget) {
 }
 
 // Misses stay misses on a store that holds an earlier, larger run's keys (10x --keys, same
-// prefix): they used to be aimed at keys N..2N-1, which that run had written (16,000 hits and
-// 0 misses at --hit-rate 0.8).
+// prefix): a miss aimed at keys N..2N-1 would hit a key that run wrote (aimed there, the
+// test's run reads 16,000 hits and 0 misses at --hit-rate 0.8).
 TEST(KvdriveWorkload, HitRateHoldsOnAStorePrefilledWithTenTimesTheKeys) {
   for (bool redis : {false, true}) {
     SCOPED_TRACE(redis ? "redis" : "memcached");
@@ -306,8 +306,8 @@ TEST(KvdriveWorkload, PipelinedConnectionsCountAndVerifyExactly) {
 }
 
 // A run in which every request failed (a user the store lets in but not write: every SET is
-// refused with NOPERM) used to be "completed" with exit 0 and a req/s table. It is failed,
-// exits 1, and the summary says so before its table.
+// refused with NOPERM) is failed, not "completed": it exits 1, not 0, and the summary says so
+// before its req/s table.
 TEST(KvdriveWorkload, ARunWhoseRequestsAllFailedIsFailed) {
   StoreServer redis(StoreServer::Kind::redis,
                     {"--user", "reader", "on", ">readerpw", "~*", "&*", "+@all", "-set"});
@@ -361,9 +361,26 @@ TEST(KvdriveWorkload, RedisAuthAclUserAndSelect) {
       dir, {"run", "--db", dir.file("w.db"), "--target", "redis://nope@" + hp, "--keys", "10"});
   EXPECT_EQ(wrong.exit_code, 1) << wrong.output;
   EXPECT_NE(wrong.output.find("AUTH failed"), std::string::npos) << wrong.output;
+  // The store's whole message, not its first word.
+  EXPECT_NE(wrong.output.find("WRONGPASS invalid username-password pair"), std::string::npos)
+      << wrong.output;
   EXPECT_EQ(wrong.output.find("nope"), std::string::npos) << "the password was echoed";
   std::ifstream f(dir.file("w.db"));
   EXPECT_FALSE(f.good());
+}
+
+// A password given to a Redis that has none: the store's own explanation, not "ERR".
+TEST(KvdriveWorkload, APasswordForARedisWithoutOneIsRefusedInTheStoresWords) {
+  StoreServer redis(StoreServer::Kind::redis);
+  KV_START_OR_SKIP(redis);
+  TempDir dir;
+  auto out = run_kvdrive(
+      dir, {"run", "--db", dir.file("r.db"), "--target",
+            "redis://:notneeded@127.0.0.1:" + std::to_string(redis.port()), "--keys", "10"});
+  EXPECT_EQ(out.exit_code, 1) << out.output;
+  EXPECT_NE(out.output.find("called without any password configured"), std::string::npos)
+      << out.output;
+  EXPECT_EQ(out.output.find("notneeded"), std::string::npos) << "the password was echoed";
 }
 
 TEST(KvdriveWorkload, SeveralProcessesShareOneWorkloadAndOneGroup) {

@@ -463,9 +463,15 @@ TEST(SearchOptionsText, SloRatesAndDistressParseOrNameTheProblem) {
   EXPECT_DOUBLE_EQ(b[0].quantile, 0.5);
   EXPECT_DOUBLE_EQ(b[0].max_us, 200);
   EXPECT_DOUBLE_EQ(b[1].quantile, 0.999);
-  for (const char* bad :
-       {"", "p99", "p100=1ms", "x99=1ms", "p99=fast", "p99=0ms", "p99=1ms,p99=2ms"})
+  for (const char* bad : {"", "p99", "p100=1ms", "x99=1ms", "p99=fast", "p99=0ms",
+                          "p99=1ms,p99=2ms", "p99=1", "p99=0.5", "p50=1ms,p99=2"})
     EXPECT_THROW(parse_slo(bad), std::invalid_argument) << bad;
+  try {  // a bound without a unit names what is missing
+    parse_slo("p99=1");
+    ADD_FAILURE() << "p99=1 accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("needs its unit"), std::string::npos) << e.what();
+  }
   try {
     parse_slo("p99=fast");
   } catch (const std::invalid_argument& e) {
