@@ -319,6 +319,7 @@ RunCommand::RunCommand(CLI::App& app)
   run->add_option("--run-group", opts_.run_group)->group("");  // set for the group's processes
   run->add_option("--process-index", process_index_)->group("")->check(cli::non_empty());
   run->add_option("--search-follow", search_follow_)->group("")->check(cli::non_empty());
+  run->add_option("--phase-barrier", phase_barrier_)->group("")->check(cli::non_empty());
   run->add_flag("--monitor-optional", opts_.monitor_optional,
                 "Go on (with a warning) if a kvmon cannot be reached");
   add_search_options(*run, search_cli_);
@@ -388,6 +389,14 @@ void RunCommand::check(int argc, char** argv) {
       throw UsageError("--search-follow is for the processes of a --search --processes group");
     opts_.search_follow_in = in;
     opts_.search_follow_out = out;
+  }
+  if (!phase_barrier_.empty()) {  // set by the parent of a --processes group only
+    int in = -1, out = -1;
+    if (std::sscanf(phase_barrier_.c_str(), "%d,%d", &in, &out) != 2 || in < 0 || out < 0 ||
+        process_index_.empty() || opts_.search.enabled)
+      throw UsageError("--phase-barrier is for the processes of a --processes group");
+    opts_.phase_barrier_in = in;
+    opts_.phase_barrier_out = out;
   }
   for (auto& step : opts_.steps) {
     step.workload.process_index = opts_.process_index;

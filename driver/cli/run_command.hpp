@@ -45,7 +45,7 @@ class RunCommand {
   CLI::App* sub_ = nullptr;
   RunOptions opts_;
   std::string timeout_ = "5s", scenario_, scale_text_, max_errors_, processes_, process_index_,
-              search_follow_;
+              search_follow_, phase_barrier_;
   std::string give_up_ = "30s", percentiles_, json_out_, segment_, group_, start_at_;
   std::string engine_ = "events";  // --engine
   RunOutputs outputs_;

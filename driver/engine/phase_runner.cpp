@@ -11,6 +11,7 @@
 #include <exception>
 #include <fstream>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <thread>
 #include <utility>
@@ -41,35 +42,50 @@ double thread_cpu_s(std::thread& t) {
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
 }
 
-// A thread's time on a CPU plus its time runnable but waiting for one (ns, from
-// /proc/self/task/TID/schedstat); 0 when unreadable.
-uint64_t thread_wanted_ns(pid_t tid) {
-  if (tid <= 0) return 0;
-  std::ifstream f("/proc/self/task/" + std::to_string(tid) + "/schedstat");
+// A thread's time on a CPU and its time runnable but waiting for one (ns, from
+// /proc/self/task/TID/schedstat); nullopt when unreadable.
+struct SchedStat {
   uint64_t on_cpu = 0, waiting = 0;
-  if (!(f >> on_cpu >> waiting)) return 0;
-  return on_cpu + waiting;
+};
+std::optional<SchedStat> thread_schedstat(pid_t tid) {
+  if (tid <= 0) return std::nullopt;
+  std::ifstream f("/proc/self/task/" + std::to_string(tid) + "/schedstat");
+  SchedStat s;
+  if (!(f >> s.on_cpu >> s.waiting)) return std::nullopt;
+  return s;
 }
 
 // Client CPU bookkeeping between two collections.
 class CpuMeter {
  public:
-  explicit CpuMeter(size_t workers) : last_thread_(workers, 0.0), last_wanted_(workers, 0) {
+  explicit CpuMeter(size_t workers)
+      : last_thread_(workers, 0.0), last_sched_(workers, std::nullopt) {
     read(user_, system_);
   }
   // wanted: the busiest worker's time running or runnable (waiting for a CPU), less its
-  // spinning: a thread starved of CPU by a loaded machine is a client limit too.
-  void sample_wanted(const std::vector<std::atomic<pid_t>>& tids, double interval_s,
-                     const std::vector<uint64_t>& spin_ns, double* wanted) {
+  // spinning: a thread starved of CPU by a loaded machine is a client limit too. run_delay_us:
+  // the longest any worker waited for a CPU since the last call (-1 when none could be read).
+  // A worker that has ended is read from `finals`, what it read of itself as it ended.
+  void sample_wanted(const std::vector<std::atomic<pid_t>>& tids,
+                     const std::vector<std::optional<SchedStat>>& finals, double interval_s,
+                     const std::vector<uint64_t>& spin_ns, double* wanted, int64_t* run_delay_us) {
     *wanted = 0;
-    for (size_t i = 0; i < tids.size() && i < last_wanted_.size(); ++i) {
-      const uint64_t now = thread_wanted_ns(tids[i].load());
-      if (now == 0) continue;
-      if (last_wanted_[i] > 0)
-        *wanted = std::max(*wanted,
-                           thread_wanted_fraction(now - last_wanted_[i],
-                                                  i < spin_ns.size() ? spin_ns[i] : 0, interval_s));
-      last_wanted_[i] = now;
+    *run_delay_us = -1;
+    for (size_t i = 0; i < tids.size() && i < last_sched_.size(); ++i) {
+      std::optional<SchedStat> now = thread_schedstat(tids[i].load());
+      if (!now && i < finals.size()) now = finals[i];
+      if (!now) continue;
+      // The workers are this phase's threads: their counts began at 0 when they did.
+      const uint64_t waited_before = last_sched_[i] ? last_sched_[i]->waiting : 0;
+      *run_delay_us =
+          std::max(*run_delay_us, static_cast<int64_t>((now->waiting - waited_before) / 1000));
+      if (const auto& last = last_sched_[i]) {
+        const uint64_t wanted_ns = now->on_cpu + now->waiting - last->on_cpu - last->waiting;
+        *wanted = std::max(
+            *wanted,
+            thread_wanted_fraction(wanted_ns, i < spin_ns.size() ? spin_ns[i] : 0, interval_s));
+      }
+      last_sched_[i] = now;
     }
   }
   // busiest: the busiest worker's CPU less the time it spent spinning for a send time.
@@ -101,7 +117,7 @@ class CpuMeter {
   }
   double user_ = 0, system_ = 0;
   std::vector<double> last_thread_;
-  std::vector<uint64_t> last_wanted_;
+  std::vector<std::optional<SchedStat>> last_sched_;
 };
 
 // Hands rows to the sink on a thread of its own, in order. The queue holds small values (a
@@ -196,6 +212,7 @@ PhaseResult run_phase(const PhasePlan& plan, const WorkloadSpec& w,
 
   std::vector<std::thread> threads;
   std::vector<std::atomic<pid_t>> tids(n);
+  std::vector<std::optional<SchedStat>> finals(n);  // each worker's own schedstat as it ended
   for (size_t t = 0; t < n; ++t) {
     threads.emplace_back([&, t] {
       tids[t].store(::gettid());
@@ -210,7 +227,9 @@ PhaseResult run_phase(const PhasePlan& plan, const WorkloadSpec& w,
       const auto count = segment ? static_cast<size_t>(w.worker_total) : procs * n;
       run_event_worker(
           WorkerContext{plan, w, values, mine, *slots[t], first + t, count, start_ns, stop, abort});
+      const std::optional<SchedStat> last = thread_schedstat(::gettid());
       std::lock_guard<std::mutex> lock(shared.mu);
+      finals[t] = last;
       --shared.running;
       shared.cv.notify_all();
     });
@@ -278,8 +297,13 @@ PhaseResult run_phase(const PhasePlan& plan, const WorkloadSpec& w,
     }
     cpu.sample(threads, static_cast<double>(report.interval_us) / 1e6, spin_delta,
                &report.cpu_user_s, &report.cpu_system_s, &report.busiest_thread_cpu);
-    cpu.sample_wanted(tids, static_cast<double>(report.interval_us) / 1e6, spin_delta,
-                      &report.busiest_thread_wanted);
+    std::vector<std::optional<SchedStat>> ended;
+    {
+      std::lock_guard<std::mutex> lock(shared.mu);
+      ended = finals;
+    }
+    cpu.sample_wanted(tids, ended, static_cast<double>(report.interval_us) / 1e6, spin_delta,
+                      &report.busiest_thread_wanted, &report.run_delay_us);
     if (!report.warmup) result.totals.merge(second);
     result.ops += report.ops();
     result.failed += report.failed();

@@ -261,8 +261,8 @@ void ResultsWriter::write_second(int64_t phase_id, const SecondReport& sec, bool
   }
   db_.prepare(
          "INSERT INTO client_seconds(phase_id, ts_us, interval_us, cpu_user_us, cpu_system_us, "
-         "busiest_thread_cpu_pct, spin_us, clock_offset_us, cluster_moved, cluster_ask) "
-         "VALUES (?,?,?,?,?,?,?,?,?,?)")
+         "busiest_thread_cpu_pct, spin_us, clock_offset_us, cluster_moved, cluster_ask, "
+         "run_delay_us) VALUES (?,?,?,?,?,?,?,?,?,?,?)")
       .bind(1, phase_id)
       .bind(2, sec.ts_us)
       .bind(3, sec.interval_us)
@@ -273,6 +273,7 @@ void ResultsWriter::write_second(int64_t phase_id, const SecondReport& sec, bool
       .bind(8, sec.clock_offset_us)
       .bind(9, sec.moved)
       .bind(10, sec.asked)
+      .bind(11, sec.run_delay_us >= 0 ? std::optional<int64_t>(sec.run_delay_us) : std::nullopt)
       .run();
   tx.commit();
 }

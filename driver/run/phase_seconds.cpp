@@ -24,11 +24,19 @@ void PhaseSeconds::note_client_stall(const SecondReport& sec) {
   for (OpType op : {OpType::set, OpType::get}) {
     const OpSecond& s = sec[op];
     if (s.ops == 0 || !is_client_stall(s)) continue;
+    // How long a worker waited for a CPU in that second: a descheduled client, or a machine
+    // too busy for it, says so here even when the client used no CPU.
+    std::string waited;
+    if (sec.run_delay_us >= 0) {
+      waited = "; a worker waited ";
+      waited += fmt_fixed(static_cast<double>(sec.run_delay_us) / 1e3, 1);
+      waited += " ms for a CPU in that second";
+    }
     const std::string msg =
         std::string(op_name(op)) + " p99 " + fmt_fixed(s.p99_bin_latency_us / 1e3, 3) + " ms at " +
         format_ts_us(sec.ts_us) + ", of which " + fmt_fixed(s.p99_client_us / 1e3, 3) +
         " ms in kvdrive (client send " + fmt_fixed(s.p99_client_send_us / 1e3, 3) +
-        ", client recv " + fmt_fixed(s.p99_client_recv_us / 1e3, 3) +
+        ", client recv " + fmt_fixed(s.p99_client_recv_us / 1e3, 3) + waited +
         "): the client, not the store";
     writer_.event(at_.run_id, "client_stall", at_.label + ": " + msg);
     if (!warned_stall_) {

@@ -20,6 +20,7 @@
 #include "kvbench/exit_codes.hpp"
 #include "kvbench/log.hpp"
 #include "kvbench/schema.hpp"
+#include "run/phase_barrier.hpp"
 #include "run/run_watcher.hpp"
 #include "search/search_group.hpp"
 #include "stats/hdr_log.hpp"
@@ -63,6 +64,7 @@ GroupRecord run_process_group(const RunOptions& opts, int argc, char** argv,
   if (len <= 0) throw std::runtime_error("cannot find this kvdrive's own path (/proc/self/exe)");
   std::vector<pid_t> children;
   std::vector<FollowerPipes> followers;  // --search: the parent's ends of each process's pipes
+  PhaseBarrierLeader barrier;            // otherwise: each phase starts in every process at once
   for (int i = 0; i < opts.process_count; ++i) {
     // --json-out is the parent's to write (the group's document); a process writes only its rows
     // (left out here so its command line does not name it; one from a --config file the
@@ -87,14 +89,14 @@ GroupRecord run_process_group(const RunOptions& opts, int argc, char** argv,
     args.insert(args.end(), {"--run-group", opts.run_group, "--process-index", std::to_string(i)});
     // --search: the parent decides each step (lead_search); the process reads rates on one pipe
     // and reports each step on another. Every end is close-on-exec but the process's own two.
+    // Without --search the same two pipes carry the phase barrier's "go" and "ready"
+    // (run/phase_barrier.hpp).
     int rates[2] = {-1, -1}, reports[2] = {-1, -1};
-    if (opts.search.enabled) {
-      if (::pipe2(rates, O_CLOEXEC) != 0 || ::pipe2(reports, O_CLOEXEC) != 0)
-        abandon_start("cannot make a pipe", {rates[0], rates[1], reports[0], reports[1]}, followers,
-                      children);
-      args.insert(args.end(),
-                  {"--search-follow", std::to_string(rates[0]) + "," + std::to_string(reports[1])});
-    }
+    if (::pipe2(rates, O_CLOEXEC) != 0 || ::pipe2(reports, O_CLOEXEC) != 0)
+      abandon_start("cannot make a pipe", {rates[0], rates[1], reports[0], reports[1]}, followers,
+                    children);
+    args.insert(args.end(), {opts.search.enabled ? "--search-follow" : "--phase-barrier",
+                             std::to_string(rates[0]) + "," + std::to_string(reports[1])});
     std::vector<char*> cargs;
     for (auto& a : args) cargs.push_back(a.data());
     cargs.push_back(nullptr);
@@ -111,11 +113,12 @@ GroupRecord run_process_group(const RunOptions& opts, int argc, char** argv,
       _exit(127);
     }
     children.push_back(pid);
-    if (rates[0] >= 0) {
-      ::close(rates[0]);
-      ::close(reports[1]);
+    ::close(rates[0]);
+    ::close(reports[1]);
+    if (opts.search.enabled)
       followers.push_back({rates[1], reports[0], pid});
-    }
+    else
+      barrier.add(reports[0], rates[1]);
   }
   log_info() << opts.process_count << " kvdrive processes running as group " << opts.run_group;
   bool search_ok = true;
@@ -144,7 +147,7 @@ GroupRecord run_process_group(const RunOptions& opts, int argc, char** argv,
         told_stop = true;
         for (size_t j = i; j < children.size(); ++j) ::kill(children[j], kGroupStopSignal);
       }
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      barrier.poll(50);  // a sleep of 50 ms, or less when a process says it is ready
     }
     std::string who = "process " + std::to_string(i) + " of " + std::to_string(children.size()) +
                       " (pid " + std::to_string(children[i]) + ")";

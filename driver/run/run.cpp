@@ -15,6 +15,7 @@
 #include "kvbench/usage_error.hpp"
 #include "kvmon_link/monitors.hpp"
 #include "results/results_writer.hpp"
+#include "run/phase_barrier.hpp"
 #include "run/phase_seconds.hpp"
 #include "run/progress.hpp"
 #include "run/run_metadata.hpp"
@@ -180,6 +181,12 @@ RunEnd run_target(const RunOptions& opts, const TargetSpec& spec, int64_t run_id
     }
     for (size_t i = 0; i < once && end.completed(); ++i) {
       at.ordinal = phase_ordinal++;
+      // --processes: the group's processes start this phase together.
+      if (!wait_phase_barrier(opts.phase_barrier_in, opts.phase_barrier_out, ordinal, at.ordinal,
+                              stop)) {
+        end = {RunStatus::interrupted, "interrupted by signal"};
+        break;
+      }
       end = run_one_phase(opts, at, w, w.phases[i], clients, writer, values, stop);
       monitors.flush(db);  // nothing else flushes between phases
     }

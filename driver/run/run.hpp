@@ -41,6 +41,10 @@ struct RunOptions {
   // --search in a process of a --processes group: the parent sends each step's rate on the
   // first descriptor and reads the step's report from the second (search/search_group.hpp).
   int search_follow_in = -1, search_follow_out = -1;
+  // In a process of a --processes group (not a search): the parent's "go" for each phase is
+  // read from the first descriptor, this process's "ready" written to the second
+  // (run/phase_barrier.hpp).
+  int phase_barrier_in = -1, phase_barrier_out = -1;
   // --hdr-log PREFIX: each target's seconds also as an HdrHistogram interval log,
   // PREFIX.<target ordinal>.hlog (hdr_log_path); empty: none.
   std::string hdr_log_prefix;

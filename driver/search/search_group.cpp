@@ -12,36 +12,12 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "kvbench/line_pipe.hpp"
 #include "kvbench/log.hpp"
 #include "store/target_uri.hpp"
 
 namespace kv::drive {
 namespace {
-
-bool write_line(int fd, const std::string& line) {
-  const std::string text = line + "\n";
-  size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    done += static_cast<size_t>(n);
-  }
-  return true;
-}
-
-// One line (without its '\n'); nullopt at EOF or on an error before a whole line.
-std::optional<std::string> read_line(int fd) {
-  std::string line;
-  char c = 0;
-  for (;;) {
-    const ssize_t n = ::read(fd, &c, 1);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return std::nullopt;
-    if (c == '\n') return line;
-    line += c;
-  }
-}
 
 std::string number(double v) {
   char buf[40];

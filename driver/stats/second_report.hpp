@@ -73,6 +73,9 @@ struct SecondReport {
   // The busiest worker's time on a CPU or runnable waiting for one, less its spinning (fraction
   // of the interval; 0 when the kernel does not say): above ~0.9 the client could not keep up.
   double busiest_thread_wanted = 0;
+  // The longest any worker waited for a CPU in this interval (runnable, not running: schedstat's
+  // run delay), µs; -1 when it could not be read (stored NULL).
+  int64_t run_delay_us = -1;
   int64_t spin_us = 0;          // CPU the workers spent spinning for send times (rate mode)
   int64_t clock_offset_us = 0;  // wall - monotonic at the collection (its change = slew)
   // Redis Cluster redirects followed in the interval (StatsSlot::add_redirect); nullopt when

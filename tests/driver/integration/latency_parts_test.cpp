@@ -13,6 +13,7 @@
 #include <string>
 #include <thread>
 
+#include "cpu_cgroup.hpp"
 #include "kvdrive_test_util.hpp"
 
 namespace {
@@ -151,6 +152,55 @@ TEST(LatencyAttribution, AStalledClientIsTheClientsTimeNotTheWires) {
   ASSERT_EQ(report.exit_code, 0) << report.output;
   EXPECT_NE(report.output.find("hint: "), std::string::npos) << report.output;
   EXPECT_NE(report.output.find("is kvdrive's own time"), std::string::npos) << report.output;
+}
+
+// A kvdrive held to 2 % of a core by a CPU cgroup: its workers wait for a CPU, using none,
+// and every second says how long (client_seconds.run_delay_us), as the client-stall line does.
+TEST(LatencyAttribution, AStarvedClientsWaitForACpuIsRecordedEverySecond) {
+  std::string why;
+  CpuCgroup cg(1000, 50'000, &why);
+  if (!why.empty()) {
+    if (servers_required()) FAIL() << why;
+    GTEST_SKIP() << why;
+  }
+  StoreServer redis(StoreServer::Kind::redis);
+  KV_START_OR_SKIP(redis);
+  TempDir dir;
+  const std::string log = dir.file("kvdrive.log");
+  // The shell joins the cgroup, then becomes kvdrive: every thread of it is born inside.
+  Process kvdrive({"/bin/sh",
+                   "-c",
+                   "echo $$ > \"$0\" && exec \"$@\"",
+                   cg.procs_file(),
+                   kKvdrive,
+                   "run",
+                   "--db",
+                   dir.file("r.db"),
+                   "--target",
+                   redis.uri(),
+                   "--keys",
+                   "200",
+                   "--phases",
+                   "load,read",
+                   "--duration",
+                   "3s",
+                   "--rate",
+                   "2000",
+                   "--threads",
+                   "1"},
+                  log);
+  ASSERT_EQ(kvdrive.wait(120'000), 0) << slurp(log);
+  auto db = kv::open_results_db(dir.file("r.db"));
+  // Every second the collector measured (a second it skipped, starved too, has no sample).
+  EXPECT_GE(query_int(db,
+                      "SELECT count(*) FROM client_seconds c JOIN phases p USING (phase_id) "
+                      "WHERE p.kind = 'read' AND c.run_delay_us IS NOT NULL"),
+            2);
+  // Runnable but not running for most of the time the quota leaves it: hundreds of ms a second.
+  EXPECT_GE(query_int(db,
+                      "SELECT MAX(c.run_delay_us) FROM client_seconds c JOIN phases p USING "
+                      "(phase_id) WHERE p.kind = 'read'"),
+            100'000);
 }
 
 // The store stopped for a second: its time is the store-side parts' (the wire, and the wait for

@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "cpu_cgroup.hpp"
 #include "kvdrive_test_util.hpp"
 #include "netns.hpp"
 
@@ -29,44 +30,6 @@ bool write_file(const std::string& path, const std::string& text) {
   f.flush();
   return static_cast<bool>(f);
 }
-
-// A CPU cgroup limited to quota/period of one core, removed on destruction (declare it before
-// the processes it holds, so they are gone first).
-class CpuCgroup {
- public:
-  CpuCgroup(int64_t quota_us, int64_t period_us, std::string* why) {
-    const std::string name = "kvbench-search-" + std::to_string(::getpid());
-    namespace fs = std::filesystem;
-    std::error_code ec;
-    if (fs::exists("/sys/fs/cgroup/cpu/cgroup.procs", ec)) {  // v1
-      dir_ = "/sys/fs/cgroup/cpu/" + name;
-      fs::create_directory(dir_, ec);
-      if (!ec && write_file(dir_ + "/cpu.cfs_period_us", std::to_string(period_us)) &&
-          write_file(dir_ + "/cpu.cfs_quota_us", std::to_string(quota_us)))
-        return;
-    } else if (fs::exists("/sys/fs/cgroup/cgroup.controllers", ec)) {  // v2
-      write_file("/sys/fs/cgroup/cgroup.subtree_control", "+cpu");
-      dir_ = "/sys/fs/cgroup/" + name;
-      fs::create_directory(dir_, ec);
-      if (!ec &&
-          write_file(dir_ + "/cpu.max", std::to_string(quota_us) + " " + std::to_string(period_us)))
-        return;
-    }
-    *why = "no CPU cgroup can be made (needs root and a cgroup v1 cpu or v2 cpu controller)";
-    dir_.clear();
-  }
-  ~CpuCgroup() {
-    if (dir_.empty()) return;
-    // Empty once its processes have exited (a store stopped by its own destructor first).
-    for (int i = 0; i < 50 && ::rmdir(dir_.c_str()) != 0; ++i) ::usleep(100'000);
-  }
-  bool ok() const { return !dir_.empty(); }
-  bool add(pid_t pid) { return write_file(procs_file(), std::to_string(pid)); }
-  std::string procs_file() const { return dir_ + "/cgroup.procs"; }
-
- private:
-  std::string dir_;
-};
 
 // Raises this process's priority (nice) for its lifetime; processes started meanwhile inherit
 // it. On a loaded machine (load average 20 on the 2-core dev VM: eight engineers building) a
@@ -481,8 +444,8 @@ TEST(KvdriveSearch, StepsRunOnTheEventEngineWithTheServersOwnLatencyBeside) {
   EXPECT_NE(out.output.find("the latency is in"), std::string::npos) << out.output;
 }
 
-// A step's --duration is its measured time after its --warmup (README): a warm-up as long as
-// the duration is taken, and the step runs both, measuring the duration.
+// A step's --duration is its measured time after its --warmup (docs/reference.md): a warm-up as
+// long as the duration is taken, and the step runs both, measuring the duration.
 TEST(KvdriveSearch, AStepsDurationIsMeasuredAfterAWarmupAsLong) {
   StoreServer redis(StoreServer::Kind::redis);
   KV_START_OR_SKIP(redis);
