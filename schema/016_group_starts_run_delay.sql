@@ -18,3 +18,7 @@ GROUP BY r.run_group, t.ordinal, p.ordinal;
 -- when the client used no CPU (descheduled, or the machine busy with others). NULL when the
 -- kernel did not say.
 ALTER TABLE client_seconds ADD COLUMN run_delay_us INTEGER;
+
+-- A capacity search step's longest such wait in one of its measured seconds (the worst process
+-- of a --processes group), µs: the validity table's "cpu wait". NULL when unknown.
+ALTER TABLE search_steps ADD COLUMN run_delay_max_us INTEGER;

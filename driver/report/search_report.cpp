@@ -57,6 +57,7 @@ const char* kStepKeys[] = {"store",
                            "busiest_thread_cpu_pct",
                            "busiest_thread_wanted_pct",
                            "client_share_pct",
+                           "run_delay_max_us",
                            "store_cpu_pct",
                            "swap_in_pages_per_s",
                            "major_faults_per_s",
@@ -89,7 +90,7 @@ ReportTable steps_table(Database& db, int64_t run_id) {
       "s.offered_rate = r.max_compliant_rate AND s.verdict = 'pass', s.cg_memory_high_events, "
       "s.cg_memory_max_events, s.cg_oom_events, s.cg_cpu_throttled_pct, "
       "s.cg_cpu_throttled_ms_per_s, s.server_calls, s.server_p50_us, s.server_p99_us, "
-      "s.server_p999_us, s.client_share_pct "
+      "s.server_p999_us, s.client_share_pct, s.run_delay_max_us "
       "FROM search_steps s JOIN targets t USING (target_id) LEFT JOIN search_results r "
       "ON r.run_id = s.run_id AND r.target_id = s.target_id WHERE s.run_id = ? "
       "ORDER BY t.ordinal, s.ordinal");
@@ -125,6 +126,7 @@ ReportTable steps_table(Database& db, int64_t run_id) {
                       fixed(opt(q, 15), 0),
                       fixed(opt(q, 16), 0),
                       fixed(opt(q, 34), 0),
+                      ms(opt(q, 35)),
                       fixed(opt(q, 17), 0),
                       fixed(opt(q, 18), 1),
                       fixed(opt(q, 19), 1),
@@ -216,6 +218,7 @@ const std::vector<std::pair<std::string, std::string>> kValidityColumns = {
     {"busiest_thread_cpu_pct", "client thread cpu %"},
     {"busiest_thread_wanted_pct", "on cpu or runnable %"},
     {"client_share_pct", "kvdrive share of the percentile %"},
+    {"run_delay_max_us", "cpu wait ms/s"},
     {"slip_p50_us", "slip p50 ms"},
     {"slip_p99_us", "slip p99 ms"},
     {"store_cpu_pct", "store cpu %"},

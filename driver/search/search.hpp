@@ -57,6 +57,9 @@ struct StepMeasure {
   double busiest_thread_cpu = 0;  // highest of any second, fraction of a core (spin left out)
   // Highest of any second: a thread's time on a CPU or runnable waiting for one (0: unknown).
   double busiest_thread_wanted = 0;
+  // Highest of any second: the longest a worker waited for a CPU (runnable, not running), µs;
+  // -1 unknown.
+  int64_t run_delay_max_us = -1;
   uint64_t in_flight_slots = 0;  // threads x connections x pipeline (0: unknown)
   // Where the time went (schema/README.md "Whose time is it"): the fully split requests by
   // latency, so a percentile's share of kvdrive's own time is known; empty when unknown (TLS,

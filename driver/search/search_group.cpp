@@ -34,11 +34,12 @@ struct FollowerStep {
 std::string step_line(const StepRun& r) {
   const StepMeasure& m = r.measure;
   std::string line = "step";
-  for (double v : {static_cast<double>(r.phase_id), static_cast<double>(r.measured_from_ts_us),
-                   static_cast<double>(r.ended_ts_us), static_cast<double>(m.ops),
-                   static_cast<double>(m.failed), m.seconds, m.sent_latency_mean_us, m.slip_p50_us,
-                   m.slip_p99_us, m.busiest_thread_cpu, m.busiest_thread_wanted,
-                   static_cast<double>(m.in_flight_slots)}) {
+  for (double v :
+       {static_cast<double>(r.phase_id), static_cast<double>(r.measured_from_ts_us),
+        static_cast<double>(r.ended_ts_us), static_cast<double>(m.ops),
+        static_cast<double>(m.failed), m.seconds, m.sent_latency_mean_us, m.slip_p50_us,
+        m.slip_p99_us, m.busiest_thread_cpu, m.busiest_thread_wanted,
+        static_cast<double>(m.in_flight_slots), static_cast<double>(m.run_delay_max_us)}) {
     line += ' ';
     line += number(v);
   }
@@ -48,7 +49,7 @@ std::string step_line(const StepRun& r) {
 std::optional<FollowerStep> parse_step(const std::string& line) {
   std::istringstream in(line);
   std::string word;
-  double v[12];
+  double v[13];
   if (!(in >> word) || word != "step") return std::nullopt;
   for (double& x : v)
     if (!(in >> x)) return std::nullopt;
@@ -65,6 +66,7 @@ std::optional<FollowerStep> parse_step(const std::string& line) {
   f.m.busiest_thread_cpu = v[9];
   f.m.busiest_thread_wanted = v[10];
   f.m.in_flight_slots = static_cast<uint64_t>(v[11]);
+  f.m.run_delay_max_us = static_cast<int64_t>(v[12]);
   return f;
 }
 
@@ -196,6 +198,7 @@ bool lead_search(const SearchOptions& s, const std::string& db_path, const std::
       m.slip_p99_us = std::max(m.slip_p99_us, f.m.slip_p99_us);
       m.busiest_thread_cpu = std::max(m.busiest_thread_cpu, f.m.busiest_thread_cpu);
       m.busiest_thread_wanted = std::max(m.busiest_thread_wanted, f.m.busiest_thread_wanted);
+      m.run_delay_max_us = std::max(m.run_delay_max_us, f.m.run_delay_max_us);
       m.in_flight_slots += f.m.in_flight_slots;
       if (!ids.empty()) ids += ", ";
       ids += std::to_string(f.phase_id);

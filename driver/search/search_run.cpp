@@ -24,6 +24,7 @@ void note_step_second(const SecondReport& sec, StepRun* step) {
   StepMeasure& m = step->measure;
   m.busiest_thread_cpu = std::max(m.busiest_thread_cpu, sec.busiest_thread_cpu);
   m.busiest_thread_wanted = std::max(m.busiest_thread_wanted, sec.busiest_thread_wanted);
+  m.run_delay_max_us = std::max(m.run_delay_max_us, sec.run_delay_us);
 }
 
 void fill_step_run(const PhaseResult& result, int64_t phase_id, const WorkloadSpec& w,
@@ -213,10 +214,10 @@ void write_step(Database& db, int64_t run_id, int64_t target_id, int ordinal, co
         "psi_memory_full_pct, verdict, limit_reason, detail, cg_memory_high_events, "
         "cg_memory_max_events, cg_oom_events, cg_cpu_throttled_pct, cg_cpu_throttled_ms_per_s, "
         "server_calls, server_p50_us, server_p99_us, server_p999_us, cg_psi_memory_full_pct, "
-        "client_share_pct) "
+        "client_share_pct, run_delay_max_us) "
         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, "
         "?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, "
-        "?36, ?37)")
+        "?36, ?37, ?38)")
       .bind(1, r.phase_id)
       .bind(2, run_id)
       .bind(3, target_id)
@@ -256,6 +257,7 @@ void write_step(Database& db, int64_t run_id, int64_t target_id, int ordinal, co
       .bind(35, sl ? std::optional<double>(sl->p999_us) : std::nullopt)
       .bind(36, m.server.cg_psi_memory_full_pct)
       .bind(37, v.client_share_pct)
+      .bind(38, m.run_delay_max_us >= 0 ? std::optional<int64_t>(m.run_delay_max_us) : std::nullopt)
       .run();
   tx.commit();
 }

@@ -219,6 +219,9 @@ TEST(KvdriveSearch, AStarvedClientThreadIsReportedClientBound) {
   Database d = Database::open(db);
   EXPECT_EQ(query_text(d, "SELECT verdict FROM search_steps"), "invalid");
   EXPECT_EQ(query_double(d, "SELECT client_bound_rate FROM search_results"), 2'000'000);
+  // Held to 2 % of a core, its worker waited for a CPU most of each second, and the step says so.
+  EXPECT_GE(query_int(d, "SELECT run_delay_max_us FROM search_steps"), 100'000);
+  EXPECT_NE(output.find("cpu wait ms/s"), std::string::npos) << output;
 }
 
 // kvmon on the same file watches the store: each step is judged with the samples in its
