@@ -23,13 +23,18 @@ double whole(double rate) { return std::max(1.0, std::round(rate)); }
 // The store's own execution time beside the client's latency at quantile q: which side the
 // time was spent on. Redis's histogram times a command's execution, not its wait to be read
 // (a saturated store's queue is on the client's side of it); its buckets are powers of two.
+// The store's own percentile nearest above q (its histogram has p50, p90, p99, p99.9).
+double server_percentile_us(const ServerLatency& server, double q) {
+  return q <= 0.5    ? server.p50_us
+         : q <= 0.9  ? server.p90_us
+         : q <= 0.99 ? server.p99_us
+                     : server.p999_us;
+}
+
 std::string where_the_latency_is(const std::optional<ServerLatency>& server, double q,
                                  double client_us) {
   if (!server) return "";
-  const double us = q <= 0.5    ? server->p50_us
-                    : q <= 0.9  ? server->p90_us
-                    : q <= 0.99 ? server->p99_us
-                                : server->p999_us;
+  const double us = server_percentile_us(*server, q);
   const std::string name = q <= 0.5 ? "p50" : q <= 0.9 ? "p90" : q <= 0.99 ? "p99" : "p99.9";
   std::string text = ", the server's own " + name + " <= " + ms_text(us) + ": ";
   if (2 * us >= client_us) return text + "the latency is in the server's execution";
@@ -118,6 +123,17 @@ StepVerdict judge_step(const SearchOptions& s, const StepMeasure& m) {
       continue;
     }
     add(Verdict::fail, b.name, missed + where_the_latency_is(m.server.latency, b.quantile, us));
+    if (!v.latency_us) {
+      v.latency_us = us;
+      // Whose is most of it: kvdrive's own share, the store's own execution, or the rest.
+      if (client_share && *client_share >= 0.5)
+        v.latency_owner = "kvdrive (client send + recv " + fmt_int(*client_share * 100) +
+                          " %: a busy machine, or too few threads)";
+      else if (m.server.latency && 2 * server_percentile_us(*m.server.latency, b.quantile) >= us)
+        v.latency_owner = "the store's execution";
+      else
+        v.latency_owner = "the wire (the network, both kernels, the store's queueing)";
+    }
   }
   if (m.ops > 0 &&
       static_cast<double>(m.failed) > s.objective.max_error_rate * static_cast<double>(m.ops))
@@ -252,7 +268,8 @@ std::optional<double> RateSearch::next() const {
     if (*pass >= s_.max_rate) return std::nullopt;
     return whole(std::min(*pass * s_.growth, s_.max_rate));
   }
-  if (!pass) {  // even the first step failed: shrink until one passes
+  if (!pass) {  // even the first step failed: shrink until one passes, or a floor shows
+    if (floor_step()) return std::nullopt;
     const double lower = whole(*fail / s_.growth);
     if (lower >= *fail) return std::nullopt;  // 1 req/s failed
     return lower;
@@ -269,9 +286,24 @@ std::optional<double> RateSearch::next() const {
   return mid;
 }
 
+std::optional<size_t> RateSearch::floor_step() const {
+  if (steps_.size() < 2 || highest_pass()) return std::nullopt;
+  const Step& lower = steps_.back();
+  const Step& higher = steps_[steps_.size() - 2];
+  const auto failed_latency = [](const Step& st) {
+    return st.verdict.verdict == Verdict::fail && st.verdict.latency_us.has_value();
+  };
+  if (!failed_latency(lower) || !failed_latency(higher) || lower.rate >= higher.rate ||
+      lower.verdict.limit != higher.verdict.limit)
+    return std::nullopt;
+  if (*lower.verdict.latency_us < kFloorRatio * *higher.verdict.latency_us) return std::nullopt;
+  return steps_.size() - 1;
+}
+
 RateSearch::Outcome RateSearch::outcome() const {
   Outcome o;
   o.max_compliant = highest_pass();
+  o.floor_step = floor_step();
   const auto fail = lowest_fail();
   for (size_t i = 0; i < steps_.size(); ++i) {
     const auto& st = steps_[i];
@@ -287,6 +319,8 @@ RateSearch::Outcome RateSearch::outcome() const {
     o.stopped = "every rate of --rates stepped";
   else if (o.client_bound_at)
     o.stopped = "the client was the limit";
+  else if (o.floor_step)
+    o.stopped = "a latency floor";
   else if (invalid)
     o.stopped = "a step had too few requests for the objective's percentiles";
   else if (static_cast<int>(steps_.size()) >= s_.max_steps && next() == std::nullopt &&
@@ -314,6 +348,16 @@ std::string describe_outcome(const RateSearch& search) {
     } else {
       text += " (" + o.stopped + ")";
     }
+  } else if (o.floor_step) {
+    // Not a capacity: the latency stayed where it was as the rate halved.
+    const auto& lower = search.steps()[*o.floor_step];
+    const auto& higher = search.steps()[*o.floor_step - 1];
+    text = "no compliant rate: a latency floor, " + lower.verdict.limit + " " +
+           ms_text(*higher.verdict.latency_us) + " at " + rate_text(higher.rate) + " and " +
+           ms_text(*lower.verdict.latency_us) + " at " + rate_text(lower.rate) +
+           ": halving the rate did not bring it down, so no rate meets the objective; the "
+           "floor is in " +
+           lower.verdict.latency_owner + " (" + lower.verdict.reason + ")";
   } else if (o.limiting_step) {
     const auto& st = search.steps()[*o.limiting_step];
     text = "no compliant rate: " + rate_text(st.rate) + " failed on " + st.verdict.reason;

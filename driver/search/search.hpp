@@ -83,6 +83,12 @@ struct StepVerdict {
   // kvdrive's own share (client send + client recv) of the first latency bound's percentile,
   // % (the requests around it: PartBins); nullopt when unknown.
   std::optional<double> client_share_pct;
+  // The first latency bound the step failed: its percentile (µs) and where most of its time
+  // was: "kvdrive (...)" (its client send + recv are half of it or more), "the store's
+  // execution" (the store's own histogram says so) or "the wire (...)" (the network, both
+  // kernels and the store's queueing); nullopt / empty when no latency bound failed.
+  std::optional<double> latency_us;
+  std::string latency_owner;
 };
 
 // Judges one step. Invalid (the client was the limit, or too few requests for a percentile of
@@ -110,8 +116,16 @@ class RateSearch {
     std::optional<double> max_compliant;    // highest passing rate, if any passed
     std::optional<size_t> limiting_step;    // the lowest failing step above it
     std::optional<double> client_bound_at;  // the first invalid step's rate
+    // A latency floor: the lower of two failing steps (no step passed yet) whose failed
+    // latency bound did not come down with the rate (kFloorRatio), so halving again would find
+    // a rate that passes only by chance, or none.
+    std::optional<size_t> floor_step;
     std::string stopped;  // why the search ended: "precision reached", "--search-max", ...
   };
+
+  // Halving the rate left the failed percentile at this fraction of what it was, or more: a
+  // floor, not a queue that a lower rate drains.
+  static constexpr double kFloorRatio = 0.75;
 
   explicit RateSearch(const SearchOptions& s) : s_(s) {}
   // The next rate to step at; nullopt when the search is over.
@@ -125,6 +139,7 @@ class RateSearch {
   std::optional<double> highest_pass() const;
   std::optional<double> lowest_fail() const;
   int times_run(double rate) const;
+  std::optional<size_t> floor_step() const;
 
   const SearchOptions& s_;
   std::vector<Step> steps_;

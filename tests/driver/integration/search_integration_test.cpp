@@ -447,6 +447,26 @@ TEST(KvdriveSearch, StepsRunOnTheEventEngineWithTheServersOwnLatencyBeside) {
   EXPECT_NE(out.output.find("the latency is in"), std::string::npos) << out.output;
 }
 
+// An objective below what the path can do at any rate (p99 <= 5 µs over loopback): the
+// latency stays where it is as the rate halves, and the search says it is a floor, and where
+// its time was, instead of halving down to 1 req/s and calling what is left a capacity.
+TEST(KvdriveSearch, AnObjectiveBelowThePathsFloorIsSaidToBeAFloor) {
+  StoreServer redis(StoreServer::Kind::redis);
+  KV_START_OR_SKIP(redis);
+  TempDir dir;
+  const std::string db = dir.file("floor.db");
+  Outcome out = run_kvdrive(dir, {"run", "--db", db, "--target", redis.uri(), "--keys", "1000",
+                                  "--threads", "1", "--search", "--slo", "p99=5us",
+                                  "--search-start", "4000", "--duration", "1s", "--warmup", "1s"});
+  EXPECT_EQ(out.exit_code, 0) << out.output;
+  EXPECT_NE(out.output.find("no compliant rate: a latency floor, p99"), std::string::npos)
+      << out.output;
+  EXPECT_NE(out.output.find("the floor is in "), std::string::npos) << out.output;
+  Database d = Database::open(db);
+  EXPECT_EQ(query_text(d, "SELECT stopped FROM search_results"), "a latency floor");
+  EXPECT_LT(query_int(d, "SELECT count(*) FROM search_steps"), 8) << out.output;
+}
+
 // A step's --duration is its measured time after its --warmup (docs/reference.md): a warm-up as
 // long as the duration is taken, and the step runs both, measuring the duration.
 TEST(KvdriveSearch, AStepsDurationIsMeasuredAfterAWarmupAsLong) {

@@ -407,6 +407,65 @@ TEST(RateSearch, NothingCompliantDownToOneRequestPerSecond) {
   EXPECT_NE(describe_outcome(search).find("no compliant rate"), std::string::npos);
 }
 
+// Steps that fail p99 <= 1 ms with `p99_us(rate)`, passing at or below `knee`.
+RateSearch search_latency(const SearchOptions& s, double knee,
+                          const std::function<double(double)>& p99_us) {
+  RateSearch search(s);
+  int guard = 0;
+  while (auto rate = search.next()) {
+    StepMeasure m = step(*rate, *rate, *rate <= knee ? 500 : p99_us(*rate), 2);
+    search.record(*rate, judge_step(s, m));
+    if (++guard >= 100) break;
+  }
+  return search;
+}
+
+TEST(RateSearch, ALatencyThatHalvingTheRateDoesNotLowerIsAFloorNotACapacity) {
+  auto s = options();
+  s.start_rate = 1000;
+  // 1.2 ms at every rate: the floor of the path, not a queue the store builds.
+  auto search = search_latency(s, 0, [](double) { return 1200.0; });
+  ASSERT_EQ(search.steps().size(), 2u) << "stops after the second failing step";
+  EXPECT_EQ(search.steps()[1].rate, 500);
+  auto o = search.outcome();
+  EXPECT_FALSE(o.max_compliant);
+  ASSERT_TRUE(o.floor_step);
+  EXPECT_EQ(*o.floor_step, 1u);
+  EXPECT_EQ(o.stopped, "a latency floor");
+  const std::string text = describe_outcome(search);
+  EXPECT_NE(text.find("no compliant rate: a latency floor, p99 1.2"), std::string::npos) << text;
+  EXPECT_NE(text.find("the floor is in the wire"), std::string::npos) << text;
+}
+
+TEST(RateSearch, ALatencyThatFallsWithTheRateIsAQueueAndTheSearchGoesOn) {
+  auto s = options();
+  s.start_rate = 1000;
+  // A queue: the latency falls with the rate (4 µs per req/s), so 250 req/s meets 1 ms.
+  auto search = search_latency(s, 0, [](double rate) { return rate * 4.0; });
+  auto o = search.outcome();
+  EXPECT_FALSE(o.floor_step);
+  ASSERT_TRUE(o.max_compliant);
+  EXPECT_LE(*o.max_compliant, 250);
+  EXPECT_GE(*o.max_compliant, 125);
+}
+
+TEST(SearchVerdict, AFailedLatencyBoundSaysWhereItsTimeWas) {
+  auto m = step(1000, 1000, 2000);  // p99 2 ms > 1 ms
+  auto v = judge_step(options(), m);
+  ASSERT_TRUE(v.latency_us);
+  EXPECT_NEAR(*v.latency_us, 2000, 20);
+  EXPECT_EQ(v.latency_owner.rfind("the wire", 0), 0u) << v.latency_owner;
+  m.server.latency = ServerLatency{5000, 512, 1024, 1900, 4096};  // the store's p99 1.9 ms
+  EXPECT_EQ(judge_step(options(), m).latency_owner, "the store's execution");
+  EXPECT_FALSE(judge_step(options(), step(1000, 1000, 500)).latency_us) << "passed: none";
+  // Most of it kvdrive's (but not enough to meet the bound without it): the client's floor.
+  auto c = step(1000, 1000, 3000);
+  split_all(c, 1500, 1200, 300);  // 60 % kvdrive's; without it 1.2 ms, still above 1 ms
+  EXPECT_EQ(judge_step(options(), c).verdict, Verdict::fail);
+  EXPECT_EQ(judge_step(options(), c).latency_owner.rfind("kvdrive (client send + recv 60 %", 0), 0u)
+      << judge_step(options(), c).latency_owner;
+}
+
 TEST(RateSearch, AnInvalidStepStopsTheSearchAndSaysClientBound) {
   auto s = options();
   s.start_rate = 1000;
