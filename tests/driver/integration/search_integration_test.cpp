@@ -455,10 +455,26 @@ TEST(KvdriveSearch, AnObjectiveBelowThePathsFloorIsSaidToBeAFloor) {
   KV_START_OR_SKIP(redis);
   TempDir dir;
   const std::string db = dir.file("floor.db");
-  Outcome out = run_kvdrive(dir, {"run", "--db", db, "--target", redis.uri(), "--keys", "1000",
-                                  "--threads", "1", "--search", "--slo", "p99=5us",
-                                  "--search-start", "2000", "--search-steps", "6", "--duration",
-                                  "1s", "--warmup", "1s"});
+  Outcome out = run_kvdrive(dir, {"run",
+                                  "--db",
+                                  db,
+                                  "--target",
+                                  redis.uri(),
+                                  "--keys",
+                                  "1000",
+                                  "--threads",
+                                  "1",
+                                  "--search",
+                                  "--slo",
+                                  "p99=5us",
+                                  "--search-start",
+                                  "2000",
+                                  "--search-steps",
+                                  "6",
+                                  "--duration",
+                                  "1s",
+                                  "--warmup",
+                                  "1s"});
   EXPECT_EQ(out.exit_code, 0) << out.output;
   EXPECT_NE(out.output.find("no compliant rate: a latency floor, p99"), std::string::npos)
       << out.output;
