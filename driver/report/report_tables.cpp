@@ -286,12 +286,17 @@ std::vector<ReportTable> run_tables(Database& db, int64_t run_id,
   }
   auto p = db.prepare(
       "SELECT store, phase, op, ops, seconds, req_per_s, mib_per_s, lat_mean_us, phase_id, "
-      "lat_max_us, hits, misses, errors, timeouts, wrong, status, failed_per_s "
+      "lat_max_us, hits, misses, errors, timeouts, wrong, status, failed_per_s, "
+      "(SELECT json_extract(x.parameters, '$.verify') FROM phases x WHERE x.phase_id = "
+      "phase_summary.phase_id) "
       "FROM phase_summary WHERE run_id = ? ORDER BY phase_id, op DESC");
   p.bind(1, run_id);
   while (p.step()) {
     bool get = p.column_text(2) == "get";
     auto get_only = [&](int col) { return get ? count(opt(p, col)) : text("-"); };
+    // Gets are checked only with --verify: without it none was, and "0 wrong" would claim
+    // they were (a file from before phases recorded `verify` shows the count).
+    const bool unverified = !p.is_null(17) && p.column_int(17) == 0;
     std::vector<ReportCell> row{
         text(p.column_text(0)), text(p.column_text(1)), text(p.column_text(2)),
         count(opt(p, 3)),       fixed(opt(p, 4), 1),    count(opt(p, 5)),
@@ -301,8 +306,9 @@ std::vector<ReportTable> run_tables(Database& db, int64_t run_id,
       const bool known = it != pct.end() && it->second[i].has_value();
       row.push_back(ms(known ? *it->second[i] : std::nan("")));
     }
-    row.insert(row.end(), {ms(opt(p, 9)), get_only(10), get_only(11), count(opt(p, 12)),
-                           count(opt(p, 13)), get_only(14), text(p.column_text(15))});
+    row.insert(row.end(),
+               {ms(opt(p, 9)), get_only(10), get_only(11), count(opt(p, 12)), count(opt(p, 13)),
+                unverified ? text("-") : get_only(14), text(p.column_text(15))});
     const auto dr = dropped.find({p.column_int(8), p.column_text(2)});
     row.push_back(count(dr == dropped.end() ? std::nan("") : dr->second));
     if (dr != dropped.end() && dr->second > 0)

@@ -36,6 +36,31 @@ std::vector<std::string> repeated_keys(const std::string& text) {
   return repeated;
 }
 
+// Gets are checked against what was written only with --verify: without it their `wrong` is
+// null (none was checked), not 0; with it, the count.
+TEST(KvdriveJson, WrongIsNullForGetsNothingVerified) {
+  StoreServer redis(StoreServer::Kind::redis);
+  KV_START_OR_SKIP(redis);
+  TempDir dir;
+  for (const bool verify : {false, true}) {
+    std::vector<std::string> args = {"--log-level", "off",       "run",    "--db", dir.file("r.db"),
+                                     "--target",    redis.uri(), "--keys", "100",  "--threads",
+                                     "1",           "--json"};
+    if (verify) args.push_back("--verify");
+    auto out = run_kvdrive(dir, args);
+    ASSERT_EQ(out.exit_code, 0) << out.output;
+    json summary = json::parse(out.output);
+    ASSERT_EQ(summary["phases"].size(), 2u) << out.output;
+    const json& read = summary["phases"][1];
+    ASSERT_EQ(read["op"], "get") << read.dump();
+    if (verify)
+      EXPECT_EQ(read["wrong"], 0) << read.dump();
+    else
+      EXPECT_TRUE(read["wrong"].is_null()) << read.dump();
+    EXPECT_TRUE(summary["phases"][0]["wrong"].is_null()) << "sets are never checked";
+  }
+}
+
 TEST(KvdriveJson, SummaryReportAndParametersAreStrictJsonWithoutRepeatedKeys) {
   StoreServer redis(StoreServer::Kind::redis);
   KV_START_OR_SKIP(redis);
