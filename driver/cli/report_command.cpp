@@ -78,9 +78,9 @@ ReportCommand::ReportCommand(CLI::App& app)
       ->check(cli::non_empty());
   sub_->add_option(
           "table", table_,
-          "With --format csv: the one table to print (runs, stores, phases, parts, steps, "
-          "server, timeline, process_samples, host_samples, events, searches, search_steps, "
-          "comparison, differences)")
+          "With --format csv: the one table to print (runs, metadata, stores, phases, parts, "
+          "steps, server, timeline, process_samples, host_samples, events, searches, "
+          "search_steps, comparison, differences)")
       ->type_name("TABLE");
 }
 
