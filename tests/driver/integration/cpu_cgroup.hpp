@@ -9,6 +9,7 @@
 #include <fstream>
 #include <string>
 #include <system_error>
+#include <vector>
 
 namespace kv::test {
 
@@ -53,6 +54,14 @@ class CpuCgroup {
   bool ok() const { return !dir_.empty(); }
   bool add(pid_t pid) { return write_cgroup_file(procs_file(), std::to_string(pid)); }
   std::string procs_file() const { return dir_ + "/cgroup.procs"; }
+  // `argv` run inside the cgroup: a shell joins it, then becomes argv[0], so every thread of
+  // the program is born inside.
+  std::vector<std::string> command(const std::vector<std::string>& argv) const {
+    std::vector<std::string> out = {"/bin/sh", "-c", "echo $$ > \"$0\" && exec \"$@\"",
+                                    procs_file()};
+    out.insert(out.end(), argv.begin(), argv.end());
+    return out;
+  }
 
  private:
   static int next_id() {

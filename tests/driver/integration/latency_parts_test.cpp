@@ -167,27 +167,9 @@ TEST(LatencyAttribution, AStarvedClientsWaitForACpuIsRecordedEverySecond) {
   KV_START_OR_SKIP(redis);
   TempDir dir;
   const std::string log = dir.file("kvdrive.log");
-  // The shell joins the cgroup, then becomes kvdrive: every thread of it is born inside.
-  Process kvdrive({"/bin/sh",
-                   "-c",
-                   "echo $$ > \"$0\" && exec \"$@\"",
-                   cg.procs_file(),
-                   kKvdrive,
-                   "run",
-                   "--db",
-                   dir.file("r.db"),
-                   "--target",
-                   redis.uri(),
-                   "--keys",
-                   "200",
-                   "--phases",
-                   "load,read",
-                   "--duration",
-                   "3s",
-                   "--rate",
-                   "2000",
-                   "--threads",
-                   "1"},
+  Process kvdrive(cg.command({kKvdrive, "run", "--db", dir.file("r.db"), "--target", redis.uri(),
+                              "--keys", "200", "--phases", "load,read", "--duration", "3s",
+                              "--rate", "2000", "--threads", "1"}),
                   log);
   ASSERT_EQ(kvdrive.wait(120'000), 0) << slurp(log);
   auto db = kv::open_results_db(dir.file("r.db"));

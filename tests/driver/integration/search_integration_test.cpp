@@ -24,13 +24,6 @@
 namespace kv::test {
 namespace {
 
-bool write_file(const std::string& path, const std::string& text) {
-  std::ofstream f(path);
-  f << text;
-  f.flush();
-  return static_cast<bool>(f);
-}
-
 // Raises this process's priority (nice) for its lifetime; processes started meanwhile inherit
 // it. On a loaded machine (load average 20 on the 2-core dev VM: eight engineers building) a
 // store at nice 0 waits tens of ms for a CPU at every wake-up, so its knee followed the load
@@ -201,15 +194,9 @@ TEST(KvdriveSearch, AStarvedClientThreadIsReportedClientBound) {
   KV_START_OR_SKIP(redis);
   TempDir dir;
   const std::string db = dir.file("starved.db");
-  // The shell joins the cgroup, then becomes kvdrive: every thread of it is born inside.
-  Process kvdrive({"/bin/sh",       "-c",         "echo $$ > \"$0\" && exec \"$@\"",
-                   cg.procs_file(), kKvdrive,     "run",
-                   "--db",          db,           "--target",
-                   redis.uri(),     "--keys",     "1000",
-                   "--threads",     "1",          "--search",
-                   "--slo",         "p99=1s",     "--rates",
-                   "2000000",       "--duration", "2s",
-                   "--warmup",      "1s"},
+  Process kvdrive(cg.command({kKvdrive, "run", "--db", db, "--target", redis.uri(), "--keys",
+                              "1000", "--threads", "1", "--search", "--slo", "p99=1s", "--rates",
+                              "2000000", "--duration", "2s", "--warmup", "1s"}),
                   dir.file("kvdrive.log"));
   const int code = kvdrive.wait(120'000);
   const std::string output = slurp(dir.file("kvdrive.log"));
@@ -335,7 +322,8 @@ TEST(KvdriveSearch, TheStoresCgroupFullOfPageCacheIsRecordedNotDistress) {
   CgroupDir v1_dir;
   if (why.empty()) {
     if (fs::create_directory(v1, ec)) v1_dir.path = v1;
-    if (v1_dir.path.empty() || !write_file(v1 + "/memory.limit_in_bytes", std::to_string(64 << 20)))
+    if (v1_dir.path.empty() ||
+        !write_cgroup_file(v1 + "/memory.limit_in_bytes", std::to_string(64 << 20)))
       why = "cannot make the memory cgroup " + v1;
   }
   if (!why.empty()) {
@@ -348,7 +336,7 @@ TEST(KvdriveSearch, TheStoresCgroupFullOfPageCacheIsRecordedNotDistress) {
                     {"--appendonly", "yes", "--appendfsync", "everysec",
                      "--auto-aof-rewrite-percentage", "0", "--dir", dir.path()});
   KV_START_OR_SKIP(redis);
-  ASSERT_TRUE(write_file(v1 + "/cgroup.procs", std::to_string(redis.pid())));
+  ASSERT_TRUE(write_cgroup_file(v1 + "/cgroup.procs", std::to_string(redis.pid())));
   const std::string db = dir.file("memory.db");
   Process kvmon = start_kvmon(dir, db, redis.pid());
   ASSERT_TRUE(wait_for_value(db, sample_with("cg_failcnt"))) << slurp(dir.file("kvmon.log"));
