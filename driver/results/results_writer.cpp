@@ -148,9 +148,11 @@ void write_second_buckets(Statement& ins, int64_t phase_id, int64_t ts_us, OpTyp
   uint64_t sum = 0;
   for (const auto& [index, count] : h.buckets) {  // ascending bucket indexes
     const int end = index / group * group + group - 1;
-    if (end != last && sum > 0) put(last, sum);
-    if (end != last) sum = 0;
-    last = end;
+    if (end != last) {
+      if (sum > 0) put(last, sum);
+      sum = 0;
+      last = end;
+    }
     sum += count;
   }
   if (sum > 0) put(last, sum);

@@ -64,7 +64,7 @@ PhaseBarrierLeader::~PhaseBarrierLeader() {
 }
 
 void PhaseBarrierLeader::add(int from_child, int to_child) {
-  members_.push_back({from_child, to_child, {}, {}, false});
+  members_.push_back({from_child, to_child, {}, false, false});
 }
 
 void PhaseBarrierLeader::drop(Member& m) {
@@ -72,7 +72,7 @@ void PhaseBarrierLeader::drop(Member& m) {
   if (m.to >= 0) ::close(m.to);
   m.from = m.to = -1;
   m.gone = true;
-  m.ready.clear();
+  m.ready = false;
 }
 
 void PhaseBarrierLeader::poll(int timeout_ms) {
@@ -102,19 +102,19 @@ void PhaseBarrierLeader::poll(int timeout_ms) {
     for (size_t nl = m.pending.find('\n'); nl != std::string::npos; nl = m.pending.find('\n')) {
       const std::string line = m.pending.substr(0, nl);
       m.pending.erase(0, nl + 1);
-      if (line.rfind("ready ", 0) == 0) m.ready = line.substr(6);
+      if (line.rfind("ready ", 0) == 0) m.ready = true;
     }
   }
   // Every member still there is ready: release them together.
   const bool all = std::all_of(members_.begin(), members_.end(),
-                               [](const Member& m) { return m.gone || !m.ready.empty(); });
+                               [](const Member& m) { return m.gone || m.ready; });
   const bool any =
       std::any_of(members_.begin(), members_.end(), [](const Member& m) { return !m.gone; });
   if (!all || !any) return;
   const std::string go = "go " + std::to_string(now_ts_us() + kGoLeadUs);
   for (auto& m : members_) {
     if (m.gone) continue;
-    m.ready.clear();
+    m.ready = false;
     if (!write_line(m.to, go)) drop(m);
   }
 }

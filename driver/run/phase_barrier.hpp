@@ -42,7 +42,7 @@ class PhaseBarrierLeader {
   struct Member {
     int from = -1, to = -1;
     std::string pending;  // bytes of a line not yet whole
-    std::string ready;    // "T P" when waiting at a phase; empty when running
+    bool ready = false;   // said "ready" and waits for its "go"
     bool gone = false;
   };
   void drop(Member& m);

@@ -105,10 +105,8 @@ GroupRecord run_process_group(const RunOptions& opts, int argc, char** argv,
       abandon_start("fork failed", {rates[0], rates[1], reports[0], reports[1]}, followers,
                     children);
     if (pid == 0) {
-      if (rates[0] >= 0) {
-        ::fcntl(rates[0], F_SETFD, 0);
-        ::fcntl(reports[1], F_SETFD, 0);
-      }
+      ::fcntl(rates[0], F_SETFD, 0);
+      ::fcntl(reports[1], F_SETFD, 0);
       execv(self, cargs.data());
       _exit(127);
     }
