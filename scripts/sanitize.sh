@@ -105,7 +105,7 @@ not_ours+='|^KvdriveSearch\.FindsAKneeThatFixedRateStepsConfirm$'
 not_ours+='|^KvdriveSearch\.AStarvedClientThreadIsReportedClientBound$'
 not_ours+='|^KvdriveSearch\.AnObjectiveBelowThePathsFloorIsSaidToBeAFloor$'
 # Whose time a stall is: timing assertions, which run in the plain build only.
-not_ours+="|$(suites LatencyAttribution GroupTiming)"
+not_ours+="|$(suites LatencyAttribution GroupTiming KvmonTiming)"
 # SQL and text over the results writer and reader, no thread of their own: neither ASan nor
 # TSan runs them (see the header).
 sql_and_text=$(suites OutputFormats KvdriveJson KvdriveResultsFile BothWays/ShippedQueries \
