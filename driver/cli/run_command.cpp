@@ -137,6 +137,7 @@ OptionLook look_of(std::string_view name) {
       {"ratio", {"SETS:GETS", ""}},
       {"hit-rate", {"FRACTION", ""}},
       {"rate", {"REQ/S", ""}},
+      {"spin-budget", {"PCT", ""}},
       {"warmup", {"DURATION", ""}},
       {"threads", {"N", ",-t"}},
       {"connections", {"N", ",-c,--clients"}},

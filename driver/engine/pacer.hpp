@@ -1,13 +1,13 @@
-// Rate mode's clock: waits for each request's intended send time without waking late.
-// A plain clock_nanosleep wakes 80-110 µs late on the dev VM: the thread's default 50 µs timer
-// slack plus the wake-up itself. The pacer sets the slack to 1 ns, sleeps until a margin before
-// the send time, then spins the last stretch, and counts the spinning so that the client-bound
-// rule can leave it out (the thread had nothing else to do).
+// Rate mode's clock: how a worker waits for each request's intended send time without waking
+// late, and what that may cost. A plain clock_nanosleep wakes 80-110 µs late on the dev VM: the
+// thread's default 50 µs timer slack plus the wake-up itself. The event loop sets the slack to
+// 1 ns, sleeps until a margin before the send time (SpinMargin), then spins the last stretch
+// serving I/O, within a CPU budget (SpinBudget), and counts the spinning so that the
+// client-bound rule can leave it out (the thread had nothing else to do).
 #pragma once
 
 #include <algorithm>
 #include <array>
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -52,33 +52,28 @@ inline bool abort_may_be_duration_end(bool rate_mode, int64_t end_ns, int64_t no
          now < end_ns + std::max(late_ns, kEndGraceNs);
 }
 
-// Waits for send times on the calling thread. Not thread-safe: one per worker thread.
-class Pacer {
+// What spinning may cost: a token bucket of spin time that fills at `fraction` of the wall
+// time (--spin-budget, a share of one core per worker thread) up to kBurstNs. The margin a
+// worker spins for is cut to what the bucket holds, so over any window a worker spins at most
+// fraction x window + kBurstNs (plus one spin's overshoot when the thread is descheduled in
+// it): a loaded host, where the oversleeps and with them the margin grow exactly when CPU is
+// scarce, gets later sends (slip, reported as client-send time) instead of a spinning core.
+// fraction >= 1: no bound; 0: never spin. Not thread-safe: one per worker.
+class SpinBudget {
  public:
-  // Sets the calling thread's timer slack to 1 ns (prctl), so construct it on the worker thread.
-  // stop and abort end a wait early (an abort near the duration's end only past it: see
-  // kEndGraceNs); they are checked at least every 50 ms.
-  Pacer(const std::atomic<bool>& stop, const std::atomic<bool>& abort);
+  static constexpr int64_t kBurstNs = 1'000'000;  // above SpinMargin::kMaxNs: one full spin
+  static constexpr double kDefaultFraction = 0.10;
 
-  // Waits until steady_ns() >= intended_ns: sleeps until the margin before it, then spins. When
-  // end_ns <= intended_ns it sleeps until end_ns instead (the phase's wall time ends there; at
-  // once if that is past) and returns false; also false when stop or abort turned true. When
-  // intended_ns is already past it returns true at once (never spins when late). Returns true
-  // when the send time is reached.
-  // Spinning time is added to *spin_ns.
-  bool wait_until(int64_t intended_ns, int64_t end_ns, uint64_t* spin_ns);
-
-  const SpinMargin& margin() const noexcept { return margin_; }
+  explicit SpinBudget(double fraction = kDefaultFraction) noexcept;
+  // The margin to spin for at `now`: `wanted_ns`, cut to the spin time the bucket holds.
+  int64_t margin_ns(int64_t now, int64_t wanted_ns) noexcept;
+  // Spinning that took `ns` of wall time (a descheduled spinner pays for the time it lost).
+  void spent(int64_t ns) noexcept;
 
  private:
-  // Ctrl-C, or an abort that is not the duration's end (abort_may_be_duration_end).
-  bool stopped(int64_t now, int64_t end_ns) const noexcept;
-  // Sleeps until deadline_ns in slices; false if stopped first.
-  bool sleep_until(int64_t deadline_ns, int64_t end_ns);
-
-  const std::atomic<bool>& stop_;
-  const std::atomic<bool>& abort_;
-  SpinMargin margin_;
+  double fraction_;
+  double tokens_ns_;      // may go below 0, down to -kBurstNs, after a long spin
+  int64_t last_ns_ = -1;  // when the bucket was last filled; -1: not yet
 };
 
 }  // namespace kv::drive

@@ -206,6 +206,7 @@ std::string WorkloadSpec::to_json() const {
   j["hit_rate"] = hit_rate;
   j["verify"] = verify;
   j["rate"] = rate;
+  if (rate > 0) j["spin_budget"] = spin_budget;
   j["warmup_us"] = warmup_us;
   j["seed"] = seed;
   if (worker_total > 0) {  // --segment: threads is this segment's share of these

@@ -62,10 +62,11 @@ struct WorkloadSpec {
   int64_t duration_us = 0;  // read / mixed: phase length; 0 = end by requests
   uint32_t ratio_sets = 1;  // mixed: sets : gets
   uint32_t ratio_gets = 10;
-  double hit_rate = 1.0;  // read / mixed: fraction of gets aimed at written keys
-  bool verify = false;    // compare every value read with what was written
-  double rate = 0;        // requests/s over all threads; 0 = as fast as possible
-  int64_t warmup_us = 0;  // leading time of each phase left out of summaries
+  double hit_rate = 1.0;      // read / mixed: fraction of gets aimed at written keys
+  bool verify = false;        // compare every value read with what was written
+  double rate = 0;            // requests/s over all threads; 0 = as fast as possible
+  double spin_budget = 0.10;  // rate mode: spin for send times, a share of one core per thread
+  int64_t warmup_us = 0;      // leading time of each phase left out of summaries
   uint64_t seed = 1;
   int process_index = 0;  // --processes: this process's place; its workers take the
   int process_count = 1;  // shares after those of the processes before it

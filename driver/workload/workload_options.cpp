@@ -70,6 +70,18 @@ auto with_name(std::string_view name, std::string_view value, F parse) {
   }
 }
 
+// "10%" or "10": a share of one core, 0-100 %.
+double parse_share(std::string_view name, std::string_view value) {
+  std::string_view digits = value;
+  if (!digits.empty() && digits.back() == '%') digits.remove_suffix(1);
+  double v = 0;
+  auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+  if (digits.empty() || ec != std::errc() || p != digits.data() + digits.size() || !(v >= 0) ||
+      !(v <= 100))
+    bad(name, value, "expected a share of one core from 0% to 100%, such as 10%");
+  return v / 100;
+}
+
 void set_ratio(WorkloadSpec& w, std::string_view value) {
   auto whole = [](std::string_view text, uint32_t& v) {
     auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
@@ -99,6 +111,9 @@ const std::vector<WorkloadOption>& workload_options() {
       {"verify", "Check every value read against what was written", "false", true},
       {"rate", "Open loop: requests/s over all threads, latency from the intended send time",
        "none: closed loop", false},
+      {"spin-budget",
+       "Rate mode: CPU each thread may spin for send times, % of a core (0: sleep only)", "10%",
+       false},
       {"warmup", "Leading time of each phase left out of summaries", "0s", false},
       {"threads", "Worker threads", "4", false},
       {"connections", "Connections per thread", "1", false},
@@ -135,6 +150,8 @@ void set_workload_option(WorkloadSpec& w, std::string_view name, std::string_vie
     w.verify = parse_bool(name, value);
   else if (name == "rate")
     w.rate = parse_number<double>(name, value, 0.0, 1e9);
+  else if (name == "spin-budget")
+    w.spin_budget = parse_share(name, value);
   else if (name == "warmup")
     w.warmup_us = with_name(name, value, parse_duration_us);
   else if (name == "threads")

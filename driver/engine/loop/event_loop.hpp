@@ -99,6 +99,7 @@ class Worker {
   using Due = std::pair<int64_t, User*>;
   std::priority_queue<Due, std::vector<Due>, std::greater<>> heap_;
   SpinMargin margin_;
+  SpinBudget spin_;
   st::SlotRefresh refresh_;
   size_t depth_ = 1;
 };

@@ -96,7 +96,8 @@ void Worker::refresh_slots(int64_t now) {
 
 void Worker::run() {
   const bool rate_mode = ctx.plan.rate > 0;
-  if (rate_mode) prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);  // as the Pacer: wake on time
+  if (rate_mode) prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);  // wake on time (engine/pacer.hpp)
+  spin_ = SpinBudget(ctx.workload.spin_budget);
   const size_t n = ctx.clients.size();
   depth_ = static_cast<size_t>(ctx.workload.pipeline);
   if (n > 0)
@@ -158,13 +159,19 @@ void Worker::run() {
     int64_t wake = last_tick + kTickNs;
     if (!heap_.empty()) {
       const int64_t due = heap_.top().first;
-      if (due - margin_.margin_ns() <= now) {
-        // Close to a send time: spin (serving whatever I/O is ready) rather than sleep past it.
-        if (io.poll() == 0) ctx.slot.add_spin(static_cast<uint64_t>(steady_ns() - now));
+      const int64_t margin = spin_.margin_ns(now, margin_.margin_ns());
+      if (due - margin <= now) {
+        // Close to a send time: spin (serving whatever I/O is ready) rather than sleep past it,
+        // as long as the spin budget lasts.
+        if (io.poll() == 0) {
+          const int64_t spun = steady_ns() - now;
+          ctx.slot.add_spin(static_cast<uint64_t>(spun));
+          spin_.spent(spun);
+        }
         flush_dirty();
         continue;
       }
-      wake = std::min(wake, due - margin_.margin_ns());
+      wake = std::min(wake, due - margin);
     }
     if (waits_for_end && unfinished == 0 && busy == 0) wake = std::min(wake, end_ns);
     if (stopped_at != 0) wake = std::min(wake, stopped_at + kStopGraceNs);

@@ -1,13 +1,9 @@
-// Rate mode's pacer: the adaptive spin margin (pure) and the waits' contract on the real clock
-// (bounds only from below or generous from above: never the machine's speed).
+// Rate mode's pacing: the adaptive spin margin and the spin budget, both pure.
 #include "engine/pacer.hpp"
 
 #include <gtest/gtest.h>
 
-#include <atomic>
-#include <thread>
-
-#include "kvbench/clock.hpp"
+#include <algorithm>
 
 namespace kv::drive {
 namespace {
@@ -35,59 +31,43 @@ TEST(SpinMargin, ForgetsOldSamples) {
   EXPECT_EQ(m.margin_ns(), 12'000);
 }
 
-struct Flags {
-  std::atomic<bool> stop{false}, abort{false};
-};
+// The budget on explicit times: no clock, no machine speed.
+TEST(SpinBudget, ASpinnerThatSpendsItsBudgetSleepsUntilItRefills) {
+  SpinBudget b(0.10);  // 100 µs of spin per ms of wall time
+  int64_t now = 1'000'000'000;
+  EXPECT_EQ(b.margin_ns(now, 30'000), 30'000) << "a full bucket grants the margin";
+  b.spent(SpinBudget::kBurstNs);  // the whole burst spun away
+  EXPECT_EQ(b.margin_ns(now, 30'000), 0) << "nothing left: sleep until the send time";
+  now += 100'000;  // 100 µs later: 10 µs of spin
+  EXPECT_EQ(b.margin_ns(now, 30'000), 10'000);
+  now += 10'000'000;  // 10 ms later the bucket is full again, and no fuller
+  EXPECT_EQ(b.margin_ns(now, 300'000), 300'000);
+  now += 1'000'000'000;
+  EXPECT_EQ(b.margin_ns(now, 5'000'000), SpinBudget::kBurstNs);
+}
 
-TEST(Pacer, NeverReturnsBeforeTheSendTime) {
-  Flags f;
-  Pacer pacer(f.stop, f.abort);
-  uint64_t spin = 0;
-  for (int i = 0; i < 20; ++i) {
-    const int64_t intended = steady_ns() + 1'000'000;
-    ASSERT_TRUE(pacer.wait_until(intended, INT64_MAX, &spin));
-    EXPECT_GE(steady_ns(), intended);
+TEST(SpinBudget, SpinOverAnyWindowIsAtMostItsShareAndOneBurst) {
+  // A loaded machine: the margin wanted is the cap, and every spin is granted in full and
+  // overshoots by 20 µs (descheduled in it). Sends 50 µs apart for one second.
+  SpinBudget b(0.05);
+  int64_t now = 0, spun = 0;
+  for (int i = 0; i < 20'000; ++i, now += 50'000) {
+    const int64_t m = b.margin_ns(now, SpinMargin::kMaxNs);
+    if (m == 0) continue;
+    const int64_t spin = std::min<int64_t>(m, 50'000) + 20'000;
+    b.spent(spin);
+    spun += spin;
   }
-  // Spinning happens only in the stretch before a send time: at most 1 ms per wait here.
-  EXPECT_LE(spin, 20u * 1'000'000);
+  EXPECT_LE(spun, now / 20 + SpinBudget::kBurstNs + 70'000);  // 5 %, a burst, one overshoot
+  EXPECT_GE(spun, now / 20 - 70'000) << "and it uses what it is given";
 }
 
-TEST(Pacer, DoesNotWaitOrSpinWhenLate) {
-  Flags f;
-  Pacer pacer(f.stop, f.abort);
-  uint64_t spin = 0;
-  EXPECT_TRUE(pacer.wait_until(steady_ns() - 1'000'000, INT64_MAX, &spin));
-  EXPECT_EQ(spin, 0u);
-  // Behind schedule at the end of the phase: a send time at or past the end is never sent.
-  const int64_t now = steady_ns();
-  EXPECT_FALSE(pacer.wait_until(now - 1'000'000, now - 1'000'000, &spin));
-  EXPECT_EQ(spin, 0u);
-}
-
-TEST(Pacer, StopsAtTheEndWhenTheSendTimeLiesBeyondIt) {
-  Flags f;
-  Pacer pacer(f.stop, f.abort);
-  uint64_t spin = 0;
-  const int64_t t0 = steady_ns();
-  EXPECT_FALSE(pacer.wait_until(t0 + 60'000'000'000, t0 + 200'000'000, &spin));
-  const int64_t waited = steady_ns() - t0;
-  EXPECT_GE(waited, 200'000'000);     // the phase lasts until its end...
-  EXPECT_LT(waited, 20'000'000'000);  // ...not until the next send time
-  EXPECT_EQ(spin, 0u);
-}
-
-TEST(Pacer, AbortEndsALongWait) {
-  Flags f;
-  Pacer pacer(f.stop, f.abort);
-  uint64_t spin = 0;
-  std::thread t([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    f.abort = true;
-  });
-  const int64_t t0 = steady_ns();
-  EXPECT_FALSE(pacer.wait_until(t0 + 60'000'000'000, INT64_MAX, &spin));
-  t.join();
-  EXPECT_LT(steady_ns() - t0, 20'000'000'000);
+TEST(SpinBudget, ZeroNeverSpinsAndAWholeCoreIsNoBound) {
+  SpinBudget none(0), all(1.0);
+  EXPECT_EQ(none.margin_ns(0, 30'000), 0);
+  EXPECT_EQ(none.margin_ns(1'000'000'000, 30'000), 0);
+  for (int i = 0; i < 1000; ++i) all.spent(SpinBudget::kBurstNs);
+  EXPECT_EQ(all.margin_ns(0, 250'000), 250'000);
 }
 
 }  // namespace

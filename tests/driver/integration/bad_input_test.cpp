@@ -151,6 +151,7 @@ const std::vector<BadValues>& bad_workload_values() {
           "1:2:3", "0"}},
         {"hit-rate", {"abc", "-0.1", "1.5", "1e400", "nan", "inf", "", "50%"}},
         {"rate", {"abc", "-1", "1e400", "2e9", "nan", "", "-inf"}},
+        {"spin-budget", {"abc", "-1", "101", "101%", "%", "", "nan", "10%%", "1e400"}},
         {"warmup", durations},
         {"threads", ints},
         {"connections", {"abc", "-1", "0", "99999999999999999999", "1e400", "1.5", "", "200000"}},
