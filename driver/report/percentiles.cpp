@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "kvbench/usage_error.hpp"
+#include "store/redis_latency.hpp"
 
 namespace kv::drive {
 namespace {
@@ -244,6 +245,34 @@ PartPercentiles run_part_percentiles(Database& db, int64_t run_id, const Percent
   return out;
 }
 
+namespace {
+
+// TimeWent::store_us of every Redis phase whose store's polls hold its command's histogram.
+void add_store_time(Database& db, int64_t run_id, const PercentileList& list, RunTimeWent& out) {
+  auto s = db.prepare(
+      "SELECT p.phase_id, p.target_id, p.started_ts_us + COALESCE(p.warmup_us, 0), "
+      "p.ended_ts_us FROM phases p JOIN targets t USING (target_id) "
+      "WHERE p.run_id = ? AND t.protocol = 'redis' AND p.ended_ts_us IS NOT NULL");
+  s.bind(1, run_id);
+  while (s.step()) {
+    const int64_t phase_id = s.column_int(0);
+    for (auto& [key, rows] : out) {
+      if (key.first != phase_id) continue;
+      const auto own =
+          read_server_latency(db, s.column_int(1), s.column_int(2), s.column_int(3), key.second);
+      if (!own) continue;
+      for (size_t i = 0; i < rows.size(); ++i) {
+        if (i < list.values.size())
+          rows[i].store_us = own->at(list.values[i] / 100);
+        else if (rows[i].at == "max")
+          rows[i].store_us = own->max_us;
+      }
+    }
+  }
+}
+
+}  // namespace
+
 RunTimeWent run_time_went(Database& db, int64_t run_id, const PercentileList& list) {
   RunTimeWent out;
   auto s = db.prepare(
@@ -259,7 +288,8 @@ RunTimeWent run_time_went(Database& db, int64_t run_id, const PercentileList& li
                s.column_double(4),
                s.column_double(5),
                s.column_double(6),
-               s.column_double(7)};
+               s.column_double(7),
+               std::nullopt};
     bins[{s.column_int(0), s.column_text(1)}].push_back(b);
   }
   auto mean_of = [](const TimeWent& sum, const std::string& at) {
@@ -270,7 +300,8 @@ RunTimeWent run_time_went(Database& db, int64_t run_id, const PercentileList& li
                     sum.queue_us / n,
                     sum.client_send_us / n,
                     sum.wire_us / n,
-                    sum.client_recv_us / n};
+                    sum.client_recv_us / n,
+                    std::nullopt};
   };
   for (const auto& [key, bs] : bins) {
     TimeWent all;
@@ -297,6 +328,7 @@ RunTimeWent run_time_went(Database& db, int64_t run_id, const PercentileList& li
     rows.push_back(mean_of(bs.back(), "max"));
     rows.push_back(mean_of(all, "mean"));
   }
+  add_store_time(db, run_id, list, out);
   return out;
 }
 

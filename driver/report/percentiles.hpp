@@ -88,10 +88,15 @@ PartPercentiles run_part_percentiles(Database& db, int64_t run_id, const Percent
 // Where the time went (latency_part_bins), per (phase_id, op): for each entry of `list`, then
 // "max" and "mean", the requests of the bin holding that rank (all of them for the mean): how
 // many, and their mean latency and mean parts, which add up to it.
+// Beside them, where the store tells it (Redis 7's LATENCY HISTOGRAM of the op's command, polled
+// each second), the store's own execution time at the same percentile (or its max) over the
+// phase's measured window: a power-of-two bucket's upper bound, inside the wire part, not a part
+// that adds up with the others.
 struct TimeWent {
   std::string at;  // "p99", "max", "mean"
   int64_t count = 0;
   double latency_us = 0, queue_us = 0, client_send_us = 0, wire_us = 0, client_recv_us = 0;
+  std::optional<double> store_us;
   double client_us() const { return client_send_us + client_recv_us; }
 };
 using RunTimeWent = std::map<std::pair<int64_t, std::string>, std::vector<TimeWent>>;

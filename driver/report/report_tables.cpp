@@ -123,16 +123,19 @@ ReportTable parts_table_for() {
                 "where the time went: at each percentile, the mean latency of its requests and "
                 "its parts",
                 {"store", "phase", "op", "at", "requests", "latency ms", "queue ms",
-                 "client send ms", "wire ms", "client recv ms", "kvdrive %"},
+                 "client send ms", "wire ms", "client recv ms", "kvdrive %", "store's own ms"},
                 {"store", "phase", "op", "at", "count", "latency_us", "queue_us", "client_send_us",
-                 "wire_us", "client_recv_us", "client_pct"},
+                 "wire_us", "client_recv_us", "client_pct", "store_own_us"},
                 {},
                 {},
                 {}};
   t.notes_after.emplace_back(
       "client send / client recv: kvdrive's own time before the request left and after its "
       "reply arrived (the kernel's receive stamp); wire: the network and the store; queue: "
-      "waiting for a --pipeline slot (rate mode: the store's). kvdrive %: client send + recv.");
+      "waiting for a --pipeline slot (rate mode: the store's). kvdrive %: client send + recv. "
+      "store's own: Redis's LATENCY HISTOGRAM of the command at that percentile over the phase "
+      "(a power-of-two bucket's upper bound, part of wire, not added; '-' where the store does "
+      "not tell).");
   return t;
 }
 
@@ -153,7 +156,8 @@ void add_time_went(const RunTimeWent& went, int64_t phase_id, const std::string&
     t.rows.push_back({phase_row[0], phase_row[1], phase_row[2], text(at_label(w.at)),
                       count(static_cast<double>(w.count)), ms(w.latency_us), ms(w.queue_us),
                       ms(w.client_send_us), ms(w.wire_us), ms(w.client_recv_us),
-                      fixed(w.latency_us > 0 ? 100 * w.client_us() / w.latency_us : 0, 0)});
+                      fixed(w.latency_us > 0 ? 100 * w.client_us() / w.latency_us : 0, 0),
+                      w.store_us ? ms(*w.store_us) : fixed(std::nan(""), 3)});
     if (w.at == "p99" && is_client_stall(w.client_us(), w.latency_us))
       t.notes_after.push_back(phase_row[0].text + " " + phase_row[1].text + " " + op +
                               ": the p99 (" + fmt_fixed(w.latency_us / 1e3, 3) +

@@ -161,34 +161,6 @@ ServerSigns read_server_signs(Database& db, int64_t target_id, Protocol protocol
   return signs;
 }
 
-std::optional<ServerLatency> read_server_latency(Database& db, int64_t target_id,
-                                                 int64_t from_ts_us, int64_t to_ts_us) {
-  // The store's histogram at its last poll at or before `ts_us` (`at_or_after`: its first at or
-  // after it and before the window's end).
-  auto poll = [&](int64_t ts_us, bool at_or_after) {
-    std::vector<StatValue> values;
-    auto q = db.prepare(std::string("SELECT name, value FROM store_stats WHERE target_id = ?1 AND "
-                                    "ts_us = (SELECT ") +
-                        (at_or_after ? "MIN(ts_us)" : "MAX(ts_us)") +
-                        " FROM store_stats WHERE target_id = ?1 AND " +
-                        (at_or_after ? "ts_us >= ?2 AND ts_us <= ?3" : "ts_us <= ?2") +
-                        " AND name GLOB 'latency_histogram_usec_*') AND name GLOB "
-                        "'latency_histogram_usec_*'");
-    q.bind(1, target_id).bind(2, ts_us);
-    if (at_or_after) q.bind(3, to_ts_us);
-    while (q.step()) values.push_back({q.column_text(0), q.column_double(1)});
-    return values;
-  };
-  const auto after = poll(to_ts_us, false);
-  if (after.empty()) return std::nullopt;
-  // No poll before the window (the first polls came late): its counts would hold every call
-  // since the server started. The window then starts at its first poll instead.
-  auto before = poll(from_ts_us, false);
-  if (before.empty()) before = poll(from_ts_us, true);
-  if (before.empty()) return std::nullopt;
-  return server_latency_between(before, after);
-}
-
 namespace {
 
 void write_step(Database& db, int64_t run_id, int64_t target_id, int ordinal, const StepRun& r,

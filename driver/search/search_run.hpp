@@ -45,12 +45,6 @@ using StepRunner = std::function<std::optional<StepRun>(double rate)>;
 ServerSigns read_server_signs(Database& db, int64_t target_id, Protocol protocol,
                               int64_t from_ts_us, int64_t to_ts_us, int64_t wait_us);
 
-// The store's own latency (Redis 7 LATENCY HISTOGRAM rows of store_stats) between its last
-// polls at or before each end of the window (with no poll before the window, from its first
-// poll in the window: never the calls from before it); nullopt without such rows or calls.
-std::optional<ServerLatency> read_server_latency(Database& db, int64_t target_id,
-                                                 int64_t from_ts_us, int64_t to_ts_us);
-
 // Steps until the search is over. Returns false when a step did not complete.
 bool run_search(const SearchOptions& s, Database& db, int64_t run_id, int64_t target_id,
                 Protocol protocol, const std::string& label, const StepRunner& run_step);

@@ -7,6 +7,8 @@
 #include <map>
 #include <string_view>
 
+#include "kvbench/sqlite.hpp"
+
 namespace kv::drive {
 namespace {
 
@@ -77,15 +79,17 @@ std::vector<StatValue> parse_latency_histogram(const redisReply* reply) {
 }
 
 std::optional<ServerLatency> server_latency_between(const std::vector<StatValue>& before,
-                                                    const std::vector<StatValue>& after) {
+                                                    const std::vector<StatValue>& after,
+                                                    std::string_view command) {
   // Per command, its cumulative counts by bucket at each poll.
   using Buckets = std::map<double, double>;
-  auto collect = [](const std::vector<StatValue>& values) {
+  auto collect = [command](const std::vector<StatValue>& values) {
     std::map<std::string, Buckets, std::less<>> by_cmd;
     for (const auto& v : values) {
       std::string_view cmd;
       double bucket = 0;
-      if (split_name(v.name, &cmd, &bucket) && benchmark_command(cmd))
+      if (split_name(v.name, &cmd, &bucket) &&
+          (command.empty() ? benchmark_command(cmd) : cmd == command))
         by_cmd[std::string(cmd)][bucket] = v.value;
     }
     return by_cmd;
@@ -111,21 +115,55 @@ std::optional<ServerLatency> server_latency_between(const std::vector<StatValue>
     }
   }
   ServerLatency s;
-  for (const auto& [bucket, n] : window) s.calls += n;
+  for (const auto& [bucket, n] : window) {
+    s.calls += n;
+    s.buckets.emplace_back(bucket, n);
+  }
   if (s.calls <= 0) return std::nullopt;
-  auto at = [&](double q) {
-    double cum = 0;
-    for (const auto& [bucket, n] : window) {
-      cum += n;
-      if (cum >= q * s.calls) return bucket;
-    }
-    return window.rbegin()->first;
-  };
-  s.p50_us = at(0.5);
-  s.p90_us = at(0.9);
-  s.p99_us = at(0.99);
-  s.p999_us = at(0.999);
+  s.p50_us = s.at(0.5);
+  s.p90_us = s.at(0.9);
+  s.p99_us = s.at(0.99);
+  s.p999_us = s.at(0.999);
+  s.max_us = s.buckets.back().first;
   return s;
+}
+
+double ServerLatency::at(double q) const {
+  double cum = 0;
+  for (const auto& [bucket, n] : buckets) {
+    cum += n;
+    if (cum >= q * calls) return bucket;
+  }
+  return buckets.empty() ? 0 : buckets.back().first;
+}
+
+std::optional<ServerLatency> read_server_latency(Database& db, int64_t target_id,
+                                                 int64_t from_ts_us, int64_t to_ts_us,
+                                                 std::string_view command) {
+  // The store's histogram at its last poll at or before `ts_us` (`at_or_after`: its first at or
+  // after it and before the window's end).
+  auto poll = [&](int64_t ts_us, bool at_or_after) {
+    std::vector<StatValue> values;
+    auto q = db.prepare(std::string("SELECT name, value FROM store_stats WHERE target_id = ?1 AND "
+                                    "ts_us = (SELECT ") +
+                        (at_or_after ? "MIN(ts_us)" : "MAX(ts_us)") +
+                        " FROM store_stats WHERE target_id = ?1 AND " +
+                        (at_or_after ? "ts_us >= ?2 AND ts_us <= ?3" : "ts_us <= ?2") +
+                        " AND name GLOB 'latency_histogram_usec_*') AND name GLOB "
+                        "'latency_histogram_usec_*'");
+    q.bind(1, target_id).bind(2, ts_us);
+    if (at_or_after) q.bind(3, to_ts_us);
+    while (q.step()) values.push_back({q.column_text(0), q.column_double(1)});
+    return values;
+  };
+  const auto after = poll(to_ts_us, false);
+  if (after.empty()) return std::nullopt;
+  // No poll before the window (the first polls came late): its counts would hold every call
+  // since the server started. The window then starts at its first poll instead.
+  auto before = poll(from_ts_us, false);
+  if (before.empty()) before = poll(from_ts_us, true);
+  if (before.empty()) return std::nullopt;
+  return server_latency_between(before, after, command);
 }
 
 }  // namespace kv::drive

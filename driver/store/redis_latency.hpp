@@ -4,13 +4,20 @@
 // server's latency over a window from two such polls.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "store/stat_sample.hpp"
 
 struct redisReply;
+
+namespace kv {
+class Database;
+}
 
 namespace kv::drive {
 
@@ -31,10 +38,24 @@ std::vector<StatValue> parse_latency_histogram(const redisReply* reply);
 struct ServerLatency {
   double calls = 0;
   double p50_us = 0, p90_us = 0, p99_us = 0, p999_us = 0;  // bucket upper bounds
+  double max_us = 0;                                       // the highest bucket with a call
+  // The bucket holding the q-th quantile (0 < q <= 1) of the window's calls.
+  double at(double q) const;
+  std::vector<std::pair<double, double>> buckets;  // (upper bound µs, calls), ascending
 };
 // Values are (name, value) pairs as stored; nullopt when no bucket was polled in both or no
 // call fell in the window.
+// `command` (lower case, "get"): that command only; empty: every benchmark command.
 std::optional<ServerLatency> server_latency_between(const std::vector<StatValue>& before,
-                                                    const std::vector<StatValue>& after);
+                                                    const std::vector<StatValue>& after,
+                                                    std::string_view command = {});
+
+// The store's own latency as the results file holds it (Redis 7 LATENCY HISTOGRAM rows of
+// store_stats, `command` as above) between its last polls at or before each end of the window
+// (with no poll before the window, from its first poll in the window: never the calls from
+// before it); nullopt without such rows or calls.
+std::optional<ServerLatency> read_server_latency(Database& db, int64_t target_id,
+                                                 int64_t from_ts_us, int64_t to_ts_us,
+                                                 std::string_view command = {});
 
 }  // namespace kv::drive

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cmath>
 #include <kvbench/histogram.hpp>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
@@ -118,6 +119,52 @@ TEST(LatencyParts, EveryAnsweredRequestIsSplitAndTheOutputsCarryTheParts) {
       seen = true;
     }
   EXPECT_TRUE(seen) << json.output;
+}
+
+// Beside the parts, the store's own execution where it tells it: Redis 7's LATENCY HISTOGRAM of
+// the op's command at each percentile over the phase (part of the wire time, in µs like it);
+// memcached keeps none, and a mean is no percentile: null there.
+TEST(LatencyParts, TheStoresOwnTimeStandsBesideTheWireWhereRedisTellsIt) {
+  StoreServer redis(StoreServer::Kind::redis);
+  KV_START_OR_SKIP(redis);
+  StoreServer memcached(StoreServer::Kind::memcached);
+  KV_START_OR_SKIP(memcached);
+  TempDir dir;
+  auto r = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", redis.uri(), "--target",
+                             memcached.uri(), "--keys", "1000", "--phases", "read", "--duration",
+                             "3s", "--rate", "2000", "--threads", "1"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto json = run_kvdrive(dir, {"report", "--db", dir.file("r.db"), "--format", "json"});
+  ASSERT_EQ(json.exit_code, 0) << json.output;
+  const auto doc = nlohmann::json::parse(json.output);
+  int redis_rows = 0, memcached_rows = 0;
+  std::map<std::string, double> own;
+  for (const auto& row : doc["runs"][0]["parts"]) {
+    const std::string at = row["at"].get<std::string>();
+    if (row["store"].get<std::string>().rfind("memcached://", 0) == 0) {
+      EXPECT_TRUE(row["store_own_us"].is_null()) << row.dump();
+      ++memcached_rows;
+      continue;
+    }
+    ++redis_rows;
+    if (at == "mean") {
+      EXPECT_TRUE(row["store_own_us"].is_null()) << row.dump();
+      continue;
+    }
+    ASSERT_TRUE(row["store_own_us"].is_number()) << row.dump();
+    own[at] = row["store_own_us"].get<double>();
+    // Inside the wire time (its bucket's upper bound at most twice the call's time): µs, not ns.
+    EXPECT_GT(own[at], 0) << row.dump();
+    if (at == "p50") {
+      EXPECT_LE(own[at], 2 * row["wire_us"].get<double>() + 2) << row.dump();
+    }
+  }
+  EXPECT_GT(redis_rows, 0) << json.output;
+  EXPECT_GT(memcached_rows, 0) << json.output;
+  EXPECT_LE(own["p50"], own["p99"]);
+  EXPECT_LE(own["p99"], own["max"]);
+  auto text = run_kvdrive(dir, {"report", "--db", dir.file("r.db")});
+  EXPECT_NE(text.output.find("store's own ms"), std::string::npos) << text.output;
 }
 
 // kvdrive itself stopped for a second in a rate phase: the end-to-end p99 carries the stall,
@@ -274,6 +321,39 @@ TEST(LatencyAttribution, RequestsThatCannotLeaveInTimeAreCountedAsDropped) {
   EXPECT_EQ(doc["runs"][0]["phases"][0]["dropped"].get<int64_t>(), dropped);
   auto text = run_kvdrive(dir, {"report", "--db", dir.file("r.db")});
   EXPECT_NE(text.output.find("dropped (requests + dropped"), std::string::npos) << text.output;
+}
+
+// Pacing's spin is bounded by --spin-budget, not by the oversleeps: beside two busy loops the
+// wake-ups come late, the margin grows to its cap, and without a budget the worker spun ~200 ms
+// of every second at 5,000 req/s (bench/pacing_cpu.sh --busy 2 --pin no). With 5 % it spins at
+// most ~50 ms a second (a descheduled spin is charged its lost time, so allow twice that); with
+// 0 it never spins. (A timing suite: plain build only, scripts/sanitize.sh.)
+TEST(PacingCost, ASpinBudgetBoundsTheSpinOnABusyHost) {
+  StoreServer redis(StoreServer::Kind::redis);
+  KV_START_OR_SKIP(redis);
+  TempDir dir;
+  Process busy1({"/bin/sh", "-c", "while :; do :; done"}, dir.file("busy1.log"));
+  Process busy2({"/bin/sh", "-c", "while :; do :; done"}, dir.file("busy2.log"));
+  for (const char* budget : {"5%", "0"}) {
+    auto r = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", redis.uri(), "--keys",
+                               "1000", "--phases", "read", "--duration", "4s", "--rate", "5000",
+                               "--threads", "1", "--spin-budget", budget});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+  }
+  busy1.signal(SIGKILL);
+  busy2.signal(SIGKILL);
+  auto db = kv::open_results_db(dir.file("r.db"));
+  const std::string spin_of =
+      "SELECT COALESCE(SUM(c.spin_us), 0) FROM client_seconds c JOIN phases p USING (phase_id) "
+      "WHERE p.run_id = ";
+  EXPECT_LE(query_int(db, spin_of + "1"), 4 * 100'000) << "at most twice 5 % of its 4 s";
+  EXPECT_EQ(query_int(db, spin_of + "2"), 0) << "--spin-budget 0 sleeps only";
+  EXPECT_EQ(query_text(db,
+                       "SELECT json_extract(parameters, '$.spin_budget') FROM runs "
+                       "WHERE run_id = 1"),
+            "0.05");
+  // Every request still left, late or not.
+  EXPECT_EQ(query_int(db, "SELECT SUM(ops) FROM driver_seconds"), 2 * 20'000);
 }
 
 }  // namespace

@@ -12,6 +12,17 @@
 namespace kv::drive {
 namespace {
 
+// The store's own latency of a step: its calls and percentiles (buckets' upper bounds).
+ServerLatency server_latency(double calls, double p50, double p90, double p99, double p999) {
+  ServerLatency s;
+  s.calls = calls;
+  s.p50_us = p50;
+  s.p90_us = p90;
+  s.p99_us = p99;
+  s.p999_us = p999;
+  return s;
+}
+
 SearchOptions options(const std::string& slo = "p99=1ms") {
   SearchOptions s;
   s.enabled = true;
@@ -277,13 +288,13 @@ TEST(SearchVerdict, MemoryMaxEventsCountOnlyWithAnonNearTheLimit) {
 TEST(SearchVerdict, AFailedBoundSaysWhetherTheLatencyIsInTheServer) {
   auto m = step(1000, 1000, 2000);  // p99 2 ms > 1 ms
   EXPECT_EQ(judge_step(options(), m).reason.find("server's own"), std::string::npos);
-  m.server.latency = ServerLatency{5000, 8, 16, 32, 64};
+  m.server.latency = server_latency(5000, 8, 16, 32, 64);
   auto v = judge_step(options(), m);
   EXPECT_NE(v.reason.find("p99 2.000 ms > 1.000 ms, the server's own p99 <= 0.032 ms: the "
                           "latency is in queueing before the store reads a request"),
             std::string::npos)
       << v.reason;
-  m.server.latency = ServerLatency{5000, 512, 1024, 2048, 4096};
+  m.server.latency = server_latency(5000, 512, 1024, 2048, 4096);
   v = judge_step(options(), m);
   EXPECT_NE(v.reason.find("the server's own p99 <= 2.048 ms: the latency is in the server's "
                           "execution"),
@@ -455,7 +466,7 @@ TEST(SearchVerdict, AFailedLatencyBoundSaysWhereItsTimeWas) {
   ASSERT_TRUE(v.latency_us);
   EXPECT_NEAR(*v.latency_us, 2000, 20);
   EXPECT_EQ(v.latency_owner.rfind("the wire", 0), 0u) << v.latency_owner;
-  m.server.latency = ServerLatency{5000, 512, 1024, 1900, 4096};  // the store's p99 1.9 ms
+  m.server.latency = server_latency(5000, 512, 1024, 1900, 4096);  // the store's p99 1.9 ms
   EXPECT_EQ(judge_step(options(), m).latency_owner, "the store's execution");
   EXPECT_FALSE(judge_step(options(), step(1000, 1000, 500)).latency_us) << "passed: none";
   // Most of it kvdrive's (but not enough to meet the bound without it): the client's floor.
