@@ -2,7 +2,10 @@
 
 #include <time.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <thread>
 
 namespace kv {
 namespace {
@@ -14,6 +17,12 @@ int64_t read_clock(clockid_t id, int64_t div) {
 }  // namespace
 
 int64_t now_ts_us() { return read_clock(CLOCK_REALTIME, 1000); }
+
+void sleep_until_ts_us(int64_t ts_us) {
+  for (int64_t left = ts_us - now_ts_us(); left > 0; left = ts_us - now_ts_us())
+    std::this_thread::sleep_for(
+        std::chrono::microseconds(left > 2'000 ? std::min<int64_t>(left - 1'000, 100'000) : 100));
+}
 int64_t steady_us() { return read_clock(CLOCK_MONOTONIC, 1000); }
 int64_t steady_ns() { return read_clock(CLOCK_MONOTONIC, 1); }
 

@@ -50,12 +50,7 @@ bool wait_phase_barrier(int in_fd, int out_fd, int target_ordinal, int phase_ord
     parent_gone();
     return true;
   }
-  // Until the wall clock reads go_ts_us: sleep to within 2 ms, then in 100 µs slices.
-  for (int64_t left = go_ts_us - now_ts_us(); left > 0; left = go_ts_us - now_ts_us()) {
-    if (stop.load()) return false;
-    std::this_thread::sleep_for(
-        std::chrono::microseconds(left > 2'000 ? std::min<int64_t>(left - 1'000, 100'000) : 100));
-  }
+  sleep_until_ts_us(go_ts_us);  // kGoLeadUs ahead: a Ctrl-C then ends the phase just begun
   return true;
 }
 
@@ -111,7 +106,7 @@ void PhaseBarrierLeader::poll(int timeout_ms) {
   const bool any =
       std::any_of(members_.begin(), members_.end(), [](const Member& m) { return !m.gone; });
   if (!all || !any) return;
-  const std::string go = "go " + std::to_string(now_ts_us() + kGoLeadUs);
+  const std::string go = go_line(now_ts_us());
   for (auto& m : members_) {
     if (m.gone) continue;
     m.ready = false;

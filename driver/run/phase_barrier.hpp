@@ -3,8 +3,8 @@
 // every process still running has said it, the parent answers each "go TS" (TS: a wall time
 // kGoLeadUs ahead) and each process sleeps until its clock reads TS, so the group's phase
 // windows are one window, not N drifting ones. A process that has ended (its pipe closed) is
-// not waited for. The search's steps are lined up by the parent already
-// (search/search_group.hpp) and do not pass here.
+// not waited for. In a --search group the same lines line up the phases before the steps (the
+// load) over the search's pipes (search/search_group.hpp); its steps start on the rate line.
 #pragma once
 
 #include <atomic>
@@ -13,10 +13,6 @@
 #include <vector>
 
 namespace kv::drive {
-
-// How far ahead of its "go" the parent sets the start: time for the line to reach the last
-// process and for it to be scheduled.
-constexpr int64_t kGoLeadUs = 20'000;
 
 // The process's side, on the two descriptors the parent gave it (--phase-barrier IN,OUT).
 // Returns false when `stop` was set while waiting (a Ctrl-C: the run ends interrupted). A parent

@@ -89,8 +89,8 @@ GroupRecord run_process_group(const RunOptions& opts, int argc, char** argv,
     args.insert(args.end(), {"--run-group", opts.run_group, "--process-index", std::to_string(i)});
     // --search: the parent decides each step (lead_search); the process reads rates on one pipe
     // and reports each step on another. Every end is close-on-exec but the process's own two.
-    // Without --search the same two pipes carry the phase barrier's "go" and "ready"
-    // (run/phase_barrier.hpp).
+    // The phase barrier's "ready" and "go" (run/phase_barrier.hpp) go over the same two pipes,
+    // with --search for the phases before its steps.
     int rates[2] = {-1, -1}, reports[2] = {-1, -1};
     if (::pipe2(rates, O_CLOEXEC) != 0 || ::pipe2(reports, O_CLOEXEC) != 0)
       abandon_start("cannot make a pipe", {rates[0], rates[1], reports[0], reports[1]}, followers,

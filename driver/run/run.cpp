@@ -181,9 +181,12 @@ RunEnd run_target(const RunOptions& opts, const TargetSpec& spec, int64_t run_id
     }
     for (size_t i = 0; i < once && end.completed(); ++i) {
       at.ordinal = phase_ordinal++;
-      // --processes: the group's processes start this phase together.
-      if (!wait_phase_barrier(opts.phase_barrier_in, opts.phase_barrier_out, ordinal, at.ordinal,
-                              stop)) {
+      // --processes: the group's processes start this phase together (a search group's over
+      // the search's pipes).
+      const bool follows = opts.search_follow_in >= 0;
+      if (!wait_phase_barrier(follows ? opts.search_follow_in : opts.phase_barrier_in,
+                              follows ? opts.search_follow_out : opts.phase_barrier_out, ordinal,
+                              at.ordinal, stop)) {
         end = {RunStatus::interrupted, "interrupted by signal"};
         break;
       }

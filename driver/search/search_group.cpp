@@ -12,6 +12,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "kvbench/clock.hpp"
 #include "kvbench/line_pipe.hpp"
 #include "kvbench/log.hpp"
 #include "store/target_uri.hpp"
@@ -94,15 +95,16 @@ LatencyHistogram group_latency_of(Database& db, const std::string& phase_ids) {
 
 bool follow_search(int in_fd, int out_fd, int64_t run_id, int64_t target_id,
                    const StepRunner& run_step) {
-  if (!write_line(out_fd, "ready " + std::to_string(run_id) + " " + std::to_string(target_id)))
+  if (!write_line(out_fd, "loaded " + std::to_string(run_id) + " " + std::to_string(target_id)))
     return false;
   while (auto line = read_line(in_fd)) {
+    // "RATE TS": the step's rate and when every process starts it.
     double rate = 0;
-    try {
-      rate = std::stod(*line);
-    } catch (const std::exception&) {
-      throw std::runtime_error("--search-follow: not a rate from the group's parent: " + *line);
-    }
+    int64_t start_ts_us = 0;
+    std::istringstream in(*line);
+    if (!(in >> rate >> start_ts_us))
+      throw std::runtime_error("--search-follow: not a step from the group's parent: " + *line);
+    sleep_until_ts_us(start_ts_us);
     std::optional<StepRun> r = run_step(rate);
     if (!r) {
       write_line(out_fd, "stopped");
@@ -147,18 +149,38 @@ bool lead_search(const SearchOptions& s, const std::string& db_path, const std::
     }
   };
 
+  // The phases before the steps (the load): each starts in every process at once, as a
+  // --processes run's (each process says "ready T P" before it and waits for "go TS"), until
+  // every process says "loaded RUN TARGET".
   int64_t run_id = 0, target_id = 0;
-  for (size_t i = 0; i < followers.size(); ++i) {
-    const auto line = answer_of(followers[i].from_child);
-    long long run = 0, target = 0;
-    if (!line || std::sscanf(line->c_str(), "ready %lld %lld", &run, &target) != 2) {
-      if (!stop.load())
-        log_error() << "--search: process " << i << " did not finish its load phase";
+  for (bool loaded = false; !loaded;) {
+    size_t ready = 0;
+    for (size_t i = 0; i < followers.size(); ++i) {
+      const auto line = answer_of(followers[i].from_child);
+      long long run = 0, target = 0;
+      if (line && line->rfind("ready ", 0) == 0) {
+        ++ready;
+        continue;
+      }
+      if (!line || std::sscanf(line->c_str(), "loaded %lld %lld", &run, &target) != 2 ||
+          ready > 0) {
+        if (!stop.load())
+          log_error() << "--search: process " << i << " did not finish its load phase";
+        return false;
+      }
+      loaded = true;
+      if (i == 0) {
+        run_id = run;
+        target_id = target;
+      }
+    }
+    if (ready > 0 && loaded) {
+      log_error() << "--search: the group's processes are out of step before the search";
       return false;
     }
-    if (i == 0) {
-      run_id = run;
-      target_id = target;
+    if (ready > 0) {
+      const std::string go = go_line(now_ts_us());
+      for (const auto& f : followers) write_line(f.to_child, go);
     }
   }
   const TargetSpec spec = parse_target_uri(target_uri);
@@ -167,7 +189,8 @@ bool lead_search(const SearchOptions& s, const std::string& db_path, const std::
   auto run_step = [&](double rate) -> std::optional<StepRun> {
     tell_stop();
     if (stop.load()) return std::nullopt;  // the search ends interrupted, as without --processes
-    for (auto& f : followers) write_line(f.to_child, number(rate));
+    const std::string rate_line = number(rate) + " " + std::to_string(now_ts_us() + kGoLeadUs);
+    for (auto& f : followers) write_line(f.to_child, rate_line);
     std::vector<FollowerStep> steps;
     bool all = true;
     for (auto& f : followers) {  // every process's answer, even after one that stopped

@@ -7,10 +7,19 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <optional>
 #include <string>
 
 namespace kv {
+
+// A group barrier's release (run/phase_barrier.hpp, search/search_group.hpp): "go TS", TS a wall
+// time kGoLeadUs after `now_ts_us`, time for the line to reach the last process and for it to
+// be scheduled; each process sleeps until its clock reads TS.
+constexpr int64_t kGoLeadUs = 20'000;
+inline std::string go_line(int64_t now_ts_us) {
+  return "go " + std::to_string(now_ts_us + kGoLeadUs);
+}
 
 // Writes `line` and a '\n'; false when the other end is gone or on an error.
 inline bool write_line(int fd, const std::string& line) {
