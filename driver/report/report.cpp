@@ -239,9 +239,9 @@ std::vector<LeadTable> tables_named(Database& db, const std::vector<int64_t>& ru
              name == "events")
       ts = series_tables(db, id, percentiles);
     else if (name == "searches" || name == "search_steps")
-      ts = search_tables(db, id);
+      ts = search_tables(db, id, true);
     else
-      ts = run_tables(db, id, percentiles);
+      ts = run_tables(db, id, percentiles, true);  // a table without rows still has its header
     for (auto& t : ts) {
       if (t.name != name) continue;
       if (name == "runs")

@@ -33,7 +33,7 @@ using namespace cells;
 
 namespace {
 
-void add_steps(Database& db, int64_t run_id, std::vector<ReportTable>& out) {
+void add_steps(Database& db, int64_t run_id, std::vector<ReportTable>& out, bool keep_empty) {
   ReportTable machine{
       "steps",
       "per step and store",
@@ -61,7 +61,10 @@ void add_steps(Database& db, int64_t run_id, std::vector<ReportTable>& out) {
                             count(opt(s, 4)), fixed(opt(s, 5), 3), fixed(opt(s, 6), 3),
                             count(opt(s, 7)), count(opt(s, 8)), count(opt(s, 9))});
   }
-  if (steps.empty()) return;
+  if (steps.empty()) {
+    if (keep_empty) out.push_back(std::move(machine));
+    return;
+  }
   // The published sweeps' shape: one row per step, per store its rates side by side.
   ReportTable pivot{"steps_pivot", "per step", {"step"}, {"step"}, {}, {}, {}};
   for (size_t i = 0; i < stores.size(); ++i) {
@@ -171,7 +174,8 @@ void add_time_went(const RunTimeWent& went, int64_t phase_id, const std::string&
 // What kvmon saw of each phase (phase_report): load average at its end, the store process's
 // peak RSS, swap and CPU seconds, beside kvdrive's own CPU (the parallel-writers study's
 // client-vs-server CPU). Left out when kvmon did not watch the run.
-void add_server_side(Database& db, int64_t run_id, std::vector<ReportTable>& out) {
+void add_server_side(Database& db, int64_t run_id, std::vector<ReportTable>& out,
+                     bool keep_empty) {
   ReportTable t{"server",
                 "server side, per phase (kvmon)",
                 {"store", "phase", "load1", "load5", "load15", "peak RSS MiB", "peak swap MiB",
@@ -198,13 +202,13 @@ void add_server_side(Database& db, int64_t run_id, std::vector<ReportTable>& out
                       fixed(opt(s, 3), 2), fixed(opt(s, 4), 2), mib(5), mib(6), fixed(opt(s, 7), 2),
                       fixed(opt(s, 8), 2), fixed(opt(s, 9), 2)});
   }
-  if (any) out.push_back(std::move(t));
+  if (any || keep_empty) out.push_back(std::move(t));
 }
 
 std::vector<ReportTable> run_tables(Database& db, int64_t run_id,
-                                    const PercentileList& percentiles) {
+                                    const PercentileList& percentiles, bool keep_empty) {
   std::vector<ReportTable> out;
-  add_steps(db, run_id, out);
+  add_steps(db, run_id, out, keep_empty);
   // write: the sets of load phases, read: the gets of read phases, mixed: every answered
   // request of mixed phases; each per wall second of those phases (the mixed column only when
   // the run had a mixed phase).
@@ -243,7 +247,7 @@ std::vector<ReportTable> run_tables(Database& db, int64_t run_id,
     }
     stores.rows.push_back(std::move(row));
   }
-  if (stores.rows.empty()) return out;
+  if (stores.rows.empty() && !keep_empty) return out;
   out.push_back(std::move(stores));
   // The percentiles asked for (--percentiles), from each phase's histogram, then the max.
   const PhasePercentiles pct = run_percentiles(db, run_id, percentiles);
@@ -332,8 +336,8 @@ std::vector<ReportTable> run_tables(Database& db, int64_t run_id,
     phases.rows.push_back(std::move(row));
   }
   out.push_back(std::move(phases));
-  if (!parts_table.rows.empty()) out.push_back(std::move(parts_table));
-  add_server_side(db, run_id, out);
+  if (!parts_table.rows.empty() || keep_empty) out.push_back(std::move(parts_table));
+  add_server_side(db, run_id, out, keep_empty);
   return out;
 }
 

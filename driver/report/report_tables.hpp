@@ -46,9 +46,11 @@ ReportCell fixed(double v, int decimals);
 // `percentiles` of each phase, then its max; for machines also each part's percentiles:
 // client_send_p99_us, wire_p99_us, client_recv_p99_us, queue_p99_us), parts (each phase's
 // latency and its parts, a row each: "where the time went") and server. Tables with no rows are
-// left out (a run without measurements gives none).
+// left out (a run without measurements gives none), unless `keep_empty`: then each is there,
+// rows or not (CSV prints its header), but steps_pivot, whose columns are the stores' steps.
 std::vector<ReportTable> run_tables(Database& db, int64_t run_id,
-                                    const PercentileList& percentiles = default_percentiles());
+                                    const PercentileList& percentiles = default_percentiles(),
+                                    bool keep_empty = false);
 // Runs side by side: for each run after the first, its store_summary against the first run's,
 // stores matched by protocol and position (the 2nd redis target with the 2nd redis target),
 // with ratios later/first per store and op.

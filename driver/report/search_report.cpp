@@ -281,9 +281,9 @@ std::optional<SearchObjective> search_objective(Database& db, int64_t run_id) {
   return o;
 }
 
-std::vector<ReportTable> search_tables(Database& db, int64_t run_id) {
+std::vector<ReportTable> search_tables(Database& db, int64_t run_id, bool keep_empty) {
   ReportTable steps = steps_table(db, run_id);
-  if (steps.rows.empty()) return {};
+  if (steps.rows.empty() && !keep_empty) return {};
   std::vector<ReportTable> out;
   out.push_back(searches_table(db, run_id));
   out.push_back(std::move(steps));

@@ -21,8 +21,9 @@
 
 namespace kv::drive {
 
-// "searches" then "search_steps"; empty when the run has no search step.
-std::vector<ReportTable> search_tables(Database& db, int64_t run_id);
+// "searches" then "search_steps"; empty when the run has no search step (unless `keep_empty`:
+// then both, without rows).
+std::vector<ReportTable> search_tables(Database& db, int64_t run_id, bool keep_empty = false);
 
 // The objective and client limits a search ran with, as recorded in runs.parameters ("search");
 // nullopt for a run without them (no search, or a file from before they were recorded).

@@ -160,7 +160,7 @@ TEST(OutputFormats, JsonDocumentHasEveryDocumentedFieldAndCsvOneFilePerTable) {
       if (!f.optional && !f.json_only) expected.push_back(f.name);
     EXPECT_EQ(split(lines[0]), expected);
   }
-  EXPECT_FALSE(std::filesystem::exists(dir.file("csv/steps.csv")));  // no scenario run
+  EXPECT_EQ(csv_lines(dir.file("csv/steps.csv")).size(), 1u);  // no scenario run: the header
   // timeline: a line per driver second of both runs.
   EXPECT_EQ(static_cast<int64_t>(csv_lines(dir.file("csv/timeline.csv")).size()) - 1,
             query_int(d, "SELECT COUNT(*) FROM driver_seconds"));
@@ -262,6 +262,37 @@ TEST(OutputFormats, RunMetadataRecordsHostAndStoreSettingsAndComparisonNamesWhat
             "base_run_id,run_id,scope,name,base_value,value\n"
             "1,2,target 1,maxmemory,0,67108864\n")
       << csv.output;
+}
+
+// A table the run has no rows for is still a table: its header, so a script reading the CSV
+// finds its columns (before, `report --format csv steps` printed nothing at all).
+TEST(OutputFormats, ACsvTableWithoutRowsIsItsHeader) {
+  StoreServer redis(StoreServer::Kind::redis);
+  KV_START_OR_SKIP(redis);
+  TempDir dir;
+  const std::string db = dir.file("r.db");
+  auto run = run_kvdrive(dir, {"--log-level", "off", "run", "--db", db, "--target", redis.uri(),
+                               "--keys", "200", "--phases", "load", "--threads", "1"});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  for (const char* table : {"steps", "searches", "search_steps"}) {
+    SCOPED_TRACE(table);
+    auto out = run_kvdrive(dir, {"report", "--db", db, "--format", "csv", table});
+    ASSERT_EQ(out.exit_code, 0) << out.output;
+    EXPECT_EQ(std::count(out.output.begin(), out.output.end(), '\n'), 1) << out.output;
+    EXPECT_EQ(out.output.rfind("run_id,", 0), 0u) << out.output;
+  }
+  // No kvmon watched: the server table's kvmon columns are empty, kvdrive's own CPU is there.
+  auto server = run_kvdrive(dir, {"report", "--db", db, "--format", "csv", "server"});
+  ASSERT_EQ(server.exit_code, 0) << server.output;
+  EXPECT_EQ(server.output.rfind("run_id,store,phase,load1,", 0), 0u) << server.output;
+  // One file per table, the empty ones included.
+  const std::string out_dir = dir.file("csv");
+  std::filesystem::create_directory(out_dir);
+  auto files = run_kvdrive(dir, {"report", "--db", db, "--format", "csv", "--out", out_dir});
+  ASSERT_EQ(files.exit_code, 0) << files.output;
+  const auto lines = csv_lines(out_dir + "/search_steps.csv");
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_NE(lines[0].find("lat_p99_us"), std::string::npos) << lines[0];
 }
 
 }  // namespace
