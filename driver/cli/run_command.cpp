@@ -16,10 +16,12 @@
 #include <stdexcept>
 #include <string_view>
 
+#include "cli/memtier_flags.hpp"
 #include "cli/run_output.hpp"
 #include "kvbench/cli_validators.hpp"
 #include "kvbench/clock.hpp"
 #include "kvbench/exit_codes.hpp"
+#include "kvbench/log.hpp"
 #include "kvbench/schema.hpp"
 #include "kvbench/units.hpp"
 #include "kvbench/usage_error.hpp"
@@ -120,7 +122,7 @@ void check_memcached_ttl(const std::vector<TargetSpec>& specs, const std::vector
 }
 
 // What --help shows as each workload option's type, and the memtier_benchmark flags that mean
-// the same thing (memtier's -n is per client and its --key-pattern takes S:G: not aliased).
+// the same thing (the rest of memtier's are cli/memtier_flags.hpp's).
 struct OptionLook {
   const char* type;
   const char* aliases;  // ",-t" appended to the option's names; "" for none
@@ -148,32 +150,6 @@ OptionLook look_of(std::string_view name) {
   };
   auto it = looks.find(name);
   return it == looks.end() ? OptionLook{"TEXT", ""} : it->second;
-}
-
-// memtier_benchmark's -s HOST -p PORT -P PROTOCOL -a PASSWORD as one target URI.
-std::string memtier_target(const std::string& server, const std::string& port,
-                           const std::string& protocol, const std::string& auth) {
-  std::string scheme = "redis", query;
-  if (protocol == "memcache_text") {
-    scheme = "memcached";
-  } else if (protocol == "memcache_binary") {
-    scheme = "memcached";
-    query = "?protocol=binary";
-  } else if (!protocol.empty() && protocol != "redis" && protocol != "resp2") {
-    throw UsageError("invalid --protocol '" + protocol +
-                     "': expected redis, resp2, memcache_text or memcache_binary");
-  }
-  std::string userinfo;
-  if (!auth.empty()) {
-    if (scheme != "redis") throw UsageError("--authenticate: memcached targets take no password");
-    if (auth.find_first_of("?/") != std::string::npos)
-      throw UsageError("--authenticate: a password with '?' or '/' goes in a --target URI only");
-    userinfo = auth + "@";
-  }
-  std::string host = server.empty() ? "localhost" : server;
-  if (host.find(':') != std::string::npos && host.front() != '[') host = "[" + host + "]";
-  if (!port.empty()) parse_whole_number("--port", port, 1, 65535);
-  return scheme + "://" + userinfo + host + (port.empty() ? "" : ":" + port) + query;
 }
 
 // --start-at's value as wall time (µs since the epoch); throws UsageError.
@@ -324,31 +300,14 @@ RunCommand::RunCommand(CLI::App& app)
   run->add_flag("--monitor-optional", opts_.monitor_optional,
                 "Go on (with a warning) if a kvmon cannot be reached");
   add_search_options(*run, search_cli_);
-  // memtier_benchmark's way of naming one store: -s HOST -p PORT -P PROTOCOL -a PASSWORD.
-  const char* memtier = "memtier_benchmark's flags (one more target)";
-  run->add_option("-s,--server", server_, "Server host of one more target [default: localhost]")
-      ->type_name("HOST")
-      ->group(memtier)
-      ->check(cli::non_empty());
-  run->add_option("-p,--port", port_, "Its port [default: 6379, memcached 11211]")
-      ->type_name("PORT")
-      ->group(memtier);
-  run->add_option("-P,--protocol", protocol_,
-                  "Its protocol: redis, resp2, memcache_text or memcache_binary [default: redis]")
-      ->type_name("PROTOCOL")
-      ->group(memtier);
-  run->add_option("-a,--authenticate", authenticate_,
-                  "Its Redis password, or USER:PASSWORD (hidden in the results file)")
-      ->type_name("PASSWORD")
-      ->group(memtier)
-      ->check(cli::non_empty());
+  // memtier_benchmark's command line: its flags, and its meanings when it names the store.
+  memtier_.add_to(*run);
 }
 
 bool RunCommand::parsed() const { return sub_->parsed(); }
 
 void RunCommand::check(int argc, char** argv) {
-  if (!server_.empty() || !port_.empty() || !protocol_.empty() || !authenticate_.empty())
-    opts_.targets.push_back(memtier_target(server_, port_, protocol_, authenticate_));
+  if (memtier_.names_a_target()) opts_.targets.push_back(memtier_.target());
   if (opts_.targets.empty()) throw UsageError("--target is required");
   std::vector<std::pair<std::string, std::string>> overrides;
   for (const auto& [o, cli] : workload_cli_) {
@@ -356,12 +315,41 @@ void RunCommand::check(int argc, char** argv) {
     overrides.emplace_back(
         o->name, o->flag ? (workload_flags_[o->name] ? "true" : "false") : workload_text_[o->name]);
   }
+  const bool phases_given = std::any_of(overrides.begin(), overrides.end(),
+                                        [](const auto& o) { return o.first == "phases"; }) ||
+                            !scenario_.empty();
+  std::vector<std::string> memtier_notes;  // said once the whole command line is known good
+  {
+    memtier_.apply(memtier_.memtier_mode(phases_given, !scenario_.empty()), !scenario_.empty(),
+                   overrides, memtier_notes);
+    if (!memtier_.percentiles().empty()) {
+      if (!percentiles_.empty())
+        throw UsageError("--print-percentiles and --percentiles: give one");
+      percentiles_ = memtier_.percentiles();
+    }
+    if (!memtier_.json_out().empty()) {
+      if (!json_out_.empty()) throw UsageError("--json-out-file and --json-out: give one");
+      json_out_ = memtier_.json_out();
+    }
+  }
   Scenario sc = scenario_.empty() ? Scenario{"", "", {}, {{"", {}}}} : load_scenario(scenario_);
   const double scale = scale_text_.empty() ? 1.0 : parse_scale(scale_text_);
   if (scenario_.empty() && !scale_text_.empty())
     throw UsageError("--scale applies to a --scenario");
   // A --search step is --warmup plus --duration (its measured time).
   opts_.steps = expand_scenario(sc, WorkloadSpec{}, overrides, scale, search_cli_.search);
+  // --ratio shapes mixed phases only: without one it would be ignored, silently. (A search's
+  // default phases are load,mixed.)
+  const auto has_mixed = [](const RunStep& st) {
+    return std::find(st.workload.phases.begin(), st.workload.phases.end(), PhaseKind::mixed) !=
+           st.workload.phases.end();
+  };
+  if (scenario_.empty() && !search_cli_.search &&
+      std::any_of(overrides.begin(), overrides.end(),
+                  [](const auto& o) { return o.first == "ratio"; }) &&
+      std::none_of(opts_.steps.begin(), opts_.steps.end(), has_mixed))
+    throw UsageError(
+        "--ratio shapes mixed phases, and this run has none: add one (--phases load,mixed)");
   if (!max_errors_.empty()) opts_.max_errors = parse_count(max_errors_);
   opts_.give_up_us = parse_duration_us(give_up_);
   if (engine_ == "classic")
@@ -375,9 +363,6 @@ void RunCommand::check(int argc, char** argv) {
         static_cast<int>(parse_whole_number("--process-index", process_index_, 0, 255));
   if (opts_.process_index < 0 || opts_.process_index >= opts_.process_count)
     throw UsageError("--process-index must be below --processes");
-  const bool phases_given = std::any_of(overrides.begin(), overrides.end(),
-                                        [](const auto& o) { return o.first == "phases"; }) ||
-                            !scenario_.empty();
   const bool warmup_given = std::any_of(overrides.begin(), overrides.end(),
                                         [](const auto& o) { return o.first == "warmup"; });
   opts_.search = finish_search_options(search_cli_, opts_.steps, phases_given, warmup_given);
@@ -447,6 +432,7 @@ void RunCommand::check(int argc, char** argv) {
     }
   }
   check_memcached_ttl(specs, opts_.steps);
+  for (const auto& n : memtier_notes) log_info() << n;
 }
 
 void RunCommand::apply_segment(const std::string& text) {

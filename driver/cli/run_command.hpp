@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "cli/memtier_flags.hpp"
 #include "cli/run_output.hpp"
 #include "cli/search_cli.hpp"
 #include "run/run.hpp"
@@ -49,8 +50,7 @@ class RunCommand {
   std::string give_up_ = "30s", percentiles_, json_out_, segment_, group_, start_at_;
   std::string engine_ = "events";  // --engine
   RunOutputs outputs_;
-  // memtier_benchmark's -s/-p/-P/-a: one more target, built from them.
-  std::string server_, port_, protocol_, authenticate_;
+  MemtierFlags memtier_;  // memtier_benchmark's command line
   // The workload options, from the one table that scenario files use too.
   std::vector<std::pair<const WorkloadOption*, CLI::Option*>> workload_cli_;
   std::map<std::string, std::string> workload_text_;

@@ -1,5 +1,6 @@
 #include "workload/workload.hpp"
 
+#include <cctype>
 #include <charconv>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -80,6 +81,23 @@ KeyPattern parse_key_pattern(std::string_view text) {
     return UsageError("invalid key pattern '" + std::string(text) +
                       "': expected sequential, uniform, gaussian or zipf[:EXPONENT]");
   };
+  // memtier_benchmark's SET:GET letters: kvdrive picks the keys of sets and gets alike.
+  if (text.size() == 3 && text[1] == ':' && std::isupper(static_cast<unsigned char>(text[0]))) {
+    const std::string why = "invalid key pattern '" + std::string(text) + "': ";
+    if (text[0] == 'P' || text[2] == 'P')
+      throw UsageError(why +
+                       "P (each connection its own keys, in order) is kvdrive's load phase: "
+                       "--phases load sets every key once, in order");
+    if (text[0] != text[2])
+      throw UsageError(why +
+                       "kvdrive picks the keys of sets and gets alike: one letter twice "
+                       "(R:R, S:S, G:G, Z:Z) or sequential, uniform, gaussian, zipf");
+    if (text[0] == 'R') return parse_key_pattern("uniform");
+    if (text[0] == 'S') return parse_key_pattern("sequential");
+    if (text[0] == 'G') return parse_key_pattern("gaussian");
+    if (text[0] == 'Z') return parse_key_pattern("zipf");
+    throw UsageError(why + "memtier's letters are R, S, G, Z and P");
+  }
   if (text == "sequential")
     p.kind = KeyPattern::Kind::sequential;
   else if (text == "uniform" || text == "random")

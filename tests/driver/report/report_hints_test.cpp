@@ -247,7 +247,10 @@ TEST(ReportFormats, CsvTablesAndComparisonRatios) {
   EXPECT_NE(out.find("\n1,2,memcached://h:11 / memcached://h:21,write,4000,4000,1,"),
             std::string::npos)
       << out;
-  EXPECT_EQ(csv_of("steps"), "");  // no scenario run
+  // No scenario run: the steps table is its header alone.
+  EXPECT_EQ(csv_of("steps"),
+            "run_id,step,store,protocol,write_req_per_s,read_req_per_s,write_mib_per_s,"
+            "read_mib_per_s,write_p99_us,read_p99_us,errors\n");
   EXPECT_THROW(csv_of("nope"), std::invalid_argument);
   std::ostringstream text;
   kv::drive::print_report(s.db, {1, 2}, kv::drive::ReportFormat::text, text);
