@@ -174,8 +174,7 @@ void add_time_went(const RunTimeWent& went, int64_t phase_id, const std::string&
 // What kvmon saw of each phase (phase_report): load average at its end, the store process's
 // peak RSS, swap and CPU seconds, beside kvdrive's own CPU (the parallel-writers study's
 // client-vs-server CPU). Left out when kvmon did not watch the run.
-void add_server_side(Database& db, int64_t run_id, std::vector<ReportTable>& out,
-                     bool keep_empty) {
+void add_server_side(Database& db, int64_t run_id, std::vector<ReportTable>& out, bool keep_empty) {
   ReportTable t{"server",
                 "server side, per phase (kvmon)",
                 {"store", "phase", "load1", "load5", "load15", "peak RSS MiB", "peak swap MiB",
@@ -205,8 +204,8 @@ void add_server_side(Database& db, int64_t run_id, std::vector<ReportTable>& out
   if (any || keep_empty) out.push_back(std::move(t));
 }
 
-std::vector<ReportTable> run_tables(Database& db, int64_t run_id,
-                                    const PercentileList& percentiles, bool keep_empty) {
+std::vector<ReportTable> run_tables(Database& db, int64_t run_id, const PercentileList& percentiles,
+                                    bool keep_empty) {
   std::vector<ReportTable> out;
   add_steps(db, run_id, out, keep_empty);
   // write: the sets of load phases, read: the gets of read phases, mixed: every answered
