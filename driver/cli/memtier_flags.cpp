@@ -95,7 +95,7 @@ void MemtierFlags::add_to(CLI::App& run) {
   run.add_flag("--randomize", randomize_, "A --seed from the clock")->group(g);
   run.add_flag("-R,--random-data", random_data_, "Accepted: kvdrive's values are random bytes")
       ->group(g);
-  run.add_option("-x,--run-count", run_count_)->group("");      // refused, with the reason
+  run.add_option("-x,--run-count", run_count_)->group("");     // refused, with the reason
   run.add_option("--expiry-range", expiry_range_)->group("");  // refused, with the reason
 }
 
@@ -186,8 +186,9 @@ void MemtierFlags::apply(bool mode, bool scenario_given, Overrides& o,
   // Per connection: -n, memtier's --requests, --rate-limiting.
   const auto per_connection = [&](const std::string& flag, const std::string& text) {
     if (scenario_given)
-      throw UsageError(flag + " counts per connection: not with --scenario (its steps have their "
-                              "own --threads and --connections): use --requests or --rate");
+      throw UsageError(flag +
+                       " counts per connection: not with --scenario (its steps have their "
+                       "own --threads and --connections): use --requests or --rate");
     const std::string* t = given(o, "threads");
     const std::string* c = given(o, "connections");
     const uint64_t threads = parse_count(t ? *t : "4"), conns = parse_count(c ? *c : "1");
@@ -203,8 +204,7 @@ void MemtierFlags::apply(bool mode, bool scenario_given, Overrides& o,
     o.erase(std::find_if(o.begin(), o.end(), [](const auto& p) { return p.first == "requests"; }));
   }
   if (n == "allkeys")
-    throw UsageError(
-        "-n allkeys (each key once, in order) is kvdrive's load phase: --phases load");
+    throw UsageError("-n allkeys (each key once, in order) is kvdrive's load phase: --phases load");
   if (!n.empty() && given(o, "requests"))
     throw UsageError("-n (per connection) and --requests (per phase): give one");
   if (n.empty() && mode && !given(o, "duration")) n = std::to_string(kMemtierRequests);
