@@ -47,9 +47,11 @@ class Page {
     help_ = help;
     header_done_ = false;
   }
+  // 15 significant digits: what a scaled figure means (PSI's 13.72 % x 0.01 prints 0.1372, not
+  // the product's 0.13720000000000002), and every integer below 10^15 exactly.
   void add(const LabelList& labels, double v) {
     std::array<char, 64> buf{};
-    auto r = std::to_chars(buf.data(), buf.data() + buf.size(), v);
+    auto r = std::to_chars(buf.data(), buf.data() + buf.size(), v, std::chars_format::general, 15);
     write_sample(labels, std::string_view(buf.data(), static_cast<size_t>(r.ptr - buf.data())));
   }
   void add(const LabelList& labels, int64_t v) { write_sample(labels, std::to_string(v)); }

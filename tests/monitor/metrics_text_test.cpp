@@ -103,6 +103,7 @@ TEST(MetricsText, UnknownValuesAreLeftOutNeverZero) {
   HostSample h;
   h.mem_total_kib = 1000;
   h.psi_memory_some_avg10 = 12.5;  // percent: a ratio on the page
+  h.psi_io_some_avg10 = 13.72;     // x 0.01 is 0.13720000000000002 in doubles: printed 0.1372
   h.cpu_idle_ticks = 250;
   h.pswpin = 3;
   h.disks.push_back(DiskStat{"vda", 10, 8, 20, 16, 1500});
@@ -116,7 +117,10 @@ TEST(MetricsText, UnknownValuesAreLeftOutNeverZero) {
   EXPECT_EQ(page.find("kvmon_host_load1"), std::string::npos);
   EXPECT_TRUE(
       has_line(page, R"(kvmon_host_pressure_avg10_ratio{resource="memory",kind="some"} 0.125)"));
-  EXPECT_EQ(page.find(R"(resource="io")"), std::string::npos);
+  EXPECT_TRUE(
+      has_line(page, R"(kvmon_host_pressure_avg10_ratio{resource="io",kind="some"} 0.1372)"))
+      << page;
+  EXPECT_EQ(page.find(R"(resource="io",kind="full")"), std::string::npos);
   EXPECT_TRUE(has_line(page, R"(kvmon_host_cpu_seconds_total{mode="idle"} 2.5)"));
   EXPECT_EQ(page.find(R"(kvmon_host_cpu_seconds_total{mode="user"})"), std::string::npos);
   EXPECT_TRUE(has_line(page, "kvmon_host_swapped_in_bytes_total 12288"));
