@@ -7,6 +7,7 @@
 #include <tuple>
 #include <utility>
 
+#include "kvbench/bash_completion.hpp"
 #include "kvbench/cli_validators.hpp"
 #include "kvbench/log.hpp"
 #include "kvbench/protocol.hpp"
@@ -232,6 +233,17 @@ std::optional<Options> parse_options(int argc, const char* const* argv) {
       {"--psi-trigger", "[cgroup:]RES:KIND:STALL/WINDOW"},
       {"--log-level", "LEVEL"}};
   for (const auto& [name, type] : types) app.get_option(name)->type_name(type);
+  // The bash completion, from the definition above (packaging/kvmon.bash-completion).
+  if (argc == 2 && std::string_view(argv[1]) == "--bash-completion") {
+    std::cout << bash_completion(
+        app, "kvmon",
+        {{"--log-level", "debug info warn error off"},
+         {"--pid", "$(ps -eo pid= 2>/dev/null)"},
+         {"--name", "redis-server memcached valkey-server $(ps -eo comm= 2>/dev/null | sort -u)"},
+         {"--listen", "127.0.0.1:7070 0.0.0.0:7070"},
+         {"--metrics", "127.0.0.1:9273 0.0.0.0:9273"}});
+    return std::nullopt;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {

@@ -12,11 +12,14 @@
 #include "cli/report_command.hpp"
 #include "cli/run_command.hpp"
 #include "cli/scenarios_command.hpp"
+#include "kvbench/bash_completion.hpp"
 #include "kvbench/exit_codes.hpp"
 #include "kvbench/log.hpp"
 #include "kvbench/usage_error.hpp"
 #include "kvbench/version.hpp"
+#include "report/report.hpp"
 #include "util/utf8.hpp"
+#include "workload/scenario.hpp"
 
 namespace kv::drive {
 namespace {
@@ -77,6 +80,23 @@ int kvdrive_main(int argc, char** argv) {
       "Exit codes: 0 done, 1 a store unreachable or the run failed, 2 bad arguments (nothing\n"
       "written), 130 interrupted (what was measured is kept; the run is marked interrupted).");
 
+  // The bash completion, from the definition above (packaging/kvdrive.bash-completion).
+  if (argc == 2 && std::string_view(argv[1]) == "--bash-completion") {
+    std::string names;
+    for (const auto& sc : shipped_scenarios()) names += std::string(" ") + sc.name;
+    std::string tables;
+    for (const auto& t : csv_table_names()) tables += (tables.empty() ? "" : " ") + t;
+    std::cout << bash_completion(
+        app, "kvdrive",
+        {{"--log-level", "debug info warn error off"},
+         {"--protocol", "redis resp2 memcache_text memcache_binary"},
+         {"--phases", "load,read load,read,mixed load,mixed read mixed load"},
+         {"--key-pattern", "sequential uniform gaussian zipf zipf:1.2 R:R S:S G:G Z:Z"},
+         {"--target", "redis:// rediss:// redis+cluster:// memcached://"},
+         {"--scenario", names.substr(1)}},
+        {{"report", tables}, {"merge", "file"}});
+    return 0;
+  }
   // Parse and check everything that needs no store: any problem is bad input (exit 2).
   try {
     check_arguments_utf8(argc, argv);
