@@ -51,8 +51,8 @@ inline bool shown(const CLI::Option* o) { return !o->get_group().empty() && o->n
 
 // The `case` arms of one subcommand's options that take a value, one arm per action (file
 // names, directories, a word list, nothing: a value of the user's own).
-inline void value_arms(const CLI::App& app, const std::string& sub,
-                       const CompletionValues& values, std::ostream& out) {
+inline void value_arms(const CLI::App& app, const std::string& sub, const CompletionValues& values,
+                       std::ostream& out) {
   std::map<std::string, std::string> arms;  // action -> "sub:--a|sub:-b"
   for (const CLI::Option* o : app.get_options()) {
     if (!shown(o)) continue;
@@ -126,7 +126,8 @@ inline std::string bash_completion(const CLI::App& app, const std::string& progr
   out << "  local opts\n  case \"$sub\" in\n";
   out << "    \"\") opts=\"" << option_words(app) << (subs.empty() ? "" : " " + top_subs)
       << "\" ;;\n";
-  for (const CLI::App* s : subs) out << "    " << s->get_name() << ") opts=\"" << option_words(*s) << "\" ;;\n";
+  for (const CLI::App* s : subs)
+    out << "    " << s->get_name() << ") opts=\"" << option_words(*s) << "\" ;;\n";
   out << "  esac\n"
       << "  COMPREPLY=($(compgen -W \"$opts\" -- \"$cur\"))\n"
       << "}\n"

@@ -62,8 +62,8 @@ bool offers(const std::string& out, const std::string& word) {
 
 TEST(BashCompletion, ThePackagedScriptsAreWhatTheProgramsPrint) {
   TempDir dir;
-  EXPECT_EQ(printed(dir, kKvdrive), read_file(std::string(KV_SOURCE_DIR) +
-                                              "/packaging/kvdrive.bash-completion"))
+  EXPECT_EQ(printed(dir, kKvdrive),
+            read_file(std::string(KV_SOURCE_DIR) + "/packaging/kvdrive.bash-completion"))
       << "regenerate: kvdrive --bash-completion > packaging/kvdrive.bash-completion";
   EXPECT_EQ(printed(dir, kKvmon),
             read_file(std::string(KV_SOURCE_DIR) + "/packaging/kvmon.bash-completion"))
@@ -88,17 +88,17 @@ TEST(BashCompletion, EverySubcommandItsOptionsAndTheirValues) {
   EXPECT_EQ(complete(dir, "kvdrive", {"kvdrive", "report", "--format", ""}), "text\ncsv\njson\n");
   EXPECT_EQ(complete(dir, "kvdrive", {"kvdrive", "run", "--log-level", "w"}), "warn\n");
   EXPECT_EQ(complete(dir, "kvdrive", {"kvdrive", "--log-level", "e"}), "error\n");
-  for (const auto& words : std::vector<std::vector<std::string>>{
-           {"kvdrive", "report", "--html", ""},
-           {"kvdrive", "report", "--json-out", ""},
-           {"kvdrive", "run", "--hdr-log", ""},
-           {"kvdrive", "run", "--json-out", ""},
-           {"kvdrive", "--config", ""},
-           {"kvdrive", "merge", "--db", "x.db", ""}})
+  for (const auto& words :
+       std::vector<std::vector<std::string>>{{"kvdrive", "report", "--html", ""},
+                                             {"kvdrive", "report", "--json-out", ""},
+                                             {"kvdrive", "run", "--hdr-log", ""},
+                                             {"kvdrive", "run", "--json-out", ""},
+                                             {"kvdrive", "--config", ""},
+                                             {"kvdrive", "merge", "--db", "x.db", ""}})
     EXPECT_EQ(complete(dir, "kvdrive", words), "FILES\n") << testing::PrintToString(words);
   EXPECT_EQ(complete(dir, "kvdrive", {"kvdrive", "report", "--out", ""}), "FILES-d\n");
-  EXPECT_TRUE(offers(complete(dir, "kvdrive", {"kvdrive", "report", "--db", "r.db", ""}),
-                     "search_steps"));
+  EXPECT_TRUE(
+      offers(complete(dir, "kvdrive", {"kvdrive", "report", "--db", "r.db", ""}), "search_steps"));
   EXPECT_EQ(complete(dir, "kvdrive", {"kvdrive", "run", "--threads", ""}), "")
       << "a number of the user's own: nothing offered";
   const std::string kvmon = complete(dir, "kvmon", {"kvmon", "--"});
