@@ -3,8 +3,10 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <charconv>
+#include <map>
 #include <string_view>
 #include <utility>
 
@@ -171,33 +173,51 @@ void MetricsRegistry::update(const Batch& batch) {
 
 std::string MetricsRegistry::render(bool openmetrics, const SelfUsage& self) const {
   Page p(openmetrics);
-  // Per process: the labels of each sample.
+  // Per process: the labels of each sample. Series are named by target, process name and the
+  // process's place among the target's live processes of that name (`process`, "0" for the
+  // first started), never by pid: a restarted store continues its series instead of starting
+  // new ones, and Prometheus's own `instance` label (the scraped host) is not shadowed. The pid
+  // and kvmon's instance id are on kvmon_process_info, for joins.
   struct Labels {
-    std::string target, instance, pid, name;
+    std::string target, name, process, pid, instance;
   };
-  std::vector<Labels> labels;
-  labels.reserve(processes_.size());
+  std::vector<Labels> labels(processes_.size());
   std::map<std::string, int64_t> live;  // per selector
   for (const std::string& s : selectors_) live[s] = 0;
-  for (const ProcessSample& s : processes_) {
+  std::map<std::pair<std::string, std::string>, std::vector<std::pair<int64_t, size_t>>> places;
+  for (size_t i = 0; i < processes_.size(); ++i) {
+    const ProcessSample& s = processes_[i];
     auto it = instances_.find(s.key);
-    Labels l;
+    Labels& l = labels[i];
     l.target = it != instances_.end() ? it->second.selector : std::string();
-    l.instance = to_string(s.key);
-    l.pid = std::to_string(s.key.pid);
     l.name = it != instances_.end() ? it->second.name : s.comm;
+    l.pid = std::to_string(s.key.pid);
+    l.instance = to_string(s.key);
     if (live.count(l.target)) ++live[l.target];
-    labels.push_back(std::move(l));
+    places[{l.target, l.name}].emplace_back(
+        it != instances_.end() ? it->second.started_ts_us.value_or(0) : 0, i);
+  }
+  for (auto& [key, members] : places) {
+    std::sort(members.begin(), members.end());
+    for (size_t k = 0; k < members.size(); ++k)
+      labels[members[k].second].process = std::to_string(k);
   }
   auto each = [&](auto&& fn) {
     for (size_t i = 0; i < processes_.size(); ++i) {
       const Labels& l = labels[i];
-      fn(processes_[i],
-         LabelList{
-             {"target", l.target}, {"instance", l.instance}, {"pid", l.pid}, {"name", l.name}});
+      fn(processes_[i], LabelList{{"target", l.target}, {"name", l.name}, {"process", l.process}});
     }
   };
 
+  p.family("kvmon_process_info", "gauge",
+           "1 per live process: its pid and kvmon's instance id (PID@START_TICKS).");
+  for (const Labels& l : labels)
+    p.add(LabelList{{"target", l.target},
+                    {"name", l.name},
+                    {"process", l.process},
+                    {"pid", l.pid},
+                    {"kvmon_instance", l.instance}},
+          int64_t{1});
   p.family("kvmon_process_resident_memory_bytes", "gauge",
            "Resident set size of the process (VmRSS).");
   each([&](const ProcessSample& s, const LabelList& ls) { p.add(ls, s.rss_kib, 1024); });

@@ -134,11 +134,15 @@ TEST(KvmonMetrics, ACurlScrapeOfRedisMatchesProcAndPassesPromtool) {
   const std::string redis_status = slurp("/proc/" + pid + "/status");
   const std::string redis_stat = slurp("/proc/" + pid + "/stat");
   auto m = parse_page(page);
-  const std::string l = "{target=\"" + target + "\",instance=\"";
+  // The store is its target's first process of its name: process="0"; its pid is on the info.
+  const std::string l = "{target=\"" + target + "\",name=\"redis-server\",process=\"0\"";
+  EXPECT_NE(
+      page.find("kvmon_process_info" + l + ",pid=\"" + pid + "\",kvmon_instance=\"" + pid + "@"),
+      std::string::npos)
+      << page;
   auto value = [&](const std::string& name, const std::string& extra = "") -> double {
     for (const auto& [series, v] : m) {
       if (series.rfind(name + l, 0) == 0 &&
-          series.find("pid=\"" + pid + "\"") != std::string::npos &&
           (extra.empty() || series.find(extra) != std::string::npos)) {
         return v;
       }
@@ -243,6 +247,11 @@ TEST(KvmonMetrics, ARestartIsCountedAndTheNewPidReplacesTheOld) {
   ASSERT_NE(page.find(new_pid), std::string::npos) << slurp(kvmon.log);
   EXPECT_EQ(page.find(old_pid), std::string::npos) << page;
   EXPECT_EQ(parse_page(page).at("kvmon_target_restarts_total{target=\"" + target + "\"}"), 1);
+  // The restarted store continues the old series: named by target, name and place, not pid.
+  EXPECT_EQ(parse_page(page).count("kvmon_process_threads{target=\"" + target +
+                                   "\",name=\"redis-server\",process=\"0\"}"),
+            1u)
+      << page;
 }
 
 TEST(KvmonMetrics, ATokenFileMakesScrapersPresentItAsBearer) {

@@ -45,8 +45,12 @@ TEST(MetricsText, ProcessValuesInBaseUnitsWithTheirLabels) {
   b.processes.push_back(sample(42, 900));
   reg.update(b);
   std::string page = reg.render(false, {});
-  const std::string l =
-      R"({target="name:redis-server",instance="42@900",pid="42",name="redis-server")";
+  // Named by target, name and place, never by pid (a restart continues the series); the pid
+  // and kvmon's instance id are on the info series.
+  const std::string l = R"({target="name:redis-server",name="redis-server",process="0")";
+  EXPECT_TRUE(has_line(page, "kvmon_process_info" + l + R"(,pid="42",kvmon_instance="42@900"} 1)"))
+      << page;
+  EXPECT_EQ(page.find("instance=\"42@900\",pid"), std::string::npos) << page;
   EXPECT_TRUE(has_line(page, "kvmon_process_resident_memory_bytes" + l + "} 2097152")) << page;
   EXPECT_TRUE(has_line(page, "kvmon_process_swap_bytes" + l + "} 16384"));
   EXPECT_TRUE(has_line(page, "kvmon_process_cpu_seconds_total" + l + ",mode=\"user\"} 1.5"));
