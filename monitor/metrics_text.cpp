@@ -171,29 +171,22 @@ void MetricsRegistry::update(const Batch& batch) {
   }
 }
 
-std::string MetricsRegistry::render(bool openmetrics, const SelfUsage& self) const {
-  Page p(openmetrics);
-  // Per process: the labels of each sample. Series are named by target, process name and the
-  // process's place among the target's live processes of that name (`process`, "0" for the
-  // first started), never by pid: a restarted store continues its series instead of starting
-  // new ones, and Prometheus's own `instance` label (the scraped host) is not shadowed. The pid
-  // and kvmon's instance id are on kvmon_process_info, for joins.
-  struct Labels {
-    std::string target, name, process, pid, instance;
-  };
-  std::vector<Labels> labels(processes_.size());
-  std::map<std::string, int64_t> live;  // per selector
-  for (const std::string& s : selectors_) live[s] = 0;
+// A process's series are named by target, process name and the process's place among the
+// target's live processes of that name (`process`, "0" for the first started), never by pid: a
+// restarted store continues its series instead of starting new ones, and Prometheus's own
+// `instance` label (the scraped host) is not shadowed. The pid and kvmon's instance id are on
+// kvmon_process_info, for joins.
+std::vector<MetricsRegistry::ProcessLabels> MetricsRegistry::process_labels() const {
+  std::vector<ProcessLabels> labels(processes_.size());
   std::map<std::pair<std::string, std::string>, std::vector<std::pair<int64_t, size_t>>> places;
   for (size_t i = 0; i < processes_.size(); ++i) {
     const ProcessSample& s = processes_[i];
     auto it = instances_.find(s.key);
-    Labels& l = labels[i];
+    ProcessLabels& l = labels[i];
     l.target = it != instances_.end() ? it->second.selector : std::string();
     l.name = it != instances_.end() ? it->second.name : s.comm;
     l.pid = std::to_string(s.key.pid);
     l.instance = to_string(s.key);
-    if (live.count(l.target)) ++live[l.target];
     places[{l.target, l.name}].emplace_back(
         it != instances_.end() ? it->second.started_ts_us.value_or(0) : 0, i);
   }
@@ -202,16 +195,26 @@ std::string MetricsRegistry::render(bool openmetrics, const SelfUsage& self) con
     for (size_t k = 0; k < members.size(); ++k)
       labels[members[k].second].process = std::to_string(k);
   }
+  return labels;
+}
+
+std::string MetricsRegistry::render(bool openmetrics, const SelfUsage& self) const {
+  Page p(openmetrics);
+  const std::vector<ProcessLabels> labels = process_labels();
+  std::map<std::string, int64_t> live;  // per selector
+  for (const std::string& sel : selectors_) live[sel] = 0;
+  for (const ProcessLabels& l : labels)
+    if (live.count(l.target)) ++live[l.target];
   auto each = [&](auto&& fn) {
     for (size_t i = 0; i < processes_.size(); ++i) {
-      const Labels& l = labels[i];
+      const ProcessLabels& l = labels[i];
       fn(processes_[i], LabelList{{"target", l.target}, {"name", l.name}, {"process", l.process}});
     }
   };
 
   p.family("kvmon_process_info", "gauge",
            "1 per live process: its pid and kvmon's instance id (PID@START_TICKS).");
-  for (const Labels& l : labels)
+  for (const ProcessLabels& l : labels)
     p.add(LabelList{{"target", l.target},
                     {"name", l.name},
                     {"process", l.process},

@@ -44,6 +44,11 @@ class MetricsRegistry {
     std::string name;
     OptInt started_ts_us;
   };
+  // The labels of the last tick's process i (see render): target, name, place, pid, instance.
+  struct ProcessLabels {
+    std::string target, name, process, pid, instance;
+  };
+  std::vector<ProcessLabels> process_labels() const;
   std::vector<std::string> selectors_;
   int64_t ticks_per_s_;
   int64_t page_bytes_;

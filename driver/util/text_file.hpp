@@ -18,4 +18,12 @@ inline constexpr size_t kMaxTextFileBytes = size_t{1} << 20;
 std::string read_text_file(std::string_view what, const std::string& path,
                            size_t max_bytes = kMaxTextFileBytes);
 
+// A line of such a file without its leading and trailing blanks (spaces, tabs, a CR).
+inline std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
+    s.remove_suffix(1);
+  return s;
+}
+
 }  // namespace kv::drive

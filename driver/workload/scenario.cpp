@@ -11,13 +11,6 @@
 namespace kv::drive {
 namespace {
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
-    s.remove_suffix(1);
-  return s;
-}
-
 void apply_all(WorkloadSpec& w, const std::vector<std::pair<std::string, std::string>>& opts) {
   for (const auto& [k, v] : opts) set_workload_option(w, k, v);
 }
