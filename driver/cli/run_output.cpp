@@ -40,8 +40,10 @@ int print_run_record(RunRecord& rec, const RunOptions& opts, std::ostream& out,
           << (rec.status == RunStatus::failed ? "FAILED" : status.c_str())
           << (rec.error.empty() ? "" : ": " + rec.error) << "\n\n";
     }
-    print_run_summary(rec.db, rec.run_id, out, outputs.percentiles);
-    print_search_results(rec.db, rec.run_id, out);
+    if (opts.search.enabled)
+      print_search_run_summary(rec.db, rec.run_id, out);
+    else
+      print_run_summary(rec.db, rec.run_id, out, outputs.percentiles);
     out << "\nresults: " << opts.db_path << " (run " << rec.run_id << ", " << status << ")\n";
   }
   if (rec.status == RunStatus::failed) log_error() << rec.error;

@@ -77,6 +77,14 @@ void print_run_summary(Database& db, int64_t run_id, std::ostream& out,
   for (const auto& h : hints) out << "hint: " << h.message << "\n";
 }
 
+void print_search_run_summary(Database& db, int64_t run_id, std::ostream& out) {
+  print_search_results(db, run_id, out);
+  auto hints = compute_hints(db, run_id);
+  if (!hints.empty()) out << "\n";
+  for (const auto& h : hints) out << "hint: " << h.message << "\n";
+  out << "\nevery step's tables: kvdrive report --db " << db.path() << " --run " << run_id << "\n";
+}
+
 void print_group_summary(Database& db, const std::string& group, std::ostream& out) {
   TextTable t({"store", "phase", "op", "processes", "requests", "wall s", "req/s", "failed"});
   auto s = db.prepare(

@@ -13,6 +13,10 @@
 
 namespace kv::drive {
 
+// After a --search run: the search's answer and validity table (print_search_results) and the
+// hints, not the per-phase tables, whose steps are each a phase (dozens of rows averaged into a
+// per-store figure that means nothing for a search); a line says where they are.
+void print_search_run_summary(Database& db, int64_t run_id, std::ostream& out);
 // The published-table shape for one run: store, write req/s, read req/s, p99s, errors; then
 // one line per phase and op, with `percentiles` and the max of each.
 void print_run_summary(Database& db, int64_t run_id, std::ostream& out,
