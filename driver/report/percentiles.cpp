@@ -256,8 +256,9 @@ void add_store_time(Database& db, int64_t run_id, const PercentileList& list, Ru
   s.bind(1, run_id);
   while (s.step()) {
     const int64_t phase_id = s.column_int(0);
-    for (auto& [key, rows] : out) {
-      if (key.first != phase_id) continue;
+    for (auto it = out.lower_bound({phase_id, ""}); it != out.end() && it->first.first == phase_id;
+         ++it) {
+      auto& [key, rows] = *it;
       const auto own =
           read_server_latency(db, s.column_int(1), s.column_int(2), s.column_int(3), key.second);
       if (!own) continue;

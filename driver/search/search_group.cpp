@@ -149,39 +149,40 @@ bool lead_search(const SearchOptions& s, const std::string& db_path, const std::
     }
   };
 
-  // The phases before the steps (the load): each starts in every process at once, as a
-  // --processes run's (each process says "ready T P" before it and waits for "go TS"), until
-  // every process says "loaded RUN TARGET".
+  // The phases before the steps (the load) start in every process at once, as a --processes
+  // run's: each round is one line from every process, all "ready T P" (released together with
+  // one "go TS") or all "loaded RUN TARGET" (the search begins); a process that ended, or a
+  // mix, ends it here.
+  const auto is_ready = [](const std::string& l) { return l.rfind("ready ", 0) == 0; };
   int64_t run_id = 0, target_id = 0;
-  for (bool loaded = false; !loaded;) {
-    size_t ready = 0;
+  for (;;) {
+    std::vector<std::string> lines;
     for (size_t i = 0; i < followers.size(); ++i) {
-      const auto line = answer_of(followers[i].from_child);
-      long long run = 0, target = 0;
-      if (line && line->rfind("ready ", 0) == 0) {
-        ++ready;
-        continue;
-      }
-      if (!line || std::sscanf(line->c_str(), "loaded %lld %lld", &run, &target) != 2 ||
-          ready > 0) {
+      auto line = answer_of(followers[i].from_child);
+      if (!line) {
         if (!stop.load())
           log_error() << "--search: process " << i << " did not finish its load phase";
         return false;
       }
-      loaded = true;
-      if (i == 0) {
-        run_id = run;
-        target_id = target;
-      }
+      lines.push_back(std::move(*line));
     }
-    if (ready > 0 && loaded) {
+    if (std::all_of(lines.begin(), lines.end(), is_ready)) {
+      const std::string go = go_line(now_ts_us());
+      for (const auto& f : followers) write_line(f.to_child, go);
+      continue;
+    }
+    long long run = 0, target = 0;
+    const auto loaded = [&](const std::string& l) {
+      return std::sscanf(l.c_str(), "loaded %lld %lld", &run, &target) == 2;
+    };
+    // Process 0's run is the search's: its line is parsed last.
+    if (!std::all_of(lines.rbegin(), lines.rend(), loaded)) {
       log_error() << "--search: the group's processes are out of step before the search";
       return false;
     }
-    if (ready > 0) {
-      const std::string go = go_line(now_ts_us());
-      for (const auto& f : followers) write_line(f.to_child, go);
-    }
+    run_id = run;
+    target_id = target;
+    break;
   }
   const TargetSpec spec = parse_target_uri(target_uri);
   Database db = Database::open(db_path);
