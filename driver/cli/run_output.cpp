@@ -1,5 +1,8 @@
 #include "cli/run_output.hpp"
 
+#include <unistd.h>
+
+#include <cstdlib>
 #include <string>
 
 #include "cli/output_file.hpp"
@@ -8,8 +11,27 @@
 #include "kvbench/schema.hpp"
 #include "report/report.hpp"
 #include "report/search_report.hpp"
+#include "report/text_table.hpp"
+#include "run/progress.hpp"
 
 namespace kv::drive {
+namespace {
+
+// The summary's width: the terminal's when stdout is one, else $COLUMNS when set (a script
+// that wants the narrow form), else 0: the whole tables.
+size_t summary_width() {
+  if (::isatty(STDOUT_FILENO) == 1) {
+    const size_t cols = terminal_columns(STDOUT_FILENO);
+    if (cols > 0) return cols;
+  }
+  const char* env = std::getenv("COLUMNS");
+  if (env == nullptr) return 0;
+  char* end = nullptr;
+  const long cols = std::strtol(env, &end, 10);
+  return end != env && *end == '\0' && cols >= 20 ? static_cast<size_t>(cols) : 0;
+}
+
+}  // namespace
 
 int print_run_record(RunRecord& rec, const RunOptions& opts, std::ostream& out,
                      const RunOutputs& outputs) {
@@ -40,11 +62,16 @@ int print_run_record(RunRecord& rec, const RunOptions& opts, std::ostream& out,
           << (rec.status == RunStatus::failed ? "FAILED" : status.c_str())
           << (rec.error.empty() ? "" : ": " + rec.error) << "\n\n";
     }
+    const size_t width = summary_width();
     if (opts.search.enabled)
-      print_search_run_summary(rec.db, rec.run_id, out);
+      print_search_run_summary(rec.db, rec.run_id, out, width);
     else
-      print_run_summary(rec.db, rec.run_id, out, outputs.percentiles);
-    out << "\nresults: " << opts.db_path << " (run " << rec.run_id << ", " << status << ")\n";
+      print_run_summary(rec.db, rec.run_id, out, outputs.percentiles, width);
+    out << "\n"
+        << wrap_words("results: " + opts.db_path + " (run " + std::to_string(rec.run_id) + ", " +
+                          status + ")",
+                      width)
+        << "\n";
   }
   if (rec.status == RunStatus::failed) log_error() << rec.error;
   const int code = run_status_exit_code(rec.status);

@@ -49,10 +49,16 @@ void print_run_metadata(Database& db, int64_t run_id, std::ostream& out) {
   if (!line.empty()) out << line << "\n";
 }
 
+// What the data shows (swap onset with throughput before and after, cliffs, failures ...).
+void print_hints(const std::vector<Hint>& hints, std::ostream& out, size_t width) {
+  if (!hints.empty()) out << "\n";
+  for (const auto& h : hints) out << wrap_words("hint: " + h.message, width, "      ") << "\n";
+}
+
 }  // namespace
 
 void print_run_summary(Database& db, int64_t run_id, std::ostream& out,
-                       const PercentileList& percentiles) {
+                       const PercentileList& percentiles, size_t width) {
   auto tables = run_tables(db, run_id, percentiles);
   if (tables.empty()) {
     out << "  (no measurements)\n";
@@ -61,6 +67,7 @@ void print_run_summary(Database& db, int64_t run_id, std::ostream& out,
   // Scenario runs: the per-step pivot alone; otherwise per store, then per phase and op.
   bool steps = tables.front().name == "steps_pivot";
   bool first = true;
+  std::vector<std::string> left_out;
   for (const auto& t : tables) {
     bool wanted = t.name == "server" ||
                   (steps ? t.name == "steps_pivot"
@@ -68,21 +75,31 @@ void print_run_summary(Database& db, int64_t run_id, std::ostream& out,
     if (!wanted) continue;
     if (!first) out << "\n";
     first = false;
-    if (t.name == "server" || t.name == "parts") out << t.title << ":\n";
-    print_table_text(t, out);
+    if (t.name == "server" || t.name == "parts") out << wrap_words(t.title + ":", width) << "\n";
+    for (auto& h : print_table_text(t, out, width)) left_out.push_back(std::move(h));
   }
-  // What the data shows (swap onset with throughput before and after, cliffs, failures ...).
-  auto hints = compute_hints(db, run_id);
-  if (!hints.empty()) out << "\n";
-  for (const auto& h : hints) out << "hint: " << h.message << "\n";
+  print_hints(compute_hints(db, run_id), out, width);
+  if (!left_out.empty()) {
+    std::string names;
+    for (const auto& h : left_out)
+      if (names.find(h) == std::string::npos) names += (names.empty() ? "" : ", ") + h;
+    out << "\n"
+        << wrap_words("left out to fit " + std::to_string(width) + " columns: " + names +
+                          "; every column: kvdrive report --db " + db.path() + " --run " +
+                          std::to_string(run_id),
+                      width)
+        << "\n";
+  }
 }
 
-void print_search_run_summary(Database& db, int64_t run_id, std::ostream& out) {
-  print_search_results(db, run_id, out);
-  auto hints = compute_hints(db, run_id);
-  if (!hints.empty()) out << "\n";
-  for (const auto& h : hints) out << "hint: " << h.message << "\n";
-  out << "\nevery step's tables: kvdrive report --db " << db.path() << " --run " << run_id << "\n";
+void print_search_run_summary(Database& db, int64_t run_id, std::ostream& out, size_t width) {
+  print_search_results(db, run_id, out, width);
+  print_hints(compute_hints(db, run_id), out, width);
+  out << "\n"
+      << wrap_words("every step's tables: kvdrive report --db " + db.path() + " --run " +
+                        std::to_string(run_id),
+                    width)
+      << "\n";
 }
 
 void print_group_summary(Database& db, const std::string& group, std::ostream& out) {

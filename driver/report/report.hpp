@@ -15,12 +15,14 @@ namespace kv::drive {
 
 // After a --search run: the search's answer and validity table (print_search_results) and the
 // hints, not the per-phase tables, whose steps are each a phase (dozens of rows averaged into a
-// per-store figure that means nothing for a search); a line says where they are.
-void print_search_run_summary(Database& db, int64_t run_id, std::ostream& out);
+// per-store figure that means nothing for a search); a line says where they are. `width` > 0:
+// fitted to that many columns (print_table_text).
+void print_search_run_summary(Database& db, int64_t run_id, std::ostream& out, size_t width = 0);
 // The published-table shape for one run: store, write req/s, read req/s, p99s, errors; then
-// one line per phase and op, with `percentiles` and the max of each.
+// one line per phase and op, with `percentiles` and the max of each. `width` > 0: fitted to that
+// many columns, a last line naming what was left out and where to see it all.
 void print_run_summary(Database& db, int64_t run_id, std::ostream& out,
-                       const PercentileList& percentiles = default_percentiles());
+                       const PercentileList& percentiles = default_percentiles(), size_t width = 0);
 // The same as one JSON object on one line (`kvdrive run --json`): the run object of
 // write_json_document without its per-second and kvmon sample series.
 void print_run_json(Database& db, int64_t run_id, std::ostream& out,

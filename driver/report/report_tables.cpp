@@ -139,6 +139,7 @@ ReportTable parts_table_for() {
       "store's own: Redis's LATENCY HISTOGRAM of the command at that percentile over the phase "
       "(a power-of-two bucket's upper bound, part of wire, not added; '-' where the store does "
       "not tell).");
+  t.narrow_first = {"count", "queue_us", "store_own_us", "client_pct"};
   return t;
 }
 
@@ -334,6 +335,9 @@ std::vector<ReportTable> run_tables(Database& db, int64_t run_id, const Percenti
     add_time_went(went, p.column_int(8), p.column_text(2), row, parts_table);
     phases.rows.push_back(std::move(row));
   }
+  phases.narrow_first = {"timeouts",     "wrong",       "seconds", "mib_per_s",  "lat_mean_us",
+                         "failed_per_s", "hits",        "misses",  "lat_p90_us", "lat_max_us",
+                         "lat_p50_us",   "lat_p999_us", "status",  "errors",     "dropped"};
   out.push_back(std::move(phases));
   if (!parts_table.rows.empty() || keep_empty) out.push_back(std::move(parts_table));
   add_server_side(db, run_id, out, keep_empty);
@@ -447,19 +451,58 @@ std::vector<ReportTable> comparison_tables(Database& db, const std::vector<int64
   return out;
 }
 
-void print_table_text(const ReportTable& t, std::ostream& out) {
-  for (const auto& n : t.notes_before) out << n << "\n";
+std::vector<std::string> print_table_text(const ReportTable& t, std::ostream& out, size_t width) {
+  for (const auto& n : t.notes_before) out << wrap_words(n, width) << "\n";
   const size_t shown = t.shown == 0 ? t.header.size() : std::min(t.shown, t.header.size());
-  std::vector<std::string> header(t.header);
-  header.resize(shown);
-  TextTable tt(std::move(header));
-  for (const auto& row : t.rows) {
-    std::vector<std::string> cells;
-    for (size_t c = 0; c < row.size() && c < shown; ++c) cells.push_back(row[c].text);
-    tt.add_row(std::move(cells));
+  // The columns to leave out first: those with nothing to show, then the table's own order.
+  std::vector<size_t> order;
+  auto empty_column = [&](size_t c) {
+    return std::all_of(t.rows.begin(), t.rows.end(),
+                       [&](const auto& r) { return c >= r.size() || r[c].text == "-"; });
+  };
+  for (int pass = 0; pass < 2; ++pass)
+    for (const auto& key : t.narrow_first) {
+      const size_t c =
+          static_cast<size_t>(std::find(t.keys.begin(), t.keys.end(), key) - t.keys.begin());
+      if (c < shown && empty_column(c) == (pass == 0)) order.push_back(c);
+    }
+  auto table_of = [&](size_t from, const std::string& store) {
+    std::vector<std::string> header(t.header.begin() + static_cast<std::ptrdiff_t>(from),
+                                    t.header.begin() + static_cast<std::ptrdiff_t>(shown));
+    TextTable tt(std::move(header));
+    for (const auto& row : t.rows) {
+      if (from > 0 && row[0].text != store) continue;
+      std::vector<std::string> cells;
+      for (size_t c = from; c < row.size() && c < shown; ++c) cells.push_back(row[c].text);
+      tt.add_row(std::move(cells));
+    }
+    return tt;
+  };
+  std::vector<std::string> left_out;
+  auto print = [&](const TextTable& tt, size_t from) {
+    std::vector<size_t> narrow;
+    for (size_t c : order)
+      if (c >= from) narrow.push_back(c - from);
+    for (auto& h : tt.print(out, width, narrow))
+      if (std::find(left_out.begin(), left_out.end(), h) == left_out.end())
+        left_out.push_back(std::move(h));
+  };
+  const TextTable whole = table_of(0, "");
+  if (width > 0 && shown > 1 && !t.keys.empty() && t.keys[0] == "store" &&
+      whole.narrowest() > width) {
+    std::vector<std::string> stores;
+    for (const auto& row : t.rows)
+      if (std::find(stores.begin(), stores.end(), row[0].text) == stores.end())
+        stores.push_back(row[0].text);
+    for (size_t i = 0; i < stores.size(); ++i) {
+      out << (i ? "\n" : "") << stores[i] << ":\n";
+      print(table_of(1, stores[i]), 1);
+    }
+  } else {
+    print(whole, 0);
   }
-  tt.print(out);
-  for (const auto& n : t.notes_after) out << n << "\n";
+  for (const auto& n : t.notes_after) out << wrap_words(n, width) << "\n";
+  return left_out;
 }
 
 std::string csv_number(double v) {

@@ -30,6 +30,8 @@ struct ReportTable {
   // The columns people see (text and HTML); 0: all. Those after them are for machines only
   // (CSV and JSON), e.g. the phases' wire_p99_us beside lat_p99_us.
   size_t shown = 0;
+  // The columns (keys) a narrow terminal leaves out first, in this order (print_table_text).
+  std::vector<std::string> narrow_first = {};
 };
 
 // Cells from the results file's values (NaN: unknown, shown "-").
@@ -66,8 +68,12 @@ std::vector<ReportTable> difference_tables(Database& db, const std::vector<int64
 // other to 10 significant digits.
 std::string csv_number(double v);
 
-// The aligned text table, with its notes.
-void print_table_text(const ReportTable& t, std::ostream& out);
+// The aligned text table, with its notes. With `width` > 0 it is fitted to that many columns:
+// notes wrapped, headers wrapped at their spaces; a table still too wide and led by a store
+// column prints a table per store under its name, then leaves out columns of `narrow_first`
+// (those with nothing to show first). Returns the headers left out.
+std::vector<std::string> print_table_text(const ReportTable& t, std::ostream& out,
+                                          size_t width = 0);
 // A header line of keys (prefixed by `lead_key` if given), then one line per row: raw values,
 // RFC 4180 quoting.
 void print_table_csv(const ReportTable& t, std::ostream& out, const std::string& lead_key = "",

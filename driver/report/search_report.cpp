@@ -290,19 +290,36 @@ std::vector<ReportTable> search_tables(Database& db, int64_t run_id, bool keep_e
   return out;
 }
 
-void print_search_results(Database& db, int64_t run_id, std::ostream& out) {
+void print_search_results(Database& db, int64_t run_id, std::ostream& out, size_t width) {
   auto tables = search_tables(db, run_id);
   if (tables.empty()) return;
   const ReportTable &searches = tables[0], &steps = tables[1];
   const auto objective = search_objective(db, run_id);
+  // A narrow terminal keeps the objective's percentiles.
+  std::vector<std::string> curve_narrow;
+  for (const char* key : {"lat_p90_us", "lat_p50_us", "lat_p999_us", "server_p99_us", "failed"}) {
+    const bool in_objective =
+        objective &&
+        std::any_of(objective->latency.begin(), objective->latency.end(), [&](const auto& b) {
+          std::string name = b.name;
+          name.erase(std::remove(name.begin(), name.end(), '.'), name.end());
+          return "lat_" + name + "_us" == key;
+        });
+    if (!in_objective) curve_narrow.emplace_back(key);
+  }
   for (const auto& store : stores_of(steps)) {
-    out << "\ncapacity search: " << store;
-    if (objective) out << " (objective " << slo_text(objective) << ")";
+    std::string title = "capacity search: " + store;
+    if (objective) title += " (objective " + slo_text(objective) + ")";
+    out << "\n" << wrap_words(title, width) << "\n";
+    ReportTable curve = project(steps, store, kCurveColumns);
+    curve.narrow_first = curve_narrow;
+    print_table_text(curve, out, width);
     out << "\n";
-    print_table_text(project(steps, store, kCurveColumns), out);
-    out << "\n";
-    print_table_text(validity(steps, store, objective), out);
-    out << summary_of(searches, store) << "\n";
+    ReportTable valid = validity(steps, store, objective);
+    valid.narrow_first = {"slip_p50_us",   "cg_cpu_throttled_pct", "busiest_thread_cpu_pct",
+                          "store_cpu_pct", "run_delay_max_us",     "slip_p99_us"};
+    print_table_text(valid, out, width);
+    out << wrap_words(summary_of(searches, store), width) << "\n";
   }
 }
 

@@ -41,7 +41,8 @@ std::optional<SearchObjective> search_objective(Database& db, int64_t run_id);
 // Text: per searched target the curve (offered, achieved, p50 to p99.9, verdict, limit), the
 // validity table (was the client the limit: its busiest thread's CPU, on CPU or runnable,
 // slip; the store's CPU), then the result lines. Prints nothing when the run has no search.
-void print_search_results(Database& db, int64_t run_id, std::ostream& out);
+// `width` > 0: fitted to that many columns (print_table_text), the objective's percentiles kept.
+void print_search_results(Database& db, int64_t run_id, std::ostream& out, size_t width = 0);
 
 // HTML: per searched target the result, the latency-throughput curve as inline SVG (offered
 // rate vs p50/p90/p99/p99.9 with the objective as lines and the knee marked; offered vs

@@ -9,6 +9,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -293,6 +294,59 @@ TEST(OutputFormats, ACsvTableWithoutRowsIsItsHeader) {
   const auto lines = csv_lines(out_dir + "/search_steps.csv");
   ASSERT_EQ(lines.size(), 1u);
   EXPECT_NE(lines[0].find("lat_p99_us"), std::string::npos) << lines[0];
+}
+
+// At a terminal (or with $COLUMNS) the end-of-run summary fits its width: headers wrapped, a
+// table per store, columns left out in order and named with where to see them; piped without
+// $COLUMNS it is the whole table, as `report` prints it.
+TEST(OutputFormats, TheRunSummaryFitsTheTerminalsWidthAndSaysWhatItLeftOut) {
+  StoreServer redis(StoreServer::Kind::redis);
+  StoreServer mc(StoreServer::Kind::memcached);
+  KV_START_OR_SKIP(redis);
+  KV_START_OR_SKIP(mc);
+  TempDir dir;
+  const std::string db = dir.file("r.db");
+  auto lines_of = [](const std::string& s) {
+    std::vector<std::string> out;
+    std::istringstream in(s);
+    for (std::string l; std::getline(in, l);) out.push_back(l);
+    return out;
+  };
+  const std::vector<std::string> args = {
+      "--log-level", "off",        "run",    "--db",      db,    "--target",
+      redis.uri(),   "--target",   mc.uri(), "--keys",    "300", "--phases",
+      "load,read",   "--duration", "1s",     "--threads", "1"};
+  auto narrow = run_kvdrive(dir, args, 120'000, {"/usr/bin/env", "COLUMNS=80"});
+  ASSERT_EQ(narrow.exit_code, 0) << narrow.output;
+  for (const auto& l : lines_of(narrow.output)) EXPECT_LE(l.size(), 80u) << l;
+  EXPECT_NE(narrow.output.find(redis.uri() + ":\n"), std::string::npos) << narrow.output;
+  EXPECT_NE(narrow.output.find(mc.uri() + ":\n"), std::string::npos) << narrow.output;
+  EXPECT_NE(narrow.output.find("left out to fit 80 columns: "), std::string::npos) << narrow.output;
+  EXPECT_NE(narrow.output.find("--run 1"), std::string::npos) << narrow.output;
+  // The headline figures stay: each store's read row with its p99.
+  size_t read_rows = 0;
+  for (const auto& l : lines_of(narrow.output))
+    if (l.rfind("read   get", 0) == 0 && l.find("completed") != std::string::npos) ++read_rows;
+  EXPECT_EQ(read_rows, 2u) << narrow.output;
+
+  auto wide = run_kvdrive(dir, args, 120'000, {"/usr/bin/env", "-u", "COLUMNS"});
+  ASSERT_EQ(wide.exit_code, 0) << wide.output;
+  EXPECT_EQ(wide.output.find("left out to fit"), std::string::npos) << wide.output;
+  size_t longest = 0;
+  for (const auto& l : lines_of(wide.output)) longest = std::max(longest, l.size());
+  EXPECT_GT(longest, 120u) << wide.output;
+
+  // A search's summary too, the objective's percentile kept (p50 is otherwise left out early).
+  auto search = run_kvdrive(
+      dir,
+      {"--log-level", "off",      "run",      "--db",      db,           "--target", redis.uri(),
+       "--keys",      "300",      "--phases", "load,read", "--duration", "1s",       "--threads",
+       "1",           "--search", "--slo",    "p50=50ms",  "--rates",    "1000,2000"},
+      120'000, {"/usr/bin/env", "COLUMNS=60"});
+  ASSERT_EQ(search.exit_code, 0) << search.output;
+  for (const auto& l : lines_of(search.output)) EXPECT_LE(l.size(), 60u) << l;
+  EXPECT_NE(search.output.find(" p50 "), std::string::npos) << search.output;
+  EXPECT_NE(search.output.find("client-bound"), std::string::npos) << search.output;
 }
 
 }  // namespace
