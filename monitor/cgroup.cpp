@@ -253,7 +253,7 @@ struct CgroupSampler::Group {
   int wd_events = -1, wd_swap_events = -1;
   int64_t samples = 0;  // taken of this process in this group (the cadence counts them)
   // the last reading of the pressure files, repeated between readings
-  OptReal psi_memory_some, psi_memory_full, psi_io_some, psi_io_full, psi_cpu_some;
+  Pressure psi_memory_last, psi_io_last, psi_cpu_last;  // read every pressure_every samples
 
   CgroupCounters read_counters() {
     CgroupCounters c;
@@ -554,19 +554,20 @@ void CgroupSampler::sample(const ProcessKey& key, std::string_view who, ProcessS
     s.cg_io_writes = io.writes;
   }
   if (g.samples++ % cadence_.pressure_every == 0) {
-    Pressure mem = parse_pressure(text_of(g.psi_memory));
-    Pressure io = parse_pressure(text_of(g.psi_io));
-    g.psi_memory_some = mem.some_avg10;
-    g.psi_memory_full = mem.full_avg10;
-    g.psi_io_some = io.some_avg10;
-    g.psi_io_full = io.full_avg10;
-    g.psi_cpu_some = parse_pressure(text_of(g.psi_cpu)).some_avg10;
+    g.psi_memory_last = parse_pressure(text_of(g.psi_memory));
+    g.psi_io_last = parse_pressure(text_of(g.psi_io));
+    g.psi_cpu_last = parse_pressure(text_of(g.psi_cpu));
   }
-  s.cg_psi_memory_some_avg10 = g.psi_memory_some;
-  s.cg_psi_memory_full_avg10 = g.psi_memory_full;
-  s.cg_psi_io_some_avg10 = g.psi_io_some;
-  s.cg_psi_io_full_avg10 = g.psi_io_full;
-  s.cg_psi_cpu_some_avg10 = g.psi_cpu_some;
+  s.cg_psi_memory_some_avg10 = g.psi_memory_last.some_avg10;
+  s.cg_psi_memory_full_avg10 = g.psi_memory_last.full_avg10;
+  s.cg_psi_io_some_avg10 = g.psi_io_last.some_avg10;
+  s.cg_psi_io_full_avg10 = g.psi_io_last.full_avg10;
+  s.cg_psi_cpu_some_avg10 = g.psi_cpu_last.some_avg10;
+  s.cg_psi_memory_some_us = g.psi_memory_last.some_total_us;
+  s.cg_psi_memory_full_us = g.psi_memory_last.full_total_us;
+  s.cg_psi_io_some_us = g.psi_io_last.some_total_us;
+  s.cg_psi_io_full_us = g.psi_io_last.full_total_us;
+  s.cg_psi_cpu_some_us = g.psi_cpu_last.some_total_us;
 }
 
 std::string CgroupSampler::exit_cause(const ProcessKey& key, std::vector<EventRecord>& events) {

@@ -290,6 +290,22 @@ std::string MetricsRegistry::render(bool openmetrics, const SelfUsage& self) con
   p.family("kvmon_process_cgroup_oom_kills", "counter",
            "OOM kills in the process's cgroup (memory.events oom_kill).");
   each([&](const ProcessSample& s, const LabelList& ls) { p.add(ls, s.cg_events_oom_kill); });
+  p.family("kvmon_process_cgroup_pressure_stall_seconds", "counter",
+           "Time some or all tasks of the process's v2 cgroup stalled on a resource "
+           "(*.pressure total).");
+  each([&](const ProcessSample& s, const LabelList& ls) {
+    auto with = [&](const char* resource, const char* kind) {
+      LabelList l = ls;
+      l.push_back({"resource", resource});
+      l.push_back({"kind", kind});
+      return l;
+    };
+    p.add(with("memory", "some"), seconds_of_us(s.cg_psi_memory_some_us));
+    p.add(with("memory", "full"), seconds_of_us(s.cg_psi_memory_full_us));
+    p.add(with("io", "some"), seconds_of_us(s.cg_psi_io_some_us));
+    p.add(with("io", "full"), seconds_of_us(s.cg_psi_io_full_us));
+    p.add(with("cpu", "some"), seconds_of_us(s.cg_psi_cpu_some_us));
+  });
 
   p.family("kvmon_target_processes", "gauge",
            "Live processes a target selector names now (fork children not counted).");
@@ -334,6 +350,13 @@ std::string MetricsRegistry::render(bool openmetrics, const SelfUsage& self) con
     p.add({{"resource", "io"}, {"kind", "some"}}, h.psi_io_some_avg10, 0.01);
     p.add({{"resource", "io"}, {"kind", "full"}}, h.psi_io_full_avg10, 0.01);
     p.add({{"resource", "cpu"}, {"kind", "some"}}, h.psi_cpu_some_avg10, 0.01);
+    p.family("kvmon_host_pressure_stall_seconds", "counter",
+             "Pressure stall information: time some or all tasks stalled, since boot (total).");
+    p.add({{"resource", "memory"}, {"kind", "some"}}, seconds_of_us(h.psi_memory_some_us));
+    p.add({{"resource", "memory"}, {"kind", "full"}}, seconds_of_us(h.psi_memory_full_us));
+    p.add({{"resource", "io"}, {"kind", "some"}}, seconds_of_us(h.psi_io_some_us));
+    p.add({{"resource", "io"}, {"kind", "full"}}, seconds_of_us(h.psi_io_full_us));
+    p.add({{"resource", "cpu"}, {"kind", "some"}}, seconds_of_us(h.psi_cpu_some_us));
     auto disks = [&](const char* name, const char* type, const char* help, auto value) {
       p.family(name, type, help);
       for (const DiskStat& d : h.disks) p.add({{"device", d.device}}, value(d));

@@ -218,10 +218,16 @@ Pressure parse_pressure(std::string_view text) {
     auto f = split_fields(line);
     if (f.size() < 2 || !f[1].starts_with("avg10=")) return;
     auto v = parse_real(f[1].substr(6));
-    if (f[0] == "some")
+    OptInt total;
+    for (size_t i = 2; i < f.size(); ++i)
+      if (f[i].starts_with("total=")) total = parse_int(f[i].substr(6));
+    if (f[0] == "some") {
       p.some_avg10 = v;
-    else if (f[0] == "full")
+      p.some_total_us = total;
+    } else if (f[0] == "full") {
       p.full_avg10 = v;
+      p.full_total_us = total;
+    }
   });
   return p;
 }

@@ -98,10 +98,13 @@ OptInt parse_smaps_rollup_pss(std::string_view text);
 // negative, NaN or too large for int64 microseconds.
 Result<int64_t> parse_uptime_us(std::string_view text);
 
-// /proc/pressure/{memory,io,cpu}: avg10 of the "some" and "full" lines, in percent.
+// /proc/pressure/{memory,io,cpu} (and a cgroup's *.pressure): of the "some" and "full" lines,
+// avg10 in percent and total, the stall time since boot (or the cgroup's creation) in µs.
 struct Pressure {
   OptReal some_avg10;
   OptReal full_avg10;
+  OptInt some_total_us;
+  OptInt full_total_us;
 };
 Pressure parse_pressure(std::string_view text);
 

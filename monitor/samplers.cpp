@@ -199,6 +199,11 @@ HostSample HostSampler::sample(std::string_view loadavg) {
   h.psi_io_some_avg10 = psi_io_last_.some_avg10;
   h.psi_io_full_avg10 = psi_io_last_.full_avg10;
   h.psi_cpu_some_avg10 = psi_cpu_last_.some_avg10;
+  h.psi_memory_some_us = psi_memory_last_.some_total_us;
+  h.psi_memory_full_us = psi_memory_last_.full_total_us;
+  h.psi_io_some_us = psi_io_last_.some_total_us;
+  h.psi_io_full_us = psi_io_last_.full_total_us;
+  h.psi_cpu_some_us = psi_cpu_last_.some_total_us;
   read_disks(h);
   return h;
 }

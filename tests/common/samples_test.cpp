@@ -171,8 +171,12 @@ TEST(SampleFields, KvmonAndTheLinkStoreTheSameHostRow) {
   h.cpu_idle_ticks = 8;
   h.psi_memory_some_avg10 = 0.25;
   h.psi_io_full_avg10 = 12.5;
+  h.psi_memory_full_us = 0;  // a stall counter read as 0: known, not NULL
+  h.psi_cpu_some_us = 4'000'000'000'000;
   auto [kvmon, link] = both_paths(kHostTable, h);
-  EXPECT_EQ(kvmon, "0.5 1.25 NULL 100 50 0 0 1 2 3 4 5 6 7 8 0.25 NULL NULL 12.5 NULL");
+  EXPECT_EQ(kvmon,
+            "0.5 1.25 NULL 100 50 0 0 1 2 3 4 5 6 7 8 0.25 NULL NULL 12.5 NULL NULL 0 NULL NULL "
+            "4000000000000");
   EXPECT_EQ(link, kvmon);
 }
 

@@ -153,6 +153,11 @@ TEST(CgroupSampler, ReadsEveryV2FileOfTheFixture) {
   EXPECT_EQ(s.cg_psi_io_some_avg10, 0.1);
   EXPECT_EQ(s.cg_psi_io_full_avg10, 0.05);
   EXPECT_EQ(s.cg_psi_cpu_some_avg10, 2.25);
+  EXPECT_EQ(s.cg_psi_memory_some_us, 123456);  // total=: stall µs since the cgroup was made
+  EXPECT_EQ(s.cg_psi_memory_full_us, 65432);
+  EXPECT_EQ(s.cg_psi_io_some_us, 10);
+  EXPECT_EQ(s.cg_psi_io_full_us, 5);
+  EXPECT_EQ(s.cg_psi_cpu_some_us, 1000);
   // the second tick: nothing changed, no event
   ProcessSample s2;
   events.clear();

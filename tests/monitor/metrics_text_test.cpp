@@ -74,6 +74,7 @@ TEST(MetricsText, ProcessValuesInBaseUnitsWithTheirLabels) {
   s.cg_cpu_throttled_us = 2'500'000;
   s.cg_events_oom_kill = 0;                // read, and none: a 0 that is known
   s.cg_memory_max_bytes = kNoCgroupLimit;  // "max": no number to give
+  s.cg_psi_memory_full_us = 1'250'000;     // v2 memory.pressure's full total=
   b2.processes.push_back(s);
   reg.update(b2);
   page = reg.render(false, {});
@@ -81,6 +82,11 @@ TEST(MetricsText, ProcessValuesInBaseUnitsWithTheirLabels) {
   EXPECT_TRUE(has_line(page, "kvmon_process_cgroup_cpu_throttled_seconds_total" + l + "} 2.5"));
   EXPECT_TRUE(has_line(page, "kvmon_process_cgroup_oom_kills_total" + l + "} 0"));
   EXPECT_EQ(page.find("kvmon_process_cgroup_memory_max_bytes"), std::string::npos);  // "max"
+  EXPECT_TRUE(has_line(page, "# TYPE kvmon_process_cgroup_pressure_stall_seconds_total counter"));
+  EXPECT_TRUE(has_line(page, "kvmon_process_cgroup_pressure_stall_seconds_total" + l +
+                                 R"(,resource="memory",kind="full"} 1.25)"))
+      << page;
+  EXPECT_EQ(page.find(R"(resource="memory",kind="some")"), std::string::npos);  // unread
 }
 
 TEST(MetricsText, UnknownValuesAreLeftOutNeverZero) {
@@ -106,8 +112,9 @@ TEST(MetricsText, UnknownValuesAreLeftOutNeverZero) {
 
   HostSample h;
   h.mem_total_kib = 1000;
-  h.psi_memory_some_avg10 = 12.5;  // percent: a ratio on the page
-  h.psi_io_some_avg10 = 13.72;     // x 0.01 is 0.13720000000000002 in doubles: printed 0.1372
+  h.psi_memory_some_avg10 = 12.5;     // percent: a ratio on the page
+  h.psi_io_some_avg10 = 13.72;        // x 0.01 is 0.13720000000000002 in doubles: printed 0.1372
+  h.psi_memory_some_us = 46'034'936;  // total=: a counter of stall seconds
   h.cpu_idle_ticks = 250;
   h.pswpin = 3;
   h.disks.push_back(DiskStat{"vda", 10, 8, 20, 16, 1500});
@@ -125,6 +132,11 @@ TEST(MetricsText, UnknownValuesAreLeftOutNeverZero) {
       has_line(page, R"(kvmon_host_pressure_avg10_ratio{resource="io",kind="some"} 0.1372)"))
       << page;
   EXPECT_EQ(page.find(R"(resource="io",kind="full")"), std::string::npos);
+  EXPECT_TRUE(has_line(
+      page, R"(kvmon_host_pressure_stall_seconds_total{resource="memory",kind="some"} 46.034936)"))
+      << page;
+  EXPECT_EQ(page.find(R"(kvmon_host_pressure_stall_seconds_total{resource="io")"),
+            std::string::npos);
   EXPECT_TRUE(has_line(page, R"(kvmon_host_cpu_seconds_total{mode="idle"} 2.5)"));
   EXPECT_EQ(page.find(R"(kvmon_host_cpu_seconds_total{mode="user"})"), std::string::npos);
   EXPECT_TRUE(has_line(page, "kvmon_host_swapped_in_bytes_total 12288"));

@@ -162,9 +162,17 @@ TEST(HostFiles, Pressure) {
   Pressure p = parse_pressure(fixture("proc/pressure/memory"));
   EXPECT_DOUBLE_EQ(*p.some_avg10, 37.33);
   EXPECT_DOUBLE_EQ(*p.full_avg10, 1.5);
+  EXPECT_EQ(p.some_total_us, 46034936);  // the stall time since boot, a counter
+  EXPECT_EQ(p.full_total_us, 0);         // read, and none: a known 0
   Pressure g = parse_pressure(fixture("malformed/pressure_garbage"));
   EXPECT_FALSE(g.some_avg10.has_value());
   EXPECT_FALSE(g.full_avg10.has_value());
+  EXPECT_FALSE(g.some_total_us.has_value());
+  EXPECT_FALSE(g.full_total_us.has_value());
+  // A total that is not a number is unknown, the average beside it still read.
+  Pressure t = parse_pressure("some avg10=2.00 avg60=1.00 avg300=0.50 total=12x\n");
+  EXPECT_DOUBLE_EQ(*t.some_avg10, 2.0);
+  EXPECT_FALSE(t.some_total_us.has_value());
 }
 
 TEST(HostFiles, DiskStats) {

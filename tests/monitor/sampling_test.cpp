@@ -195,17 +195,22 @@ TEST(HostSampler, PressureIsReadEveryPsiEverySamplesAndRepeatedBetween) {
   FixtureCopy copy;
   ProcFs procfs(copy.proc(), copy.sys());
   HostSampler host(procfs, 2);
-  EXPECT_DOUBLE_EQ(host.sample().psi_memory_some_avg10.value_or(-1), 37.33);
+  HostSample first = host.sample();
+  EXPECT_DOUBLE_EQ(first.psi_memory_some_avg10.value_or(-1), 37.33);
+  EXPECT_EQ(first.psi_memory_some_us, 46034936);
   copy.write("pressure/memory",
-             "some avg10=5.50 avg60=0.00 avg300=0.00 total=1\n"
-             "full avg10=1.25 avg60=0.00 avg300=0.00 total=1\n");
+             "some avg10=5.50 avg60=0.00 avg300=0.00 total=46100000\n"
+             "full avg10=1.25 avg60=0.00 avg300=0.00 total=70000\n");
   copy.write("meminfo", "MemTotal: 100 kB\nMemAvailable: 42 kB\n");
   HostSample between = host.sample();
   EXPECT_DOUBLE_EQ(between.psi_memory_some_avg10.value_or(-1), 37.33);  // the last reading
-  EXPECT_EQ(between.mem_available_kib, 42);                             // the rest: fresh
+  EXPECT_EQ(between.psi_memory_some_us, 46034936);
+  EXPECT_EQ(between.mem_available_kib, 42);  // the rest: fresh
   HostSample next = host.sample();
   EXPECT_DOUBLE_EQ(next.psi_memory_some_avg10.value_or(-1), 5.5);
   EXPECT_DOUBLE_EQ(next.psi_memory_full_avg10.value_or(-1), 1.25);
+  EXPECT_EQ(next.psi_memory_some_us, 46100000);
+  EXPECT_EQ(next.psi_memory_full_us, 70000);
   EXPECT_DOUBLE_EQ(next.psi_cpu_some_avg10.value_or(-1), 2.0);
 }
 

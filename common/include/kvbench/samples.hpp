@@ -70,6 +70,9 @@ struct ProcessSample {
   OptInt cg_io_read_bytes, cg_io_write_bytes, cg_io_reads, cg_io_writes;
   OptReal cg_psi_memory_some_avg10, cg_psi_memory_full_avg10;
   OptReal cg_psi_io_some_avg10, cg_psi_io_full_avg10, cg_psi_cpu_some_avg10;
+  // migration 017: the stall time of those lines since the cgroup was made (PSI total=, µs)
+  OptInt cg_psi_memory_some_us, cg_psi_memory_full_us;
+  OptInt cg_psi_io_some_us, cg_psi_io_full_us, cg_psi_cpu_some_us;
 };
 
 // A cgroup limit that is not set (v2 "max"; v1's page-rounded LONG_MAX is mapped to it too).
@@ -95,6 +98,9 @@ struct HostSample {
   OptReal psi_memory_some_avg10, psi_memory_full_avg10;
   OptReal psi_io_some_avg10, psi_io_full_avg10;
   OptReal psi_cpu_some_avg10;
+  // migration 017: the stall time of those lines since boot (PSI total=, µs)
+  OptInt psi_memory_some_us, psi_memory_full_us;
+  OptInt psi_io_some_us, psi_io_full_us, psi_cpu_some_us;
   std::vector<DiskStat> disks;  // whole disks only
 };
 
@@ -172,6 +178,11 @@ inline constexpr SampleField<ProcessSample> kProcessFields[] = {
     {"cg_psi_cpu_some_avg10", "%", true, &ProcessSample::cg_psi_cpu_some_avg10},
     {"cg_cpu_quota_us", "us", true, &ProcessSample::cg_cpu_quota_us},
     {"cg_cpu_period_us", "us", true, &ProcessSample::cg_cpu_period_us},
+    {"cg_psi_memory_some_us", "us", true, &ProcessSample::cg_psi_memory_some_us},
+    {"cg_psi_memory_full_us", "us", true, &ProcessSample::cg_psi_memory_full_us},
+    {"cg_psi_io_some_us", "us", true, &ProcessSample::cg_psi_io_some_us},
+    {"cg_psi_io_full_us", "us", true, &ProcessSample::cg_psi_io_full_us},
+    {"cg_psi_cpu_some_us", "us", true, &ProcessSample::cg_psi_cpu_some_us},
 };
 // process_samples columns each writer sets itself: instance_id (each file's own
 // process_instances row, from key), ts_us and scheduled_ts_us (kvdrive moves them into its time
@@ -203,6 +214,11 @@ inline constexpr SampleField<HostSample> kHostFields[] = {
     {"psi_io_some_avg10", "%", true, &HostSample::psi_io_some_avg10},
     {"psi_io_full_avg10", "%", true, &HostSample::psi_io_full_avg10},
     {"psi_cpu_some_avg10", "%", true, &HostSample::psi_cpu_some_avg10},
+    {"psi_memory_some_us", "us", true, &HostSample::psi_memory_some_us},
+    {"psi_memory_full_us", "us", true, &HostSample::psi_memory_full_us},
+    {"psi_io_some_us", "us", true, &HostSample::psi_io_some_us},
+    {"psi_io_full_us", "us", true, &HostSample::psi_io_full_us},
+    {"psi_cpu_some_us", "us", true, &HostSample::psi_cpu_some_us},
 };
 // host_samples columns each writer sets itself: session_id (each file's own monitor_sessions
 // row), ts_us, scheduled_ts_us and remote_ts_us as for process samples. On the link: ts_us,

@@ -95,6 +95,28 @@ TEST(GrafanaDashboards, EverySqlQueryRunsOnARealResultsFile) {
   }
   // Every query but the events of the run (none here) has rows from this run.
   EXPECT_GE(with_rows, static_cast<int>(queries.size()) - 1) << out.output;
+
+  // The latency lines are per store, phase and op (by op alone, two stores or phases would
+  // merge into one line); the host panel's swap bytes have their own axis beside load.
+  bool latency_seen = false, swap_axis = false;
+  for (const auto& p : d.at("panels")) {
+    if (p.at("title") == "Latency p50 / p99 / p99.9") {
+      latency_seen = true;
+      std::set<std::string> series;
+      auto st = db.prepare(bind(p.at("targets")[0].at("rawQueryText").get<std::string>()));
+      while (st.step()) series.insert(st.column_text(1));
+      EXPECT_EQ(series, (std::set<std::string>{store.redis_uri() + " load set",
+                                               store.redis_uri() + " read get"}));
+    }
+    if (p.at("title") == "Host load and swap") {
+      const std::string overrides = p.at("fieldConfig").at("overrides").dump();
+      swap_axis = overrides.find("host_swap_used_bytes") != std::string::npos &&
+                  overrides.find("\"bytes\"") != std::string::npos &&
+                  overrides.find("axisPlacement") != std::string::npos;
+    }
+  }
+  EXPECT_TRUE(latency_seen);
+  EXPECT_TRUE(swap_axis);
 }
 
 TEST(GrafanaDashboards, ThePrometheusDashboardAsksOnlyForMetricsKvmonServes) {
