@@ -72,8 +72,8 @@ ReportCommand::ReportCommand(CLI::App& app)
       ->type_name("FILE")
       ->check(cli::non_empty());
   sub_->add_option("--out", out_,
-                   "With --format csv: write every table to DIR/TABLE.csv (the directory must "
-                   "exist)")
+                   "With --format csv: write every table to DIR/TABLE.csv (DIR is made if its "
+                   "parent exists)")
       ->type_name("DIR")
       ->check(cli::non_empty());
   sub_->add_option(
@@ -122,9 +122,19 @@ void ReportCommand::check() {
       throw UsageError("unknown table '" + table_ + "'");
   }
   if (!out_.empty()) {
+    // A directory that is not there yet is made (its parent must be one); a file is refused.
     std::error_code ec;
-    if (!std::filesystem::is_directory(out_, ec))
+    const std::filesystem::path dir(out_);
+    const bool exists = std::filesystem::exists(dir, ec);
+    if (exists && !std::filesystem::is_directory(dir, ec))
       throw UsageError("--out '" + out_ + "': not a directory");
+    std::string name = out_;  // "csv/" is the directory csv, in "."
+    while (name.size() > 1 && name.back() == '/') name.pop_back();
+    std::filesystem::path parent = std::filesystem::path(name).parent_path();
+    if (parent.empty()) parent = ".";
+    if (!exists && !std::filesystem::is_directory(parent, ec))
+      throw UsageError("--out '" + out_ + "': no directory '" + parent.string() +
+                       "' to make it in");
   }
 }
 
@@ -170,6 +180,11 @@ int ReportCommand::execute() {
     std::cerr << "kvdrive: wrote " << json_out_ << "\n";
   }
   if (!out_.empty()) {
+    std::error_code ec;
+    if (std::filesystem::create_directory(out_, ec))
+      std::cerr << "kvdrive: made the directory " << out_ << "\n";
+    else if (ec)
+      throw std::runtime_error("--out '" + out_ + "': cannot make the directory: " + ec.message());
     for (const auto& name : csv_table_names()) {
       std::ostringstream csv;
       print_csv_table(db, run_ids_, name, list, csv);

@@ -195,7 +195,8 @@ TEST(OutputFormats, BadPercentileListsAndCsvUsageAreOneLineExit2) {
                                         {"--format", "csv", "nope"},
                                         {"phases"},
                                         {"--out", dir.path()},
-                                        {"--format", "csv", "--out", dir.file("missing")},
+                                        {"--format", "csv", "--out", dir.file("no/such")},
+                                        {"--format", "csv", "--out", dir.file("e.db")},
                                         {"--format", "csv", "--out", dir.path(), "phases"},
                                         {"--percentiles", "50,200"}}) {
     args.insert(args.begin(), {"report", "--db", dir.file("e.db")});
@@ -286,9 +287,9 @@ TEST(OutputFormats, ACsvTableWithoutRowsIsItsHeader) {
   auto server = run_kvdrive(dir, {"report", "--db", db, "--format", "csv", "server"});
   ASSERT_EQ(server.exit_code, 0) << server.output;
   EXPECT_EQ(server.output.rfind("run_id,store,phase,load1,", 0), 0u) << server.output;
-  // One file per table, the empty ones included.
+  // One file per table, the empty ones included, in a directory --out makes.
   const std::string out_dir = dir.file("csv");
-  std::filesystem::create_directory(out_dir);
+  ASSERT_FALSE(std::filesystem::exists(out_dir));
   auto files = run_kvdrive(dir, {"report", "--db", db, "--format", "csv", "--out", out_dir});
   ASSERT_EQ(files.exit_code, 0) << files.output;
   const auto lines = csv_lines(out_dir + "/search_steps.csv");
