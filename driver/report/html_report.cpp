@@ -12,6 +12,7 @@
 #include "kvbench/clock.hpp"
 #include "kvbench/version.hpp"
 #include "report/compare_html.hpp"
+#include "report/headline.hpp"
 #include "report/html_parts.hpp"
 #include "report/report.hpp"
 #include "report/report_hints.hpp"
@@ -35,6 +36,10 @@ h3 { font-size: 15px; margin: 18px 0 4px; color: #334; }
 .hints { background: #fff8e6; border-left: 4px solid #e6a700; padding: 6px 12px; font-size: 14px; }
 .hints li { margin: 3px 0; } .rule { color: #777; font-size: 12px; }
 .ok { color: #555; font-size: 13px; }
+.answer { background: #eef6ef; border-left: 4px solid #2e7d32; padding: 6px 14px; margin: 8px 0; }
+.answer.doubt { background: #fdf0ee; border-left-color: #c62828; }
+.answer ul { margin: 4px 0; padding-left: 20px; } .answer li { font-size: 17px; margin: 4px 0; }
+.answer .valid { font-size: 14px; margin: 4px 0; }
 table { border-collapse: collapse; font-size: 12.5px; margin: 6px 0 12px; }
 th, td { padding: 3px 8px; border-bottom: 1px solid #e3e5ea; white-space: nowrap; }
 th { background: #f0f2f6; text-align: left; } td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; }
@@ -617,6 +622,23 @@ void html_table(const ReportTable& t, std::ostream& out) {
 
 namespace {
 
+// `t` less the columns in which every row is "-" (a write-only run's read columns).
+ReportTable without_empty_columns(const ReportTable& t) {
+  ReportTable out = t;
+  for (size_t c = out.header.size(); c-- > 1;) {
+    const bool empty = std::all_of(out.rows.begin(), out.rows.end(), [&](const auto& r) {
+      return c >= r.size() || r[c].text == "-";
+    });
+    if (!empty) continue;
+    out.header.erase(out.header.begin() + static_cast<std::ptrdiff_t>(c));
+    out.keys.erase(out.keys.begin() + static_cast<std::ptrdiff_t>(c));
+    for (auto& r : out.rows)
+      if (c < r.size()) r.erase(r.begin() + static_cast<std::ptrdiff_t>(c));
+    if (out.shown > c) --out.shown;
+  }
+  return out;
+}
+
 void run_section(Database& db, int64_t run_id, const PercentileList& percentiles,
                  std::ostream& out) {
   auto r = db.prepare(
@@ -639,6 +661,19 @@ void run_section(Database& db, int64_t run_id, const PercentileList& percentiles
   out << "<br><code>" << escape_xml(r.column_text(5)) << "</code></p>\n";
   if (!r.is_null(8)) out << "<p class=\"meta\">error: " << escape_xml(r.column_text(8)) << "</p>\n";
 
+  // The answer first (what was found, who was faster by how much, can it be trusted), then
+  // the evidence.
+  auto tables = run_tables(db, run_id, percentiles);
+  const Headline headline = run_headline(db, run_id, tables);
+  out << "<div class=\"answer" << (headline.valid ? "" : " doubt") << "\"><b>The answer</b><ul>\n";
+  for (const auto& a : headline.answers) out << "<li>" << escape_xml(a) << "</li>\n";
+  if (headline.answers.empty()) out << "<li>no measurements</li>\n";
+  out << "</ul>\n";
+  for (const auto& t : tables)
+    if (t.name == "stores" && t.rows.size() > 1) html_table(without_empty_columns(t), out);
+  for (const auto& v : headline.validity) out << "<p class=\"valid\">" << escape_xml(v) << "</p>\n";
+  out << "</div>\n";
+
   auto hints = compute_hints(db, run_id);
   if (hints.empty()) {
     out << "<p class=\"ok\">No hints: no throughput cliff between steps (&gt; 5x), no swap onset, "
@@ -652,7 +687,6 @@ void run_section(Database& db, int64_t run_id, const PercentileList& percentiles
           << " <span class=\"rule\">(rule: " << escape_xml(h.rule) << ")</span></li>\n";
     out << "</ul></div>\n";
   }
-  auto tables = run_tables(db, run_id, percentiles);
   bool steps = !tables.empty() && tables.front().name == "steps_pivot";
   timeline(db, run_id, hints, percentiles, out);
   if (steps) {
@@ -687,6 +721,16 @@ void write_html_report(Database& db, const std::vector<int64_t>& run_ids, std::o
       << runs.size() << (runs.size() == 1 ? " run" : " runs") << " · kvdrive "
       << escape_xml(version()) << "</p>\n";
   if (runs.empty()) out << "<p>This file holds no runs yet.</p>\n";
+  if (runs.size() > 1) {  // every run's answer on the first screen, each run's evidence after
+    out << "<div class=\"answer\"><b>The answers</b><ul>\n";
+    for (int64_t id : runs) {
+      const Headline h = run_headline(db, id, run_tables(db, id, percentiles));
+      for (const auto& a : h.answers)
+        out << "<li>run " << id << ": " << escape_xml(a) << (h.valid ? "" : " (see its validity)")
+            << "</li>\n";
+    }
+    out << "</ul></div>\n";
+  }
   for (int64_t id : runs) run_section(db, id, percentiles, out);
   if (run_ids.size() >= 2) {
     out << "<h2>Comparison</h2>\n";

@@ -461,6 +461,9 @@ std::vector<Hint> compute_hints(Database& db, int64_t run_id) {
   client_hints(db, run_id, targets, out);
   redirect_hints(db, targets, out);
   failure_hints(db, run_id, targets, out);
+  // Advice about a store's settings (latency monitoring off) after what the data shows.
+  std::stable_partition(out.begin(), out.end(),
+                        [](const Hint& h) { return !(h.kind == "latency" && !h.ts_us); });
   return out;
 }
 

@@ -45,7 +45,8 @@ struct Hint {
   std::optional<int64_t> ts_us;  // when, if the hint is about a moment
 };
 
-// The hints of one run, in the order above (by store within a kind).
+// The hints of one run, in the order above (by store within a kind), advice about a store's
+// settings (a latency hint with no moment: monitoring off) last.
 std::vector<Hint> compute_hints(Database& db, int64_t run_id);
 
 // The kvmon process instance that is target `target_id`'s store: the instance whose pid the

@@ -109,6 +109,16 @@ TEST(HtmlReport, ChartsRenderInHeadlessChromiumWithData) {
   // --percentiles sets the per-phase columns of the HTML tables too.
   EXPECT_NE(page.find("<th class=\"n\">p99.99 ms</th>"), std::string::npos);
   EXPECT_EQ(page.find("<th class=\"n\">p90 ms</th>"), std::string::npos);
+  // The answer comes first: every run's findings above the first chart, each run's answer box
+  // (who was faster, by how much, at what p99; is the run valid) above its evidence.
+  const size_t answers = page.find("<b>The answers</b>"), first_chart = page.find("<svg");
+  ASSERT_NE(answers, std::string::npos);
+  EXPECT_LT(answers, first_chart);
+  EXPECT_LT(page.find("is the fastest, "), first_chart);
+  EXPECT_NE(page.find("x " + memcached.uri()), std::string::npos);
+  const size_t run1 = page.find("<h2>Run 1"), box = page.find("<b>The answer</b>", run1);
+  EXPECT_LT(box, page.find("Timeline", run1));
+  EXPECT_NE(page.find("class=\"valid\"", box), std::string::npos);
   EXPECT_EQ(page.find("<script"), std::string::npos);
   EXPECT_EQ(page.find("<link"), std::string::npos);
   EXPECT_EQ(page.find("src="), std::string::npos);
@@ -195,13 +205,14 @@ TEST(HtmlReport, ChartsRenderInHeadlessChromiumWithData) {
 
   const char* update = std::getenv("KV_UPDATE_DOCS_SCREENSHOT");
   if (update && std::string(update) == "1") {
-    // The README's picture: the plain run's top (hints, timeline), small enough to commit.
+    // The README's picture: the plain run's first screen (its answer, hints, the timeline's
+    // start) at 1400x900, small enough to commit.
     std::string small = dir.file("small.html");
     auto r1 = run_kvdrive(dir, {"report", "--db", db_path, "--run", "1", "--html", small});
     ASSERT_EQ(r1.exit_code, 0) << r1.output;
     std::string docs = std::string(KV_SOURCE_DIR) + "/docs/report-screenshot.png";
     std::filesystem::create_directories(std::string(KV_SOURCE_DIR) + "/docs");
-    chromium(browser, dir, small, {"--screenshot=" + docs, "--window-size=1200,1500"});
+    chromium(browser, dir, small, {"--screenshot=" + docs, "--window-size=1400,900"});
     EXPECT_TRUE(is_png(docs, 20'000));
     EXPECT_LT(std::filesystem::file_size(docs), 300'000u) << docs;
     std::cout << "docs screenshot: " << docs << "\n";
