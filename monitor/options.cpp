@@ -10,6 +10,7 @@
 #include "kvbench/bash_completion.hpp"
 #include "kvbench/cli_validators.hpp"
 #include "kvbench/log.hpp"
+#include "kvbench/option_reference.hpp"
 #include "kvbench/protocol.hpp"
 #include "kvbench/schema.hpp"
 #include "kvbench/token_file.hpp"
@@ -233,6 +234,11 @@ std::optional<Options> parse_options(int argc, const char* const* argv) {
       {"--psi-trigger", "[cgroup:]RES:KIND:STALL/WINDOW"},
       {"--log-level", "LEVEL"}};
   for (const auto& [name, type] : types) app.get_option(name)->type_name(type);
+  // The option reference, from the definition above (docs/kvmon-options.md).
+  if (argc == 2 && std::string_view(argv[1]) == "--options-reference") {
+    std::cout << options_reference(app, "kvmon");
+    return std::nullopt;
+  }
   // The bash completion, from the definition above (packaging/kvmon.bash-completion).
   if (argc == 2 && std::string_view(argv[1]) == "--bash-completion") {
     std::cout << bash_completion(

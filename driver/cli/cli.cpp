@@ -15,6 +15,7 @@
 #include "kvbench/bash_completion.hpp"
 #include "kvbench/exit_codes.hpp"
 #include "kvbench/log.hpp"
+#include "kvbench/option_reference.hpp"
 #include "kvbench/usage_error.hpp"
 #include "kvbench/version.hpp"
 #include "report/report.hpp"
@@ -80,6 +81,11 @@ int kvdrive_main(int argc, char** argv) {
       "Exit codes: 0 done, 1 a store unreachable or the run failed, 2 bad arguments (nothing\n"
       "written), 130 interrupted (what was measured is kept; the run is marked interrupted).");
 
+  // The option reference, from the definition above (docs/kvdrive-options.md).
+  if (argc == 2 && std::string_view(argv[1]) == "--options-reference") {
+    std::cout << options_reference(app, "kvdrive");
+    return 0;
+  }
   // The bash completion, from the definition above (packaging/kvdrive.bash-completion).
   if (argc == 2 && std::string_view(argv[1]) == "--bash-completion") {
     std::string names;

@@ -70,6 +70,33 @@ TEST(BashCompletion, ThePackagedScriptsAreWhatTheProgramsPrint) {
       << "regenerate: kvmon --bash-completion > packaging/kvmon.bash-completion";
 }
 
+std::string reference(const TempDir& dir, const std::string& program) {
+  const std::string out = next_out(dir);
+  Process p({program, "--options-reference"}, out);
+  EXPECT_EQ(p.wait(10'000), 0);
+  return slurp(out);
+}
+
+// The option reference in docs/ is what the programs print from their CLI definitions, and it
+// holds every option and subcommand their --help lists.
+TEST(OptionsReference, TheDocsPagesAreWhatTheProgramsPrintAndHoldEveryOption) {
+  TempDir dir;
+  const std::string kvdrive = reference(dir, kKvdrive), kvmon = reference(dir, kKvmon);
+  EXPECT_EQ(kvdrive, read_file(std::string(KV_SOURCE_DIR) + "/docs/kvdrive-options.md"))
+      << "regenerate: kvdrive --options-reference > docs/kvdrive-options.md";
+  EXPECT_EQ(kvmon, read_file(std::string(KV_SOURCE_DIR) + "/docs/kvmon-options.md"))
+      << "regenerate: kvmon --options-reference > docs/kvmon-options.md";
+  for (const char* sub : {"run", "report", "merge", "scenarios"})
+    EXPECT_NE(kvdrive.find(std::string("\n## kvdrive ") + sub + "\n"), std::string::npos) << sub;
+  for (const char* opt : {"`--target`", "`--search`", "`--slo`", "`--spin-budget`", "`--html`",
+                          "`--percentiles`", "`-s,--server`", "`--duration,--test-time`"})
+    EXPECT_NE(kvdrive.find(opt), std::string::npos) << opt;
+  for (const char* opt : {"`--pid`", "`--name`", "`--listen`", "`--metrics`", "`--token-file`"})
+    EXPECT_NE(kvmon.find(opt), std::string::npos) << opt;
+  // A value and its default in their columns: `--slo` takes PCT=DURATION,...
+  EXPECT_NE(kvdrive.find("| `--slo` | `PCT=DURATION,...` |"), std::string::npos);
+}
+
 TEST(BashCompletion, EverySubcommandItsOptionsAndTheirValues) {
   TempDir dir;
   const std::string top = complete(dir, "kvdrive", {"kvdrive", ""});
