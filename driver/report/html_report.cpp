@@ -136,7 +136,9 @@ void add_kvmon_markers(Database& db, const std::vector<TargetInfo>& targets, con
   }
 }
 
-// The store's cgroup memory and its limit (when it has one) on the memory panel (#20).
+// The store's cgroup memory and its limit (when it has one) on the memory panel (#20). A limit
+// far above everything else drawn (over 4x) would flatten the store's memory into the axis: it
+// is named in the cgroup line's legend instead.
 void add_cgroup_memory(Database& db, int64_t instance, const TargetInfo& t, const Window& w,
                        svg::Chart& memory) {
   auto s = db.prepare(
@@ -159,8 +161,18 @@ void add_cgroup_memory(Database& db, int64_t instance, const TargetInfo& t, cons
     return std::any_of(v.points.begin(), v.points.end(),
                        [](const auto& p) { return !std::isnan(p.second); });
   };
+  double highest = 0, limit_max = 0;
+  for (const auto& series : memory.series)
+    for (const auto& p : series.points)
+      if (!std::isnan(p.second)) highest = std::max(highest, p.second);
+  for (const auto& p : used.points)
+    if (!std::isnan(p.second)) highest = std::max(highest, p.second);
+  for (const auto& p : limit.points)
+    if (!std::isnan(p.second)) limit_max = std::max(limit_max, p.second);
+  const bool off_scale = any_limit && highest > 0 && limit_max > 4 * highest;
+  if (off_scale) used.name += " (limit " + fmt_int(limit_max) + " MiB, off this scale)";
   if (drawn(used)) memory.series.push_back(std::move(used));
-  if (any_limit) memory.series.push_back(std::move(limit));
+  if (any_limit && !off_scale) memory.series.push_back(std::move(limit));
 }
 
 }  // namespace

@@ -433,6 +433,13 @@ TEST(HtmlReport, KvmonEventsAreMarkersAndTheCgroupLimitIsALine) {
   EXPECT_EQ(after.find(">memory.found</text>"), std::string::npos);
   EXPECT_NE(after.find("redis://h:1 cgroup memory limit"), std::string::npos);
   EXPECT_NE(after.find("redis://h:1 cgroup memory<"), std::string::npos);
+  // A limit over 4x everything drawn would flatten the memory into the axis: named, not drawn.
+  s.db.exec(
+      "UPDATE process_samples SET cg_memory_max_bytes = 1200 * 1048576 WHERE instance_id = 7");
+  std::string far = html_of();
+  EXPECT_EQ(far.find("redis://h:1 cgroup memory limit"), std::string::npos);
+  EXPECT_NE(far.find("redis://h:1 cgroup memory (limit 1,200 MiB, off this scale)"),
+            std::string::npos);
 }
 
 }  // namespace
