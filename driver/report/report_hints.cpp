@@ -141,6 +141,34 @@ std::pair<double, int64_t> window_rate(Database& db, int64_t target_id, int64_t 
 constexpr int64_t kWindowUs = 5'000'000;
 constexpr int64_t kMinSeconds = 3;
 
+// kvmon's host above its CPUs: load1 over the CPU count (kvdrive's, when kvmon ran on its host)
+// means work waited for a CPU, the store's and kvdrive's included.
+void host_load_hints(Database& db, int64_t run_id, std::vector<Hint>& out) {
+  auto s = db.prepare(
+      "SELECT m.host, h.load1, h.ts_us, r.started_ts_us, (SELECT CAST(x.value AS INTEGER) FROM "
+      "run_metadata x WHERE x.run_id = r.run_id AND x.target_id IS NULL AND x.name = "
+      "'cpu_count' AND m.host = r.client_host) "
+      "FROM host_samples h JOIN monitor_sessions m ON m.session_id = h.session_id JOIN runs r "
+      "ON r.run_id = ?1 WHERE h.ts_us BETWEEN r.started_ts_us AND COALESCE(r.ended_ts_us, "
+      "h.ts_us) AND h.load1 = (SELECT MAX(h2.load1) FROM host_samples h2 WHERE h2.session_id = "
+      "h.session_id AND h2.ts_us BETWEEN r.started_ts_us AND COALESCE(r.ended_ts_us, h2.ts_us)) "
+      "GROUP BY m.host ORDER BY m.host");
+  s.bind(1, run_id);
+  while (s.step()) {
+    if (s.is_null(1) || s.is_null(4)) continue;
+    const double load = s.column_double(1);
+    const int64_t cpus = s.column_int(4);
+    if (cpus <= 0 || load <= static_cast<double>(cpus)) continue;
+    out.push_back({"host_load", "",
+                   "host " + s.column_text(0) + ": load rose to " + fmt_fixed(load, 1) + " on " +
+                       std::to_string(cpus) + " CPUs (" + at(s.column_int(2), s.column_int(3)) +
+                       "): other work waited for a CPU, and so may the store and kvdrive: "
+                       "latencies include that wait",
+                   "kvmon's host load1 above the CPU count of kvdrive's host, the same host",
+                   s.column_int(2)});
+  }
+}
+
 void cgroup_hints(Database& db, int64_t run_id, const std::vector<Target>& targets,
                   std::vector<Hint>& out) {
   int64_t start = run_start(db, run_id);
@@ -455,6 +483,7 @@ std::vector<Hint> compute_hints(Database& db, int64_t run_id) {
   cliff_hints(db, run_id, out);
   swap_hints(db, run_id, targets, out);
   cgroup_hints(db, run_id, targets, out);
+  host_load_hints(db, run_id, out);
   persistence_hints(db, run_id, targets, out);
   latency_hints(db, run_id, targets, out);
   client_stall_hints(db, run_id, out);

@@ -400,6 +400,30 @@ TEST(ReportHints, RedisLatencyEventsAndMonitoringOff) {
       << h[0].message;
 }
 
+// kvmon's host load above the CPUs of kvdrive's host (the same host) is a hint, with when.
+TEST(ReportHints, HostLoadAboveItsCpusWhenKvmonRanOnKvdrivesHost) {
+  Synthetic s;
+  s.run(1);
+  s.target(1, 1, 0, "redis");
+  s.phase(1, 1, "", "read", 0, std::vector<int64_t>(12, 1000));
+  s.process(7, "redis-server", 4242, std::vector<int64_t>(12, 0));
+  for (int k = 0; k < 12; ++k)
+    s.db.exec("INSERT INTO host_samples (session_id, ts_us, scheduled_ts_us, load1) VALUES (1, " +
+              std::to_string(T0 + k * S) + ", " + std::to_string(T0 + k * S) + ", " +
+              std::to_string(k == 6 ? 17.0 : 1.5) + ")");
+  EXPECT_TRUE(s.hints("host_load").empty());  // no CPU count known: no claim
+  s.db.exec(
+      "INSERT INTO run_metadata (run_id, target_id, name, value) VALUES (1, NULL, "
+      "'cpu_count', '2')");
+  auto h = s.hints("host_load");
+  ASSERT_EQ(h.size(), 1u);
+  EXPECT_EQ(h[0].message.rfind("host h: load rose to 17.0 on 2 CPUs (+6.0 s)", 0), 0u)
+      << h[0].message;
+  EXPECT_EQ(h[0].ts_us, T0 + 6 * S);
+  s.db.exec("UPDATE host_samples SET load1 = 2.0");  // at the CPU count: no hint
+  EXPECT_TRUE(s.hints("host_load").empty());
+}
+
 // The HTML timeline marks kvmon's events of the store's process (a cgroup memory.high, a PSI
 // trigger on its cgroup, the OOM kill that ended it) and draws its cgroup memory against the limit
 // (#20).
