@@ -30,7 +30,8 @@
 #   asan and tsan leave out the tests whose time goes to other programs or to the kernel, not
 #   to ours: the swap tests (a swap file filled and swapped off), the HTML charts drawn by
 #   headless Chromium, the multi-host launcher examples (shell, systemd-analyze,
-#   python3-kubernetes), the stall timings of the latency split (LatencyAttribution), a
+#   python3-kubernetes), the documentation's command examples (docs.*: the commands of the
+#   suites that do run, in a reader's order), the stall timings of the latency split (LatencyAttribution), a
 #   group's phase start spread (GroupTiming), and the
 #   three searches whose verdict is the machine's (the knee confirmed by fixed rates, the
 #   starved client, the latency floor): under a sanitizer they measure the
@@ -100,7 +101,7 @@ suites() { printf '%s\n' "$@" | as '^%s\.'; }
 
 # Tests no sanitizer stage runs (see the header).
 not_ours="$(suites SwapReproduction SwapSearch MultiHostExamples)"
-not_ours+='|HtmlReport\.ChartsRenderInHeadlessChromium'
+not_ours+='|HtmlReport\.ChartsRenderInHeadlessChromium|^docs\.'
 not_ours+='|^KvdriveSearch\.FindsAKneeThatFixedRateStepsConfirm$'
 not_ours+='|^KvdriveSearch\.AStarvedClientThreadIsReportedClientBound$'
 not_ours+='|^KvdriveSearch\.AnObjectiveBelowThePathsFloorIsSaidToBeAFloor$'
