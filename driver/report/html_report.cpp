@@ -681,8 +681,11 @@ void run_section(Database& db, int64_t run_id, const PercentileList& percentiles
   for (const auto& a : headline.answers) out << "<li>" << escape_xml(a) << "</li>\n";
   if (headline.answers.empty()) out << "<li>no measurements</li>\n";
   out << "</ul>\n";
+  // The per-store figures beside the comparison; a search's steps are not one figure.
+  const bool searched = !search_tables(db, run_id).empty();
   for (const auto& t : tables)
-    if (t.name == "stores" && t.rows.size() > 1) html_table(without_empty_columns(t), out);
+    if (t.name == "stores" && t.rows.size() > 1 && !searched)
+      html_table(without_empty_columns(t), out);
   for (const auto& v : headline.validity) out << "<p class=\"valid\">" << escape_xml(v) << "</p>\n";
   out << "</div>\n";
 
