@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "kvbench/client_stall.hpp"
 #include "report/percentiles.hpp"
@@ -152,8 +153,10 @@ std::string at_label(const std::string& at) {
 }
 
 // The rows of one phase and op; a note when its p99 was kvdrive's own time (is_client_stall).
+// `step`: the row's search step column (a search run's tables have one after op), or none.
 void add_time_went(const RunTimeWent& went, int64_t phase_id, const std::string& op,
-                   const std::vector<ReportCell>& phase_row, ReportTable& t) {
+                   const std::vector<ReportCell>& phase_row, const std::optional<ReportCell>& step,
+                   ReportTable& t) {
   const auto it = went.find({phase_id, op});
   if (it == went.end()) return;
   for (const TimeWent& w : it->second) {
@@ -162,6 +165,7 @@ void add_time_went(const RunTimeWent& went, int64_t phase_id, const std::string&
                       ms(w.client_send_us), ms(w.wire_us), ms(w.client_recv_us),
                       fixed(w.latency_us > 0 ? 100 * w.client_us() / w.latency_us : 0, 0),
                       w.store_us ? ms(*w.store_us) : fixed(std::nan(""), 3)});
+    if (step) t.rows.back().insert(t.rows.back().begin() + 3, *step);
     if (w.at == "p99" && is_client_stall(w.client_us(), w.latency_us))
       t.notes_after.push_back(phase_row[0].text + " " + phase_row[1].text + " " + op +
                               ": the p99 (" + fmt_fixed(w.latency_us / 1e3, 3) +
@@ -292,11 +296,26 @@ std::vector<ReportTable> run_tables(Database& db, int64_t run_id, const Percenti
       phases.keys.push_back(key);
     }
   }
+  // A search run: a step column after op, in the phases and parts tables (machines: search_step).
+  bool searched = false;
+  {
+    auto q = db.prepare("SELECT COUNT(*) FROM search_steps WHERE run_id = ?");
+    q.bind(1, run_id);
+    searched = q.step() && q.column_int(0) > 0;
+  }
+  if (searched) {
+    for (ReportTable* t : {&phases, &parts_table}) {
+      t->header.insert(t->header.begin() + 3, "step");
+      t->keys.insert(t->keys.begin() + 3, "search_step");
+    }
+    ++phases.shown;
+  }
   auto p = db.prepare(
       "SELECT store, phase, op, ops, seconds, req_per_s, mib_per_s, lat_mean_us, phase_id, "
       "lat_max_us, hits, misses, errors, timeouts, wrong, status, failed_per_s, "
       "(SELECT json_extract(x.parameters, '$.verify') FROM phases x WHERE x.phase_id = "
-      "phase_summary.phase_id) "
+      "phase_summary.phase_id), "
+      "(SELECT s.ordinal + 1 FROM search_steps s WHERE s.phase_id = phase_summary.phase_id) "
       "FROM phase_summary WHERE run_id = ? ORDER BY phase_id, op DESC");
   p.bind(1, run_id);
   while (p.step()) {
@@ -332,7 +351,12 @@ std::vector<ReportTable> run_tables(Database& db, int64_t run_id, const Percenti
         row.push_back(ms(known ? *f->second.values[i] : std::nan("")));
       }
     }
-    add_time_went(went, p.column_int(8), p.column_text(2), row, parts_table);
+    std::optional<ReportCell> step;
+    if (searched) {  // a search's steps are phases of one kind: their number tells them apart
+      step = p.is_null(18) ? text("-") : count(p.column_double(18));
+      row.insert(row.begin() + 3, *step);
+    }
+    add_time_went(went, p.column_int(8), p.column_text(2), row, step, parts_table);
     phases.rows.push_back(std::move(row));
   }
   phases.narrow_first = {"timeouts",     "wrong",       "seconds", "mib_per_s",  "lat_mean_us",

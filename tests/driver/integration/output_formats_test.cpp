@@ -348,6 +348,15 @@ TEST(OutputFormats, TheRunSummaryFitsTheTerminalsWidthAndSaysWhatItLeftOut) {
   for (const auto& l : lines_of(search.output)) EXPECT_LE(l.size(), 60u) << l;
   EXPECT_NE(search.output.find(" p50 "), std::string::npos) << search.output;
   EXPECT_NE(search.output.find("client-bound"), std::string::npos) << search.output;
+  // The report's phase rows of a search name their step (two phases "read" otherwise).
+  auto csv = run_kvdrive(dir, {"report", "--db", db, "--run", "3", "--format", "csv", "phases"});
+  ASSERT_EQ(csv.exit_code, 0) << csv.output;
+  const auto rows = lines_of(csv.output);
+  ASSERT_EQ(rows.size(), 4u) << csv.output;  // header, load, step 1, step 2
+  EXPECT_EQ(rows[0].rfind("run_id,store,phase,op,search_step,ops,", 0), 0u) << rows[0];
+  EXPECT_NE(rows[1].find(",load,set,,"), std::string::npos) << rows[1];
+  EXPECT_NE(rows[2].find(",read,get,1,"), std::string::npos) << rows[2];
+  EXPECT_NE(rows[3].find(",read,get,2,"), std::string::npos) << rows[3];
 }
 
 }  // namespace
