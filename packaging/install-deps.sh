@@ -13,6 +13,7 @@ packages=(
   redis-server memcached sqlite3
   redis-tools openssl  # the Cluster tests (redis-cli --cluster create) and the TLS tests' certificates
   help2man man-db dpkg-dev fakeroot  # man-db: the man page tests render the pages
+  lintian  # the package test lints the .debs (tests/packaging/package_test.sh)
   # Large (~100 MB with its libraries), but CI needs it: the HTML report's test renders the
   # page in headless Chromium (tests/driver/integration/html_report_integration_test.cpp).
   chromium

@@ -20,6 +20,31 @@ check() {  # check "what" command...
     failed=$((failed + 1)); echo "FAILED: $what"; sed 's/^/    /' "$work/check.log" | head -20
   fi
 }
+# Both programs stripped, and the -dbgsym package holds the debug info under their build IDs.
+# (Outputs go through variables: under pipefail, `readelf | grep -q` fails when grep stops early.)
+split_debug() {
+  local b id dbg
+  for b in kvmon kvdrive; do
+    [[ $(file -L "/usr/bin/$b") == *", stripped"* ]] || { echo "/usr/bin/$b is not stripped"; return 1; }
+    id=$(readelf -n "/usr/bin/$b" | sed -n 's/^ *Build ID: //p')
+    dbg=./usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug
+    dpkg-deb --fsys-tarfile "$work/debs/$b-dbgsym_0.1.0_amd64.ddeb" | tar -xO "$dbg" >"$work/$b.debug" ||
+      { echo "$b-dbgsym has no $dbg"; return 1; }
+    [[ $(readelf -S "$work/$b.debug") == *.debug_info* ]] || { echo "$dbg has no DWARF"; return 1; }
+  done
+}
+# Debian's hardening (dpkg-buildflags): PIE, full RELRO (BIND_NOW), stack protector, and
+# _FORTIFY_SOURCE's checked functions.
+hardened() {
+  local b dyn syms
+  for b in /usr/bin/kvmon /usr/bin/kvdrive; do
+    dyn=$(readelf -d "$b") syms=$(readelf --dyn-syms -W "$b")
+    grep -q 'FLAGS_1.*NOW.*PIE' <<<"$dyn" || { echo "$b: not PIE with BIND_NOW"; return 1; }
+    [[ $(readelf -lW "$b") == *GNU_RELRO* ]] || { echo "$b: no RELRO"; return 1; }
+    grep -q ' __stack_chk_fail' <<<"$syms" || { echo "$b: no stack protector"; return 1; }
+    grep -qE ' __[a-z]+_chk' <<<"$syms" || { echo "$b: no fortified functions"; return 1; }
+  done
+}
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
   dpkg --purge kvmon kvdrive >/dev/null 2>&1
@@ -31,7 +56,12 @@ KV_PKG_BUILD_DIR="$work/build" "$root/packaging/build-debs.sh" "$work/debs" >"$w
   { cat "$work/build.log"; echo "0 passed, 1 failed"; exit 1; }
 check "the Release build prints no warnings" bash -c "! grep -E 'warning:' '$work/build.log'"
 check "packages built" test -f "$work/debs/kvmon_0.1.0_amd64.deb" -a -f "$work/debs/kvdrive_0.1.0_amd64.deb"
-check "no build paths inside" bash -c "! dpkg-deb --fsys-tarfile $work/debs/kvmon_0.1.0_amd64.deb | strings | grep -q -e '$root' -e '$work'"
+check "no build paths inside, nor in the debug info" bash -c \
+  "for d in $work/debs/kvmon_0.1.0_amd64.deb $work/debs/*.ddeb; do
+     ! dpkg-deb --fsys-tarfile \$d | strings | grep -q -e '$root' -e '$work' || { echo \$d; exit 1; }
+   done"
+check "lintian reports no errors or warnings (the packages and their -dbgsym)" \
+  lintian --fail-on error,warning "$work"/debs/*.deb "$work"/debs/*.ddeb
 check "dpkg -i" dpkg -i "$work/debs/kvmon_0.1.0_amd64.deb" "$work/debs/kvdrive_0.1.0_amd64.deb"
 dpkg -L kvmon kvdrive | sort -u >"$work/files"
 check "kvmon --version" bash -c "/usr/bin/kvmon --version | grep -q 0.1.0"
@@ -42,6 +72,8 @@ check "the multi-host examples installed, the unit as systemd reads it" bash -c 
    test -x /usr/share/doc/kvdrive/examples/multi-host/run-over-ssh &&
    test -s /usr/share/doc/kvdrive/examples/multi-host/kvdrive-job.yaml &&
    systemd-analyze verify --man=no /usr/share/doc/kvdrive/examples/multi-host/kvdrive-segment@.service"
+check "binaries are stripped, their debug info in the -dbgsym packages" split_debug
+check "binaries are hardened" hardened
 check "man pages installed" test -s /usr/share/man/man1/kvmon.1.gz -a -s /usr/share/man/man1/kvdrive.1.gz
 check "man kvdrive is a manual (subcommands, URIs, exit codes)" bash -c \
   "MANWIDTH=200 man -l /usr/share/man/man1/kvdrive.1.gz | grep -q 'Options of kvdrive run' &&
@@ -59,12 +91,15 @@ check "both packages recommend bash-completion" bash -c \
   "dpkg-deb -f $work/debs/kvmon_0.1.0_amd64.deb Recommends | grep -q bash-completion &&
    dpkg-deb -f $work/debs/kvdrive_0.1.0_amd64.deb Recommends | grep -q bash-completion"
 check "the install did not start the service" bash -c "! pgrep -f -- '[-]-db /var/lib/kvmon/' >/dev/null"
+# is-enabled reads the unit files' links, so it needs no running systemd.
+check "the service is installed disabled" bash -c "[ \"\$(systemctl is-enabled kvmon.service)\" = disabled ]"
 if [[ -d /run/systemd/system ]]; then
-  check "the service is installed disabled" bash -c "[ \"\$(systemctl is-enabled kvmon.service)\" = disabled ]"
   check "the service is not running" bash -c "! systemctl is-active -q kvmon.service"
 fi
+# deb-systemd-helper enable is there, but only re-enables a unit the admin had enabled.
 check "the postinst enables and starts nothing" bash -c \
-  "! dpkg-deb --ctrl-tarfile $work/debs/kvmon_0.1.0_amd64.deb | tar -xO ./postinst | grep -v '^ *#' | grep -E 'systemctl (enable|start|restart)'"
+  "! dpkg-deb --ctrl-tarfile $work/debs/kvmon_0.1.0_amd64.deb | tar -xO ./postinst | grep -v '^ *#' |
+   grep -E '(systemctl|deb-systemd-invoke) (enable|start|restart)'"
 check "kvmon system user" getent passwd kvmon
 check "config file is a conffile" bash -c "dpkg-query -W -f='\${Conffiles}' kvmon | grep -q /etc/kvmon/kvmon.conf"
 check "systemd-analyze verify" bash -c "systemd-analyze verify /usr/lib/systemd/system/kvmon.service 2>&1 | grep -v 'man kvmon' | (! grep .)"
