@@ -119,6 +119,11 @@ TEST(HtmlReport, ChartsRenderInHeadlessChromiumWithData) {
   const size_t run1 = page.find("<h2>Run 1"), box = page.find("<b>The answer</b>", run1);
   EXPECT_LT(box, page.find("Timeline", run1));
   EXPECT_NE(page.find("class=\"valid\"", box), std::string::npos);
+  // Two stores one after the other: each phase also drawn on time since it began, overlaid.
+  EXPECT_LT(page.find("<h3>The stores side by side</h3>", run1), page.find("<h2>Run 2", run1));
+  EXPECT_NE(page.find("Throughput per second, mixed phase: the stores side by side"),
+            std::string::npos);
+  EXPECT_NE(page.find("p99 per second, mixed phase: the stores side by side"), std::string::npos);
   EXPECT_EQ(page.find("<script"), std::string::npos);
   EXPECT_EQ(page.find("<link"), std::string::npos);
   EXPECT_EQ(page.find("src="), std::string::npos);
