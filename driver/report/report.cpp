@@ -76,13 +76,14 @@ void print_run_summary(Database& db, int64_t run_id, std::ostream& out,
     if (!first) out << "\n";
     first = false;
     if (t.name == "server" || t.name == "parts") out << wrap_words(t.title + ":", width) << "\n";
-    for (auto& h : print_table_text(t, out, width)) left_out.push_back(std::move(h));
+    for (auto& h : print_table_text(t, out, width))
+      if (std::find(left_out.begin(), left_out.end(), h) == left_out.end())
+        left_out.push_back(std::move(h));
   }
   print_hints(compute_hints(db, run_id), out, width);
   if (!left_out.empty()) {
     std::string names;
-    for (const auto& h : left_out)
-      if (names.find(h) == std::string::npos) names += (names.empty() ? "" : ", ") + h;
+    for (const auto& h : left_out) names += (names.empty() ? "" : ", ") + h;
     out << "\n"
         << wrap_words("left out to fit " + std::to_string(width) + " columns: " + names +
                           "; every column: kvdrive report --db " + db.path() + " --run " +
