@@ -74,4 +74,73 @@ void write_comparison_charts(Database& db, const std::vector<int64_t>& run_ids, 
   html_chart(p99, "no request completed", out);
 }
 
+// Seconds under 0.5 s are left out, as on the timeline.
+void write_stores_side_by_side(Database& db, int64_t run_id, std::ostream& out) {
+  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+  auto t = db.prepare("SELECT COUNT(*) FROM targets WHERE run_id = ?");
+  t.bind(1, run_id);
+  if (!t.step() || t.column_int(0) < 2) return;
+  auto series_of = [](std::string name, int color, bool dashed) {
+    svg::Series se;
+    se.name = std::move(name);
+    se.color = color;
+    se.dashed = dashed;
+    se.markers = true;
+    return se;
+  };
+  auto add_point = [&](svg::Series& se, double x, double y) {  // a gap after a missing second
+    if (!se.points.empty() && x - se.points.back().first > 1.5) se.points.emplace_back(x, kNaN);
+    se.points.emplace_back(x, y);
+  };
+  auto s = db.prepare(
+      "SELECT p.name, t.uri, t.ordinal, d.op, (d.ts_us - p.started_ts_us) / 1e6, "
+      "(d.ops - d.errors - d.timeouts) * 1e6 / d.interval_us, d.lat_p99_us / 1e3 "
+      "FROM driver_seconds d JOIN phases p USING (phase_id) JOIN targets t USING (target_id) "
+      "WHERE p.run_id = ? AND d.warmup = 0 AND d.interval_us >= 500000 "
+      "ORDER BY MIN(p.ordinal) OVER (PARTITION BY p.name), t.ordinal, d.op DESC, d.ts_us");
+  s.bind(1, run_id);
+  std::vector<std::string> phases;
+  std::map<std::string, std::pair<svg::Chart, svg::Chart>> charts;  // phase -> (req/s, p99)
+  std::map<std::string, size_t> rows;
+  std::string last;
+  while (s.step()) {
+    const std::string phase = s.column_text(0), series = s.column_text(1) + " " + s.column_text(3);
+    auto [it, fresh] = charts.try_emplace(phase);
+    auto& [rate, p99] = it->second;
+    if (fresh) {
+      phases.push_back(phase);
+      rate.title = "Throughput per second, " + phase + " phase: the stores side by side";
+      rate.x.label = "time since the store's " + phase + " phase began (s)";
+      rate.y.label = "req/s";
+      rate.height = 220;
+      p99 = rate;
+      p99.title = "p99 per second, " + phase + " phase: the stores side by side (log scale)";
+      p99.y.label = "p99 (ms)";
+      p99.y.scale = svg::Scale::log;
+    }
+    ++rows[phase];
+    const bool dashed = s.column_text(3) == "get";
+    const int color = static_cast<int>(s.column_int(2));
+    if (rate.series.empty() || phase + "\n" + series != last) {
+      rate.series.push_back(series_of(series, color, dashed));
+      p99.series.push_back(series_of(series, color, dashed));
+      last = phase + "\n" + series;
+    }
+    const double x = s.column_double(4);
+    add_point(rate.series.back(), x, s.column_double(5));
+    add_point(p99.series.back(), x, s.is_null(6) ? kNaN : s.column_double(6));
+  }
+  bool any = false;
+  for (const auto& phase : phases) {
+    auto& [rate, p99] = charts[phase];
+    if (rows[phase] < 4 || rate.series.size() < 2) continue;  // a load of a second or two
+    if (!any)
+      out << "<h3>The stores side by side</h3>\n<p class=\"note\">Each phase on time since that "
+             "store's phase began, so stores run one after the other overlay. Writes (set) "
+             "solid, reads (get) dashed.</p>\n";
+    any = true;
+    out << svg::render(rate) << svg::render(p99);
+  }
+}
+
 }  // namespace kv::drive

@@ -14,4 +14,10 @@ namespace kv::drive {
 // Nothing with fewer than two runs.
 void write_comparison_charts(Database& db, const std::vector<int64_t>& run_ids, std::ostream& out);
 
+// One run's stores overlaid: per phase, req/s and p99 of each second on time since that store's
+// phase began, so stores run one after the other (each filling half of a timeline panel) can be
+// compared. Nothing for a run of one store; the caller leaves out scenario and search runs,
+// whose phases are steps.
+void write_stores_side_by_side(Database& db, int64_t run_id, std::ostream& out);
+
 }  // namespace kv::drive

@@ -79,19 +79,14 @@ void comparison(const ReportTable& stores, std::vector<std::string>& out) {
   }
 }
 
-int64_t count_of(Database& db, const std::string& sql, int64_t run_id) {
-  auto s = db.prepare(sql);
-  s.bind(1, run_id);
-  return s.step() && !s.is_null(0) ? s.column_int(0) : 0;
-}
-
 }  // namespace
 
 Headline run_headline(Database& db, int64_t run_id, const std::vector<ReportTable>& tables) {
   Headline h;
   // A search's answer first: the rate that meets the objective, per store.
   auto searches = search_tables(db, run_id);
-  if (!searches.empty()) {
+  h.searched = !searches.empty();
+  if (h.searched) {
     const ReportTable& t = searches[0];
     for (const auto& row : t.rows) {
       std::string summary = row.back().text;
@@ -99,7 +94,7 @@ Headline run_headline(Database& db, int64_t run_id, const std::vector<ReportTabl
       h.answers.push_back(row[0].text + ": " + summary);
     }
   }
-  if (searches.empty()) {
+  if (!h.searched) {
     for (const auto& t : tables)
       if (t.name == "stores") comparison(t, h.answers);
   }
@@ -114,19 +109,17 @@ Headline run_headline(Database& db, int64_t run_id, const std::vector<ReportTabl
     h.validity.push_back("The run " + r.column_text(0) +
                          (r.is_null(1) ? std::string(".") : ": " + r.column_text(1)));
   }
-  const int64_t failed =
-      count_of(db,
-               "SELECT SUM(d.errors + d.timeouts) FROM driver_seconds d JOIN phases p USING "
-               "(phase_id) WHERE p.run_id = ? AND d.warmup = 0",
-               run_id);
-  const int64_t dropped = count_of(db,
-                                   "SELECT SUM(d.dropped) FROM driver_seconds d JOIN phases p "
-                                   "USING (phase_id) WHERE p.run_id = ? AND d.warmup = 0",
-                                   run_id);
-  const int64_t stalls = count_of(
-      db, "SELECT COUNT(*) FROM events WHERE run_id = ? AND kind = 'client_stall'", run_id);
-  const int64_t bound = count_of(
-      db, "SELECT COUNT(*) FROM events WHERE run_id = ? AND kind = 'client_bound'", run_id);
+  auto c = db.prepare(
+      "SELECT (SELECT TOTAL(d.errors + d.timeouts) FROM driver_seconds d JOIN phases p USING "
+      "(phase_id) WHERE p.run_id = ?1 AND d.warmup = 0), "
+      "(SELECT TOTAL(d.dropped) FROM driver_seconds d JOIN phases p USING (phase_id) "
+      "WHERE p.run_id = ?1 AND d.warmup = 0), "
+      "(SELECT COUNT(*) FROM events WHERE run_id = ?1 AND kind = 'client_stall'), "
+      "(SELECT COUNT(*) FROM events WHERE run_id = ?1 AND kind = 'client_bound')");
+  c.bind(1, run_id);
+  c.step();
+  const int64_t failed = c.column_int(0), dropped = c.column_int(1), stalls = c.column_int(2),
+                bound = c.column_int(3);
   if (failed > 0)
     h.validity.push_back(fmt_int(static_cast<double>(failed)) +
                          " requests failed (errors and timeouts): see the phases' errors.");

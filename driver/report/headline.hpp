@@ -16,6 +16,7 @@ struct Headline {
   std::vector<std::string> answers;   // the findings, most important first
   std::vector<std::string> validity;  // can they be trusted, and what to keep in mind
   bool valid = true;                  // false: failed, errors, dropped requests or client stalls
+  bool searched = false;              // a capacity search: its steps are not one per-store figure
 };
 
 // `tables`: the run's run_tables (its "stores" table, when there is one, gives the comparison).

@@ -517,67 +517,6 @@ void small_multiples(const svg::Chart& ch, std::ostream& out) {
   out << "</div>\n";
 }
 
-// Stores run one after the other fill half of each timeline panel apiece: per phase, req/s and
-// p99 of each second on time since that store's phase began, the stores overlaid (a run with
-// two stores or more, no scenario steps, no search; seconds under 0.5 s left out, as on the
-// timeline).
-void side_by_side(Database& db, int64_t run_id, std::ostream& out) {
-  auto t = db.prepare(
-      "SELECT (SELECT COUNT(*) FROM targets WHERE run_id = ?1), "
-      "(SELECT COUNT(*) FROM search_steps WHERE run_id = ?1)");
-  t.bind(1, run_id);
-  if (!t.step() || t.column_int(0) < 2 || t.column_int(1) > 0) return;
-  auto s = db.prepare(
-      "SELECT p.name, t.uri, t.ordinal, d.op, (d.ts_us - p.started_ts_us) / 1e6, "
-      "(d.ops - d.errors - d.timeouts) * 1e6 / d.interval_us, d.lat_p99_us / 1e3 "
-      "FROM driver_seconds d JOIN phases p USING (phase_id) JOIN targets t USING (target_id) "
-      "WHERE p.run_id = ? AND d.warmup = 0 AND d.interval_us >= 500000 "
-      "ORDER BY MIN(p.ordinal) OVER (PARTITION BY p.name), t.ordinal, d.op DESC, d.ts_us");
-  s.bind(1, run_id);
-  std::vector<std::string> phases;
-  std::map<std::string, std::pair<svg::Chart, svg::Chart>> charts;  // phase -> (req/s, p99)
-  std::map<std::string, size_t> rows;
-  std::string last;
-  while (s.step()) {
-    const std::string phase = s.column_text(0), series = s.column_text(1) + " " + s.column_text(3);
-    auto [it, fresh] = charts.try_emplace(phase);
-    auto& [rate, p99] = it->second;
-    if (fresh) {
-      phases.push_back(phase);
-      rate.title = "Throughput per second, " + phase + " phase: the stores side by side";
-      rate.x.label = "time since the store's " + phase + " phase began (s)";
-      rate.y.label = "req/s";
-      rate.height = 220;
-      p99 = rate;
-      p99.title = "p99 per second, " + phase + " phase: the stores side by side (log scale)";
-      p99.y.label = "p99 (ms)";
-      p99.y.scale = svg::Scale::log;
-    }
-    ++rows[phase];
-    const bool dashed = s.column_text(3) == "get";
-    const int color = static_cast<int>(s.column_int(2));
-    if (rate.series.empty() || phase + "\n" + series != last) {
-      rate.series.push_back(line(series, color, dashed, true));
-      p99.series.push_back(line(series, color, dashed, true));
-      last = phase + "\n" + series;
-    }
-    const double x = s.column_double(4);
-    add_point(rate.series.back(), x, s.column_double(5), 1.5);
-    add_point(p99.series.back(), x, s.is_null(6) ? kNaN : s.column_double(6), 1.5);
-  }
-  bool any = false;
-  for (const auto& phase : phases) {
-    auto& [rate, p99] = charts[phase];
-    if (rows[phase] < 4 || rate.series.size() < 2) continue;  // a load of a second or two
-    if (!any)
-      out << "<h3>The stores side by side</h3>\n<p class=\"note\">Each phase on time since that "
-             "store's phase began, so stores run one after the other overlay. Writes (set) "
-             "solid, reads (get) dashed.</p>\n";
-    any = true;
-    out << svg::render(rate) << svg::render(p99);
-  }
-}
-
 // Percentile curves: x is the number of nines of the percentile (0 → p0, 1 → p90, 2 → p99 ...).
 void latency_charts(Database& db, int64_t run_id, bool steps, std::ostream& out) {
   struct Curve {
@@ -712,8 +651,9 @@ ReportTable without_empty_columns(const ReportTable& t) {
   return out;
 }
 
-void run_section(Database& db, int64_t run_id, const PercentileList& percentiles,
-                 std::ostream& out) {
+// One run's section; `tables` (run_tables) and `headline` (run_headline) made once by the caller.
+void run_section(Database& db, int64_t run_id, const std::vector<ReportTable>& tables,
+                 const Headline& headline, const PercentileList& percentiles, std::ostream& out) {
   auto r = db.prepare(
       "SELECT name, status, started_ts_us, ended_ts_us, client_host, command_line, scenario, "
       "scale, error "
@@ -736,16 +676,13 @@ void run_section(Database& db, int64_t run_id, const PercentileList& percentiles
 
   // The answer first (what was found, who was faster by how much, can it be trusted), then
   // the evidence.
-  auto tables = run_tables(db, run_id, percentiles);
-  const Headline headline = run_headline(db, run_id, tables);
   out << "<div class=\"answer" << (headline.valid ? "" : " doubt") << "\"><b>The answer</b><ul>\n";
   for (const auto& a : headline.answers) out << "<li>" << escape_xml(a) << "</li>\n";
   if (headline.answers.empty()) out << "<li>no measurements</li>\n";
   out << "</ul>\n";
   // The per-store figures beside the comparison; a search's steps are not one figure.
-  const bool searched = !search_tables(db, run_id).empty();
   for (const auto& t : tables)
-    if (t.name == "stores" && t.rows.size() > 1 && !searched)
+    if (t.name == "stores" && t.rows.size() > 1 && !headline.searched)
       html_table(without_empty_columns(t), out);
   for (const auto& v : headline.validity) out << "<p class=\"valid\">" << escape_xml(v) << "</p>\n";
   out << "</div>\n";
@@ -769,7 +706,7 @@ void run_section(Database& db, int64_t run_id, const PercentileList& percentiles
     step_chart(db, run_id, scenario, false, out);
     step_chart(db, run_id, scenario, true, out);
   }
-  if (!steps) side_by_side(db, run_id, out);
+  if (!steps && !headline.searched) write_stores_side_by_side(db, run_id, out);
   latency_charts(db, run_id, steps, out);
   write_search_html(db, run_id, out);
   out << "<h3>Summary</h3>\n";
@@ -798,17 +735,22 @@ void write_html_report(Database& db, const std::vector<int64_t>& run_ids, std::o
       << runs.size() << (runs.size() == 1 ? " run" : " runs") << " · kvdrive "
       << escape_xml(version()) << "</p>\n";
   if (runs.empty()) out << "<p>This file holds no runs yet.</p>\n";
+  std::vector<std::vector<ReportTable>> tables;
+  std::vector<Headline> headlines;
+  for (int64_t id : runs) {
+    tables.push_back(run_tables(db, id, percentiles));
+    headlines.push_back(run_headline(db, id, tables.back()));
+  }
   if (runs.size() > 1) {  // every run's answer on the first screen, each run's evidence after
     out << "<div class=\"answer\"><b>The answers</b><ul>\n";
-    for (int64_t id : runs) {
-      const Headline h = run_headline(db, id, run_tables(db, id, percentiles));
-      for (const auto& a : h.answers)
-        out << "<li>run " << id << ": " << escape_xml(a) << (h.valid ? "" : " (see its validity)")
-            << "</li>\n";
-    }
+    for (size_t i = 0; i < runs.size(); ++i)
+      for (const auto& a : headlines[i].answers)
+        out << "<li>run " << runs[i] << ": " << escape_xml(a)
+            << (headlines[i].valid ? "" : " (see its validity)") << "</li>\n";
     out << "</ul></div>\n";
   }
-  for (int64_t id : runs) run_section(db, id, percentiles, out);
+  for (size_t i = 0; i < runs.size(); ++i)
+    run_section(db, runs[i], tables[i], headlines[i], percentiles, out);
   if (run_ids.size() >= 2) {
     out << "<h2>Comparison</h2>\n";
     write_comparison_charts(db, run_ids, out);
