@@ -9,6 +9,12 @@
 // receive path: waking the thread, the scheduler, the read itself. A read that returns several
 // segments carries the stamp of the last one, so replies read together share the later time:
 // the split charges their earlier arrival to the client's receive part, never to the store.
+//
+// With --wire-start kernel the wire also starts at a kernel stamp: the software transmit stamp
+// (SOF_TIMESTAMPING_TX_SOFTWARE) of each send's last byte, taken as the packet is handed to the
+// device (where a packet capture sees it). The kernel queues it on the socket's error queue,
+// keyed by the byte count since it was enabled (SOF_TIMESTAMPING_OPT_ID); reading it costs a
+// recvmsg(MSG_ERRQUEUE), and its arrival raises EPOLLERR on the socket.
 #pragma once
 
 #include <sys/types.h>
@@ -30,5 +36,17 @@ bool enable_rx_timestamps(int fd) noexcept;
 // the steady clock right after the read (the time its replies were read: no clock read more).
 ssize_t read_stamped(int fd, char* buf, size_t len, int64_t* arrived_ns,
                      int64_t* read_ns = nullptr) noexcept;
+
+// Also asks the kernel to stamp the last byte of every send on `fd` when it leaves for the
+// device; false when it refused. Call once connected, with nothing unacknowledged in flight:
+// a stamp's key counts the bytes written from here on (the key of a send is its last byte's
+// index: the bytes written through it, minus one, modulo 2^32).
+bool enable_tx_timestamps(int fd) noexcept;
+
+// One message from fd's error queue. `stamp`: a transmit stamp, with its key and its time moved
+// to the steady clock as read_stamped's (*sent_ns 0 when it lies outside [now - 10 s, now]);
+// `other`: a message that is not one (read and dropped); `empty`: nothing queued (or an error).
+enum class TxRead { stamp, other, empty };
+TxRead read_tx_stamp(int fd, uint32_t* key, int64_t* sent_ns) noexcept;
 
 }  // namespace kv::drive::loop

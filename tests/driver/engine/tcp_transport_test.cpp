@@ -19,7 +19,10 @@
 namespace {
 
 using kv::drive::loop::enable_rx_timestamps;
+using kv::drive::loop::enable_tx_timestamps;
 using kv::drive::loop::read_stamped;
+using kv::drive::loop::read_tx_stamp;
+using kv::drive::loop::TxRead;
 
 // A connected pair of TCP sockets on 127.0.0.1: [0] the client (stamped), [1] the server side.
 struct LoopbackPair {
@@ -119,6 +122,43 @@ TEST(TcpTransport, AReadOfNothingAndAClosedPeerAreTheUsualResults) {
   c.fd[1] = -1;
   c.wait_readable();
   EXPECT_EQ(read_stamped(c.fd[0], buf, sizeof buf, &arrived), 0);
+}
+
+// --wire-start kernel: each send's last byte is stamped when it leaves for the device, keyed by
+// the bytes written since the stamps were asked for, and the stamp lies within the send call.
+TEST(TcpTransport, EachSendIsStampedWhenItLeavesKeyedByItsLastByte) {
+  LoopbackPair c;
+  ASSERT_TRUE(enable_tx_timestamps(c.fd[0]));
+  int64_t before[3], after[3];
+  const size_t sizes[3] = {10, 20, 5};
+  for (int i = 0; i < 3; ++i) {
+    const std::string bytes(sizes[i], 'a');
+    before[i] = kv::steady_ns();
+    ASSERT_EQ(::send(c.fd[0], bytes.data(), bytes.size(), 0), static_cast<ssize_t>(bytes.size()));
+    after[i] = kv::steady_ns();
+  }
+  const uint32_t keys[3] = {9, 29, 34};  // the last byte of each, counted from 0
+  for (int i = 0; i < 3; ++i) {
+    uint32_t key = 0;
+    int64_t at = 0;
+    TxRead r = TxRead::empty;
+    for (int tries = 0; tries < 500 && (r = read_tx_stamp(c.fd[0], &key, &at)) == TxRead::empty;
+         ++tries)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    ASSERT_EQ(r, TxRead::stamp) << "send " << i << " was not stamped";
+    EXPECT_EQ(key, keys[i]);
+    ASSERT_NE(at, 0) << "a stamp of zero";
+    // Within the call, give or take the two clocks' offset read after it (a preemption).
+    EXPECT_GE(at, before[i] - 1'000'000);
+    EXPECT_LE(at, after[i] + 1'000'000);
+  }
+  uint32_t key = 0;
+  int64_t at = 0;
+  EXPECT_EQ(read_tx_stamp(c.fd[0], &key, &at), TxRead::empty);
+  // Without them asked for, nothing is queued.
+  LoopbackPair plain;
+  ASSERT_EQ(::send(plain.fd[0], "x", 1, 0), 1);
+  EXPECT_EQ(read_tx_stamp(plain.fd[0], &key, &at), TxRead::empty);
 }
 
 }  // namespace
