@@ -99,6 +99,7 @@ int kvdrive_main(int argc, char** argv) {
          {"--phases", "load,read load,read,mixed load,mixed read mixed load"},
          {"--key-pattern", "sequential uniform gaussian zipf zipf:1.2 R:R S:S G:G Z:Z"},
          {"--target", "redis:// rediss:// redis+cluster:// memcached://"},
+         {"--wire-start", "call kernel"},
          {"--scenario", names.substr(1)}},
         {{"report", tables}, {"merge", "file"}});
     return 0;

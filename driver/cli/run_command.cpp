@@ -121,6 +121,17 @@ void check_memcached_ttl(const std::vector<TargetSpec>& specs, const std::vector
   }
 }
 
+// TLS hides the segments from the kernel's stamps: no wire part can start at one.
+void check_wire_start(const std::vector<TargetSpec>& specs, const std::vector<RunStep>& steps) {
+  for (const auto& step : steps) {
+    if (!step.workload.wire_start_kernel) continue;
+    for (const auto& spec : specs)
+      if (spec.tls.enabled)
+        throw UsageError("--wire-start kernel: " + spec.display +
+                         " is TLS, whose requests the kernel does not stamp (plain TCP only)");
+  }
+}
+
 // What --help shows as each workload option's type, and the memtier_benchmark flags that mean
 // the same thing (the rest of memtier's are cli/memtier_flags.hpp's).
 struct OptionLook {
@@ -140,6 +151,7 @@ OptionLook look_of(std::string_view name) {
       {"hit-rate", {"FRACTION", ""}},
       {"rate", {"REQ/S", ""}},
       {"spin-budget", {"PCT", ""}},
+      {"wire-start", {"WHERE", ""}},
       {"warmup", {"DURATION", ""}},
       {"threads", {"N", ",-t"}},
       {"connections", {"N", ",-c,--clients"}},
@@ -432,6 +444,7 @@ void RunCommand::check(int argc, char** argv) {
     }
   }
   check_memcached_ttl(specs, opts_.steps);
+  check_wire_start(specs, opts_.steps);
   for (const auto& n : memtier_notes) log_info() << n;
 }
 

@@ -225,6 +225,7 @@ std::string WorkloadSpec::to_json() const {
   j["verify"] = verify;
   j["rate"] = rate;
   if (rate > 0) j["spin_budget"] = spin_budget;
+  j["wire_start"] = wire_start_kernel ? "kernel" : "call";
   j["warmup_us"] = warmup_us;
   j["seed"] = seed;
   if (worker_total > 0) {  // --segment: threads is this segment's share of these

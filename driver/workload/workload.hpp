@@ -66,7 +66,10 @@ struct WorkloadSpec {
   bool verify = false;        // compare every value read with what was written
   double rate = 0;            // requests/s over all threads; 0 = as fast as possible
   double spin_budget = 0.10;  // rate mode: spin for send times, a share of one core per thread
-  int64_t warmup_us = 0;      // leading time of each phase left out of summaries
+  // --wire-start kernel: each request's wire part starts at the kernel's transmit stamp of its
+  // send (plain TCP) instead of at the send call's start
+  bool wire_start_kernel = false;
+  int64_t warmup_us = 0;  // leading time of each phase left out of summaries
   uint64_t seed = 1;
   int process_index = 0;  // --processes: this process's place; its workers take the
   int process_count = 1;  // shares after those of the processes before it

@@ -114,6 +114,10 @@ const std::vector<WorkloadOption>& workload_options() {
       {"spin-budget",
        "Rate mode: CPU each thread may spin for send times, % of a core (0: sleep only)", "10%",
        false},
+      {"wire-start",
+       "Where each request's wire part starts: call (the send call) or kernel (the kernel's "
+       "transmit stamp; one more system call per send, plain TCP)",
+       "call", false},
       {"warmup", "Leading time of each phase left out of summaries", "0s", false},
       {"threads", "Worker threads", "4", false},
       {"connections", "Connections per thread", "1", false},
@@ -152,7 +156,10 @@ void set_workload_option(WorkloadSpec& w, std::string_view name, std::string_vie
     w.rate = parse_number<double>(name, value, 0.0, 1e9);
   else if (name == "spin-budget")
     w.spin_budget = parse_share(name, value);
-  else if (name == "warmup")
+  else if (name == "wire-start") {
+    if (value != "call" && value != "kernel") bad(name, value, "must be call or kernel");
+    w.wire_start_kernel = value == "kernel";
+  } else if (name == "warmup")
     w.warmup_us = with_name(name, value, parse_duration_us);
   else if (name == "threads")
     w.threads = parse_number<int>(name, value, 1, 1024);

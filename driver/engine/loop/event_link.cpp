@@ -126,6 +126,7 @@ void Link::adopt(int fd) {
   sock_.non_blocking(true, ec);
   enable_rx_timestamps(fd);  // already on since the connect (EventClient): kept on here
   tls_ = client_.take_tls(server_);
+  enable_tx_stamps();  // the handshake is answered: nothing unacknowledged in flight
   state_ = State::up;
   arm_read();
 }
@@ -254,14 +255,54 @@ void Link::flush() {
 }
 
 void Link::mark_sent(int64_t at) {
-  while (sent_marked_ < fifo_.size() && fifo_.at(sent_marked_).end <= written_bytes_)
-    fifo_.at(sent_marked_++).sent_ns = at;
+  while (sent_marked_ < fifo_.size() && fifo_.at(sent_marked_).end <= written_bytes_) {
+    Flight& f = fifo_.at(sent_marked_++);
+    f.sent_ns = at;
+    f.sent_through = written_bytes_;
+  }
+}
+
+void Link::enable_tx_stamps() {
+  tx_on_ =
+      w_.ctx.workload.wire_start_kernel && !tls_ && enable_tx_timestamps(sock_.native_handle());
+  tx_base_ = written_bytes_;
+  tx_marked_ = sent_marked_;  // sent before: no stamp will come
+}
+
+// Each send call's stamp belongs to the requests whose last byte that call took: those whose
+// sent_through is its key's byte count. A stamp for an earlier call (a partial write, the
+// handshake's) is passed over; a request whose stamp never came (the queue overflowed, or a
+// write Asio split) keeps its send call's start.
+void Link::read_tx_stamps() {
+  const int fd = sock_.native_handle();
+  while (tx_marked_ < sent_marked_) {
+    uint32_t key = 0;
+    int64_t at = 0;
+    const TxRead r = read_tx_stamp(fd, &key, &at);
+    if (r == TxRead::empty) return;
+    if (r != TxRead::stamp) continue;
+    // The key is (bytes written through that call - tx_base_ - 1) modulo 2^32, and that call
+    // took no byte past written_bytes_.
+    const auto behind = static_cast<uint32_t>(written_bytes_ - tx_base_ - 1 - key);
+    const uint64_t through = written_bytes_ - behind;
+    while (tx_marked_ < sent_marked_) {
+      Flight& f = fifo_.at(tx_marked_);
+      if (f.sent_through > through) break;  // sent by a later call: the next stamp's
+      ++tx_marked_;
+      // Never before its call began: a wall clock stepped between the two reads.
+      if (f.sent_through == through && at >= f.sent_ns) {
+        f.sent_ns = at;
+        f.kernel_sent = true;
+      }
+    }
+  }
 }
 
 Flight Link::pop_flight() {
   Flight f = fifo_.front();
   fifo_.pop();
   if (sent_marked_ > 0) --sent_marked_;
+  if (tx_marked_ > 0) --tx_marked_;
   return f;
 }
 
@@ -424,6 +465,7 @@ void Link::on_ready() {
 }
 
 void Link::read_ready() {
+  if (tx_on_) read_tx_stamps();  // before the replies that need them (and on EPOLLERR alone)
   int64_t arrived = 0, read_at = 0;
   const ssize_t n = read_stamped(sock_.native_handle(), in_.data(), in_.size(), &arrived, &read_at);
   if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
@@ -455,6 +497,7 @@ void Link::on_readable(const error_code& ec) {
 
 bool Link::drain() {
   for (;;) {
+    if (tx_on_) read_tx_stamps();
     int64_t arrived = 0, read_at = 0;
     const ssize_t n =
         read_stamped(sock_.native_handle(), w_.rbuf.data(), w_.rbuf.size(), &arrived, &read_at);
@@ -543,6 +586,8 @@ bool Link::complete(st::Verdict v, std::string_view value, int64_t now, int64_t 
   // The split of its time: known when it left on this link at first asking (a redirected
   // request's earlier hops are in none of the parts) and, for the wire, its reply was stamped.
   const Stamps stamps = f.redirects == 0 ? Stamps{f.sent_ns, arrived} : Stamps{};
+  if (w_.ctx.workload.wire_start_kernel && f.redirects == 0)
+    ++(f.kernel_sent ? w_.kernel_sent : w_.call_sent);
   record_reply(w_.ctx, f.p, status_of(v), value, now, stamps);
   f.user->done(now, arrived);
   if (out_of_step) {
@@ -557,6 +602,7 @@ void Link::close_socket() {
   ++gen_;
   tls_.reset();
   tls_sent_ = 0;
+  tx_on_ = false;
   error_code ec;
   sock_.close(ec);
   writing_ = false;
@@ -632,6 +678,7 @@ void Link::on_connected(const error_code& ec) {
   }
   state_ = State::up;
   backoff_ns_ = 0;
+  enable_tx_stamps();
   const size_t n = append_handshake(client_.spec(), out_);
   queued_bytes_ += out_.size();
   for (size_t i = 0; i < n; ++i) {

@@ -38,10 +38,14 @@ struct Flight {
   User* user = nullptr;  // nullptr: a handshake command (AUTH / SELECT)
   Pending p{};
   st::Op op = st::Op::other;
-  uint64_t start = 0;     // where its bytes begin in the socket's output stream
-  uint64_t end = 0;       // where they end: it has left once the socket took that many bytes
-  int64_t sent_ns = 0;    // when the send call that took its last byte began; 0: not yet
-  uint8_t redirects = 0;  // Redis Cluster: MOVED / ASK followed so far
+  uint64_t start = 0;   // where its bytes begin in the socket's output stream
+  uint64_t end = 0;     // where they end: it has left once the socket took that many bytes
+  int64_t sent_ns = 0;  // when the send call that took its last byte began; 0: not yet
+  // --wire-start kernel: the bytes written when that call returned, the key of its transmit
+  // stamp, which replaces sent_ns once read (read_tx_stamps)
+  uint64_t sent_through = 0;
+  uint8_t redirects = 0;     // Redis Cluster: MOVED / ASK followed so far
+  bool kernel_sent = false;  // sent_ns is the kernel's transmit stamp (--wire-start kernel)
 };
 
 enum class Wire { resp, text, binary };
@@ -96,6 +100,10 @@ class Link {
   // the send call that took it began (its kernel path, on loopback the store's receipt too,
   // is the wire's; a write finished by Asio later: when its handler ran).
   void mark_sent(int64_t at);
+  // --wire-start kernel, plain TCP: asks for transmit stamps once connected (keys count from
+  // written_bytes_), and reads those queued into the requests they belong to.
+  void enable_tx_stamps();
+  void read_tx_stamps();
   // Removes the oldest request in flight.
   Flight pop_flight();
   st::Verdict out_of_step(size_t buffered, st::Verdict v) const;
@@ -148,6 +156,9 @@ class Link {
   uint64_t queued_bytes_ = 0, written_bytes_ = 0;
   st::ExpectFifo<Flight> fifo_;
   size_t sent_marked_ = 0;  // the oldest this many requests in flight have their sent_ns
+  bool tx_on_ = false;      // transmit stamps asked for on this socket
+  uint64_t tx_base_ = 0;    // written_bytes_ when they were
+  size_t tx_marked_ = 0;    // the oldest this many sent requests had their stamp (or none came)
   std::unique_ptr<st::RespDecoder> resp_;
   std::optional<st::mc::TextDecoder> text_;
   std::optional<st::mc::BinaryDecoder> binary_;

@@ -52,7 +52,10 @@ class Worker {
   std::array<char, 16384> rbuf{};  // every socket's reads land here, then in its decoder
   size_t unfinished = 0;           // users not finished
   size_t busy = 0;                 // requests in flight or held, over every user
-  bool waits_for_end = false;      // a rate-mode user's next send lies past the phase's end
+  // --wire-start kernel: answered requests whose wire began at the kernel's transmit stamp, and
+  // those whose stamp did not come (their wire began at the send call)
+  uint64_t kernel_sent = 0, call_sent = 0;
+  bool waits_for_end = false;  // a rate-mode user's next send lies past the phase's end
   // A Redis Cluster target: this thread's slot map and redirects (a copy of the map CLUSTER
   // SLOTS gave when the clients were made); null for other targets.
   std::unique_ptr<st::ClusterRouter> router;

@@ -9,6 +9,7 @@
 #include "engine/loop/event_client.hpp"
 #include "engine/loop/event_loop.hpp"
 #include "kvbench/clock.hpp"
+#include "kvbench/log.hpp"
 
 namespace kv::drive {
 namespace loop {
@@ -184,6 +185,13 @@ void Worker::run() {
       l->interrupt();
     else
       l->release();
+  }
+  if (ctx.workload.wire_start_kernel) {
+    const bool none = kernel_sent == 0 && call_sent > 0;
+    LogLine(none ? LogLevel::warn : LogLevel::debug)
+        << "worker " << ctx.index << ": the wire of " << kernel_sent
+        << " requests began at the kernel's transmit stamp, " << call_sent
+        << " at the send call (no stamp came" << (none ? ": TLS, or the kernel refused)" : ")");
   }
 }
 

@@ -152,6 +152,7 @@ const std::vector<BadValues>& bad_workload_values() {
         {"hit-rate", {"abc", "-0.1", "1.5", "1e400", "nan", "inf", "", "50%"}},
         {"rate", {"abc", "-1", "1e400", "2e9", "nan", "", "-inf"}},
         {"spin-budget", {"abc", "-1", "101", "101%", "%", "", "nan", "10%%", "1e400"}},
+        {"wire-start", {"abc", "", "Kernel", "send", "call,kernel"}},
         {"warmup", durations},
         {"threads", ints},
         {"connections", {"abc", "-1", "0", "99999999999999999999", "1e400", "1.5", "", "200000"}},
@@ -354,6 +355,9 @@ TEST_F(KvdriveBadInput, TargetUris) {
   // The classic engine was removed: a script that still asks for it is told so.
   cases.push_back({{"run", "--engine", "classic", "--db", kDb, "--target", target_},
                    {"--engine 'classic'", "removed", "events is the only engine"}});
+  cases.push_back(
+      {{"run", "--db", kDb, "--target", "rediss://127.0.0.1:6379", "--wire-start", "kernel"},
+       {"--wire-start kernel", "rediss://127.0.0.1:6379 is TLS"}});
   cases.push_back({{"run", "--db", kDb}, {"--target is required"}});
   cases.push_back({{"run", "--db", kDb, "--target"}, {"--target"}});
   check_all(cases);

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <kvbench/histogram.hpp>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -119,6 +120,71 @@ TEST(LatencyParts, EveryAnsweredRequestIsSplitAndTheOutputsCarryTheParts) {
       seen = true;
     }
   EXPECT_TRUE(seen) << json.output;
+}
+
+// --wire-start kernel: the wire begins at the kernel's transmit stamp of each request's send.
+// Every answered request is still split, each worker says how many of its requests had their
+// stamp (a memcached pool's links and Redis alike), and the choice is in the run's parameters.
+TEST(LatencyParts, WithWireStartKernelEveryRequestsWireBeginsAtItsTransmitStamp) {
+  StoreServer redis(StoreServer::Kind::redis);
+  KV_START_OR_SKIP(redis);
+  StoreServer mc1(StoreServer::Kind::memcached);
+  KV_START_OR_SKIP(mc1);
+  StoreServer mc2(StoreServer::Kind::memcached);
+  KV_START_OR_SKIP(mc2);
+  TempDir dir;
+  const std::string pool = "memcached://127.0.0.1:" + std::to_string(mc1.port()) +
+                           ",127.0.0.1:" + std::to_string(mc2.port());
+  auto r = run_kvdrive(dir, {"--log-level",
+                             "debug",
+                             "run",
+                             "--db",
+                             dir.file("r.db"),
+                             "--target",
+                             redis.uri(),
+                             "--target",
+                             pool,
+                             "--keys",
+                             "2000",
+                             "--phases",
+                             "load,read",
+                             "--requests",
+                             "4000",
+                             "--threads",
+                             "2",
+                             "--connections",
+                             "2",
+                             "--pipeline",
+                             "4",
+                             "--wire-start",
+                             "kernel"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  // "worker 0: the wire of N requests began at the kernel's transmit stamp, M at the send call"
+  int64_t stamped = 0, unstamped = 0, lines = 0;
+  const std::string mark = ": the wire of ";
+  for (size_t at = r.output.find(mark); at != std::string::npos; at = r.output.find(mark, at + 1)) {
+    const char* p = r.output.c_str() + at + mark.size();
+    char* end = nullptr;
+    stamped += std::strtoll(p, &end, 10);
+    const size_t comma = r.output.find(", ", static_cast<size_t>(end - r.output.c_str()));
+    ASSERT_NE(comma, std::string::npos);
+    unstamped += std::strtoll(r.output.c_str() + comma + 2, nullptr, 10);
+    ++lines;
+  }
+  EXPECT_EQ(lines, 2 * 2 * 2) << "a line per worker, phase and target: " << r.output;
+  auto db = kv::open_results_db(dir.file("r.db"));
+  const int64_t ok = query_int(db, "SELECT SUM(ok) FROM driver_seconds");
+  EXPECT_EQ(stamped + unstamped, ok);
+  EXPECT_GE(static_cast<double>(stamped), static_cast<double>(ok) * 0.99) << r.output;
+  EXPECT_EQ(query_int(db,
+                      "SELECT COUNT(*) FROM phases WHERE json_extract(parameters, "
+                      "'$.wire_start') = 'kernel'"),
+            4);
+  // Both targets' phases: every answered request has its send part.
+  EXPECT_EQ(query_int(db,
+                      "SELECT SUM(count) FROM phase_part_percentiles WHERE part = "
+                      "'client_send'"),
+            ok);
 }
 
 // Beside the parts, the store's own execution where it tells it: Redis 7's LATENCY HISTOGRAM of
