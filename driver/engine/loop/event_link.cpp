@@ -202,6 +202,13 @@ void Link::send_parked(const Parked& r) {
   send(r.user, r.p, r.user->keys.format(r.p.key), value, r.redirects);
 }
 
+bool Link::in_pool() const noexcept { return client_.servers() > 1 && !w_.router; }
+
+void Link::park(User* u, const Pending& p, int64_t now) {
+  parked_.push_back(Parked{u, p, false, 0});
+  if (state_ == State::down) start_connect(now);
+}
+
 void Link::resend(User* u, const Pending& p, bool asking, uint8_t redirects, int64_t now) {
   const Parked r{u, p, asking, redirects};
   switch (state_) {
@@ -678,6 +685,7 @@ void Link::on_connected(const error_code& ec) {
   }
   state_ = State::up;
   backoff_ns_ = 0;
+  if (in_pool()) w_.pool_server(server_) = {};  // it answers: every link may connect again
   enable_tx_stamps();
   const size_t n = append_handshake(client_.spec(), out_);
   queued_bytes_ += out_.size();
@@ -713,6 +721,12 @@ void Link::connect_failed(int64_t now) {
   const int64_t max_ns = client_.options().reconnect_backoff_max_us * 1000;
   backoff_ns_ = backoff_ns_ == 0 ? kFirstBackoffNs : std::min(backoff_ns_ * 2, max_ns);
   retry_at_ = now + backoff_ns_;
+  if (in_pool()) {  // the server, not only this socket, backs off: for every link of the worker
+    Worker::PoolServer& s = w_.pool_server(server_);
+    s.probing = false;
+    s.backoff_ns = s.backoff_ns == 0 ? kFirstBackoffNs : std::min(s.backoff_ns * 2, max_ns);
+    s.retry_at = now + s.backoff_ns;
+  }
   parking_.swap(parked_);
   for (const Parked& r : parking_) {
     record_reply(w_.ctx, r.p, OpStatus::error, {}, now);

@@ -56,11 +56,24 @@ class Worker {
   // those whose stamp did not come (their wire began at the send call)
   uint64_t kernel_sent = 0, call_sent = 0;
   bool waits_for_end = false;  // a rate-mode user's next send lies past the phase's end
+  // A memcached pool: each server's health as this worker's links found it, so that a dead
+  // member costs one probe connect per backoff step for the whole worker, while its share of
+  // the requests fails at once (no I/O) and the live members keep their pace (User::to_pool).
+  struct PoolServer {
+    int64_t backoff_ns = 0;  // 0: it answered its last connect; else the wait after a failed one
+    int64_t retry_at = 0;    // a probe may start then
+    bool probing = false;    // a probe connect is under way
+  };
+  PoolServer& pool_server(size_t server) {
+    if (pool_.size() <= server) pool_.resize(server + 1);
+    return pool_[server];
+  }
   // A Redis Cluster target: this thread's slot map and redirects (a copy of the map CLUSTER
   // SLOTS gave when the clients were made); null for other targets.
   std::unique_ptr<st::ClusterRouter> router;
   // A socket of its own to `server` of `client` (a node a redirect or a refresh named).
   Link* add_link(EventClient& client, size_t server);
+  std::vector<PoolServer> pool_;
 
   // The ready list: plain-TCP links are read through an epoll of the worker's own
   // (edge-triggered, every link registered once), and Asio waits on that one descriptor. A

@@ -86,6 +86,10 @@ void User::refill(int64_t now) {
     p.bytes_out = key.size() + value.size();
     Link& l = worker.router ? *link_to_node(worker.router->node_for(key))
                             : *links[client.server_for(key)];
+    if (l.state() != Link::State::up && l.in_pool()) {
+      to_pool(l, p);
+      continue;
+    }
     switch (l.state()) {
       case Link::State::up:
         l.send(this, p, key, value);
@@ -117,6 +121,30 @@ void User::refill(int64_t now) {
         return;
     }
   }
+}
+
+void User::to_pool(Link& l, const Pending& p) {
+  const int64_t now = p.queued_ns;
+  Worker::PoolServer& s = worker.pool_server(l.server());
+  if (s.backoff_ns == 0) {  // it answered its last connect: this link reconnects
+    ++inflight;
+    ++worker.busy;
+    if (schedule.on() && inflight == static_cast<size_t>(worker.ctx.workload.pipeline))
+      full_start = now;
+    l.park(this, p, now);
+    return;
+  }
+  if (!s.probing && now >= s.retry_at && l.state() == Link::State::down) {
+    s.probing = true;  // the probe: no request waits on it
+    l.start_connect(now);
+  }
+  record_reply(worker.ctx, p, OpStatus::error, {}, now);
+  if (inflight == 0 && !any_link_up()) pause_until = now + kFailPauseNs;  // no live member
+}
+
+bool User::any_link_up() const {
+  return std::any_of(links.begin(), links.end(),
+                     [](const Link* l) { return l->state() == Link::State::up; });
 }
 
 int64_t User::full_since(int64_t intended) {

@@ -45,6 +45,12 @@ struct User {
   // rate mode counts the requests that were due by then (before the phase's end) and never
   // left as dropped, per op (StatsSlot::add_dropped). Not at Ctrl-C.
   void drop_due(int64_t now);
+  // A memcached pool's request whose server's link is not up: while the server is healthy it
+  // waits in the window for the reconnect (Link::park); while it backs off the request fails at
+  // once, without I/O, and a due probe connect starts. Only when none of its links is up does
+  // the user pause (kFailPauseNs), so the live members keep their pace.
+  void to_pool(Link& l, const Pending& p);
+  bool any_link_up() const;
   // Its held request (picked while its connection was connecting) leaves now, or fails.
   void send_held(int64_t now);
   void fail_held(int64_t now);

@@ -12,7 +12,8 @@
 // Kept from the blocking path it replaced: the per-request timeout (the oldest request in flight on
 // a socket; the socket is then dropped and every request on it times out), reconnect (at once after
 // a lost connection, then with a growing backoff up to ClientOptions::reconnect_backoff_max_us
-// while connects fail; requests meanwhile fail at most every 10 ms per connection), stop (Ctrl-C:
+// while connects fail; requests meanwhile fail at most every 10 ms per connection; a memcached
+// pool's servers back off each on its own, see User::to_pool), stop (Ctrl-C:
 // requests in flight are given up, interrupted, counted abandoned) and abort (the phase is over: no
 // new request, the ones in flight are finished). Per-second figures go into the worker's StatsSlot,
 // merged by the phase runner.
