@@ -7,6 +7,9 @@
 #include <iostream>
 #include <sstream>
 #include <stdexcept>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "cli/output_file.hpp"
 #include "kvbench/cli_validators.hpp"
@@ -71,6 +74,9 @@ ReportCommand::ReportCommand(CLI::App& app)
                    "Also write the runs as one JSON document to this file (docs/output-fields.md)")
       ->type_name("FILE")
       ->check(cli::non_empty());
+  sub_->add_flag("--force", force_,
+                 "Let --html, --json-out and --out replace files kvbench did not write (refused "
+                 "otherwise)");
   sub_->add_option("--out", out_,
                    "With --format csv: write every table to DIR/TABLE.csv (DIR is made if its "
                    "parent exists)")
@@ -93,10 +99,12 @@ void ReportCommand::check() {
   if (!html_.empty()) {
     check_output_path("--html", html_);
     check_not_results_file("--html", html_, db_);
+    check_replaceable("--html", html_, OutputKind::html, force_);
   }
   if (!json_out_.empty()) {
     check_output_path("--json-out", json_out_);
     check_not_results_file("--json-out", json_out_, db_);
+    check_replaceable("--json-out", json_out_, OutputKind::json, force_);
   }
   if (!percentiles_.empty()) list_ = parse_percentiles(percentiles_);
   const ReportFormat format = parse_report_format(format_);
@@ -169,14 +177,20 @@ int ReportCommand::execute() {
   if (!html_.empty()) {
     write_file_atomically(
         html_, [&](std::ostream& html) { write_html_report(db, run_ids_, html, list_); },
-        [&] { check_not_results_file("--html", html_, db_); });
+        [&] {
+          check_not_results_file("--html", html_, db_);
+          check_replaceable("--html", html_, OutputKind::html, force_);
+        });
     std::cerr << "kvdrive: wrote " << html_ << "\n";
   }
   const PercentileList& list = list_;
   if (!json_out_.empty()) {
     write_file_atomically(
         json_out_, [&](std::ostream& o) { write_json_document(db, run_ids_, list, o); },
-        [&] { check_not_results_file("--json-out", json_out_, db_); });
+        [&] {
+          check_not_results_file("--json-out", json_out_, db_);
+          check_replaceable("--json-out", json_out_, OutputKind::json, force_);
+        });
     std::cerr << "kvdrive: wrote " << json_out_ << "\n";
   }
   if (!out_.empty()) {
@@ -185,15 +199,28 @@ int ReportCommand::execute() {
       std::cerr << "kvdrive: made the directory " << out_ << "\n";
     else if (ec)
       throw std::runtime_error("--out '" + out_ + "': cannot make the directory: " + ec.message());
+    // Every table made and every file it would replace checked before the first is written.
+    std::vector<std::pair<std::string, std::string>> files;  // path, text
     for (const auto& name : csv_table_names()) {
       std::ostringstream csv;
       print_csv_table(db, run_ids_, name, list, csv);
       if (csv.str().empty()) continue;
-      const std::string path = (std::filesystem::path(out_) / (name + ".csv")).string();
+      std::string path = (std::filesystem::path(out_) / (name + ".csv")).string();
       check_not_results_file("--out", path, db_);
+      const std::string& text = files.emplace_back(std::move(path), std::move(csv).str()).second;
+      check_replaceable("--out", files.back().first, OutputKind::csv, force_,
+                        std::string_view(text).substr(0, text.find('\n')));
+    }
+    for (const auto& file : files) {
+      const std::string& path = file.first;  // (a structured binding is no lambda capture)
+      const std::string& text = file.second;
+      const std::string_view header = std::string_view(text).substr(0, text.find('\n'));
       write_file_atomically(
-          path, [&](std::ostream& o) { o << csv.str(); },
-          [&] { check_not_results_file("--out", path, db_); });
+          path, [&](std::ostream& o) { o << text; },
+          [&] {
+            check_not_results_file("--out", path, db_);
+            check_replaceable("--out", path, OutputKind::csv, force_, header);
+          });
       std::cerr << "kvdrive: wrote " << path << "\n";
     }
     return kExitOk;

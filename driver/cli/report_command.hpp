@@ -37,6 +37,7 @@ class ReportCommand {
   std::vector<std::string> runs_text_;
   std::vector<int64_t> run_ids_;
   std::string format_ = "text", html_, percentiles_, json_out_, out_, table_, group_, hdr_log_;
+  bool force_ = false;  // --force: an output may replace a file kvbench did not write
   PercentileList list_ = default_percentiles();
 };
 

@@ -17,6 +17,7 @@
 #include <string_view>
 
 #include "cli/memtier_flags.hpp"
+#include "cli/output_file.hpp"
 #include "cli/run_output.hpp"
 #include "kvbench/cli_validators.hpp"
 #include "kvbench/clock.hpp"
@@ -268,6 +269,8 @@ RunCommand::RunCommand(CLI::App& app)
                   "Also write the run as one JSON document to this file (docs/output-fields.md)")
       ->type_name("FILE")
       ->check(cli::non_empty());
+  run->add_flag("--force", outputs_.force,
+                "Let --json-out replace a file that is not kvbench's JSON (refused otherwise)");
   run->add_option(
          "--hdr-log", opts_.hdr_log_prefix,
          "Also write each target's per-second latency histograms as an HdrHistogram "
@@ -424,6 +427,7 @@ void RunCommand::check(int argc, char** argv) {
   if (!json_out_.empty() && process_index_.empty()) {
     check_output_path("--json-out", json_out_);
     check_not_results_file("--json-out", json_out_, opts_.db_path);
+    check_replaceable("--json-out", json_out_, OutputKind::json, outputs_.force);
     outputs_.json_out = json_out_;
   }
   opts_.progress = !opts_.json;

@@ -44,7 +44,10 @@ int print_run_record(RunRecord& rec, const RunOptions& opts, std::ostream& out,
           [&](std::ostream& o) {
             write_json_document(rec.db, {rec.run_id}, outputs.percentiles, o);
           },
-          [&] { check_not_results_file("--json-out", outputs.json_out, opts.db_path); });
+          [&] {
+            check_not_results_file("--json-out", outputs.json_out, opts.db_path);
+            check_replaceable("--json-out", outputs.json_out, OutputKind::json, outputs.force);
+          });
     } catch (const std::exception& e) {
       log_error() << e.what();
       outputs_failed = true;
@@ -88,7 +91,10 @@ int print_group_record(GroupRecord& rec, const RunOptions& opts, std::ostream& o
             write_group_json_document(rec.db, opts.run_group, rec.processes, rec.failures,
                                       outputs.percentiles, o);
           },
-          [&] { check_not_results_file("--json-out", outputs.json_out, opts.db_path); });
+          [&] {
+            check_not_results_file("--json-out", outputs.json_out, opts.db_path);
+            check_replaceable("--json-out", outputs.json_out, OutputKind::json, outputs.force);
+          });
     } catch (const std::exception& e) {
       log_error() << e.what();
       if (rec.exit_code == kExitOk) rec.exit_code = kExitFailed;

@@ -14,6 +14,7 @@ namespace kv::drive {
 struct RunOutputs {
   PercentileList percentiles = default_percentiles();  // --percentiles, of the summary
   std::string json_out;                                // --json-out FILE, or empty
+  bool force = false;  // --force: json_out may replace a file kvbench did not write
 };
 
 // Writes `outputs.json_out` (the run as one JSON document), then prints the run's summary

@@ -583,7 +583,42 @@ TEST_F(KvdriveBadInput, ReportOptions) {
       {{"report", "--db", dir_.file("link.db"), "--html", previous_}, {"--html", "results file"}});
   cases.push_back({{"report", "--db", previous_, "--bogus"}, {"--bogus"}});
   cases.push_back({{"report", "--db", previous_, "--keys", "5"}, {"--keys"}});
+  // An output option never replaces a file kvbench did not write: another SQLite file (above
+  // all another results file), a text file, a CSV with another header; --force does.
+  const std::string other_results = dir_.file("other_results.db");
+  std::filesystem::copy_file(previous_, other_results);
+  const std::string notes = write_file("notes.txt", "my notes\n");
+  std::filesystem::create_directory(dir_.file("csv"));
+  const std::string csv = write_file("csv/runs.csv", "a,b\n1,2\n");
+  for (const std::string& file : {other_results, other, notes}) {
+    const std::string what = file == notes ? "" : "(it is a SQLite database)";
+    cases.push_back({{"report", "--db", previous_, "--html", file},
+                     {"--html", in_quotes(file), "is not a kvbench HTML report", what, "--force"}});
+    cases.push_back({{"report", "--db", previous_, "--json-out", file},
+                     {"--json-out", in_quotes(file), "is not a kvbench JSON document", what}});
+    cases.push_back({{"run", "--db", kDb, "--target", target_, "--json-out", file},
+                     {"--json-out", in_quotes(file), "is not a kvbench JSON document", what}});
+  }
+  cases.push_back({{"report", "--db", previous_, "--format", "csv", "--out", dir_.file("csv")},
+                   {"--out", "runs.csv", "is not kvbench's CSV of that table"}});
+  const std::string other_results_bytes = slurp(other_results);
   check_all(cases);
+  EXPECT_TRUE(slurp(other_results) == other_results_bytes) << "an output replaced a results file";
+  EXPECT_EQ(slurp(notes), "my notes\n");
+  EXPECT_EQ(slurp(csv), "a,b\n1,2\n");
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir_.file("csv")),
+                          std::filesystem::directory_iterator()),
+            1)
+      << "--out wrote other tables before it refused one";
+  // Its own outputs are replaced; with --force, anything.
+  const std::string html = dir_.file("r.html");
+  for (int i = 0; i < 2; ++i) {
+    auto r = run_kvdrive(dir_, {"report", "--db", previous_, "--html", html});
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+  }
+  auto forced = run_kvdrive(dir_, {"report", "--db", previous_, "--html", notes, "--force"});
+  EXPECT_EQ(forced.exit_code, 0) << forced.output;
+  EXPECT_NE(slurp(notes).find("<title>kvbench report"), std::string::npos);
   EXPECT_TRUE(slurp(other) == other_bytes) << "report wrote into a file that is not a results file";
   EXPECT_TRUE(slurp(empty).empty()) << "report wrote into an empty file";
   EXPECT_TRUE(slurp(previous_) == previous_bytes_) << "report --html overwrote the results file";
