@@ -107,7 +107,7 @@ not_ours+='|^KvdriveSearch\.AStarvedClientThreadIsReportedClientBound$'
 not_ours+='|^KvdriveSearch\.AnObjectiveBelowThePathsFloorIsSaidToBeAFloor$'
 # Whose time a stall is, what pacing spins, when kvmon samples: timing assertions, which run in
 # the plain build only.
-not_ours+="|$(suites LatencyAttribution GroupTiming KvmonTiming PacingCost PoolFailover)"
+not_ours+="|$(suites LatencyAttribution GroupTiming KvmonTiming PacingCost PoolFailover ClusterFailover)"
 # SQL and text over the results writer and reader, no thread of their own: neither ASan nor
 # TSan runs them (see the header).
 sql_and_text=$(suites OutputFormats KvdriveJson KvdriveResultsFile BothWays/ShippedQueries \

@@ -109,6 +109,9 @@ class ClusterRouter {
   // True after a MOVED until replace(): the caller fetches CLUSTER SLOTS (rate-limited, see
   // refresh_due) and calls replace().
   bool needs_refresh() const { return needs_refresh_; }
+  // A node was lost (its connection failed or a connect to it did), or one answered
+  // CLUSTERDOWN / TRYAGAIN: the map may be stale (a failover), so re-read it (rate-limited).
+  void want_refresh() { needs_refresh_ = true; }
   // The rate limit on refreshes: true when a refresh is wanted and none was started in the
   // last min_interval_ns (the first one at once); the caller then starts one (the start is
   // noted at now_ns). A migration moves slots one by one, each with its MOVED: one CLUSTER

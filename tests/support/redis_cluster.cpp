@@ -3,10 +3,13 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <fstream>
 #include <stdexcept>
 #include <thread>
 
@@ -95,11 +98,14 @@ bool RedisCluster::start(std::string* why) {
     *why = "redis-cli is not installed (apt-get install redis-tools)";
     return false;
   }
-  for (int i = 0; i < masters_; ++i) {
+  for (int i = 0; i < masters_ * (1 + replicas_); ++i) {
     auto node = std::make_unique<StoreServer>(
         StoreServer::Kind::redis,
         std::vector<std::string>{"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-                                 "--cluster-node-timeout", "5000",
+                                 "--cluster-node-timeout", std::to_string(node_timeout_ms_),
+                                 // A replica syncs at once (not 5 s later): until it has, it
+                                 // may not take its master's place.
+                                 "--repl-diskless-sync-delay", "0",
                                  // The bus port is port + 10000 by default: past 65535 for
                                  // half of the ephemeral range free_port() draws from.
                                  "--cluster-port", std::to_string(free_port())});
@@ -109,12 +115,25 @@ bool RedisCluster::start(std::string* why) {
   }
   std::vector<std::string> args{"--cluster", "create"};
   for (int p : ports_) args.push_back("127.0.0.1:" + std::to_string(p));
-  args.insert(args.end(), {"--cluster-replicas", "0", "--cluster-yes"});
+  args.insert(args.end(), {"--cluster-replicas", std::to_string(replicas_), "--cluster-yes"});
   std::string log = nodes_.front()->dir() + "/cluster-create.log";
   if (int rc = redis_cli(args, 120'000, log); rc != 0)
     throw std::runtime_error("redis-cli --cluster create failed (exit " + std::to_string(rc) +
                              "; see " + log + ")");
   wait_ok();
+  // Every replica has its master's data (a replica that never synced does not fail over).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  for (int p : ports_) {
+    for (;;) {
+      const std::string info = redis_info(p, "replication");
+      if (info.find("role:master") != std::string::npos ||
+          info.find("master_link_status:up") != std::string::npos)
+        break;
+      if (std::chrono::steady_clock::now() > deadline)
+        throw std::runtime_error("replica on port " + std::to_string(p) + " never synced: " + info);
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
   return true;
 }
 
@@ -209,6 +228,65 @@ void RedisCluster::wait_ok(int timeout_ms) const {
     if (all) return;
     if (std::chrono::steady_clock::now() > deadline)
       throw std::runtime_error("the cluster did not become ok; last CLUSTER INFO: " + last);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+std::string RedisCluster::log_tails() const {
+  std::string out;
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    std::ifstream in(nodes_[i]->dir() + "/server.log");
+    std::vector<std::string> lines;
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    out += "-- port " + std::to_string(ports_[i]) + "\n";
+    for (size_t j = lines.size() > 8 ? lines.size() - 8 : 0; j < lines.size(); ++j)
+      out += lines[j] + "\n";
+  }
+  return out;
+}
+
+std::vector<int> RedisCluster::master_ports() const {
+  std::vector<int> out;
+  for (int p : ports_) {
+    if (std::find(dead_.begin(), dead_.end(), p) != dead_.end()) continue;
+    if (redis_info(p, "replication").find("role:master") != std::string::npos) out.push_back(p);
+  }
+  return out;
+}
+
+void RedisCluster::kill(int port) {
+  for (size_t i = 0; i < ports_.size(); ++i)
+    if (ports_[i] == port) {
+      nodes_[i]->process().signal(SIGKILL);
+      nodes_[i]->process().wait(10'000);
+      dead_.push_back(port);
+      return;
+    }
+  throw std::runtime_error("no cluster node on port " + std::to_string(port));
+}
+
+void RedisCluster::wait_ok_without(int dead_port, int timeout_ms) const {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  std::string last;
+  for (;;) {
+    bool all = true;
+    for (int p : ports_) {
+      if (p == dead_port) continue;
+      last = redis_command(p, {"CLUSTER", "INFO"}, 2000);
+      if (info_field(last, "cluster_state") != "ok" ||
+          info_field(last, "cluster_slots_ok") != "16384") {
+        all = false;
+        break;
+      }
+    }
+    // Right after the kill the others still say ok: done once a replica has taken its place.
+    if (all && static_cast<int>(master_ports().size()) == masters_) return;
+    if (std::chrono::steady_clock::now() > deadline)
+      throw std::runtime_error(
+          "no failover: the cluster did not become ok without port " + std::to_string(dead_port) +
+          "; last CLUSTER INFO: " + last + "; CLUSTER NODES: " +
+          redis_command(ports_[ports_.front() == dead_port ? 1 : 0], {"CLUSTER", "NODES"}, 2000) +
+          "; the nodes' logs:\n" + log_tails());
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
 }

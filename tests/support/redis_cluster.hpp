@@ -1,6 +1,7 @@
-// A Redis Cluster of local redis-servers for integration tests: N masters (no replicas), each
-// a StoreServer with --cluster-enabled in its own temp dir on a free loopback port, joined with
-// `redis-cli --cluster create ... --cluster-yes`; stopped and removed on destruction.
+// A Redis Cluster of local redis-servers for integration tests: N masters, each with R replicas
+// (none by default), each node a StoreServer with --cluster-enabled in its own temp dir on a
+// free loopback port, joined with `redis-cli --cluster create ... --cluster-replicas R
+// --cluster-yes`; stopped and removed on destruction.
 #pragma once
 
 #include <memory>
@@ -13,7 +14,9 @@ namespace kv::test {
 
 class RedisCluster {
  public:
-  explicit RedisCluster(int masters = 3) : masters_(masters) {}
+  // `node_timeout_ms`: cluster-node-timeout, after which a replica takes a dead master's slots.
+  explicit RedisCluster(int masters = 3, int replicas = 0, int node_timeout_ms = 5000)
+      : masters_(masters), replicas_(replicas), node_timeout_ms_(node_timeout_ms) {}
   // Returns false (and sets `why`) when redis-server or redis-cli is missing; throws when the
   // cluster does not form (every node reporting cluster_state:ok, all slots, every node known)
   // within 60 s.
@@ -39,12 +42,23 @@ class RedisCluster {
   int migrate_slot(int slot, int from_port, int to_port, int batch = 10, int pause_ms = 0) const;
   // Waits (up to timeout_ms) until every node reports cluster_state:ok and all slots assigned.
   void wait_ok(int timeout_ms = 60'000) const;
+  // The ports of the nodes that are masters now (INFO replication), in ports() order.
+  std::vector<int> master_ports() const;
+  // The last lines of every node's log, for a failure's message.
+  std::string log_tails() const;
+  // Kills the node on `port` (SIGKILL: no goodbye to the cluster).
+  void kill(int port);
+  // Waits until a replica has been promoted in place of the killed master on `dead_port` (as
+  // many masters as at the start) and every other node reports cluster_state:ok with all
+  // slots served; throws after timeout_ms.
+  void wait_ok_without(int dead_port, int timeout_ms = 60'000) const;
 
  private:
-  int masters_;
+  int masters_, replicas_, node_timeout_ms_;
   std::string cli_;
   std::vector<std::unique_ptr<StoreServer>> nodes_;
   std::vector<int> ports_;
+  std::vector<int> dead_;  // killed (kill)
 };
 
 // One RESP command (its arguments as bulk strings) to 127.0.0.1:port on a connection of its

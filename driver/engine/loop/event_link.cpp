@@ -202,7 +202,7 @@ void Link::send_parked(const Parked& r) {
   send(r.user, r.p, r.user->keys.format(r.p.key), value, r.redirects);
 }
 
-bool Link::in_pool() const noexcept { return client_.servers() > 1 && !w_.router; }
+bool Link::in_pool() const noexcept { return client_.servers() > 1 || w_.router != nullptr; }
 
 void Link::park(User* u, const Pending& p, int64_t now) {
   parked_.push_back(Parked{u, p, false, 0});
@@ -583,6 +583,8 @@ bool Link::complete(st::Verdict v, std::string_view value, int64_t now, int64_t 
     return true;
   }
   if (v == st::Verdict::error && w_.router) {  // a Redis Cluster's MOVED / ASK: sent again
+    if (value.rfind("CLUSTERDOWN", 0) == 0 || value.rfind("TRYAGAIN", 0) == 0)
+      w_.router->want_refresh();  // mid-failover: the map is changing
     const auto a = w_.router->on_error(value);
     if (a.kind != st::ClusterRouter::Action::Kind::none) {
       f.user->redirect(f.p, a.node, a.kind == st::ClusterRouter::Action::Kind::retry_asking,
@@ -620,6 +622,7 @@ void Link::close_socket() {
 }
 
 void Link::fail(OpStatus status, int64_t now) {
+  if (w_.router) w_.router->want_refresh();  // a lost node: has a replica taken its slots?
   const uint64_t written = written_bytes_;
   close_socket();
   reset_decoders();
@@ -721,6 +724,7 @@ void Link::connect_failed(int64_t now) {
   const int64_t max_ns = client_.options().reconnect_backoff_max_us * 1000;
   backoff_ns_ = backoff_ns_ == 0 ? kFirstBackoffNs : std::min(backoff_ns_ * 2, max_ns);
   retry_at_ = now + backoff_ns_;
+  if (w_.router) w_.router->want_refresh();  // a failed-over master's address is dead
   if (in_pool()) {  // the server, not only this socket, backs off: for every link of the worker
     Worker::PoolServer& s = w_.pool_server(server_);
     s.probing = false;

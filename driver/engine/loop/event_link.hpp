@@ -80,7 +80,8 @@ class Link {
   State state() const noexcept { return state_; }
   int64_t retry_at() const noexcept { return retry_at_; }
   size_t server() const noexcept { return server_; }
-  // A memcached pool: the link is one of several servers' (each backs off on its own).
+  // A memcached pool or a Redis Cluster: the link is one of several servers' (each backs off on
+  // its own, User::to_pool).
   bool in_pool() const noexcept;
   // A new request that waits for this link's connect (started now if it is down), in flight.
   void park(User* u, const Pending& p, int64_t now);

@@ -5,6 +5,8 @@
 // through ASK and MOVED, each redirected request counted once.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
 #include <string>
 #include <thread>
 
@@ -122,6 +124,60 @@ TEST(KvdriveCluster, ASlotMigrationDuringARunIsFollowedAndEachRequestCountsOnce)
                                kv::fmt_int(static_cast<double>(asked)) + " ASK redirects followed"),
             std::string::npos)
       << report.output;
+}
+
+}  // namespace
+
+namespace {
+
+// A master of a 3 + 3 cluster killed during a read phase: once its replica is promoted and the
+// cluster is ok again, kvdrive re-reads the slot map (a lost node asks for it) and its gets
+// reach the new master within 3 s; meanwhile the dead node's share failed fast and the other
+// masters kept serving. Every answered get is one a node ran: the survivors' GETs plus the
+// dead one's before the kill. (Before, the map was re-read only after a MOVED: kvdrive sent
+// those slots to the dead address for the rest of the run.) A timing suite: plain build only.
+TEST(ClusterFailover, APromotedReplicaGetsItsMastersSlotsWithinSeconds) {
+  RedisCluster cluster(3, 1, 1500);
+  KV_START_OR_SKIP(cluster);
+  const std::vector<int> masters = cluster.master_ports();
+  ASSERT_EQ(masters.size(), 3u);
+  const int seed = cluster.ports().front();
+  const int victim = masters[0] == seed ? masters[1] : masters[0];  // not the URI's seed
+  TempDir dir;
+  Process kvdrive(
+      {kKvdrive, "run", "--db", dir.file("r.db"), "--target", cluster.uri(), "--keys", "3000",
+       "--phases", "load,read", "--duration", "14s", "--threads", "2", "--connections", "2"},
+      dir.file("kvdrive.log"));
+  ASSERT_TRUE(wait_for_value(dir.file("r.db"), phase_rows_at_least("read", 2)))
+      << slurp(dir.file("kvdrive.log"));
+  const long long victim_gets = redis_command_calls(victim, "get");
+  cluster.kill(victim);
+  cluster.wait_ok_without(victim, 30'000);
+  // The promoted replica: a master now that was not one before.
+  int promoted = 0;
+  for (int p : cluster.master_ports())
+    if (std::find(masters.begin(), masters.end(), p) == masters.end()) promoted = p;
+  ASSERT_NE(promoted, 0);
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  EXPECT_GT(redis_command_calls(promoted, "get"), 0)
+      << "no get reached the promoted master within 3 s of cluster_state:ok";
+  int code = kvdrive.wait(0);
+  ASSERT_EQ(code, -1) << "the run ended before the failover was followed";
+  code = kvdrive.wait(120'000);
+  const std::string log = slurp(dir.file("kvdrive.log"));
+  ASSERT_EQ(code, 0) << log;
+  auto db = kv::open_results_db(dir.file("r.db"));
+  const int64_t answered = query_int(db, "SELECT SUM(hits + misses) FROM driver_seconds");
+  long long ran = victim_gets;
+  for (int p : cluster.ports())
+    if (p != victim) ran += redis_command_calls(p, "get");
+  // Within what was in flight at the kill (2 threads x 2 connections) and what the victim
+  // answered between its commandstats and the kill.
+  EXPECT_NEAR(static_cast<double>(answered), static_cast<double>(ran), 50.0) << log;
+  // The failed requests were the dead node's share only, not the whole cluster's.
+  const int64_t failed = query_int(db, "SELECT SUM(errors + timeouts) FROM driver_seconds");
+  EXPECT_GT(failed, 0);
+  EXPECT_LT(failed, answered / 2) << log;
 }
 
 }  // namespace
