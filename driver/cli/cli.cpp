@@ -26,10 +26,8 @@ namespace kv::drive {
 namespace {
 
 // Every error is one line on stderr, whatever the message holds.
-int usage_error(std::string what) {
-  for (char& c : what)
-    if (c == '\n' || c == '\r') c = ' ';
-  std::cerr << "kvdrive: " << what << "\n";
+int usage_error(const std::string& what) {
+  std::cerr << "kvdrive: " << one_printable_line(what) << "\n";
   return kExitUsage;
 }
 
@@ -138,7 +136,7 @@ int kvdrive_main(int argc, char** argv) {
   } catch (const UsageError& e) {
     return usage_error(e.what());
   } catch (const std::exception& e) {
-    std::cerr << "kvdrive: " << e.what() << "\n";
+    std::cerr << "kvdrive: " << one_printable_line(e.what()) << "\n";
     return kExitFailed;
   }
 }

@@ -186,6 +186,9 @@ TEST_F(KvmonBadInput, ResultsFileAndStrayArguments) {
        {"--db", "garbage.db", "not a SQLite file"}},
       {with({"--bogus"}), {"--bogus"}},
       {with({"--interval"}), {"--interval"}},
+      // Control characters are shown escaped: the error stays one line and drives no terminal.
+      {with({"--port", "1\nX"}), {"--port", "1\\nX"}},
+      {with({"--interval", "\x1b]0;X\x07"}), {"--interval", "\\x1b]0;X\\x07"}},
   };
   check_all(cases);
   EXPECT_EQ(slurp(dir_.file("garbage.db")), "not a results file\n");

@@ -358,6 +358,11 @@ TEST_F(KvdriveBadInput, TargetUris) {
   cases.push_back(
       {{"run", "--db", kDb, "--target", "rediss://127.0.0.1:6379", "--wire-start", "kernel"},
        {"--wire-start kernel", "rediss://127.0.0.1:6379 is TLS"}});
+  // Control characters are shown escaped: the error stays one line and drives no terminal.
+  cases.push_back({{"run", "--db", kDb, "--target", target_, "--keys", "\x1b]0;X\x07"},
+                   {"--keys", "\\x1b]0;X\\x07"}});
+  cases.push_back(
+      {{"run", "--db", kDb, "--target", target_, "--keys", "1\r\n2"}, {"--keys", "1\\r\\n2"}});
   cases.push_back({{"run", "--db", kDb}, {"--target is required"}});
   cases.push_back({{"run", "--db", kDb, "--target"}, {"--target"}});
   check_all(cases);
