@@ -1,14 +1,17 @@
 #include "cli/run_command.hpp"
 
 #include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <charconv>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <iostream>
@@ -120,6 +123,44 @@ void check_memcached_ttl(const std::vector<TargetSpec>& specs, const std::vector
                          " reads an expiry above 30 days as a Unix time (long past); at most "
                          "720h for memcached targets");
   }
+}
+
+// The file descriptors a run needs: one socket per connection per server per thread, and some
+// for the results file, the stats pollers, kvmon links and each thread's event loop. The soft
+// limit (ulimit -n) is raised to what is needed, up to the hard limit; above it the run is
+// refused before anything is written (a run that ran out of descriptors connecting was
+// recorded as failed).
+void check_descriptors(const std::vector<TargetSpec>& specs, const std::vector<RunStep>& steps) {
+  size_t servers = 1;
+  for (const auto& spec : specs) servers = std::max(servers, spec.servers.size());
+  uint64_t need = 0;
+  const WorkloadSpec* widest = nullptr;
+  for (const auto& step : steps) {
+    const auto& w = step.workload;
+    const uint64_t n =
+        static_cast<uint64_t>(w.threads) * static_cast<uint64_t>(w.connections) * servers + 64 +
+        4 * static_cast<uint64_t>(w.threads);
+    if (n > need) {
+      need = n;
+      widest = &w;
+    }
+  }
+  rlimit lim{};
+  if (widest == nullptr || ::getrlimit(RLIMIT_NOFILE, &lim) != 0 || lim.rlim_cur >= need) return;
+  if (lim.rlim_max != RLIM_INFINITY && lim.rlim_max < need)
+    throw UsageError("--threads " + std::to_string(widest->threads) + " x --connections " +
+                     std::to_string(widest->connections) +
+                     (servers > 1 ? " x " + std::to_string(servers) + " servers" : std::string()) +
+                     " needs about " + std::to_string(need) +
+                     " file descriptors; this process may open at most " +
+                     std::to_string(lim.rlim_max) +
+                     " (ulimit -Hn): raise the limit or use fewer connections");
+  const rlim_t soft = lim.rlim_cur;
+  lim.rlim_cur = need;
+  if (::setrlimit(RLIMIT_NOFILE, &lim) != 0)
+    throw UsageError("needs about " + std::to_string(need) +
+                     " file descriptors and cannot raise ulimit -n from " + std::to_string(soft) +
+                     ": " + std::strerror(errno));
 }
 
 // TLS hides the segments from the kernel's stamps: no wire part can start at one.
@@ -449,6 +490,7 @@ void RunCommand::check(int argc, char** argv) {
   }
   check_memcached_ttl(specs, opts_.steps);
   check_wire_start(specs, opts_.steps);
+  check_descriptors(specs, opts_.steps);
   for (const auto& n : memtier_notes) log_info() << n;
 }
 

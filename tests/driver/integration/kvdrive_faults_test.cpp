@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <regex>
 #include <thread>
 #include <utility>
@@ -304,6 +305,35 @@ TEST(PoolFailover, ADeadMemberFailsItsShareAndTheLiveOnesKeepTheirPace) {
   const double share = static_cast<double>(failed_sum) / static_cast<double>(ok_sum + failed_sum);
   EXPECT_GT(share, 0.15);
   EXPECT_LT(share, 0.55);
+}
+
+}  // namespace
+
+namespace {
+
+// More connections than ulimit -n allows: kvdrive raises its soft limit to what the run needs,
+// up to the hard limit; above that it refuses before anything is written (it used to connect
+// until the descriptors ran out and record a failed run).
+TEST(KvdriveFaults, TooFewFileDescriptorsRaisesTheSoftLimitOrIsRefused) {
+  StoreServer redis(StoreServer::Kind::redis);
+  KV_START_OR_SKIP(redis);
+  TempDir dir;
+  const std::string run = kKvdrive + " run --target " + redis.uri() +
+                          " --threads 1 --connections 300 --phases read --keys 100 "
+                          "--requests 2000 --db ";
+  Process soft({"/bin/sh", "-c", "ulimit -Sn 100 && exec " + run + dir.file("soft.db")},
+               dir.file("soft.log"));
+  ASSERT_EQ(soft.wait(60'000), 0) << slurp(dir.file("soft.log"));
+  auto db = kv::open_results_db(dir.file("soft.db"));
+  EXPECT_EQ(query_int(db, "SELECT SUM(ok) FROM driver_seconds"), 2000);
+  Process hard({"/bin/sh", "-c", "ulimit -n 200 && exec " + run + dir.file("hard.db")},
+               dir.file("hard.log"));
+  EXPECT_EQ(hard.wait(60'000), 2);
+  const std::string out = slurp(dir.file("hard.log"));
+  EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
+  EXPECT_NE(out.find("--connections 300 needs about"), std::string::npos) << out;
+  EXPECT_NE(out.find("at most 200"), std::string::npos) << out;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("hard.db")));
 }
 
 }  // namespace
