@@ -156,6 +156,13 @@ RunEnd run_target(const RunOptions& opts, const TargetSpec& spec, int64_t run_id
       }
       ResultsWriter::Metadata config;
       for (auto& [name, value] : settings) config.emplace_back(std::move(name), std::move(value));
+      // ?verify=0: nothing checked who answered. Said once, and kept beside the results.
+      if (spec.tls.enabled && !spec.tls.verify) {
+        log_warn() << spec.display
+                   << ": TLS without verification (verify=0): the server's certificate and "
+                      "name are not checked";
+        config.emplace_back("tls_verify", "0");
+      }
       writer.add_metadata(run_id, target_id, config);
       stats.start();
     }

@@ -136,11 +136,21 @@ TEST(KvdriveTls, AWrongCaFailsTheRunWithTheReason) {
                                                 "?ca=" + certs.other_ca_cert()));
   EXPECT_NE(out.exit_code, 0) << out.output;
   EXPECT_NE(out.output.find("certificate verify failed"), std::string::npos) << out.output;
-  // Skip-verify runs against the same server.
+  // Skip-verify runs against the same server, says so once and records it beside the results;
+  // a verified run records nothing of the kind.
   TempDir dir2;
   out = run_kvdrive(
       dir2, run_args(dir2, "rediss://127.0.0.1:" + std::to_string(redis.port()) + "?verify=0"));
   EXPECT_EQ(out.exit_code, 0) << out.output;
+  const std::string warning = "TLS without verification (verify=0)";
+  const size_t at = out.output.find(warning);
+  EXPECT_NE(at, std::string::npos) << out.output;
+  EXPECT_EQ(out.output.find(warning, at + 1), std::string::npos) << "said more than once";
+  auto db = kv::open_results_db(dir2.file("r.db"));
+  EXPECT_EQ(query_int(db,
+                      "SELECT COUNT(*) FROM run_metadata WHERE name = 'tls_verify' AND "
+                      "value = '0' AND target_id IS NOT NULL"),
+            1);
 }
 
 }  // namespace
