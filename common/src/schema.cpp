@@ -1,7 +1,9 @@
 #include "kvbench/schema.hpp"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -93,6 +95,36 @@ void check_not_results_file(std::string_view option, const std::string& path,
   }
 }
 
+namespace {
+
+// A results file is written with its -wal and -shm beside it: the file, if it exists, and its
+// directory must be writable. Says which is not, and what to do, in a user's words (SQLite
+// said "unable to open database file" or "attempt to write a readonly database", after the
+// stores had been connected to).
+void check_writable(std::string_view option, const std::string& path, bool exists) {
+  namespace fs = std::filesystem;
+  auto bad = [&](const std::string& why) {
+    throw UsageError(std::string(option) + " '" + path + "': " + why);
+  };
+  std::string dir = fs::path(path).parent_path().string();
+  if (dir.empty()) dir = ".";
+  if (::access(dir.c_str(), W_OK | X_OK) != 0) {
+    const bool rofs = errno == EROFS;
+    bad(std::string(exists ? "its directory '" : "cannot create it: the directory '") + dir +
+        (rofs ? "' is on a read-only filesystem" : "' is not writable by this user") +
+        (exists ? " (SQLite keeps the file's -wal and -shm beside it)" : "") +
+        ": give a file in a directory you can write" +
+        (exists ? ", or read it with kvdrive report" : ""));
+  }
+  if (exists && ::access(path.c_str(), W_OK) != 0)
+    bad(errno == EROFS ? std::string("is on a read-only filesystem: give another file, or read "
+                                     "it with kvdrive report")
+                       : std::string("is read-only for this user: make it writable (chmod u+w), "
+                                     "give another file, or read it with kvdrive report"));
+}
+
+}  // namespace
+
 void check_results_path(std::string_view option, const std::string& path, bool must_exist) {
   namespace fs = std::filesystem;
   auto bad = [&](const std::string& why) {
@@ -105,6 +137,7 @@ void check_results_path(std::string_view option, const std::string& path, bool m
   if (!fs::exists(st)) {
     if (must_exist) bad("no such file");
     check_output_path(option, path);
+    check_writable(option, path, false);
     check_no_orphan_wal(option, path);
     return;
   }
@@ -115,11 +148,13 @@ void check_results_path(std::string_view option, const std::string& path, bool m
   in.read(magic, sizeof magic);
   if (in.gcount() == 0) {
     if (must_exist) bad("is empty, not a results file");
+    check_writable(option, path, true);
     check_no_orphan_wal(option, path);
     return;  // an empty file is an empty SQLite database
   }
   if (in.gcount() != sizeof magic || std::memcmp(magic, "SQLite format 3", sizeof magic) != 0)
     bad("not a SQLite file");
   check_results_file(option, path, must_exist);
+  if (!must_exist) check_writable(option, path, true);  // it will be written (run, merge, kvmon)
 }
 }  // namespace kv

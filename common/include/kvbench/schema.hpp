@@ -69,7 +69,8 @@ void check_not_results_file(std::string_view option, const std::string& path,
 // Checks, before anything is written, that `path` (given as `option`, e.g. "--db") can be used
 // as a results file: not empty, not a directory, in a directory that exists, and if the file
 // exists and is not empty, a SQLite file that passes check_results_file. With `must_exist`,
-// the file must also exist and hold a kvbench schema. The check writes nothing. Throws
-// UsageError naming the option and the path.
+// the file must also exist and hold a kvbench schema; without it the file will be written, so
+// it (when it exists) and its directory must be writable by this user. The check writes
+// nothing. Throws UsageError naming the option and the path.
 void check_results_path(std::string_view option, const std::string& path, bool must_exist);
 }  // namespace kv

@@ -802,5 +802,37 @@ TEST_F(KvdriveBadInput, GoodValuesReachTheStore) {
   }
 }
 
+// A results file kvdrive cannot write: in a directory it may not write, or read-only itself.
+// Refused before any connection, saying which and what to do (SQLite's "unable to open
+// database file" came after the stores had been reached). As root, run as nobody.
+TEST_F(KvdriveBadInput, AResultsFileItCannotWriteIsNamedBeforeAnyConnection) {
+  std::filesystem::permissions(dir_.path(), std::filesystem::perms::all);
+  const std::string locked = dir_.file("locked"), open = dir_.file("open");
+  std::filesystem::create_directory(locked);
+  std::filesystem::create_directory(open);
+  const std::string frozen = open + "/frozen.db";
+  std::filesystem::copy_file(previous_, frozen);
+  ::chmod(frozen.c_str(), 0444);
+  ::chmod(locked.c_str(), 0555);
+  ::chmod(open.c_str(), 0777);
+  for (const auto& [db, expect] : std::vector<std::pair<std::string, std::string>>{
+           {locked + "/new.db",
+            "cannot create it: the directory '" + locked + "' is not writable by this user"},
+           {frozen, "is read-only for this user: make it writable (chmod u+w)"}}) {
+    std::vector<std::string> args = {kv::test::kKvdrive, "run", "--db", db, "--target", target_};
+    if (::geteuid() == 0)
+      args.insert(args.begin(),
+                  {"/usr/bin/setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"});
+    const std::string log = dir_.file(db == frozen ? "frozen.log" : "locked.log");
+    kv::test::Process p(args, log);
+    EXPECT_EQ(p.wait(30'000), 2) << slurp(log);
+    const std::string out = slurp(log);
+    EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
+    EXPECT_NE(out.find("--db '" + db + "': " + expect), std::string::npos) << out;
+  }
+  EXPECT_FALSE(std::filesystem::exists(locked + "/new.db"));
+  EXPECT_TRUE(slurp(frozen) == previous_bytes_);
+}
+
 }  // namespace
 }  // namespace kv::drive
