@@ -49,9 +49,47 @@ void AuthThrottle::failed(const std::string& address, const std::string& peer) {
   summarize(address, r, now);
 }
 
-void AuthThrottle::summarize(const std::string& address, Record& r, int64_t now) {
-  if (r.unlogged_failures + r.unlogged_refusals == 0 || now - r.last_log_us < kAuthLogPeriodUs) {
+void AuthThrottle::succeeded(const std::string& address) {
+  auto it = records_.find(address);
+  if (it == records_.end()) return;
+  if (it->second.last_early_us == 0) {
+    records_.erase(it);
     return;
+  }
+  it->second.failures = 0;
+  it->second.blocked_until_us = 0;
+}
+
+void AuthThrottle::refused(const std::string& address, const std::string& peer,
+                           const std::string& why) {
+  const int64_t now = steady_us();
+  if (records_.size() >= kMaxAuthAddresses && !records_.count(address)) log_summaries(true);
+  Record& r = records_[address];
+  r.last_early_us = now;
+  if (r.last_log_us == 0) {
+    log_warn() << who_ << " " << peer << " refused: " << why << " (further refusals from "
+               << address << " are counted, one line per " << kAuthLogPeriodUs / 1'000'000 << " s)";
+    r.last_log_us = now;
+    return;
+  }
+  ++r.unlogged_early;
+  summarize(address, r, now);
+}
+
+void AuthThrottle::summarize(const std::string& address, Record& r, int64_t now) {
+  if (r.unlogged_failures + r.unlogged_refusals + r.unlogged_early == 0 ||
+      now - r.last_log_us < kAuthLogPeriodUs) {
+    return;
+  }
+  if (r.unlogged_early > 0) {
+    log_warn() << who_ << "s from " << address << ": " << r.unlogged_early
+               << " more refused in the last " << (now - r.last_log_us + 500'000) / 1'000'000
+               << " s";
+    r.unlogged_early = 0;
+    if (r.unlogged_failures + r.unlogged_refusals == 0) {
+      r.last_log_us = now;
+      return;
+    }
   }
   log_warn() << who_ << "s from " << address << ": " << r.unlogged_failures
              << " wrong or missing tokens and " << r.unlogged_refusals
@@ -69,7 +107,8 @@ void AuthThrottle::log_summaries(bool all) {
     Record& r = it->second;
     if (all) r.last_log_us = std::min(r.last_log_us, now - kAuthLogPeriodUs);
     summarize(it->first, r, now);
-    bool quiet = now - r.last_failure_us > kAuthForgetUs && now >= r.blocked_until_us;
+    bool quiet = now - r.last_failure_us > kAuthForgetUs && now >= r.blocked_until_us &&
+                 now - r.last_early_us > kAuthLogPeriodUs && r.unlogged_early == 0;
     if (quiet || (all && now >= r.blocked_until_us)) {
       it = records_.erase(it);
     } else {

@@ -364,7 +364,8 @@ void Client::drop_slow(const std::string& why) {
 
 void Client::fail(std::string_view code, const std::string& text, bool quiet) {
   if (closed_ || closing_) return;
-  if (!quiet) log_info() << "client " << peer_ << ": " << code << ": " << text << " (closing)";
+  // Rate-limited per address, as wrong tokens are: no client floods the log.
+  if (!quiet) server_->auth.refused(address_, peer_, std::string(code) + ": " + text);
   mode_ = Mode::idle;
   backfilling_ = false;
   closing_ = true;
