@@ -42,6 +42,7 @@ class MemtierFlags {
   // not given).
   const std::string& percentiles() const { return print_percentiles_; }
   const std::string& json_out() const { return json_out_file_; }
+  bool has_password() const { return !authenticate_.empty(); }  // -a on the command line
 
  private:
   std::string server_, port_, protocol_, authenticate_, select_db_;

@@ -2,6 +2,7 @@
 
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -11,11 +12,13 @@
 #include <charconv>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string_view>
 
@@ -35,6 +38,7 @@
 #include "run/run_watcher.hpp"
 #include "search/search_group.hpp"
 #include "store/target_uri.hpp"
+#include "util/text_file.hpp"
 #include "workload/scenario.hpp"
 #include "workload/workload_options.hpp"
 
@@ -323,6 +327,12 @@ RunCommand::RunCommand(CLI::App& app)
                   "kvmon HOST:PORT (kvmon --listen) to pull samples from into the results file, "
                   "in kvdrive's time base; repeatable")
       ->type_name("HOST:PORT");
+  run->add_option("--password-file", password_file_,
+                  "File whose first line is the password of redis targets whose URI has none "
+                  "(else the REDISCLI_AUTH environment variable): kept out of argv, which every "
+                  "user of the host can read")
+      ->type_name("FILE")
+      ->check(cli::non_empty());
   run->add_option("--monitor-token-file", opts_.monitor_token_file,
                   "File whose first line is the token kvmon requires")
       ->type_name("FILE")
@@ -365,6 +375,7 @@ bool RunCommand::parsed() const { return sub_->parsed(); }
 void RunCommand::check(int argc, char** argv) {
   if (memtier_.names_a_target()) opts_.targets.push_back(memtier_.target());
   if (opts_.targets.empty()) throw UsageError("--target is required");
+  resolve_passwords(argc, argv);
   std::vector<std::pair<std::string, std::string>> overrides;
   for (const auto& [o, cli] : workload_cli_) {
     if (cli->count() == 0) continue;
@@ -492,6 +503,49 @@ void RunCommand::check(int argc, char** argv) {
   check_wire_start(specs, opts_.steps);
   check_descriptors(specs, opts_.steps);
   for (const auto& n : memtier_notes) log_info() << n;
+  for (const auto& n : password_notes_) log_warn() << n;
+}
+
+void RunCommand::resolve_passwords(int argc, char** argv) {
+  bool in_argv = memtier_.has_password();
+  for (int i = 1; i < argc && !in_argv; ++i)
+    in_argv = redact_uri_passwords(argv[i]) != std::string_view(argv[i]);
+  if (in_argv && process_index_.empty())
+    password_notes_.emplace_back(
+        "a password on the command line is visible to every user of this host (ps, /proc): "
+        "give it with --password-file FILE or REDISCLI_AUTH instead");
+  std::optional<std::string> from_file;
+  if (!password_file_.empty()) {
+    const std::string text = read_text_file("--password-file", password_file_, 64 << 10);
+    const std::string line(trim(std::string_view(text).substr(0, text.find('\n'))));
+    if (line.empty())
+      throw UsageError("--password-file '" + password_file_ + "': its first line is empty");
+    struct stat st {};
+    if (::stat(password_file_.c_str(), &st) == 0 && (st.st_mode & 0044) != 0)
+      password_notes_.push_back("--password-file '" + password_file_ + "' is readable by " +
+                                ((st.st_mode & 0004) != 0 ? "anyone" : "its group") +
+                                ": chmod 600 it");
+    from_file = line;
+  }
+  const char* env = std::getenv("REDISCLI_AUTH");
+  for (size_t i = 0; i < opts_.targets.size(); ++i) {
+    const std::string handed = target_password_env(i);  // from a --processes parent
+    const char* parent = std::getenv(handed.c_str());
+    const std::string source = parent != nullptr ? "the parent process's"
+                               : from_file       ? "--password-file '" + password_file_ + "':"
+                                                 : "REDISCLI_AUTH:";
+    std::string password = parent != nullptr ? parent
+                           : from_file       ? *from_file
+                           : env != nullptr  ? env
+                                             : "";
+    ::unsetenv(handed.c_str());
+    if (password.empty()) continue;
+    const TargetSpec spec = parse_target_uri(opts_.targets[i]);
+    if (spec.protocol != Protocol::redis || !spec.password.empty()) continue;
+    if (password.find('?') != std::string::npos)
+      throw UsageError(source + " a password with '?' goes in a --target URI only");
+    opts_.targets[i] = with_uri_password(opts_.targets[i], password);
+  }
 }
 
 void RunCommand::apply_segment(const std::string& text) {

@@ -48,6 +48,11 @@ class RunCommand {
   std::string timeout_ = "5s", scenario_, scale_text_, max_errors_, processes_, process_index_,
               search_follow_, phase_barrier_;
   std::string give_up_ = "30s", percentiles_, json_out_, segment_, group_, start_at_;
+  std::string password_file_;  // --password-file: redis targets' password, not in argv
+  std::vector<std::string> password_notes_;  // warned once the command line is known good
+  // Redis passwords from outside argv (a --processes parent's, --password-file, REDISCLI_AUTH)
+  // into the targets whose URI has none; a warning when one is in argv.
+  void resolve_passwords(int argc, char** argv);
   std::string engine_ = "events";  // --engine
   RunOutputs outputs_;
   MemtierFlags memtier_;  // memtier_benchmark's command line

@@ -14,6 +14,7 @@
 #include <limits>
 #include <map>
 #include <stdexcept>
+#include <string_view>
 #include <thread>
 
 #include "engine/loop/event_client.hpp"
@@ -24,6 +25,7 @@
 #include "run/run_watcher.hpp"
 #include "search/search_group.hpp"
 #include "stats/hdr_log.hpp"
+#include "store/target_uri.hpp"
 
 namespace kv::drive {
 namespace {
@@ -62,6 +64,19 @@ GroupRecord run_process_group(const RunOptions& opts, int argc, char** argv,
   char self[4096] = {};
   ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
   if (len <= 0) throw std::runtime_error("cannot find this kvdrive's own path (/proc/self/exe)");
+  // The processes' environment: this one's, and each target's password (made before the fork:
+  // a child of a threaded parent may not allocate before exec).
+  std::vector<std::string> env_strings;
+  for (char** e = environ; *e != nullptr; ++e)
+    if (std::string_view(*e).rfind("KVDRIVE_TARGET_PASSWORD_", 0) != 0)
+      env_strings.emplace_back(*e);
+  for (size_t t = 0; t < opts.targets.size(); ++t) {
+    const std::string password = parse_target_uri(opts.targets[t]).password;
+    if (!password.empty()) env_strings.push_back(target_password_env(t) + "=" + password);
+  }
+  std::vector<char*> envp;
+  for (auto& e : env_strings) envp.push_back(e.data());
+  envp.push_back(nullptr);
   std::vector<pid_t> children;
   std::vector<FollowerPipes> followers;  // --search: the parent's ends of each process's pipes
   PhaseBarrierLeader barrier;            // otherwise: each phase starts in every process at once
@@ -84,7 +99,15 @@ GroupRecord run_process_group(const RunOptions& opts, int argc, char** argv,
         continue;
       }
       if (arg.rfind("--hdr-log=", 0) == 0) continue;
-      args.push_back(arg);
+      // Passwords never reach a process's argv (every user of the host can read it): a URI's
+      // and memtier's -a go through its environment (target_password_env), read and cleared
+      // at its start.
+      if ((arg == "-a" || arg == "--authenticate") && a + 1 < argc) {
+        ++a;
+        continue;
+      }
+      if (arg.rfind("--authenticate=", 0) == 0) continue;
+      args.push_back(strip_uri_passwords(arg));
     }
     args.insert(args.end(), {"--run-group", opts.run_group, "--process-index", std::to_string(i)});
     // --search: the parent decides each step (lead_search); the process reads rates on one pipe
@@ -107,7 +130,7 @@ GroupRecord run_process_group(const RunOptions& opts, int argc, char** argv,
     if (pid == 0) {
       ::fcntl(rates[0], F_SETFD, 0);
       ::fcntl(reports[1], F_SETFD, 0);
-      execv(self, cargs.data());
+      execve(self, cargs.data(), envp.data());
       _exit(127);
     }
     children.push_back(pid);

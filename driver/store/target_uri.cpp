@@ -173,4 +173,43 @@ std::string redact_uri_passwords(std::string arg) {
   return arg;
 }
 
+std::string strip_uri_passwords(std::string arg) {
+  for (size_t start = next_redis_uri(arg, 0); start != std::string::npos;) {
+    size_t end = std::min(arg.find('?', start), arg.size());
+    std::string_view uri(arg.data() + start, end - start);
+    if (auto at = uri.rfind('@'); at != std::string_view::npos) {
+      auto colon = uri.substr(0, at).find(':');
+      if (colon == std::string_view::npos) {  // redis://pw@host: no user left
+        arg.erase(start, at + 1);
+        end = start + (uri.size() - at - 1);
+      } else {  // redis://user:pw@host -> redis://user:@host
+        arg.erase(start + colon + 1, at - colon - 1);
+        end = start + colon + 1 + (uri.size() - at);
+      }
+    }
+    start = next_redis_uri(arg, end);
+  }
+  return arg;
+}
+
+std::string with_uri_password(const std::string& uri, const std::string& password) {
+  if (password.find('?') != std::string::npos)
+    throw UsageError("a password with '?' goes in a --target URI only (it would end the address)");
+  const size_t start = next_redis_uri(uri, 0);
+  if (start == std::string::npos) return uri;
+  const size_t end = std::min(uri.find('?', start), uri.size());
+  const std::string_view rest(uri.data() + start, end - start);
+  const size_t at = rest.rfind('@');
+  if (at == std::string_view::npos)
+    return uri.substr(0, start) + ":" + password + "@" + uri.substr(start);
+  // redis://user:@host (a user, no password): after the colon
+  const size_t colon = rest.substr(0, at).find(':');
+  if (colon == std::string_view::npos || colon + 1 != at) return uri;  // it has one
+  return uri.substr(0, start + colon + 1) + password + uri.substr(start + colon + 1);
+}
+
+std::string target_password_env(size_t ordinal) {
+  return "KVDRIVE_TARGET_PASSWORD_" + std::to_string(ordinal);
+}
+
 }  // namespace kv::drive

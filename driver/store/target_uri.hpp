@@ -59,5 +59,14 @@ const char* protocol_name(Protocol p);
 // way parse_target_uri reads it (query from the first '?', user info up to the last '@', the
 // password after the first ':'), so a password holding '/', ' ' or '\'' is hidden too.
 std::string redact_uri_passwords(std::string arg);
+// The same argument with those passwords removed (redis://user:pw@h -> redis://user:@h,
+// redis://pw@h -> redis://h): for a child's argv, which every user of the host can read.
+std::string strip_uri_passwords(std::string arg);
+// `uri` (a redis URI without a password) with `password` in it, for the default user or the
+// URI's user; throws UsageError when the password holds '?' (it would end the address).
+std::string with_uri_password(const std::string& uri, const std::string& password);
+// The environment variable through which a --processes parent hands process its target
+// `ordinal`'s password (never its argv).
+std::string target_password_env(size_t ordinal);
 
 }  // namespace kv::drive

@@ -358,6 +358,15 @@ TEST_F(KvdriveBadInput, TargetUris) {
   cases.push_back(
       {{"run", "--db", kDb, "--target", "rediss://127.0.0.1:6379", "--wire-start", "kernel"},
        {"--wire-start kernel", "rediss://127.0.0.1:6379 is TLS"}});
+  cases.push_back(
+      {{"run", "--db", kDb, "--target", target_, "--password-file", dir_.file("no-such-file")},
+       {"--password-file", "no-such-file"}});
+  cases.push_back({{"run", "--db", kDb, "--target", target_, "--password-file",
+                    write_file("empty-password", "\nsecond line\n")},
+                   {"--password-file", "its first line is empty"}});
+  cases.push_back({{"run", "--db", kDb, "--target", target_, "--password-file",
+                    write_file("query-password", "a?b\n")},
+                   {"--password-file", "a password with '?' goes in a --target URI only"}});
   // Control characters are shown escaped: the error stays one line and drives no terminal.
   cases.push_back({{"run", "--db", kDb, "--target", target_, "--keys", "\x1b]0;X\x07"},
                    {"--keys", "\\x1b]0;X\\x07"}});

@@ -3,12 +3,15 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <regex>
 #include <thread>
 #include <utility>
@@ -334,6 +337,74 @@ TEST(KvdriveFaults, TooFewFileDescriptorsRaisesTheSoftLimitOrIsRefused) {
   EXPECT_NE(out.find("--connections 300 needs about"), std::string::npos) << out;
   EXPECT_NE(out.find("at most 200"), std::string::npos) << out;
   EXPECT_FALSE(std::filesystem::exists(dir.file("hard.db")));
+}
+
+}  // namespace
+
+namespace {
+
+// Secrets stay out of argv: a Redis password from --password-file or REDISCLI_AUTH (as
+// redis-cli reads it) needs none on the command line; one given there is warned about once,
+// and never reaches a --processes process's argv (every user of the host can read
+// /proc/PID/cmdline) or the results file.
+TEST(KvdriveSecrets, PasswordsComeFromAFileOrTheEnvironmentAndNeverReachAChildsArgv) {
+  const std::string password = "s3cr:et@pw-0123";
+  StoreServer redis(StoreServer::Kind::redis, {"--requirepass", password});
+  KV_START_OR_SKIP(redis);
+  TempDir dir;
+  const std::string target = "redis://127.0.0.1:" + std::to_string(redis.port());
+  const std::vector<std::string> load = {"--keys", "100", "--requests", "300", "--threads", "1"};
+  auto with = [&](std::vector<std::string> head, const std::string& db) {
+    head.insert(head.end(), {"run", "--db", dir.file(db), "--target", target});
+    head.insert(head.end(), load.begin(), load.end());
+    return head;
+  };
+  // REDISCLI_AUTH
+  Process env(with({"/usr/bin/env", "REDISCLI_AUTH=" + password, kKvdrive}, "env.db"),
+              dir.file("env.log"));
+  ASSERT_EQ(env.wait(60'000), 0) << slurp(dir.file("env.log"));
+  // --password-file, readable by anyone: it works, and says to chmod it.
+  { std::ofstream(dir.file("pw")) << password << "\n"; }
+  ::chmod(dir.file("pw").c_str(), 0644);
+  std::vector<std::string> args = with({kKvdrive}, "file.db");
+  args.insert(args.end(), {"--password-file", dir.file("pw")});
+  Process file(args, dir.file("file.log"));
+  ASSERT_EQ(file.wait(60'000), 0) << slurp(dir.file("file.log"));
+  EXPECT_NE(slurp(dir.file("file.log")).find("is readable by anyone: chmod 600 it"),
+            std::string::npos)
+      << slurp(dir.file("file.log"));
+  for (const char* db : {"env.db", "file.db"}) {
+    auto d = kv::open_results_db(dir.file(db));
+    EXPECT_EQ(query_int(d, "SELECT SUM(ok) FROM driver_seconds WHERE op = 'get'"), 300) << db;
+  }
+  // In the URI, with --processes 2: a warning, and the processes' argv hold no password.
+  const std::string uri = "redis://:" + password + "@127.0.0.1:" + std::to_string(redis.port());
+  Process group({kKvdrive, "run", "--db", dir.file("group.db"), "--target", uri, "--processes", "2",
+                 "--phases", "read", "--keys", "100", "--duration", "3s", "--threads", "1"},
+                dir.file("group.log"));
+  ASSERT_TRUE(wait_for_value(dir.file("group.db"), phase_rows_at_least("read", 1)))
+      << slurp(dir.file("group.log"));
+  int children = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    std::ifstream in(entry.path() / "cmdline", std::ios::binary);
+    std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (cmdline.find("--process-index") == std::string::npos ||
+        cmdline.find(dir.file("group.db")) == std::string::npos)
+      continue;
+    ++children;
+    EXPECT_EQ(cmdline.find(password), std::string::npos) << "a process's argv holds the password";
+  }
+  EXPECT_EQ(children, 2);
+  ASSERT_EQ(group.wait(60'000), 0) << slurp(dir.file("group.log"));
+  const std::string log = slurp(dir.file("group.log"));
+  const std::string warning = "a password on the command line is visible";
+  EXPECT_NE(log.find(warning), std::string::npos) << log;
+  EXPECT_EQ(log.find(warning, log.find(warning) + 1), std::string::npos) << "said twice: " << log;
+  EXPECT_EQ(log.find(password), std::string::npos) << log;
+  auto d = kv::open_results_db(dir.file("group.db"));
+  EXPECT_EQ(query_int(d, "SELECT COUNT(*) FROM runs WHERE command_line LIKE '%" + password + "%'"),
+            0);
+  EXPECT_GT(query_int(d, "SELECT SUM(ok) FROM driver_seconds"), 0);
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "kvbench/usage_error.hpp"
+
 namespace {
 using kv::drive::parse_target_uri;
 using kv::drive::Protocol;
@@ -172,4 +174,29 @@ TEST(RedactUriPasswords, HidesEveryPasswordParseTargetUriWouldRead) {
     EXPECT_EQ(t.user, "bob") << pw;
     EXPECT_EQ(t.servers.at(0).port, 7) << pw;
   }
+}
+
+// A --processes process's argv: every password removed as parse_target_uri would read it, the
+// user kept (user:@host, an empty password, which its environment then fills).
+TEST(StripUriPasswords, RemovesEveryPasswordAndKeepsTheUser) {
+  using kv::drive::parse_target_uri;
+  using kv::drive::strip_uri_passwords;
+  using kv::drive::with_uri_password;
+  EXPECT_EQ(strip_uri_passwords("redis://alice:s3cret@h:6379/2"), "redis://alice:@h:6379/2");
+  EXPECT_EQ(strip_uri_passwords("redis://pw@h:1"), "redis://h:1");
+  EXPECT_EQ(strip_uri_passwords("--target=redis://u:pa/ss@h:1?nodelay=0"),
+            "--target=redis://u:@h:1?nodelay=0");
+  EXPECT_EQ(strip_uri_passwords("redis://u:pa ss'x@y@h:1"), "redis://u:@h:1");
+  EXPECT_EQ(strip_uri_passwords("memcached://a:1,b:2"), "memcached://a:1,b:2");
+  for (const std::string uri : {"redis://alice:s3cret@h:6379/2", "redis://pw@h:1"}) {
+    const auto stripped = parse_target_uri(strip_uri_passwords(uri));
+    EXPECT_TRUE(stripped.password.empty()) << uri;
+    EXPECT_EQ(stripped.user, parse_target_uri(uri).user) << uri;
+    // And back: the password put into the stripped URI is the one it had.
+    const auto back = parse_target_uri(with_uri_password(strip_uri_passwords(uri), "p:w@x/y"));
+    EXPECT_EQ(back.password, "p:w@x/y") << uri;
+    EXPECT_EQ(back.user, parse_target_uri(uri).user) << uri;
+  }
+  EXPECT_EQ(with_uri_password("redis://u:old@h:1", "new"), "redis://u:old@h:1");  // has one
+  EXPECT_THROW(with_uri_password("redis://h:1", "a?b"), kv::UsageError);
 }
