@@ -23,6 +23,15 @@ struct ClockEstimate {
 
 inline constexpr int kClockExchanges = 8;
 
+// A time a kvmon may send (wall clock, µs since the epoch): 2000-01-01 to 2200-01-01. Anything
+// else is a broken or hostile peer (INT64_MAX as an offset wrote rows at ts ≈ -9.2e18), and
+// inside the range no sum of a time and an offset overflows.
+inline constexpr int64_t kMinPlausibleTsUs = 946'684'800'000'000;
+inline constexpr int64_t kMaxPlausibleTsUs = 7'258'118'400'000'000;
+inline bool plausible_ts_us(int64_t ts) {
+  return ts >= kMinPlausibleTsUs && ts <= kMaxPlausibleTsUs;
+}
+
 class ClockSync {
  public:
   void add(const ClockExchange& e) {

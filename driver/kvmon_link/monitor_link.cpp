@@ -71,6 +71,9 @@ struct MonitorLink::Impl {
   void adopt(const Message& hello, const ClockEstimate& clock);
   void push(LinkItem item);
   Result<void> take_row(Message msg);
+  // Ends the session for good: the peer sent `why` (an unbounded or impossible thing); a
+  // monitor_dropped event, and it is not reconnected.
+  Result<void> drop_peer(const std::string& why);
   void report_start(bool ok, const std::string& error);
   void pause(int64_t us);
 
@@ -155,6 +158,9 @@ Result<ClockEstimate> MonitorLink::Impl::measure(LinkSocket& sock) {
     int64_t rtt = steady_us() - sent_steady;
     auto server = reply.value().get_int("now_ts_us");
     if (!server) return Error{"kvmon sent a time reply without now_ts_us"};
+    if (!plausible_ts_us(*server))
+      return Error{"kvmon at " + host_port +
+                   " sent an impossible time (now_ts_us=" + std::to_string(*server) + ")"};
     sync.add({sent, *server, now_ts_us(), rtt});
   }
   return *sync.best();
@@ -254,12 +260,17 @@ Result<void> MonitorLink::Impl::stream(LinkSocket& sock) {
     if (!m.value()) continue;
     const Message& msg = *m.value();
     if (msg.verb == "tick") {
-      commit_tick(msg.get_int("scheduled_ts_us").value_or(0));
+      const int64_t ts = msg.get_int("scheduled_ts_us").value_or(0);
+      if (!plausible_ts_us(ts))
+        return drop_peer("a tick at an impossible time (" + std::to_string(ts) + ")");
+      commit_tick(ts);
     } else if (is_row(msg.verb)) {
       if (auto r = take_row(std::move(m).value().value()); !r) return r;
     } else if (msg.verb == "time" && syncing && msg.get_int("id") == sync.count()) {
-      sync.add(
-          {sent, msg.get_int("now_ts_us").value_or(0), now_ts_us(), steady_us() - sent_steady});
+      const int64_t server = msg.get_int("now_ts_us").value_or(0);
+      if (!plausible_ts_us(server))
+        return drop_peer("an impossible time (now_ts_us=" + std::to_string(server) + ")");
+      sync.add({sent, server, now_ts_us(), steady_us() - sent_steady});
       if (!sync.done()) {
         if (auto r = send_time(); !r) return r;
         continue;
@@ -307,6 +318,14 @@ void MonitorLink::Impl::commit_tick(int64_t scheduled_ts_us) {
 // follows. Memory stays bounded and the run is never held up by it.
 Result<void> MonitorLink::Impl::take_row(Message msg) {
   std::string why;
+  for (const char* field : {"ts_us", "scheduled_ts_us", "started_ts_us", "first_seen_ts_us"}) {
+    if (!msg.has(field)) continue;
+    const auto ts = msg.get_int(field);
+    if (!ts || !plausible_ts_us(*ts)) {
+      why = "a " + msg.verb + " row with an impossible " + field + " (" + msg.get_text(field) + ")";
+      break;
+    }
+  }
   if (msg.verb == "instance") {
     auto pid = msg.get_int("pid"), ticks = msg.get_int("start_ticks");
     if (pid && ticks && instances.emplace(*pid, *ticks).second) {
@@ -325,6 +344,10 @@ Result<void> MonitorLink::Impl::take_row(Message msg) {
           std::to_string(kMaxPendingBytes >> 20) + " MiB)";
   }
   if (why.empty()) return {};
+  return drop_peer(why);
+}
+
+Result<void> MonitorLink::Impl::drop_peer(const std::string& why) {
   std::string text = "kvmon at " + host_port + " dropped: it sent " + why +
                      "; its samples from here on are missing and it is not reconnected";
   log_warn() << "monitor " << host_port << ": " << text;

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <thread>
 
 #include "kvbench/clock.hpp"
@@ -149,7 +150,8 @@ TEST(KvdriveMonitor, KvmonJoiningARunningKvdriveOnTheSameFile) {
 // processes announced per tick, ticks as fast as the socket takes them.
 class FakeKvmon {
  public:
-  enum class Mode { no_tick, instances };
+  // bad_clock: its time replies say INT64_MIN; bad_row_time: a sample at ts INT64_MAX.
+  enum class Mode { no_tick, instances, bad_clock, bad_row_time };
   explicit FakeKvmon(Mode mode) : mode_(mode) {
     listen_fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     sockaddr_in a{};
@@ -215,7 +217,9 @@ class FakeKvmon {
           r.add("host_interval_us", 1'000'000).add("command_line", "fake");
           r.add("oldest_ts_us", now).add("newest_ts_us", now);
         } else if (m.value().verb == "time") {
-          r.add("id", m.value().get_text("id")).add("now_ts_us", now);
+          r.add("id", m.value().get_text("id"))
+              .add("now_ts_us",
+                   mode_ == Mode::bad_clock ? std::numeric_limits<int64_t>::min() : now);
         } else if (m.value().verb == "subscribe") {
           kv::proto::Message s("subscribed");
           s.add("interval_us", 100'000).add("since_ts_us", now).add("oldest_ts_us", now);
@@ -238,7 +242,13 @@ class FakeKvmon {
     while (!stop_) {
       std::string lines;
       const int64_t now = kv::now_ts_us();
-      if (mode_ == Mode::no_tick) {
+      if (mode_ == Mode::bad_row_time) {
+        kv::proto::Message m("proc");
+        m.add("pid", 1).add("start_ticks", 1).add("ts_us", std::numeric_limits<int64_t>::max());
+        m.add("scheduled_ts_us", now).add("rss_kib", 1000);
+        lines += kv::proto::encode(m);
+        lines += kv::proto::encode(kv::proto::Message("tick").add("scheduled_ts_us", now));
+      } else if (mode_ == Mode::no_tick) {
         for (int i = 0; i < 1000; ++i) {
           kv::proto::Message m("proc");
           m.add("pid", 1).add("start_ticks", 1).add("ts_us", now).add("scheduled_ts_us", now);
@@ -345,6 +355,34 @@ TEST(KvdriveMonitor, APeerThatNeverSendsATickIsDroppedWithBoundedMemory) {
 
 TEST(KvdriveMonitor, APeerAnnouncingThousandsOfProcessesIsDroppedAndTheRunEndsOnTime) {
   expect_bounded_and_dropped(FakeKvmon::Mode::instances, "1000 new instances a tick");
+}
+
+// A peer whose clock or sample times are impossible (INT64_MIN as its time, a sample at
+// INT64_MAX): refused, never stored (the offset overflowed and rows were written at ts about
+// -9.2e18), and the run goes on without it.
+TEST(KvdriveMonitor, APeerWithImpossibleTimesIsRefusedAndNothingOfItIsStored) {
+  StoreServer redis(StoreServer::Kind::redis);
+  KV_START_OR_SKIP(redis);
+  for (auto mode : {FakeKvmon::Mode::bad_clock, FakeKvmon::Mode::bad_row_time}) {
+    TempDir dir;
+    FakeKvmon fake(mode);
+    Process kvdrive({kKvdrive, "run", "--db", dir.file("r.db"), "--target", redis.uri(), "--keys",
+                     "1000", "--phases", "mixed", "--duration", "2s", "--threads", "1", "--monitor",
+                     "127.0.0.1:" + std::to_string(fake.port()), "--monitor-optional"},
+                    dir.file("kvdrive.log"));
+    const int code = kvdrive.wait(60'000);
+    const std::string out = slurp(dir.file("kvdrive.log"));
+    ASSERT_EQ(code, 0) << out;
+    EXPECT_NE(out.find("impossible"), std::string::npos) << out;
+    auto db = kv::open_results_db(dir.file("r.db"));
+    EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM process_samples"), 0) << out;
+    EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM events WHERE ts_us < 946684800000000"), 0);
+    EXPECT_GT(query_int(db, "SELECT SUM(ok) FROM driver_seconds"), 0);
+    if (mode == FakeKvmon::Mode::bad_row_time) {
+      EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM events WHERE kind = 'monitor_dropped'"), 1);
+      EXPECT_EQ(fake.connections(), 1) << "a dropped peer is not reconnected";
+    }
+  }
 }
 
 TEST(KvdriveMonitor, SigtermEndsARunPromptlyWhileAPeerFloods) {
