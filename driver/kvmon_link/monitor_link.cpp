@@ -24,6 +24,10 @@ constexpr int kReplyTimeoutMs = 5000;
 constexpr int kPollMs = 200;  // how often the thread looks at the stop flag
 constexpr size_t kItemsPerTransaction = 2000;
 constexpr int64_t kMinBackoffUs = 100'000;
+constexpr int64_t kHealthySessionUs = 10'000'000;
+// An `event` row's text: kvmon's are a line; a longer one is a hostile peer's (250 KB event
+// lines filled a results file at ~95 MB/s).
+constexpr size_t kMaxEventTextBytes = 4096;
 // What the link holds for the Database's owner: past either bound (the results file was not
 // written for long, or a peer floods), a tick's rows are dropped with a monitor_gap event. A
 // real kvmon sends tens of rows (about 1 KB each) a tick.
@@ -116,6 +120,7 @@ void MonitorLink::Impl::run() {
   int64_t backoff = kMinBackoffUs;
   while (!stopping) {
     bool connected = false;
+    const int64_t began = steady_us();
     Result<void> r = session(&connected);
     if (stopping) break;
     std::string why = r.ok() ? "link ended" : r.error().message;
@@ -124,7 +129,9 @@ void MonitorLink::Impl::run() {
       std::lock_guard lock(mu);
       if (peer_dropped) break;  // said and recorded by take_row
     }
-    if (connected) backoff = kMinBackoffUs;
+    // A session that served a while earns a quick reconnect; one that failed soon after its
+    // hello (a peer that breaks every session the same way) keeps backing off.
+    if (connected && steady_us() - began >= kHealthySessionUs) backoff = kMinBackoffUs;
     log_warn() << "monitor " << host_port << ": " << why << "; reconnecting in " << backoff / 1000
                << " ms";
     pause(backoff);
@@ -318,6 +325,12 @@ void MonitorLink::Impl::commit_tick(int64_t scheduled_ts_us) {
 // follows. Memory stays bounded and the run is never held up by it.
 Result<void> MonitorLink::Impl::take_row(Message msg) {
   std::string why;
+  if (msg.verb == "event") {
+    for (const auto& f : msg.fields)
+      if (f.value.size() > kMaxEventTextBytes)
+        why = "an event whose " + f.key + " is " + std::to_string(f.value.size() >> 10) +
+              " KiB (limit " + std::to_string(kMaxEventTextBytes) + " bytes)";
+  }
   for (const char* field : {"ts_us", "scheduled_ts_us", "started_ts_us", "first_seen_ts_us"}) {
     if (!msg.has(field)) continue;
     const auto ts = msg.get_int(field);

@@ -150,8 +150,9 @@ TEST(KvdriveMonitor, KvmonJoiningARunningKvdriveOnTheSameFile) {
 // processes announced per tick, ticks as fast as the socket takes them.
 class FakeKvmon {
  public:
-  // bad_clock: its time replies say INT64_MIN; bad_row_time: a sample at ts INT64_MAX.
-  enum class Mode { no_tick, instances, bad_clock, bad_row_time };
+  // bad_clock: its time replies say INT64_MIN; bad_row_time: a sample at ts INT64_MAX;
+  // endless_line: after subscribe, one line that never ends; big_events: 250 KB event lines.
+  enum class Mode { no_tick, instances, bad_clock, bad_row_time, endless_line, big_events };
   explicit FakeKvmon(Mode mode) : mode_(mode) {
     listen_fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     sockaddr_in a{};
@@ -242,7 +243,16 @@ class FakeKvmon {
     while (!stop_) {
       std::string lines;
       const int64_t now = kv::now_ts_us();
-      if (mode_ == Mode::bad_row_time) {
+      if (mode_ == Mode::endless_line) {
+        if (!send_all(fd, std::string(64 << 10, 'x'))) return;
+        continue;
+      }
+      if (mode_ == Mode::big_events) {
+        kv::proto::Message m("event");
+        m.add("ts_us", now).add("kind", "flood").add("message", std::string(250'000, 'e'));
+        lines += kv::proto::encode(m);
+        lines += kv::proto::encode(kv::proto::Message("tick").add("scheduled_ts_us", now));
+      } else if (mode_ == Mode::bad_row_time) {
         kv::proto::Message m("proc");
         m.add("pid", 1).add("start_ticks", 1).add("ts_us", std::numeric_limits<int64_t>::max());
         m.add("scheduled_ts_us", now).add("rss_kib", 1000);
@@ -382,6 +392,37 @@ TEST(KvdriveMonitor, APeerWithImpossibleTimesIsRefusedAndNothingOfItIsStored) {
       EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM events WHERE kind = 'monitor_dropped'"), 1);
       EXPECT_EQ(fake.connections(), 1) << "a dropped peer is not reconnected";
     }
+  }
+}
+
+// A peer that breaks every session right after subscribing (a line that never ends) is
+// reconnected with a growing backoff, not every 100 ms (88 warnings in 8 s); one that sends
+// 250 KB event lines is dropped at the first (they filled a results file at ~95 MB/s).
+TEST(KvdriveMonitor, ABrokenPeerBacksOffAndAnEventFloodIsDropped) {
+  StoreServer redis(StoreServer::Kind::redis);
+  KV_START_OR_SKIP(redis);
+  for (auto mode : {FakeKvmon::Mode::endless_line, FakeKvmon::Mode::big_events}) {
+    TempDir dir;
+    FakeKvmon fake(mode);
+    Process kvdrive({kKvdrive, "run", "--db", dir.file("r.db"), "--target", redis.uri(), "--keys",
+                     "1000", "--phases", "mixed", "--duration", "4s", "--threads", "1", "--monitor",
+                     "127.0.0.1:" + std::to_string(fake.port())},
+                    dir.file("kvdrive.log"));
+    const int code = kvdrive.wait(60'000);
+    const std::string out = slurp(dir.file("kvdrive.log"));
+    ASSERT_EQ(code, 0) << out;
+    auto db = kv::open_results_db(dir.file("r.db"));
+    if (mode == FakeKvmon::Mode::endless_line) {
+      // 100, 200, 400, 800, 1600 ms ... : at most 6 sessions in the run's ~4.5 s.
+      EXPECT_LE(fake.connections(), 7) << out;
+      EXPECT_GE(fake.connections(), 2) << out;
+    } else {
+      EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM events WHERE kind = 'flood'"), 0);
+      EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM events WHERE kind = 'monitor_dropped'"), 1);
+      EXPECT_NE(out.find("an event whose message is"), std::string::npos) << out;
+      EXPECT_EQ(fake.connections(), 1);
+    }
+    EXPECT_LT(std::filesystem::file_size(dir.file("r.db")), 8u << 20);
   }
 }
 
