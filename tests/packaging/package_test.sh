@@ -103,6 +103,9 @@ check "the postinst enables and starts nothing" bash -c \
 check "kvmon system user" getent passwd kvmon
 check "config file is a conffile" bash -c "dpkg-query -W -f='\${Conffiles}' kvmon | grep -q /etc/kvmon/kvmon.conf"
 check "systemd-analyze verify" bash -c "systemd-analyze verify /usr/lib/systemd/system/kvmon.service 2>&1 | grep -v 'man kvmon' | (! grep .)"
+check "the unit's exposure is at most 2.5 (systemd-analyze security)" bash -c \
+  "systemd-analyze security --offline=yes /usr/lib/systemd/system/kvmon.service 2>/dev/null |
+   awk '/Overall exposure level/ { for (i = 1; i <= NF; i++) if (\$i ~ /^[0-9.]+\$/) e = \$i } END { exit !(e != \"\" && e <= 2.5) }'"
 
 # A short real benchmark with the installed binaries.
 source "$root/scripts/lib.sh"
