@@ -72,7 +72,8 @@ struct MonitorLink::Impl {
   Result<ClockEstimate> measure(LinkSocket& sock);
   Result<void> stream(LinkSocket& sock);
   void commit_tick(int64_t scheduled_ts_us);
-  void adopt(const Message& hello, const ClockEstimate& clock);
+  // True when it recorded a restart's gap (the history check after subscribe then says no more).
+  bool adopt(const Message& hello, const ClockEstimate& clock);
   void push(LinkItem item);
   Result<void> take_row(Message msg);
   // Ends the session for good: the peer sent `why` (an unbounded or impossible thing); a
@@ -185,7 +186,7 @@ Result<void> MonitorLink::Impl::session(bool* connected) {
   auto est = measure(sock.value());
   if (!est) return est.error();
   *connected = true;
-  adopt(reply.value(), est.value());
+  const bool gap_said = adopt(reply.value(), est.value());
   report_start(true, "");
 
   Message sub("subscribe");
@@ -194,7 +195,7 @@ Result<void> MonitorLink::Impl::session(bool* connected) {
   auto subscribed = expect(sock.value(), "subscribed");
   if (!subscribed) return subscribed.error();
   auto oldest = subscribed.value().get_int("oldest_ts_us").value_or(0);
-  if (last_tick_ts_us && oldest > *last_tick_ts_us + remote_interval_us.load()) {
+  if (!gap_said && last_tick_ts_us && oldest > *last_tick_ts_us + remote_interval_us.load()) {
     push({LinkItem::Kind::gap,
           {},
           est.value(),
@@ -207,7 +208,7 @@ Result<void> MonitorLink::Impl::session(bool* connected) {
 
 // Starts a new session row when kvmon is new or restarted (saying what is missing), else
 // records the fresh clock estimate.
-void MonitorLink::Impl::adopt(const Message& hello, const ClockEstimate& est) {
+bool MonitorLink::Impl::adopt(const Message& hello, const ClockEstimate& est) {
   std::pair<int64_t, int64_t> id{hello.get_int("pid").value_or(0),
                                  hello.get_int("started_ts_us").value_or(0)};
   {
@@ -215,8 +216,12 @@ void MonitorLink::Impl::adopt(const Message& hello, const ClockEstimate& est) {
     clock = est;
   }
   remote_interval_us = hello.get_int("interval_us").value_or(0);
-  if (remote_id == id) return push({LinkItem::Kind::clock, {}, est, {}, 0});
-  if (remote_id && last_tick_ts_us) {
+  if (remote_id == id) {
+    push({LinkItem::Kind::clock, {}, est, {}, 0});
+    return false;
+  }
+  const bool restarted = remote_id && last_tick_ts_us;
+  if (restarted) {
     int64_t oldest = hello.get_int("oldest_ts_us").value_or(0);
     std::string text = "kvmon on " + remote_host + " restarted (pid " +
                        std::to_string(remote_id->first) + ", now pid " + std::to_string(id.first) +
@@ -231,6 +236,7 @@ void MonitorLink::Impl::adopt(const Message& hello, const ClockEstimate& est) {
   remote_host = hello.get_text("host");
   instances.clear();
   push({LinkItem::Kind::session, hello, est, {}, 0});
+  return restarted;
 }
 
 Result<void> MonitorLink::Impl::stream(LinkSocket& sock) {

@@ -230,6 +230,9 @@ TEST(MonitorLink, KvmonRestartIsANewSessionAndAGapEvent) {
                       "SELECT COUNT(*) FROM events WHERE kind = 'monitor_gap' "
                       "AND source = 'kvdrive' AND message LIKE '%restarted%'"),
             1);
+  // One gap, one event: the new kvmon's history not reaching back is the same gap (it was
+  // recorded a second time).
+  EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM events WHERE kind = 'monitor_gap'"), 1);
   EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM monitor_sessions WHERE status = 'interrupted'"), 1);
   EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM monitor_sessions WHERE status = 'completed'"), 1);
   // The new session has its own instance row for the same redis-server.
