@@ -286,6 +286,10 @@ PhaseResult run_phase(const PhasePlan& plan, const WorkloadSpec& w,
       spin_seen[i] = total;
       report.spin_us += static_cast<int64_t>(spin_delta[i] / 1000);
     }
+    for (const auto& s : slots)
+      for (std::string& note : s->take_notes())
+        if (std::find(report.notes.begin(), report.notes.end(), note) == report.notes.end())
+          report.notes.push_back(std::move(note));
     if (redirects) {
       uint64_t moved = 0, asked = 0;
       for (const auto& s : slots) {

@@ -65,6 +65,12 @@ void PhaseSeconds::operator()(const SecondReport& sec) {
   if (monitored.empty()) monitored = local_store_memory(*at_.db, *at_.stats);
   done_ += sec.ops();
   note_client_stall(sec);
+  for (const std::string& note : sec.notes) {  // each once per phase, however many workers saw it
+    if (!said_notes_.insert(note).second) continue;
+    progress_.finish();
+    log_info() << at_.label << ": " << note;
+    writer_.event(at_.run_id, "cluster_topology", at_.label + ": " + note);
+  }
   if (sec.busiest_thread_cpu > 0.9 && !warned_cpu_) {
     warned_cpu_ = true;
     std::string msg = "a worker thread used " + fmt_int(sec.busiest_thread_cpu * 100) +

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <set>
 #include <string>
 
 #include "kvbench/sqlite.hpp"
@@ -55,6 +56,7 @@ class PhaseSeconds {
   uint64_t done_ = 0;
   bool warned_cpu_ = false;
   bool warned_stall_ = false;
+  std::set<std::string> said_notes_;  // the workers' notes already recorded as events
 };
 
 }  // namespace kv::drive

@@ -7,6 +7,9 @@
 #include <atomic>
 #include <cstdint>
 #include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "kvbench/histogram.hpp"
 #include "store/op_status.hpp"
@@ -181,6 +184,16 @@ class StatsSlot {
     std::lock_guard<std::mutex> lock(mu_);
     (*active_)[op].dropped += n;
   }
+  // A change in what the worker talks to (a Redis Cluster node lost, the slot map changed), for
+  // the collector to record as an event. Rare: a lock and a string.
+  void add_note(std::string note) {
+    std::lock_guard<std::mutex> lock(mu_);
+    notes_.push_back(std::move(note));
+  }
+  std::vector<std::string> take_notes() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return std::exchange(notes_, {});
+  }
   // Collector only: swaps buffers and merges what the worker recorded since the last call into
   // `into`.
   void drain_into(IntervalStats& into);
@@ -192,6 +205,7 @@ class StatsSlot {
   bool rate_mode_;
   std::atomic<uint64_t> spin_ns_{0};
   std::atomic<uint64_t> moved_{0}, asked_{0};
+  std::vector<std::string> notes_;
 };
 
 }  // namespace kv::drive

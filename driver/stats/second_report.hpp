@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -81,6 +82,8 @@ struct SecondReport {
   // Redis Cluster redirects followed in the interval (StatsSlot::add_redirect); nullopt when
   // the target is not a cluster.
   std::optional<int64_t> moved, asked;
+  // What the workers noted in the interval (StatsSlot::add_note), each once: recorded as events.
+  std::vector<std::string> notes;
 
   const OpSecond& operator[](OpType op) const { return by_op[static_cast<size_t>(op)]; }
   uint64_t ops() const { return by_op[0].ops + by_op[1].ops; }

@@ -101,6 +101,7 @@ class Worker {
   // A Redis Cluster: starts a CLUSTER SLOTS read when the router wants one (rate-limited) and
   // applies the one that is over.
   void refresh_slots(int64_t now);
+  void note_map_change(const std::array<int, st::kClusterSlots>& before);
 
   asio::steady_timer timer_;
   asio::executor_work_guard<asio::io_context::executor_type> guard_;

@@ -87,12 +87,64 @@ Link* Worker::add_link(EventClient& client, size_t server) {
 void Worker::refresh_slots(int64_t now) {
   if (refresh_.busy()) {
     auto done = refresh_.take();
-    if (done && done->ok()) router->replace(done->value());
+    if (done && done->ok()) {
+      std::array<int, st::kClusterSlots> before{};
+      for (int slot = 0; slot < st::kClusterSlots; ++slot)
+        before[static_cast<size_t>(slot)] = router->map().node_of_slot(slot);
+      router->replace(done->value());
+      note_map_change(before);
+    }
     return;  // a failed read: tried again after the interval (the router still wants one)
   }
   if (!router->refresh_due(now)) return;
   const auto& client = static_cast<const EventClient&>(*ctx.clients[0]);
   refresh_.start(router->nodes(), client.spec(), client.tls_context(), client.options().timeout_us);
+}
+
+// What a refresh changed, as runs of slots that went from one node to another: a failover's
+// promoted replica taking its master's slots, said once per phase (PhaseSeconds).
+void Worker::note_map_change(const std::array<int, st::kClusterSlots>& before) {
+  const auto& nodes = router->nodes();
+  const auto name = [&](int node) {
+    if (node < 0 || static_cast<size_t>(node) >= nodes.size()) return std::string("no node");
+    std::string text = nodes[static_cast<size_t>(node)].host;
+    text += ':';
+    text += std::to_string(nodes[static_cast<size_t>(node)].port);
+    return text;
+  };
+  std::string changes;
+  int runs = 0;
+  for (int slot = 0; slot < st::kClusterSlots;) {
+    const int from = before[static_cast<size_t>(slot)];
+    const int to = router->map().node_of_slot(slot);
+    int next = slot + 1;  // the first slot past the run
+    while (next < st::kClusterSlots && before[static_cast<size_t>(next)] == from &&
+           router->map().node_of_slot(next) == to)
+      ++next;
+    if (from != to && ++runs <= 8) {  // appended piece by piece (GCC 12 -O3 -Wrestrict)
+      if (!changes.empty()) changes += "; ";
+      changes += "slots ";
+      changes += std::to_string(slot);
+      if (next - 1 > slot) {
+        changes += '-';
+        changes += std::to_string(next - 1);
+      }
+      changes += " from ";
+      changes += name(from);
+      changes += " to ";
+      changes += name(to);
+    }
+    slot = next;
+  }
+  if (runs == 0) return;
+  if (runs > 8) {
+    changes += "; and ";
+    changes += std::to_string(runs - 8);
+    changes += " more ranges";
+  }
+  std::string note = "the cluster's slot map changed: ";
+  note += changes;
+  ctx.slot.add_note(std::move(note));
 }
 
 void Worker::run() {

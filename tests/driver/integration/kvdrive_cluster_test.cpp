@@ -178,6 +178,17 @@ TEST(ClusterFailover, APromotedReplicaGetsItsMastersSlotsWithinSeconds) {
   const int64_t failed = query_int(db, "SELECT SUM(errors + timeouts) FROM driver_seconds");
   EXPECT_GT(failed, 0);
   EXPECT_LT(failed, answered / 2) << log;
+  // The failover as events: the node lost, and its slots going to the promoted replica.
+  const std::string topology = "SELECT COUNT(*) FROM events WHERE kind = 'cluster_topology' AND ";
+  EXPECT_GE(query_int(db, topology + "message LIKE '%node 127.0.0.1:" + std::to_string(victim) +
+                              " lost%'"),
+            1)
+      << log;
+  EXPECT_GE(query_int(db, topology + "message LIKE '%slot map changed%from 127.0.0.1:" +
+                              std::to_string(victim) + " to 127.0.0.1:" + std::to_string(promoted) +
+                              "%'"),
+            1)
+      << log;
 }
 
 }  // namespace
