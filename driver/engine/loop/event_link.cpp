@@ -20,6 +20,11 @@ namespace kv::drive::loop {
 namespace {
 
 constexpr int64_t kFirstBackoffNs = 50'000'000;  // the first reconnect wait, doubling
+
+// The wait after one more failed connect: the first, or twice the last, up to `max_ns`.
+int64_t next_backoff(int64_t last_ns, int64_t max_ns) {
+  return last_ns == 0 ? kFirstBackoffNs : std::min(last_ns * 2, max_ns);
+}
 // A link's read buffer: small while replies are (an idle connection costs little), doubled up
 // to the largest whenever a read fills it.
 constexpr size_t kFirstReadBytes = 2048;
@@ -688,13 +693,13 @@ void Link::connect_failed(int64_t now) {
   close_socket();
   state_ = State::down;
   const int64_t max_ns = client_.options().reconnect_backoff_max_us * 1000;
-  backoff_ns_ = backoff_ns_ == 0 ? kFirstBackoffNs : std::min(backoff_ns_ * 2, max_ns);
+  backoff_ns_ = next_backoff(backoff_ns_, max_ns);
   retry_at_ = now + backoff_ns_;
   if (w_.router) w_.router->want_refresh();  // a failed-over master's address is dead
   if (in_pool()) {  // the server, not only this socket, backs off: for every link of the worker
     Worker::PoolServer& s = w_.pool_server(server_);
     s.probing = false;
-    s.backoff_ns = s.backoff_ns == 0 ? kFirstBackoffNs : std::min(s.backoff_ns * 2, max_ns);
+    s.backoff_ns = next_backoff(s.backoff_ns, max_ns);
     s.retry_at = now + s.backoff_ns;
   }
   parking_.swap(parked_);
