@@ -16,6 +16,7 @@
 #include <iostream>
 #include <limits>
 #include <thread>
+#include <utility>
 
 #include "kvbench/clock.hpp"
 #include "kvbench/protocol.hpp"
@@ -367,6 +368,22 @@ TEST(KvdriveMonitor, APeerAnnouncingThousandsOfProcessesIsDroppedAndTheRunEndsOn
   expect_bounded_and_dropped(FakeKvmon::Mode::instances, "1000 new instances a tick");
 }
 
+// A mixed phase of `duration` against `redis` with `fake` as its --monitor (and `more`), into
+// dir/r.db: kvdrive's exit code and what it printed.
+std::pair<int, std::string> run_beside(const FakeKvmon& fake, const StoreServer& redis,
+                                       const TempDir& dir, const std::string& duration,
+                                       const std::vector<std::string>& more = {}) {
+  std::vector<std::string> args = {
+      kKvdrive,    "run",       "--db",       dir.file("r.db"),
+      "--target",  redis.uri(), "--keys",     "1000",
+      "--phases",  "mixed",     "--duration", duration,
+      "--threads", "1",         "--monitor",  "127.0.0.1:" + std::to_string(fake.port())};
+  args.insert(args.end(), more.begin(), more.end());
+  Process kvdrive(args, dir.file("kvdrive.log"));
+  const int code = kvdrive.wait(60'000);
+  return {code, slurp(dir.file("kvdrive.log"))};
+}
+
 // A peer whose clock or sample times are impossible (INT64_MIN as its time, a sample at
 // INT64_MAX): refused, never stored (the offset overflowed and rows were written at ts about
 // -9.2e18), and the run goes on without it.
@@ -376,12 +393,7 @@ TEST(KvdriveMonitor, APeerWithImpossibleTimesIsRefusedAndNothingOfItIsStored) {
   for (auto mode : {FakeKvmon::Mode::bad_clock, FakeKvmon::Mode::bad_row_time}) {
     TempDir dir;
     FakeKvmon fake(mode);
-    Process kvdrive({kKvdrive, "run", "--db", dir.file("r.db"), "--target", redis.uri(), "--keys",
-                     "1000", "--phases", "mixed", "--duration", "2s", "--threads", "1", "--monitor",
-                     "127.0.0.1:" + std::to_string(fake.port()), "--monitor-optional"},
-                    dir.file("kvdrive.log"));
-    const int code = kvdrive.wait(60'000);
-    const std::string out = slurp(dir.file("kvdrive.log"));
+    const auto [code, out] = run_beside(fake, redis, dir, "2s", {"--monitor-optional"});
     ASSERT_EQ(code, 0) << out;
     EXPECT_NE(out.find("impossible"), std::string::npos) << out;
     auto db = kv::open_results_db(dir.file("r.db"));
@@ -404,12 +416,7 @@ TEST(KvdriveMonitor, ABrokenPeerBacksOffAndAnEventFloodIsDropped) {
   for (auto mode : {FakeKvmon::Mode::endless_line, FakeKvmon::Mode::big_events}) {
     TempDir dir;
     FakeKvmon fake(mode);
-    Process kvdrive({kKvdrive, "run", "--db", dir.file("r.db"), "--target", redis.uri(), "--keys",
-                     "1000", "--phases", "mixed", "--duration", "4s", "--threads", "1", "--monitor",
-                     "127.0.0.1:" + std::to_string(fake.port())},
-                    dir.file("kvdrive.log"));
-    const int code = kvdrive.wait(60'000);
-    const std::string out = slurp(dir.file("kvdrive.log"));
+    const auto [code, out] = run_beside(fake, redis, dir, "4s");
     ASSERT_EQ(code, 0) << out;
     auto db = kv::open_results_db(dir.file("r.db"));
     if (mode == FakeKvmon::Mode::endless_line) {
