@@ -5,6 +5,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <array>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -13,8 +14,10 @@
 #include <mutex>
 #include <optional>
 #include <span>
+#include <string>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "engine/loop/event_worker.hpp"
 #include "engine/second_cutter.hpp"
@@ -193,6 +196,11 @@ PhaseResult run_phase(const PhasePlan& plan, const WorkloadSpec& w,
   const size_t n = clients.size() / conns;  // workers
   std::vector<std::unique_ptr<StatsSlot>> slots;
   for (size_t i = 0; i < n; ++i) slots.push_back(std::make_unique<StatsSlot>(plan.rate > 0));
+  // A memcached pool's servers, each counted apart (pool_server_seconds).
+  const std::vector<std::string> pool =
+      clients.empty() ? std::vector<std::string>{} : clients.front()->pool_servers();
+  for (auto& s : slots) s->set_pool_servers(pool.size());
+  std::vector<std::array<uint64_t, kPoolCounts>> pool_seen(pool.size());
   Shared shared;
   shared.running = static_cast<int>(n);
   std::atomic<bool> abort{false};
@@ -270,6 +278,7 @@ PhaseResult run_phase(const PhasePlan& plan, const WorkloadSpec& w,
       empty.by_op[0] = summarize(OpStats(), sends_sets);
       empty.by_op[1] = summarize(OpStats(), sends_gets);
       empty.clock_offset_us = f.clock_offset_us;
+      for (const std::string& server : pool) empty.pool.push_back({server, {}});
       sink.push(std::move(empty));
     }
     SecondReport report;
@@ -298,6 +307,15 @@ PhaseResult run_phase(const PhasePlan& plan, const WorkloadSpec& w,
       }
       report.moved = static_cast<int64_t>(moved - std::exchange(moved_seen, moved));
       report.asked = static_cast<int64_t>(asked - std::exchange(asked_seen, asked));
+    }
+    for (size_t i = 0; i < pool.size(); ++i) {
+      SecondReport::PoolSecond& row = report.pool.emplace_back();
+      row.server = pool[i];
+      for (size_t c = 0; c < kPoolCounts; ++c) {
+        uint64_t total = 0;
+        for (const auto& s : slots) total += s->pool_total(i, static_cast<PoolCount>(c));
+        row.n[c] = static_cast<int64_t>(total - std::exchange(pool_seen[i][c], total));
+      }
     }
     cpu.sample(threads, static_cast<double>(report.interval_us) / 1e6, spin_delta,
                &report.cpu_user_s, &report.cpu_system_s, &report.busiest_thread_cpu);

@@ -85,6 +85,7 @@ const std::vector<TableSpec>& specs() {
        {{"run_id", kRun}, {"target_id", kTarget}}},
       {"driver_seconds", Owner::run, kPhasesOfRun, nullptr, kIdKinds, {{"phase_id", kPhase}}},
       {"client_seconds", Owner::run, kPhasesOfRun, nullptr, kIdKinds, {{"phase_id", kPhase}}},
+      {"pool_server_seconds", Owner::run, kPhasesOfRun, nullptr, kIdKinds, {{"phase_id", kPhase}}},
       {"latency_buckets", Owner::run, kPhasesOfRun, nullptr, kIdKinds, {{"phase_id", kPhase}}},
       {"latency_range", Owner::run, kPhasesOfRun, nullptr, kIdKinds, {{"phase_id", kPhase}}},
       {"latency_part_buckets", Owner::run, kPhasesOfRun, nullptr, kIdKinds, {{"phase_id", kPhase}}},

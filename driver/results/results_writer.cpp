@@ -277,6 +277,16 @@ void ResultsWriter::write_second(int64_t phase_id, const SecondReport& sec, bool
       .bind(10, sec.asked)
       .bind(11, sec.run_delay_us >= 0 ? std::optional<int64_t>(sec.run_delay_us) : std::nullopt)
       .run();
+  if (!sec.pool.empty()) {
+    auto row = db_.prepare(
+        "INSERT INTO pool_server_seconds(phase_id, ts_us, server, answered, failed, failed_fast, "
+        "probes, rehashed) VALUES (?,?,?,?,?,?,?,?)");
+    for (const SecondReport::PoolSecond& p : sec.pool) {
+      row.bind(1, phase_id).bind(2, sec.ts_us).bind(3, p.server);
+      for (size_t c = 0; c < kPoolCounts; ++c) row.bind(static_cast<int>(4 + c), p.n[c]);
+      row.run();
+    }
+  }
   tx.commit();
 }
 

@@ -69,7 +69,8 @@ void PhaseSeconds::operator()(const SecondReport& sec) {
     if (!said_notes_.insert(note).second) continue;
     progress_.finish();
     log_info() << at_.label << ": " << note;
-    writer_.event(at_.run_id, "cluster_topology", at_.label + ": " + note);
+    const bool pool = note.rfind("memcached pool", 0) == 0;  // Worker::pool_server_lost
+    writer_.event(at_.run_id, pool ? "pool_topology" : "cluster_topology", at_.label + ": " + note);
   }
   if (sec.busiest_thread_cpu > 0.9 && !warned_cpu_) {
     warned_cpu_ = true;

@@ -75,6 +75,12 @@ void IntervalStats::reset() noexcept {
   for (auto& s : by_op) s.reset();
 }
 
+void StatsSlot::set_pool_servers(size_t servers) {
+  pool_ = std::make_unique<std::atomic<uint64_t>[]>(servers * kPoolCounts);
+  for (size_t i = 0; i < servers * kPoolCounts; ++i) pool_[i].store(0, std::memory_order_relaxed);
+  pool_servers_ = servers;
+}
+
 void StatsSlot::drain_into(IntervalStats& into) {
   IntervalStats* retired = nullptr;
   {

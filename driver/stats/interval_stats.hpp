@@ -5,7 +5,9 @@
 
 #include <array>
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <utility>
@@ -161,6 +163,11 @@ struct IntervalStats {
   void reset() noexcept;
 };
 
+// What became of a request a memcached pool's server got (schema: pool_server_seconds), and the
+// probe connects that looked for a server backing off.
+enum class PoolCount : uint8_t { answered = 0, failed, failed_fast, probes, rehashed };
+constexpr size_t kPoolCounts = 5;
+
 // One worker's stats: the worker records into the active buffer; the collector swaps buffers
 // and reads the retired one.
 class StatsSlot {
@@ -179,6 +186,17 @@ class StatsSlot {
   void add_redirect(bool ask) { (ask ? asked_ : moved_).fetch_add(1, std::memory_order_relaxed); }
   uint64_t moved_total() const { return moved_.load(std::memory_order_relaxed); }
   uint64_t asked_total() const { return asked_.load(std::memory_order_relaxed); }
+  // A memcached pool of `servers` servers: running totals per server and PoolCount, read per
+  // worker for the per-second rows, as the redirects. Called before the worker starts.
+  void set_pool_servers(size_t servers);
+  size_t pool_servers() const { return pool_servers_; }
+  void add_pool(size_t server, PoolCount c) {
+    if (server < pool_servers_)
+      pool_[server * kPoolCounts + static_cast<size_t>(c)].fetch_add(1, std::memory_order_relaxed);
+  }
+  uint64_t pool_total(size_t server, PoolCount c) const {
+    return pool_[server * kPoolCounts + static_cast<size_t>(c)].load(std::memory_order_relaxed);
+  }
   // Rate mode: n requests of `op` due before the phase's end that never left (dropped).
   void add_dropped(OpType op, uint64_t n) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -205,6 +223,8 @@ class StatsSlot {
   bool rate_mode_;
   std::atomic<uint64_t> spin_ns_{0};
   std::atomic<uint64_t> moved_{0}, asked_{0};
+  std::unique_ptr<std::atomic<uint64_t>[]> pool_;
+  size_t pool_servers_ = 0;
   std::vector<std::string> notes_;
 };
 

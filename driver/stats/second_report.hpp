@@ -82,6 +82,13 @@ struct SecondReport {
   // Redis Cluster redirects followed in the interval (StatsSlot::add_redirect); nullopt when
   // the target is not a cluster.
   std::optional<int64_t> moved, asked;
+  // A memcached pool: each server (HOST:PORT) and what became of the requests it got in the
+  // interval, indexed by PoolCount (StatsSlot::add_pool); empty for any other target.
+  struct PoolSecond {
+    std::string server;
+    std::array<int64_t, kPoolCounts> n{};
+  };
+  std::vector<PoolSecond> pool;
   // What the workers noted in the interval (StatsSlot::add_note), each once: recorded as events.
   std::vector<std::string> notes;
 

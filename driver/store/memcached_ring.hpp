@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <memory>
 #include <string_view>
+#include <vector>
 
 #include "store/target_uri.hpp"
 
@@ -17,6 +18,11 @@ class MemcachedRing {
  public:
   // Throws std::runtime_error if libmemcached refuses a server of spec.
   explicit MemcachedRing(const TargetSpec& spec);
+  // The ring of spec's servers less those `left_out` marks (at least one must stay): where
+  // libmemcached's auto-eject sends keys while those servers are ejected, since its continuum
+  // is then made of the other servers' points alone. server_for still answers indexes into
+  // spec.servers.
+  MemcachedRing(const TargetSpec& spec, const std::vector<bool>& left_out);
   ~MemcachedRing();
   MemcachedRing(const MemcachedRing&) = delete;
   MemcachedRing& operator=(const MemcachedRing&) = delete;

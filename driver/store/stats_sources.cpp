@@ -40,11 +40,6 @@
 namespace kv::drive {
 namespace {
 
-std::string host_port(const HostPort& s) {
-  bool v6 = s.host.find(':') != std::string::npos;
-  return (v6 ? "[" + s.host + "]" : s.host) + ":" + std::to_string(s.port);
-}
-
 timeval to_timeval(int64_t us) {
   us = std::max<int64_t>(us, 1000);
   return timeval{static_cast<time_t>(us / 1'000'000), static_cast<suseconds_t>(us % 1'000'000)};

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "kvbench/result.hpp"
 #include "store/target_uri.hpp"
@@ -26,6 +27,9 @@ class StoreClient {
   virtual std::string server_version() = 0;
   // Follows Redis Cluster redirects (and counts them, StatsSlot::add_redirect).
   virtual bool follows_redirects() const { return false; }
+  // A memcached pool: its servers as HOST:PORT, in the URI's order (the per-server counts,
+  // StatsSlot::add_pool); empty for any other target.
+  virtual std::vector<std::string> pool_servers() const { return {}; }
 
   // Requests given up at an interrupt after (part of) them had been sent: the store may have
   // counted them although kvdrive did not. Read once the worker has stopped.

@@ -32,6 +32,14 @@ HostPort parse_host_port(std::string_view uri, std::string_view hp, int default_
 
 }  // namespace
 
+std::string host_port(const HostPort& s) {
+  const bool v6 = s.host.find(':') != std::string::npos;
+  std::string out = v6 ? "[" + s.host + "]" : s.host;
+  out += ':';
+  out += std::to_string(s.port);
+  return out;
+}
+
 const char* protocol_name(Protocol p) { return p == Protocol::redis ? "redis" : "memcached"; }
 
 TargetSpec parse_target_uri(std::string_view uri) {
@@ -109,6 +117,8 @@ TargetSpec parse_target_uri(std::string_view uri) {
       t.tcp_nodelay = val == "1";
     else if (key == "writes" && (val == "one" || val == "split"))
       t.split_writes = val == "split";
+    else if (key == "on-failure" && (val == "keep" || val == "eject"))
+      t.eject_on_failure = val == "eject";
     else if (key == "tls" && (val == "0" || val == "1"))
       t.tls.enabled = val == "1" || scheme.substr(0, 6) == "rediss";
     else if (key == "verify" && (val == "0" || val == "1"))
@@ -119,14 +129,16 @@ TargetSpec parse_target_uri(std::string_view uri) {
        : key == "key"  ? t.tls.key_file
                        : t.tls.server_name) = std::string(val);
     else
-      bad(uri,
-          "unknown option '" + std::string(kv) +
-              "' (expected protocol=binary|text for memcached, nodelay=0|1, "
-              "writes=one|split, tls=0|1, ca=FILE, cert=FILE, key=FILE, sni=NAME, verify=0|1)");
+      bad(uri, "unknown option '" + std::string(kv) +
+                   "' (expected protocol=binary|text for memcached, nodelay=0|1, "
+                   "writes=one|split, on-failure=keep|eject for a memcached pool, tls=0|1, "
+                   "ca=FILE, cert=FILE, key=FILE, sni=NAME, verify=0|1)");
     if (amp == std::string_view::npos) break;
     query = query.substr(amp + 1);
   }
 
+  if (t.eject_on_failure && (t.protocol != Protocol::memcached || t.servers.size() < 2))
+    bad(uri, "on-failure=eject is for a memcached pool of several servers");
   const TlsOptions& tls = t.tls;
   if (!tls.enabled && (!tls.ca_file.empty() || !tls.cert_file.empty() || !tls.key_file.empty() ||
                        !tls.server_name.empty() || !tls.verify))

@@ -43,7 +43,11 @@ struct TargetSpec {
   bool split_writes = false;
   TlsOptions tls;
   bool cluster = false;  // redis+cluster://: the server is a seed; keys go by slot
-  std::string display;   // the URI without its password, as stored and printed
+  // A memcached pool, ?on-failure=eject: a server whose connect failed leaves the ring and its
+  // keys go to the next servers on it until a probe finds it again (libmemcached's auto-eject);
+  // the default keeps each key on its server and fails its requests at once meanwhile.
+  bool eject_on_failure = false;
+  std::string display;  // the URI without its password, as stored and printed
 };
 
 // The port of a server given without one (redis://localhost, memcached://cache1).
@@ -53,6 +57,8 @@ inline constexpr int kDefaultMemcachedPort = 11211;
 // Throws UsageError naming the URI and what is wrong with it. Host and port follow
 // proto::split_host_port's rules, the port defaulting to the protocol's own.
 TargetSpec parse_target_uri(std::string_view uri);
+// "host:port", "[::1]:port": a server as store_stats prefixes and pool_server_seconds name it.
+std::string host_port(const HostPort& s);
 const char* protocol_name(Protocol p);
 
 // One command-line argument with the password of every redis:// URI in it replaced by ***, the

@@ -32,6 +32,17 @@ LibmemcachedClient::LibmemcachedClient(const std::vector<std::pair<std::string, 
 
 LibmemcachedClient::~LibmemcachedClient() = default;
 
+void LibmemcachedClient::auto_eject() {
+  memcached_behavior_set(impl_->mc, MEMCACHED_BEHAVIOR_AUTO_EJECT_HOSTS, 1);
+  memcached_behavior_set(impl_->mc, MEMCACHED_BEHAVIOR_SERVER_FAILURE_LIMIT, 1);
+  memcached_behavior_set(impl_->mc, MEMCACHED_BEHAVIOR_RETRY_TIMEOUT, 60);
+}
+
+bool LibmemcachedClient::try_set(const std::string& key, const std::string& value) {
+  return memcached_set(impl_->mc, key.data(), key.size(), value.data(), value.size(), 0, 0) ==
+         MEMCACHED_SUCCESS;
+}
+
 void LibmemcachedClient::set(const std::string& key, const std::string& value) {
   memcached_return_t rc =
       memcached_set(impl_->mc, key.data(), key.size(), value.data(), value.size(), 0, 0);

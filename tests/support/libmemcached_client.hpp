@@ -20,7 +20,12 @@ class LibmemcachedClient {
   LibmemcachedClient(const LibmemcachedClient&) = delete;
   LibmemcachedClient& operator=(const LibmemcachedClient&) = delete;
 
+  // libmemcached's auto-eject: a server whose connect fails once leaves the ring for a minute
+  // (MEMCACHED_BEHAVIOR_AUTO_EJECT_HOSTS, SERVER_FAILURE_LIMIT 1, RETRY_TIMEOUT 60).
+  void auto_eject();
   void set(const std::string& key, const std::string& value);
+  // A set that may fail (a dead server): whether it was stored.
+  bool try_set(const std::string& key, const std::string& value);
   // The value, or nullopt on a miss.
   std::optional<std::string> get(const std::string& key);
   // Which server (index into the constructor's list) libmemcached sends `key` to.

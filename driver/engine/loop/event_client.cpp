@@ -274,6 +274,13 @@ void EventClient::give_fd(size_t i, int fd) {
 
 std::unique_ptr<st::TlsSession> EventClient::take_tls(size_t i) { return std::move(tls_[i]); }
 
+std::vector<std::string> EventClient::pool_servers() const {
+  std::vector<std::string> out;
+  if (!is_pool()) return out;
+  for (const HostPort& s : spec_.servers) out.push_back(host_port(s));
+  return out;
+}
+
 size_t EventClient::server_for(std::string_view key) const {
   if (ring_) return ring_->server_for(key);
   if (slots_) return static_cast<size_t>(std::max(0, slots_->node_of_key(key)));

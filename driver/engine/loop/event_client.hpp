@@ -48,6 +48,11 @@ class EventClient final : public StoreClient {
   Result<void> connect() override;
   std::string server_version() override;
   bool follows_redirects() const override { return spec_.cluster; }
+  std::vector<std::string> pool_servers() const override;
+  // A memcached pool whose servers are counted apart (pool_servers() not empty).
+  bool is_pool() const noexcept {
+    return spec_.protocol == Protocol::memcached && spec_.servers.size() > 1;
+  }
 
   const TargetSpec& spec() const noexcept { return spec_; }
   const ClientOptions& options() const noexcept { return opts_; }

@@ -167,6 +167,7 @@ void Link::send(User* u, const Pending& p, std::string_view key, std::string_vie
     // A key the protocol cannot carry: refused before sending, as libmemcached refuses it.
     asio::post(w_.io, [u, p, this] {
       record_reply(w_.ctx, p, OpStatus::error, {}, steady_ns());
+      count(PoolCount::failed_fast);
       u->done(steady_ns());
     });
     return;
@@ -206,6 +207,8 @@ void Link::send_parked(const Parked& r) {
   if (r.p.is_set) value = w_.ctx.values.value_for(r.p.key, w.values.size_for(r.p.key));
   send(r.user, r.p, r.user->keys.format(r.p.key), value, r.redirects);
 }
+
+void Link::count(PoolCount c) { w_.ctx.slot.add_pool(server_, c); }
 
 bool Link::in_pool() const noexcept { return client_.servers() > 1 || w_.router != nullptr; }
 
@@ -559,6 +562,7 @@ bool Link::complete(st::Verdict v, std::string_view value, int64_t now, int64_t 
   if (w_.ctx.workload.wire_start_kernel && f.redirects == 0)
     ++(f.kernel_sent ? w_.kernel_sent : w_.call_sent);
   record_reply(w_.ctx, f.p, status_of(v), value, now, stamps);
+  count(PoolCount::answered);
   f.user->done(now, arrived);
   if (out_of_step) {
     fail(OpStatus::error, now);
@@ -610,6 +614,7 @@ void Link::fail(OpStatus status, int64_t now) {
       continue;
     }
     record_reply(w_.ctx, f.p, status, {}, now);
+    count(PoolCount::failed);
     f.user->done(now);
   }
 }
@@ -659,7 +664,11 @@ void Link::on_connected(const error_code& ec) {
   }
   state_ = State::up;
   backoff_ns_ = 0;
-  if (in_pool()) w_.pool_server(server_) = {};  // it answers: every link may connect again
+  if (in_pool()) {  // it answers: every link may connect again
+    const bool was_down = w_.pool_server(server_).backoff_ns != 0;
+    w_.pool_server(server_) = {};
+    if (was_down && client_.is_pool()) w_.pool_server_back(client_, server_);
+  }
   enable_tx_stamps();
   const size_t n = append_handshake(client_.spec(), out_);
   queued_bytes_ += out_.size();
@@ -698,13 +707,16 @@ void Link::connect_failed(int64_t now) {
   if (w_.router) w_.router->want_refresh();  // a failed-over master's address is dead
   if (in_pool()) {  // the server, not only this socket, backs off: for every link of the worker
     Worker::PoolServer& s = w_.pool_server(server_);
+    const bool was_up = s.backoff_ns == 0;
     s.probing = false;
     s.backoff_ns = next_backoff(s.backoff_ns, max_ns);
     s.retry_at = now + s.backoff_ns;
+    if (was_up && client_.is_pool()) w_.pool_server_lost(client_, server_);
   }
   parking_.swap(parked_);
   for (const Parked& r : parking_) {
     record_reply(w_.ctx, r.p, OpStatus::error, {}, now);
+    count(PoolCount::failed);
     r.user->done(now);
   }
   parking_.clear();

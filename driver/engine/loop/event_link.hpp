@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "engine/request_stream.hpp"
+#include "stats/interval_stats.hpp"
 #include "store/memcached_codec.hpp"
 #include "store/resp_codec.hpp"
 #include "store/tls_session.hpp"
@@ -88,6 +89,8 @@ class Link {
   void wait_for_connect(User* u) { waiting_.push_back(u); }
 
  private:
+  // A memcached pool: one of this server's requests (or probes) in pool_server_seconds.
+  void count(PoolCount c);
   void arm_read();
   void unwatch();                          // off the worker's ready list, if on it
   void on_readable(const error_code& ec);  // TLS

@@ -14,6 +14,7 @@
 #include <functional>
 #include <memory>
 #include <queue>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -24,6 +25,7 @@
 #include "engine/worker.hpp"
 #include "store/cluster.hpp"
 #include "store/cluster_topology.hpp"
+#include "store/memcached_ring.hpp"
 
 namespace kv::drive::loop {
 
@@ -68,12 +70,24 @@ class Worker {
     if (pool_.size() <= server) pool_.resize(server + 1);
     return pool_[server];
   }
+  // A memcached pool's server found dead (its first failed connect after it answered) or
+  // answering again. With ?on-failure=eject the first takes it off this worker's ring (its keys
+  // go to the next servers on it, as libmemcached's auto-eject) and the second puts it back;
+  // each is noted (an event).
+  void pool_server_lost(const EventClient& c, size_t server);
+  void pool_server_back(const EventClient& c, size_t server);
+  // ?on-failure=eject: whether `server` is off the ring, and where a key goes meanwhile (SIZE_MAX
+  // when every server is).
+  bool ejected(size_t server) const { return server < ejected_.size() && ejected_[server]; }
+  size_t live_server_for(std::string_view key) const;
   // A Redis Cluster target: this thread's slot map and redirects (a copy of the map CLUSTER
   // SLOTS gave when the clients were made); null for other targets.
   std::unique_ptr<st::ClusterRouter> router;
   // A socket of its own to `server` of `client` (a node a redirect or a refresh named).
   Link* add_link(EventClient& client, size_t server);
   std::vector<PoolServer> pool_;
+  std::vector<bool> ejected_;                 // ?on-failure=eject: by server
+  std::unique_ptr<MemcachedRing> live_ring_;  // the ring of the servers not ejected
 
   // The ready list: plain-TCP links are read through an epoll of the worker's own
   // (edge-triggered, every link registered once), and Asio waits on that one descriptor. A

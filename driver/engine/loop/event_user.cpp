@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <string_view>
 
 #include "engine/loop/event_client.hpp"
@@ -85,7 +86,7 @@ void User::refill(int64_t now) {
     if (p.is_set) value = ctx.values.value_for(p.key, w.values.size_for(p.key));
     p.bytes_out = key.size() + value.size();
     Link& l = worker.router ? *link_to_node(worker.router->node_for(key))
-                            : *links[client.server_for(key)];
+                            : *links[place(key, p.queued_ns)];
     if (l.state() != Link::State::up && l.in_pool()) {
       to_pool(l, p);
       continue;
@@ -134,12 +135,28 @@ void User::to_pool(Link& l, const Pending& p) {
     l.park(this, p, now);
     return;
   }
-  if (!s.probing && now >= s.retry_at && l.state() == Link::State::down) {
-    s.probing = true;  // the probe: no request waits on it
-    l.start_connect(now);
-  }
+  probe(l, now);
   record_reply(worker.ctx, p, OpStatus::error, {}, now);
+  worker.ctx.slot.add_pool(l.server(), PoolCount::failed_fast);
   if (inflight == 0 && !any_link_up()) pause_until = now + kFailPauseNs;  // no live member
+}
+
+void User::probe(Link& l, int64_t now) {
+  Worker::PoolServer& s = worker.pool_server(l.server());
+  if (s.probing || now < s.retry_at || l.state() != Link::State::down) return;
+  s.probing = true;  // the probe: no request waits on it
+  worker.ctx.slot.add_pool(l.server(), PoolCount::probes);
+  l.start_connect(now);
+}
+
+size_t User::place(std::string_view key, int64_t now) {
+  const size_t home = client.server_for(key);
+  if (!worker.ejected(home)) return home;
+  probe(*links[home], now);  // nothing is sent to it: the probes alone look for it
+  const size_t to = worker.live_server_for(key);
+  if (to == SIZE_MAX) return home;  // every server is ejected: its requests fail at once
+  worker.ctx.slot.add_pool(to, PoolCount::rehashed);
+  return to;
 }
 
 bool User::any_link_up() const {

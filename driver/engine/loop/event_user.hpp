@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "engine/request_stream.hpp"
@@ -50,6 +51,12 @@ struct User {
   // once, without I/O, and a due probe connect starts. Only when none of its links is up does
   // the user pause (kFailPauseNs), so the live members keep their pace.
   void to_pool(Link& l, const Pending& p);
+  // Starts a probe connect to l's server when one is due (its backoff step is over and no
+  // probe is under way).
+  void probe(Link& l, int64_t now);
+  // The server a key goes to: its own, or with ?on-failure=eject and its own ejected, the next
+  // live one on the ring (a probe of its own starting when due).
+  size_t place(std::string_view key, int64_t now);
   bool any_link_up() const;
   // Its held request (picked while its connection was connecting) leaves now, or fails.
   void send_held(int64_t now);

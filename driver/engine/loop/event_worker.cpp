@@ -4,7 +4,10 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdint>
+#include <string>
 
 #include "engine/loop/event_client.hpp"
 #include "engine/loop/event_loop.hpp"
@@ -76,6 +79,37 @@ void Worker::arm(int64_t at) {
     armed_ = false;
     if (ctx.plan.rate > 0) margin_.observe(steady_ns() - armed_at_);
   });
+}
+
+void Worker::pool_server_lost(const EventClient& c, size_t server) {
+  std::string note = "memcached pool server " + host_port(c.spec().servers[server]);
+  if (!c.spec().eject_on_failure) {
+    ctx.slot.add_note(note + " down: its keys' requests fail at once while it backs off");
+    return;
+  }
+  if (ejected_.size() < c.servers()) ejected_.resize(c.servers(), false);
+  ejected_[server] = true;
+  live_ring_.reset();
+  if (std::find(ejected_.begin(), ejected_.end(), false) != ejected_.end())
+    live_ring_ = std::make_unique<MemcachedRing>(c.spec(), ejected_);
+  ctx.slot.add_note(note + " ejected: its keys go to the next servers on the ring");
+}
+
+void Worker::pool_server_back(const EventClient& c, size_t server) {
+  std::string note = "memcached pool server " + host_port(c.spec().servers[server]);
+  if (!ejected(server)) {
+    ctx.slot.add_note(note + " answers again");
+    return;
+  }
+  ejected_[server] = false;
+  live_ring_.reset();
+  if (std::find(ejected_.begin(), ejected_.end(), true) != ejected_.end())
+    live_ring_ = std::make_unique<MemcachedRing>(c.spec(), ejected_);
+  ctx.slot.add_note(note + " back on the ring: its keys go to it again");
+}
+
+size_t Worker::live_server_for(std::string_view key) const {
+  return live_ring_ ? live_ring_->server_for(key) : SIZE_MAX;
 }
 
 Link* Worker::add_link(EventClient& client, size_t server) {

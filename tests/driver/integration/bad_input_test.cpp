@@ -334,6 +334,12 @@ TEST_F(KvdriveBadInput, TargetUris) {
       {"memcached://127.0.0.1:11211?writes=2", "unknown option 'writes=2'"},
       {"memcached://127.0.0.1:11211?writes=", "unknown option 'writes='"},
       {"rediss://127.0.0.1:6379?writes=split", "writes=split is for plain TCP, not TLS"},
+      {"memcached://127.0.0.1:11211?on-failure=eject",
+       "on-failure=eject is for a memcached pool of several servers"},
+      {"redis://127.0.0.1:6379?on-failure=eject",
+       "on-failure=eject is for a memcached pool of several servers"},
+      {"memcached://127.0.0.1:1,127.0.0.1:2?on-failure=rehash",
+       "unknown option 'on-failure=rehash'"},
   };
   std::vector<Case> cases;
   for (const auto& [uri, expect] : uris)

@@ -6,12 +6,16 @@
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 
+#include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "fake_store.hpp"
 #include "kvdrive_test_util.hpp"
 #include "libmemcached_client.hpp"
+#include "store/memcached_ring.hpp"
+#include "store/target_uri.hpp"
 
 namespace {
 using namespace kv::test;
@@ -134,6 +138,51 @@ TEST(EventEngine, APoolPlacesKeysAsLibmemcachedDoes) {
   // server's (kKeys misses) and the engine's 4000 hits: nothing else.
   EXPECT_EQ(memcached_stat(a, "get_hits") + memcached_stat(b, "get_hits"), 2 * kKeys + 4000);
   EXPECT_EQ(memcached_stat(a, "get_misses") + memcached_stat(b, "get_misses"), kKeys);
+}
+
+// ?on-failure=eject's ring: with a server left out, every key goes where libmemcached's own
+// auto-eject sends it once that server's connect failed (the reference a cache client follows).
+TEST(EventEngine, AnEjectedServersKeysGoWhereLibmemcachedsAutoEjectSendsThem) {
+  StoreServer a(StoreServer::Kind::memcached), c(StoreServer::Kind::memcached);
+  KV_START_OR_SKIP(a);
+  KV_START_OR_SKIP(c);
+  const int dead = free_port();  // nothing listens: connects are refused
+  LibmemcachedClient mc({{"127.0.0.1", a.port()}, {"127.0.0.1", dead}, {"127.0.0.1", c.port()}});
+  mc.auto_eject();
+  const kv::drive::TargetSpec spec = kv::drive::parse_target_uri(
+      "memcached://127.0.0.1:" + std::to_string(a.port()) + ",127.0.0.1:" + std::to_string(dead) +
+      ",127.0.0.1:" + std::to_string(c.port()));
+  const kv::drive::MemcachedRing whole(spec), ejected(spec, {false, true, false});
+  const int kKeys = 3000;
+  int on_dead = 0;
+  for (int i = 0; i < kKeys; ++i) {  // before: the same ring
+    const std::string key = "kv:" + std::to_string(i);
+    ASSERT_EQ(whole.server_for(key), mc.server_for(key)) << key;
+    if (mc.server_for(key) == 1) ++on_dead;
+  }
+  ASSERT_GT(on_dead, kKeys / 5);
+  // A set to the dead server fails and marks it; libmemcached rebuilds its ring without it once
+  // the clock's second has turned (its next_distribution_rebuild), at a later call.
+  std::string dead_key;
+  for (int i = 0; dead_key.empty(); ++i)
+    if (mc.server_for("kv:" + std::to_string(i)) == 1) dead_key = "kv:" + std::to_string(i);
+  for (int tries = 0; tries < 40 && mc.server_for(dead_key) == 1; ++tries) {
+    EXPECT_FALSE(mc.try_set(dead_key, "v"));
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_NE(mc.server_for(dead_key), 1u) << "libmemcached never ejected the dead server";
+  int moved = 0;
+  for (int i = 0; i < kKeys; ++i) {
+    const std::string key = "kv:" + std::to_string(i);
+    ASSERT_NE(mc.server_for(key), 1u) << key;
+    EXPECT_EQ(ejected.server_for(key), mc.server_for(key)) << key;
+    if (whole.server_for(key) != ejected.server_for(key)) ++moved;
+    // Only the dead server's keys moved: the others stay where they were.
+    if (whole.server_for(key) != 1) {
+      EXPECT_EQ(ejected.server_for(key), whole.server_for(key));
+    }
+  }
+  EXPECT_EQ(moved, on_dead);
 }
 
 TEST(EventEngine, OneThreadDrivesAThousandConnections) {

@@ -255,6 +255,29 @@ std::vector<std::pair<int64_t, int64_t>> seconds_of(kv::Database& db, const std:
   return out;
 }
 
+// SUM(column) of pool_server_seconds where server = `server` (a quoted name, or `server` for all).
+int64_t pool_sum(kv::Database& db, const std::string& column, const std::string& server) {
+  return query_int(db, "SELECT COALESCE(SUM(" + column +
+                           "), 0) FROM pool_server_seconds WHERE server = " + server);
+}
+
+// Every request of each phase counted once over the pool's servers, and the live servers'
+// answers equal to their own cmd_get + cmd_set.
+void expect_pool_counts(kv::Database& db, std::initializer_list<StoreServer*> live) {
+  EXPECT_EQ(query_int(db,
+                      "SELECT COUNT(*) FROM phases p WHERE (SELECT SUM(ops) FROM "
+                      "driver_seconds d WHERE d.phase_id = p.phase_id) != (SELECT "
+                      "SUM(answered + failed + failed_fast) FROM pool_server_seconds s WHERE "
+                      "s.phase_id = p.phase_id)"),
+            0);
+  for (StoreServer* s : live) {
+    const std::string stats = tcp_request(s->port(), "stats\r\n", "END\r\n");
+    EXPECT_EQ(pool_sum(db, "answered", "'127.0.0.1:" + std::to_string(s->port()) + "'"),
+              stat_value(stats, "cmd_get") + stat_value(stats, "cmd_set"))
+        << s->port();
+  }
+}
+
 // One memcached of a pool of three killed in a mixed phase: its share of the requests fails at
 // once (errors, without I/O), the two live members keep their pace, and the phase completes.
 // (Before each server backed off on its own, a dead member paused every connection 10 ms per
@@ -308,6 +331,57 @@ TEST(PoolFailover, ADeadMemberFailsItsShareAndTheLiveOnesKeepTheirPace) {
   const double share = static_cast<double>(failed_sum) / static_cast<double>(ok_sum + failed_sum);
   EXPECT_GT(share, 0.15);
   EXPECT_LT(share, 0.55);
+  // Each server counted apart: the live ones' answers are their own counters; the dead one's
+  // share failed at once, found by at most one probe per backoff step and worker.
+  expect_pool_counts(db, {&a, &c});
+  const std::string dead = "'127.0.0.1:" + std::to_string(b.port()) + "'";
+  EXPECT_GT(pool_sum(db, "failed_fast", dead), 0);
+  EXPECT_GE(pool_sum(db, "probes", dead), 1);
+  EXPECT_LE(pool_sum(db, "probes", dead), 2 * 12) << "two workers, 50 ms doubling to 2 s";
+  EXPECT_EQ(pool_sum(db, "rehashed", "server"), 0) << "nothing moves unless asked to";
+  EXPECT_EQ(query_int(db,
+                      "SELECT COUNT(*) FROM events WHERE kind = 'pool_topology' AND message "
+                      "LIKE '%" +
+                          dead.substr(1, dead.size() - 2) + " down%'"),
+            1);
+}
+
+// ?on-failure=eject: the dead member leaves the ring after its first failed connect, and its
+// keys go to the next servers on it (as libmemcached's auto-eject; EventEngine's test checks
+// the placement key by key): nothing fails at once, only the requests in flight at the kill.
+TEST(PoolFailover, WithEjectTheDeadMembersKeysGoToTheLiveOnes) {
+  StoreServer a(StoreServer::Kind::memcached), b(StoreServer::Kind::memcached),
+      c(StoreServer::Kind::memcached);
+  KV_START_OR_SKIP(a);
+  KV_START_OR_SKIP(b);
+  KV_START_OR_SKIP(c);
+  TempDir dir;
+  const std::string log = dir.file("kvdrive.log");
+  std::string pool = "memcached://";
+  for (const StoreServer* s : {&a, &b, &c})
+    pool += (s == &a ? "" : ",") + std::string("127.0.0.1:") + std::to_string(s->port());
+  Process p({kKvdrive, "run", "--db", dir.file("r.db"), "--target", pool + "?on-failure=eject",
+             "--keys", "3000", "--phases", "load,mixed", "--duration", "4s", "--threads", "2",
+             "--connections", "2"},
+            log);
+  ASSERT_TRUE(wait_for_value(dir.file("r.db"), phase_rows_at_least("mixed", 2))) << slurp(log);
+  b.process().signal(SIGKILL);
+  ASSERT_EQ(p.wait(60'000), 0) << slurp(log);
+  auto db = kv::open_results_db(dir.file("r.db"));
+  EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM phases WHERE status = 'completed'"), 2);
+  expect_pool_counts(db, {&a, &c});
+  const std::string dead = "'127.0.0.1:" + std::to_string(b.port()) + "'";
+  EXPECT_EQ(pool_sum(db, "failed_fast", "server"), 0);
+  EXPECT_GE(pool_sum(db, "probes", dead), 1);
+  // The requests in flight (one per connection) and those waiting for its first reconnect.
+  EXPECT_LE(pool_sum(db, "failed", dead), 2 * 2 * 2);
+  EXPECT_GT(pool_sum(db, "rehashed", "server"), 0);
+  EXPECT_EQ(pool_sum(db, "rehashed", dead), 0);
+  EXPECT_EQ(query_int(db,
+                      "SELECT COUNT(*) FROM events WHERE kind = 'pool_topology' AND message "
+                      "LIKE '%" +
+                          dead.substr(1, dead.size() - 2) + " ejected%'"),
+            1);
 }
 
 }  // namespace

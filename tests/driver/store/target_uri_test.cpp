@@ -52,6 +52,16 @@ TEST(TargetUri, WritesOneOrSplit) {
   EXPECT_THROW(parse_target_uri("rediss://a:1?writes=split"), std::invalid_argument);
 }
 
+TEST(TargetUri, APoolKeepsOrEjectsADeadServer) {
+  EXPECT_FALSE(parse_target_uri("memcached://a:1,b:2").eject_on_failure);
+  EXPECT_FALSE(parse_target_uri("memcached://a:1,b:2?on-failure=keep").eject_on_failure);
+  EXPECT_TRUE(parse_target_uri("memcached://a:1,b:2?on-failure=eject").eject_on_failure);
+  EXPECT_THROW(parse_target_uri("memcached://a:1?on-failure=eject"), std::invalid_argument);
+  EXPECT_THROW(parse_target_uri("redis+cluster://a:1?on-failure=eject"), std::invalid_argument);
+  EXPECT_EQ(kv::drive::host_port({"::1", 11211}), "[::1]:11211");
+  EXPECT_EQ(kv::drive::host_port({"cache1", 11211}), "cache1:11211");
+}
+
 TEST(TargetUri, TlsByRedissOrOption) {
   auto t = parse_target_uri("rediss://pw@cache.example:6380");
   EXPECT_EQ(t.protocol, Protocol::redis);
