@@ -64,12 +64,15 @@ Result<LinkSocket> LinkSocket::connect(const std::string& host, int port, int ti
 }
 
 LinkSocket::LinkSocket(LinkSocket&& other) noexcept
-    : fd_(std::exchange(other.fd_, -1)), framer_(std::move(other.framer_)) {}
+    : fd_(std::exchange(other.fd_, -1)),
+      received_(std::exchange(other.received_, 0)),
+      framer_(std::move(other.framer_)) {}
 
 LinkSocket& LinkSocket::operator=(LinkSocket&& other) noexcept {
   if (this != &other) {
     if (fd_ >= 0) close(fd_);
     fd_ = std::exchange(other.fd_, -1);
+    received_ = std::exchange(other.received_, 0);
     framer_ = std::move(other.framer_);
   }
   return *this;
@@ -120,6 +123,7 @@ Result<std::optional<proto::Message>> LinkSocket::next(int timeout_ms) {
       if (errno == EAGAIN || errno == EINTR) continue;
       return Error{"receive failed: " + errno_text(errno)};
     }
+    received_ += static_cast<uint64_t>(n);
     framer_.feed(std::string_view(buf, static_cast<size_t>(n)));
   }
 }

@@ -3,6 +3,7 @@
 // error it is dropped and a new one is connected, never reused.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -26,10 +27,13 @@ class LinkSocket {
   // The next message, nullopt if none arrived within timeout_ms. Error on EOF, a socket error,
   // an oversized line or a malformed message.
   Result<std::optional<proto::Message>> next(int timeout_ms);
+  // Every byte received on this socket so far.
+  uint64_t bytes_received() const noexcept { return received_; }
 
  private:
   explicit LinkSocket(int fd) : fd_(fd) {}
   int fd_ = -1;
+  uint64_t received_ = 0;
   proto::LineFramer framer_{proto::kMaxReplyBytes};
 };
 

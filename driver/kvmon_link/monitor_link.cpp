@@ -1,5 +1,6 @@
 #include "kvmon_link/monitor_link.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <deque>
@@ -38,6 +39,12 @@ constexpr size_t kMaxQueuedBytes = 64u << 20;
 constexpr size_t kMaxPendingRows = 10'000;  // rows of one tick before its `tick`
 constexpr size_t kMaxPendingBytes = 16u << 20;
 constexpr size_t kMaxNewInstancesPerTick = 256;
+// Bytes a peer may send, as a token bucket over the whole link (every session): a real kvmon
+// sends ~120 KB/s at its fastest (`--interval 10ms`, one target, measured) and, after an outage,
+// a backfill of the ticks missed, at most its history (64 MiB of lines: the bucket holds 80). A
+// peer beyond these is not a kvmon: what it sent would fill the results file (~95 MB/s was seen).
+constexpr double kMaxBytesPerSecond = 4u << 20;
+constexpr double kMaxBurstBytes = 80u << 20;
 constexpr size_t kMaxInstancesPerSession = 10'000;
 
 // About what a message holds in memory (its strings and their headers).
@@ -76,6 +83,9 @@ struct MonitorLink::Impl {
   bool adopt(const Message& hello, const ClockEstimate& clock);
   void push(LinkItem item);
   Result<void> take_row(Message msg);
+  // Takes n bytes the peer sent from the bucket (refilled at kMaxBytesPerSecond up to
+  // kMaxBurstBytes); drops the peer when it is empty.
+  Result<void> take_bytes(uint64_t n);
   // Ends the session for good: the peer sent `why` (an unbounded or impossible thing); a
   // monitor_dropped event, and it is not reconnected.
   Result<void> drop_peer(const std::string& why);
@@ -110,6 +120,8 @@ struct MonitorLink::Impl {
   std::vector<Message> pending;            // rows of the tick being received
   size_t pending_bytes = 0;
   size_t new_instances_this_tick = 0;
+  double byte_tokens = kMaxBurstBytes;  // what the peer may still send now (the bucket)
+  int64_t tokens_at_us = 0;             // when the bucket was last filled (steady; 0: never)
   std::set<std::pair<int64_t, int64_t>> instances;  // (pid, start_ticks) of this remote session
   bool streaming = false;                           // subscribed and receiving ticks (under mu)
 
@@ -143,8 +155,10 @@ void MonitorLink::Impl::run() {
 Result<Message> MonitorLink::Impl::expect(LinkSocket& sock, const char* verb) {
   auto end = steady_us() + int64_t{kReplyTimeoutMs} * 1000;
   while (!stopping && steady_us() < end) {
+    const uint64_t received = sock.bytes_received();
     auto m = sock.next(kPollMs);
     if (!m) return m.error();
+    if (auto r = take_bytes(sock.bytes_received() - received); !r) return r.error();
     if (!m.value()) continue;
     const Message& msg = *m.value();
     if (msg.verb == verb) return msg;
@@ -268,8 +282,10 @@ Result<void> MonitorLink::Impl::stream(LinkSocket& sock) {
       sync.reset();
       if (auto r = send_time(); !r) return r;
     }
+    const uint64_t received = sock.bytes_received();
     auto m = sock.next(kPollMs);
     if (!m) return m.error();
+    if (auto r = take_bytes(sock.bytes_received() - received); !r) return r.error();
     if (!m.value()) continue;
     const Message& msg = *m.value();
     if (msg.verb == "tick") {
@@ -363,6 +379,22 @@ Result<void> MonitorLink::Impl::take_row(Message msg) {
           std::to_string(kMaxPendingBytes >> 20) + " MiB)";
   }
   if (why.empty()) return {};
+  return drop_peer(why);
+}
+
+Result<void> MonitorLink::Impl::take_bytes(uint64_t n) {
+  if (n == 0) return {};
+  const int64_t now = steady_us();
+  const double refill = kMaxBytesPerSecond * static_cast<double>(now - tokens_at_us) / 1e6;
+  if (tokens_at_us != 0) byte_tokens = std::min(kMaxBurstBytes, byte_tokens + refill);
+  tokens_at_us = now;
+  byte_tokens -= static_cast<double>(n);
+  if (byte_tokens >= 0) return {};
+  std::string why = "more than ";
+  why += std::to_string(static_cast<int64_t>(kMaxBurstBytes) >> 20);
+  why += " MiB at once or ";
+  why += std::to_string(static_cast<int64_t>(kMaxBytesPerSecond) >> 20);
+  why += " MiB/s for long";
   return drop_peer(why);
 }
 

@@ -152,8 +152,18 @@ TEST(KvdriveMonitor, KvmonJoiningARunningKvdriveOnTheSameFile) {
 class FakeKvmon {
  public:
   // bad_clock: its time replies say INT64_MIN; bad_row_time: a sample at ts INT64_MAX;
-  // endless_line: after subscribe, one line that never ends; big_events: 250 KB event lines.
-  enum class Mode { no_tick, instances, bad_clock, bad_row_time, endless_line, big_events };
+  // endless_line: after subscribe, one line that never ends; big_events: 250 KB event lines;
+  // byte_flood: complete ticks, each after 1,000 lines of 4 KB that no kvmon sends (a newer
+  // verb, which kvdrive ignores): bytes alone, nothing stored.
+  enum class Mode {
+    no_tick,
+    instances,
+    bad_clock,
+    bad_row_time,
+    endless_line,
+    big_events,
+    byte_flood
+  };
   explicit FakeKvmon(Mode mode) : mode_(mode) {
     listen_fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     sockaddr_in a{};
@@ -252,6 +262,11 @@ class FakeKvmon {
         kv::proto::Message m("event");
         m.add("ts_us", now).add("kind", "flood").add("message", std::string(250'000, 'e'));
         lines += kv::proto::encode(m);
+        lines += kv::proto::encode(kv::proto::Message("tick").add("scheduled_ts_us", now));
+      } else if (mode_ == Mode::byte_flood) {
+        const std::string noise =
+            kv::proto::encode(kv::proto::Message("noise").add("x", std::string(4000, 'n')));
+        for (int i = 0; i < 1000; ++i) lines += noise;
         lines += kv::proto::encode(kv::proto::Message("tick").add("scheduled_ts_us", now));
       } else if (mode_ == Mode::bad_row_time) {
         kv::proto::Message m("proc");
@@ -431,6 +446,26 @@ TEST(KvdriveMonitor, ABrokenPeerBacksOffAndAnEventFloodIsDropped) {
     }
     EXPECT_LT(std::filesystem::file_size(dir.file("r.db")), 8u << 20);
   }
+}
+
+// A peer whose every line is within the bounds but which sends far more bytes than any kvmon
+// (4 MB a tick, as fast as kvdrive reads): dropped once past the byte bucket (80 MiB at once,
+// 4 MiB/s after), where before it was read for the whole run.
+TEST(KvdriveMonitor, APeerSendingMoreBytesThanAnyKvmonIsDropped) {
+  StoreServer redis(StoreServer::Kind::redis);
+  KV_START_OR_SKIP(redis);
+  TempDir dir;
+  FakeKvmon fake(FakeKvmon::Mode::byte_flood);
+  const auto [code, out] = run_beside(fake, redis, dir, "3s");
+  ASSERT_EQ(code, 0) << out;
+  auto db = kv::open_results_db(dir.file("r.db"));
+  EXPECT_EQ(query_int(db,
+                      "SELECT COUNT(*) FROM events WHERE kind = 'monitor_dropped' AND "
+                      "message LIKE '%MiB/s for long%'"),
+            1)
+      << out;
+  EXPECT_EQ(fake.connections(), 1) << "a dropped peer is not reconnected";
+  EXPECT_GT(query_int(db, "SELECT SUM(ok) FROM driver_seconds"), 0);
 }
 
 TEST(KvdriveMonitor, SigtermEndsARunPromptlyWhileAPeerFloods) {
