@@ -141,7 +141,9 @@ RunEnd run_target(const RunOptions& opts, const TargetSpec& spec, int64_t run_id
   for (const RunStep& step : opts.steps) {
     const WorkloadSpec& w = step.workload;
     const auto wanted = static_cast<size_t>(w.threads) * static_cast<size_t>(w.connections);
-    if (clients.size() != wanted) {
+    // ?read-from=replica: CLUSTER SLOTS read anew for each phase, since it lists a replica only
+    // once it has replicated something (a load phase's writes give the next phase its replicas).
+    if (clients.size() != wanted || spec.read_from_replica) {
       clients.clear();
       clients = connect_event_clients(spec, wanted, opts.client);
     }

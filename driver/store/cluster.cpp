@@ -136,15 +136,26 @@ int SlotMap::node_index(const HostPort& address) {
 
 void SlotMap::assign(const std::vector<SlotRange>& ranges) {
   owner_.fill(kNone);
+  reader_.fill(kNone);
   for (const auto& r : ranges) {
     auto idx = static_cast<int16_t>(node_index(r.master.address));
-    for (int s = r.first; s <= r.last; ++s) owner_[static_cast<size_t>(s)] = idx;
+    std::vector<int16_t> replicas;
+    if (replica_reads_)
+      for (const ClusterNode& n : r.replicas)
+        replicas.push_back(static_cast<int16_t>(node_index(n.address)));
+    for (int s = r.first; s <= r.last; ++s) {
+      owner_[static_cast<size_t>(s)] = idx;
+      // The master's replicas share its slots, slot by slot.
+      reader_[static_cast<size_t>(s)] =
+          replicas.empty() ? idx : replicas[static_cast<size_t>(s) % replicas.size()];
+    }
   }
 }
 
 int SlotMap::move_slot(int slot, const HostPort& to) {
   int idx = node_index(to);
   owner_[static_cast<size_t>(slot)] = static_cast<int16_t>(idx);
+  reader_[static_cast<size_t>(slot)] = static_cast<int16_t>(idx);  // its replicas: at a refresh
   return idx;
 }
 
@@ -175,6 +186,12 @@ void ClusterRouter::replace(const std::vector<SlotRange>& ranges) {
   for (const auto& [slot, to] : moved_since_start_) map_.move_slot(slot, to);
   needs_refresh_ = !moved_since_start_.empty();
   moved_since_start_.clear();
+}
+
+int SlotMap::slots_read_by_masters() const {
+  int n = 0;
+  for (size_t s = 0; s < owner_.size(); ++s) n += owner_[s] != kNone && reader_[s] == owner_[s];
+  return n;
 }
 
 int SlotMap::covered_slots() const {

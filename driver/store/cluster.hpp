@@ -60,14 +60,22 @@ std::optional<Redirect> parse_redirect(std::string_view error_text);
 // Not thread-safe: one per router (per worker thread).
 class SlotMap {
  public:
-  // Empty: every slot unassigned.
-  SlotMap() { owner_.fill(kNone); }
+  // Empty: every slot unassigned. `replica_reads` (?read-from=replica): each slot also has a
+  // reader, one of its master's replicas (the master when it has none), and replicas are nodes.
+  explicit SlotMap(bool replica_reads = false) : replica_reads_(replica_reads) {
+    owner_.fill(kNone);
+    reader_.fill(kNone);
+  }
   // Replaces the whole map. Node indexes stay stable for nodes already known (so per-node
   // connections keep their index); new nodes are appended.
   void assign(const std::vector<SlotRange>& ranges);
   // Index into nodes() of the slot's master; -1 if no node serves it.
   int node_of_slot(int slot) const { return owner_[static_cast<size_t>(slot)]; }
   int node_of_key(std::string_view key) const { return node_of_slot(key_hash_slot(key)); }
+  // Where a read of the slot goes: its reader with replica reads, else its master; -1 if none.
+  int reader_of_slot(int slot) const {
+    return replica_reads_ ? reader_[static_cast<size_t>(slot)] : node_of_slot(slot);
+  }
   // A MOVED: the slot now lives at `to` (added to nodes() if new). Returns its index.
   int move_slot(int slot, const HostPort& to);
   // Index of the node at `address` (added if new): for ASK, which goes to a node for one request.
@@ -75,10 +83,14 @@ class SlotMap {
   const std::vector<HostPort>& nodes() const { return nodes_; }
   // How many slots have a master (16384 when the cluster is whole).
   int covered_slots() const;
+  // With replica reads: how many served slots are read from their master (no replica listed).
+  int slots_read_by_masters() const;
 
  private:
   static constexpr int16_t kNone = -1;
+  bool replica_reads_ = false;
   std::array<int16_t, kClusterSlots> owner_{};
+  std::array<int16_t, kClusterSlots> reader_{};  // with replica_reads_
   std::vector<HostPort> nodes_;
 };
 
@@ -94,6 +106,9 @@ class ClusterRouter {
   // Index into nodes() of the node for `key`; -1 while its slot has no master (refresh, then
   // try again, or count the request failed).
   int node_for(std::string_view key) const { return map_.node_of_key(key); }
+  // The node for a read of `key`: a replica of its master with ?read-from=replica (READONLY on
+  // every connection), else node_for.
+  int node_for_read(std::string_view key) const { return map_.reader_of_slot(key_hash_slot(key)); }
 
   struct Action {
     enum class Kind { none, retry, retry_asking } kind = Kind::none;

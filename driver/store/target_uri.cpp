@@ -117,6 +117,8 @@ TargetSpec parse_target_uri(std::string_view uri) {
       t.tcp_nodelay = val == "1";
     else if (key == "writes" && (val == "one" || val == "split"))
       t.split_writes = val == "split";
+    else if (key == "read-from" && (val == "master" || val == "replica"))
+      t.read_from_replica = val == "replica";
     else if (key == "on-failure" && (val == "keep" || val == "eject"))
       t.eject_on_failure = val == "eject";
     else if (key == "tls" && (val == "0" || val == "1"))
@@ -131,7 +133,9 @@ TargetSpec parse_target_uri(std::string_view uri) {
     else
       bad(uri, "unknown option '" + std::string(kv) +
                    "' (expected protocol=binary|text for memcached, nodelay=0|1, "
-                   "writes=one|split, on-failure=keep|eject for a memcached pool, tls=0|1, "
+                   "writes=one|split, on-failure=keep|eject for a memcached pool, "
+                   "read-from=master|replica "
+                   "for a Redis Cluster, tls=0|1, "
                    "ca=FILE, cert=FILE, key=FILE, sni=NAME, verify=0|1)");
     if (amp == std::string_view::npos) break;
     query = query.substr(amp + 1);
@@ -139,6 +143,8 @@ TargetSpec parse_target_uri(std::string_view uri) {
 
   if (t.eject_on_failure && (t.protocol != Protocol::memcached || t.servers.size() < 2))
     bad(uri, "on-failure=eject is for a memcached pool of several servers");
+  if (t.read_from_replica && !t.cluster)
+    bad(uri, "read-from=replica is for a Redis Cluster (redis+cluster://)");
   const TlsOptions& tls = t.tls;
   if (!tls.enabled && (!tls.ca_file.empty() || !tls.cert_file.empty() || !tls.key_file.empty() ||
                        !tls.server_name.empty() || !tls.verify))

@@ -47,6 +47,9 @@ struct TargetSpec {
   // keys go to the next servers on it until a probe finds it again (libmemcached's auto-eject);
   // the default keeps each key on its server and fails its requests at once meanwhile.
   bool eject_on_failure = false;
+  // A Redis Cluster, ?read-from=replica: gets go to a replica of the key's master (every
+  // connection sends READONLY first), sets to the master.
+  bool read_from_replica = false;
   std::string display;  // the URI without its password, as stored and printed
 };
 

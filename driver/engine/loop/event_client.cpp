@@ -14,6 +14,7 @@
 
 #include "engine/loop/tcp_transport.hpp"
 #include "kvbench/clock.hpp"
+#include "kvbench/log.hpp"
 #include "kvbench/tcp_connect.hpp"
 #include "kvbench/usage_error.hpp"
 #include "store/cluster.hpp"
@@ -203,6 +204,11 @@ size_t append_handshake(const TargetSpec& spec, std::string& out) {
     st::resp::append_select(out, static_cast<uint32_t>(spec.db));
     ++n;
   }
+  if (spec.read_from_replica) {  // a replica serves reads of its master's slots after READONLY
+    st::resp::append_array_header(out, 1);
+    st::resp::append_bulk(out, "READONLY");
+    ++n;
+  }
   return n;
 }
 
@@ -213,12 +219,16 @@ std::vector<std::unique_ptr<StoreClient>> connect_event_clients(const TargetSpec
   if (spec.tls.enabled) tls = std::make_shared<const st::TlsContext>(spec.tls);
   std::shared_ptr<const st::SlotMap> slots;
   if (spec.cluster) {  // one CLUSTER SLOTS for every client of the target
-    auto map = std::make_shared<st::SlotMap>();
+    auto map = std::make_shared<st::SlotMap>(spec.read_from_replica);
     map->assign(st::fetch_cluster_slots(spec.servers, spec, tls.get(), opts.timeout_us));
     if (map->covered_slots() != st::kClusterSlots)
       throw std::runtime_error(spec.display + ": the cluster serves " +
                                std::to_string(map->covered_slots()) + " of " +
                                std::to_string(st::kClusterSlots) + " slots");
+    if (const int by_master = map->slots_read_by_masters(); spec.read_from_replica && by_master > 0)
+      log_warn() << spec.display << ": " << by_master << " of " << st::kClusterSlots
+                 << " slots have no replica CLUSTER SLOTS lists (it lists one once it has "
+                    "replicated something): their gets go to the master";
     slots = std::move(map);
   }
   for (size_t i = 0; i < n; ++i) {

@@ -85,7 +85,8 @@ void User::refill(int64_t now) {
     std::string_view value;
     if (p.is_set) value = ctx.values.value_for(p.key, w.values.size_for(p.key));
     p.bytes_out = key.size() + value.size();
-    Link& l = worker.router ? *link_to_node(worker.router->node_for(key))
+    Link& l = worker.router ? *link_to_node(p.is_set ? worker.router->node_for(key)
+                                                     : worker.router->node_for_read(key))
                             : *links[place(key, p.queued_ns)];
     if (l.state() != Link::State::up && l.in_pool()) {
       to_pool(l, p);

@@ -340,6 +340,8 @@ TEST_F(KvdriveBadInput, TargetUris) {
        "on-failure=eject is for a memcached pool of several servers"},
       {"memcached://127.0.0.1:1,127.0.0.1:2?on-failure=rehash",
        "unknown option 'on-failure=rehash'"},
+      {"redis://127.0.0.1:6379?read-from=replica",
+       "read-from=replica is for a Redis Cluster (redis+cluster://)"},
   };
   std::vector<Case> cases;
   for (const auto& [uri, expect] : uris)

@@ -136,6 +136,64 @@ namespace {
 // masters kept serving. Every answered get is one a node ran: the survivors' GETs plus the
 // dead one's before the kill. (Before, the map was re-read only after a MOVED: kvdrive sent
 // those slots to the dead address for the rest of the run.) A timing suite: plain build only.
+// ?read-from=replica: every get goes to a replica of its key's master (READONLY first on every
+// connection) and every set to the master; the nodes' own commandstats say so, exactly.
+TEST(KvdriveCluster, WithReadFromReplicaTheGetsGoToTheReplicasAndTheSetsToTheMasters) {
+  RedisCluster cluster(3, 1);
+  KV_START_OR_SKIP(cluster);
+  const std::vector<int> masters = cluster.master_ports();
+  ASSERT_EQ(masters.size(), 3u);
+  TempDir dir;
+  const std::string target = cluster.uri() + "?read-from=replica";
+  auto load = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", target, "--keys",
+                                "2000", "--phases", "load", "--threads", "2"});
+  ASSERT_EQ(load.exit_code, 0) << load.output;
+  // CLUSTER SLOTS lists a replica once the node answering knows it replicated something.
+  const int seed = cluster.ports().front();
+  std::string reply;
+  auto replicas_listed = [&] {
+    reply = tcp_request(seed, "*2\r\n$7\r\nCLUSTER\r\n$5\r\nSLOTS\r\n", "\r\n", 1000);
+    try {
+      const auto ranges = kv::drive::store::parse_cluster_slots(reply, "127.0.0.1");
+      return !ranges.empty() && std::all_of(ranges.begin(), ranges.end(),
+                                            [](const auto& r) { return !r.replicas.empty(); });
+    } catch (const std::exception&) {
+      return false;
+    }
+  };
+  for (int i = 0; i < 100 && !replicas_listed(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_TRUE(replicas_listed()) << reply;
+  std::vector<long long> gets_before, sets_before;
+  for (int p : cluster.ports()) {
+    gets_before.push_back(redis_command_calls(p, "get"));
+    sets_before.push_back(redis_command_calls(p, "set"));
+  }
+  auto out = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", target, "--keys",
+                               "2000", "--phases", "mixed", "--requests", "6000", "--threads", "2",
+                               "--connections", "2", "--pipeline", "4"});
+  ASSERT_EQ(out.exit_code, 0) << out.output;
+  EXPECT_EQ(out.output.find("no replica"), std::string::npos) << out.output;
+  auto db = kv::open_results_db(dir.file("r.db"));
+  const std::string run2 = " FROM driver_seconds JOIN phases USING (phase_id) WHERE run_id = 2 ";
+  long long master_gets = 0, replica_gets = 0, master_sets = 0;
+  int replicas_with_gets = 0;
+  for (size_t i = 0; i < cluster.ports().size(); ++i) {
+    const int p = cluster.ports()[i];
+    const bool master = std::find(masters.begin(), masters.end(), p) != masters.end();
+    const long long gets = redis_command_calls(p, "get") - gets_before[i];
+    (master ? master_gets : replica_gets) += gets;
+    if (master) master_sets += redis_command_calls(p, "set") - sets_before[i];
+    if (!master && gets > 0) ++replicas_with_gets;
+  }
+  EXPECT_EQ(replica_gets, query_int(db, "SELECT SUM(hits + misses)" + run2 + "AND op = 'get'"));
+  EXPECT_EQ(master_gets, 0);
+  EXPECT_EQ(replicas_with_gets, 3);
+  EXPECT_EQ(master_sets, query_int(db, "SELECT SUM(ok)" + run2 + "AND op = 'set'"));
+  EXPECT_EQ(query_int(db, "SELECT SUM(errors + timeouts)" + run2), 0);
+  EXPECT_EQ(query_int(db, "SELECT COALESCE(SUM(cluster_moved), 0) FROM client_seconds"), 0);
+}
+
 TEST(ClusterFailover, APromotedReplicaGetsItsMastersSlotsWithinSeconds) {
   RedisCluster cluster(3, 1, 1500);
   KV_START_OR_SKIP(cluster);

@@ -134,6 +134,30 @@ TEST(ClusterSlots, SlotMapAssignMoveAndStableNodeIndexes) {
   EXPECT_EQ(map.node_of_slot(100), -1);
 }
 
+TEST(ClusterSlots, ReplicaReadsGoToTheMastersReplicasSlotBySlot) {
+  SlotRange a{0, 8191, {{"m", 1}, ""}, {{{"r", 11}, ""}, {{"r", 12}, ""}}};
+  SlotRange b{8192, 16383, {{"m", 2}, ""}, {}};  // no replica: its master reads
+  SlotMap masters;
+  masters.assign({a, b});
+  EXPECT_EQ(masters.nodes().size(), 2u) << "replicas are nodes only with replica reads";
+  EXPECT_EQ(masters.reader_of_slot(0), 0);
+  SlotMap map(true);
+  map.assign({a, b});
+  ASSERT_EQ(map.nodes().size(), 4u);  // m:1, r:11, r:12, m:2
+  EXPECT_EQ(map.nodes()[1].port, 11);
+  EXPECT_EQ(map.nodes()[2].port, 12);
+  EXPECT_EQ(map.node_of_slot(0), 0);
+  EXPECT_EQ(map.reader_of_slot(0), 1);  // slot 0 -> the first replica, slot 1 -> the second
+  EXPECT_EQ(map.reader_of_slot(1), 2);
+  EXPECT_EQ(map.reader_of_slot(16383), map.node_of_slot(16383));
+  ClusterRouter router(map);
+  EXPECT_EQ(router.node_for_read("bar"), 5061 % 2 == 0 ? 1 : 2);  // bar: slot 5061
+  EXPECT_EQ(router.node_for("bar"), 0);
+  // A MOVED sends reads of the slot to its new master until a refresh names its replicas.
+  const auto act = router.on_error("MOVED 5061 m:3");
+  EXPECT_EQ(router.node_for_read("bar"), act.node);
+}
+
 TEST(ClusterSlots, RouterFollowsMovedCountsAndAsksOnce) {
   SlotMap map;
   map.assign({SlotRange{0, 8191, {{"h", 1}, ""}, {}}, SlotRange{8192, 16383, {{"h", 2}, ""}, {}}});

@@ -62,6 +62,14 @@ TEST(TargetUri, APoolKeepsOrEjectsADeadServer) {
   EXPECT_EQ(kv::drive::host_port({"cache1", 11211}), "cache1:11211");
 }
 
+TEST(TargetUri, AClusterReadsFromMastersOrReplicas) {
+  EXPECT_FALSE(parse_target_uri("redis+cluster://a:1").read_from_replica);
+  EXPECT_FALSE(parse_target_uri("redis+cluster://a:1?read-from=master").read_from_replica);
+  EXPECT_TRUE(parse_target_uri("redis+cluster://a:1?read-from=replica").read_from_replica);
+  EXPECT_THROW(parse_target_uri("redis://a:1?read-from=replica"), std::invalid_argument);
+  EXPECT_THROW(parse_target_uri("redis+cluster://a:1?read-from=slave"), std::invalid_argument);
+}
+
 TEST(TargetUri, TlsByRedissOrOption) {
   auto t = parse_target_uri("rediss://pw@cache.example:6380");
   EXPECT_EQ(t.protocol, Protocol::redis);
