@@ -563,6 +563,8 @@ bool Link::complete(st::Verdict v, std::string_view value, int64_t now, int64_t 
     ++(f.kernel_sent ? w_.kernel_sent : w_.call_sent);
   record_reply(w_.ctx, f.p, status_of(v), value, now, stamps);
   count(PoolCount::answered);
+  if (w_.router && v != st::Verdict::error && !out_of_step)
+    w_.note_answer(client_.spec().servers[server_]);
   f.user->done(now, arrived);
   if (out_of_step) {
     fail(OpStatus::error, now);

@@ -14,6 +14,8 @@
 #include <functional>
 #include <memory>
 #include <queue>
+#include <set>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -83,6 +85,11 @@ class Worker {
   // A Redis Cluster target: this thread's slot map and redirects (a copy of the map CLUSTER
   // SLOTS gave when the clients were made); null for other targets.
   std::unique_ptr<st::ClusterRouter> router;
+  // A Redis Cluster: a request answered by `node`; the first answer from a node that a slot map
+  // change gave slots (a failover's promoted replica) is noted, ending the failover's window.
+  void note_answer(const HostPort& node) {
+    if (!awaiting_answer_.empty()) note_answer_slow(node);
+  }
   // A socket of its own to `server` of `client` (a node a redirect or a refresh named).
   Link* add_link(EventClient& client, size_t server);
   std::vector<PoolServer> pool_;
@@ -116,6 +123,8 @@ class Worker {
   // applies the one that is over.
   void refresh_slots(int64_t now);
   void note_map_change(const std::array<int, st::kClusterSlots>& before);
+  void note_answer_slow(const HostPort& node);
+  std::set<std::string> awaiting_answer_;  // HOST:PORT of nodes given slots, not answered yet
 
   asio::steady_timer timer_;
   asio::executor_work_guard<asio::io_context::executor_type> guard_;

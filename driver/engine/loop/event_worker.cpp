@@ -155,6 +155,7 @@ void Worker::note_map_change(const std::array<int, st::kClusterSlots>& before) {
     while (next < st::kClusterSlots && before[static_cast<size_t>(next)] == from &&
            router->map().node_of_slot(next) == to)
       ++next;
+    if (from != to && to >= 0) awaiting_answer_.insert(host_port(nodes[static_cast<size_t>(to)]));
     if (from != to && ++runs <= 8) {  // appended piece by piece (GCC 12 -O3 -Wrestrict)
       if (!changes.empty()) changes += "; ";
       changes += "slots ";
@@ -179,6 +180,16 @@ void Worker::note_map_change(const std::array<int, st::kClusterSlots>& before) {
   std::string note = "the cluster's slot map changed: ";
   note += changes;
   ctx.slot.add_note(std::move(note));
+}
+
+void Worker::note_answer_slow(const HostPort& node) {
+  const auto it = awaiting_answer_.find(host_port(node));
+  if (it == awaiting_answer_.end()) return;
+  std::string note = "first answer from ";
+  note += *it;
+  note += ", a new owner of slots in the cluster's slot map";
+  ctx.slot.add_note(std::move(note));
+  awaiting_answer_.erase(it);
 }
 
 void Worker::run() {

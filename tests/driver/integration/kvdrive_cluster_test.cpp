@@ -247,6 +247,12 @@ TEST(ClusterFailover, APromotedReplicaGetsItsMastersSlotsWithinSeconds) {
                               "%'"),
             1)
       << log;
+  // ... and the window's end: the first answer from the promoted replica, after the change.
+  EXPECT_GE(query_int(db, topology + "message LIKE '%first answer from 127.0.0.1:" +
+                              std::to_string(promoted) + ",%' AND ts_us >= (SELECT MIN(ts_us) " +
+                              "FROM events WHERE message LIKE '%slot map changed%')"),
+            1)
+      << log;
 }
 
 }  // namespace
