@@ -401,6 +401,43 @@ void redirect_hints(Database& db, const std::vector<Target>& targets, std::vecto
   }
 }
 
+// A memcached pool's servers that failed (pool_server_seconds): from when, how its requests
+// failed, how often it was probed, and, with on-failure=eject, how many went elsewhere.
+void pool_hints(Database& db, int64_t run_id, const std::vector<Target>& targets,
+                std::vector<Hint>& out) {
+  const int64_t start = run_start(db, run_id);
+  for (const auto& t : targets) {
+    auto s = db.prepare(
+        "SELECT s.server, SUM(s.failed), SUM(s.failed_fast), SUM(s.probes), "
+        "MIN(CASE WHEN s.failed + s.failed_fast + s.probes > 0 THEN s.ts_us END), "
+        "(SELECT SUM(o.rehashed) FROM pool_server_seconds o JOIN phases q USING (phase_id) "
+        " WHERE q.target_id = ?1) "
+        "FROM pool_server_seconds s JOIN phases p USING (phase_id) WHERE p.target_id = ?1 "
+        "GROUP BY s.server HAVING SUM(s.failed + s.failed_fast + s.probes) > 0 ORDER BY 5");
+    s.bind(1, t.id);
+    while (s.step()) {
+      std::string text = "pool server ";
+      text += s.column_text(0);
+      text += " failed from ";
+      text += at(s.column_int(4), start);
+      text += ": ";
+      text += fmt_int(static_cast<double>(s.column_int(1)));
+      text += " requests failed after leaving, ";
+      text += fmt_int(static_cast<double>(s.column_int(2)));
+      text += " at once while it backed off; ";
+      text += fmt_int(static_cast<double>(s.column_int(3)));
+      text += " probe connects";
+      if (!s.is_null(5) && s.column_int(5) > 0) {
+        text += "; ";
+        text += fmt_int(static_cast<double>(s.column_int(5)));
+        text += " requests in all went to another server while their own was ejected";
+      }
+      out.push_back({"pool_server", t.uri, text,
+                     "pool_server_seconds: failed + failed_fast + probes > 0", s.column_int(4)});
+    }
+  }
+}
+
 void failure_hints(Database& db, int64_t run_id, const std::vector<Target>& targets,
                    std::vector<Hint>& out) {
   int64_t start = run_start(db, run_id);
@@ -489,6 +526,7 @@ std::vector<Hint> compute_hints(Database& db, int64_t run_id) {
   client_stall_hints(db, run_id, out);
   client_hints(db, run_id, targets, out);
   redirect_hints(db, targets, out);
+  pool_hints(db, run_id, targets, out);
   failure_hints(db, run_id, targets, out);
   // Advice about a store's settings (latency monitoring off) after what the data shows.
   std::stable_partition(out.begin(), out.end(),

@@ -22,6 +22,9 @@
 //                  busiest_thread_cpu_pct > 90 (kvdrive, not the store, was the bottleneck);
 //  - cluster_redirects: a Redis Cluster target's client_seconds count MOVED / ASK redirects
 //                  (slots moved while it was benchmarked), with the totals and the peak per s;
+//  - pool_server: a memcached pool's server with failed requests or probes in
+//                  pool_server_seconds: from when, how they failed, the probes, and the
+//                  requests rehashed to other servers (on-failure=eject);
 //  - store_failed: a second with errors + timeouts > 0 after seconds without any, or a phase
 //                  or the run marked failed.
 //

@@ -344,6 +344,12 @@ TEST(PoolFailover, ADeadMemberFailsItsShareAndTheLiveOnesKeepTheirPace) {
                       "LIKE '%" +
                           dead.substr(1, dead.size() - 2) + " down%'"),
             1);
+  // The report names it: from when, and how its requests failed.
+  auto report = run_kvdrive(dir, {"report", "--db", dir.file("r.db")});
+  ASSERT_EQ(report.exit_code, 0) << report.output;
+  EXPECT_NE(report.output.find("pool server " + dead.substr(1, dead.size() - 2) + " failed from +"),
+            std::string::npos)
+      << report.output;
 }
 
 // ?on-failure=eject: the dead member leaves the ring after its first failed connect, and its
@@ -382,6 +388,11 @@ TEST(PoolFailover, WithEjectTheDeadMembersKeysGoToTheLiveOnes) {
                       "LIKE '%" +
                           dead.substr(1, dead.size() - 2) + " ejected%'"),
             1);
+  auto report = run_kvdrive(dir, {"report", "--db", dir.file("r.db")});
+  ASSERT_EQ(report.exit_code, 0) << report.output;
+  EXPECT_NE(report.output.find("in all went to another server while their own was ejected"),
+            std::string::npos)
+      << report.output;
 }
 
 }  // namespace
