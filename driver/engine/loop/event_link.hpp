@@ -53,7 +53,9 @@ enum class Wire { resp, text, binary };
 
 // One socket to one server, owned by one User. The transport seam: everything that touches the
 // socket is in here (adopt, start_connect, arm_read / on_readable, flush, close, release); a
-// TLS stream replaces tcp::socket in these members only.
+// TLS stream replaces tcp::socket in these members only. Its definitions: event_link.cpp (the
+// requests' way out, their replies' way in), link_connect.cpp (connect, failure, timeouts,
+// hand-back), link_tls.cpp (the TLS session's steps), link_stamps.cpp (when each request left).
 class Link {
  public:
   enum class State { up, connecting, down };

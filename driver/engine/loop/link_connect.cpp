@@ -1,0 +1,267 @@
+// A link's connection over its life: connect (and its failure, with the backoff a pool server
+// shares), the handshake's queueing once up, a lost connection failing what was in flight,
+// timeouts, Ctrl-C and the hand-back at a phase's end. Apart from event_link.cpp, which keeps
+// the requests' way out and their replies' way in.
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <boost/asio/connect.hpp>
+#include <cstdint>
+
+#include "engine/loop/event_client.hpp"
+#include "engine/loop/event_link.hpp"
+#include "engine/loop/event_loop.hpp"
+#include "engine/loop/event_user.hpp"
+#include "engine/loop/tcp_transport.hpp"
+#include "kvbench/clock.hpp"
+
+namespace kv::drive::loop {
+namespace {
+
+constexpr int64_t kFirstBackoffNs = 50'000'000;  // the first reconnect wait, doubling
+
+// The wait after one more failed connect: the first, or twice the last, up to `max_ns`.
+int64_t next_backoff(int64_t last_ns, int64_t max_ns) {
+  return last_ns == 0 ? kFirstBackoffNs : std::min(last_ns * 2, max_ns);
+}
+
+}  // namespace
+
+void Link::reset_decoders() {
+  switch (wire_) {
+    case Wire::resp:
+      resp_ = std::make_unique<st::RespDecoder>(size_t{64} << 10);
+      break;
+    case Wire::text:
+      text_.emplace();
+      break;
+    case Wire::binary:
+      binary_.emplace();
+      break;
+  }
+}
+
+void Link::adopt(int fd) {
+  if (fd < 0) return;  // down: connected on first use
+  sockaddr_storage a{};
+  socklen_t len = sizeof a;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  error_code ec;
+  sock_.assign(a.ss_family == AF_INET6 ? tcp::v6() : tcp::v4(), fd, ec);
+  if (ec) {
+    ::close(fd);
+    return;
+  }
+  sock_.non_blocking(true, ec);
+  enable_rx_timestamps(fd);  // already on since the connect (EventClient): kept on here
+  tls_ = client_.take_tls(server_);
+  enable_tx_stamps();  // the handshake is answered: nothing unacknowledged in flight
+  state_ = State::up;
+  arm_read();
+}
+
+void Link::close_socket() {
+  unwatch();
+  ++gen_;
+  tls_.reset();
+  tls_sent_ = 0;
+  tx_on_ = false;
+  error_code ec;
+  sock_.close(ec);
+  writing_ = false;
+  out_.clear();
+  sending_.clear();
+  splits_.clear();
+  queued_bytes_ = written_bytes_;  // what was not written is dropped
+}
+
+void Link::fail(OpStatus status, int64_t now) {
+  if (w_.router) {  // a lost node: has a replica taken its slots?
+    w_.router->want_refresh();
+    const HostPort& node = client_.spec().servers[server_];
+    std::string note = "node ";  // appended piece by piece (GCC 12 -O3 -Wrestrict)
+    note += node.host;
+    note += ':';
+    note += std::to_string(node.port);
+    note += status == OpStatus::timeout ? " lost (a request timed out)"
+                                        : " lost (its connection failed)";
+    w_.ctx.slot.add_note(std::move(note));
+  }
+  const uint64_t written = written_bytes_;
+  close_socket();
+  reset_decoders();
+  state_ = State::down;
+  retry_at_ = now;  // a lost connection is reopened at once; failed connects back off
+  const bool stopping = w_.ctx.stop.load(std::memory_order_relaxed);
+  while (!fifo_.empty()) {
+    const Flight f = pop_flight();
+    if (!f.user) continue;
+    if (stopping) {
+      if (f.start < written) f.user->client.count_abandoned(1);
+      --f.user->inflight;
+      --w_.busy;
+      continue;
+    }
+    record_reply(w_.ctx, f.p, status, {}, now);
+    count(PoolCount::failed);
+    f.user->done(now);
+  }
+}
+
+void Link::start_connect(int64_t now) {
+  close_socket();
+  reset_decoders();
+  state_ = State::connecting;
+  connect_started_ = now;
+  const SocketAddress& a = client_.address(server_);
+  tcp::endpoint ep;
+  error_code ec;
+  if (a.len == 0 || a.len > ep.capacity()) {
+    ec = asio::error::host_not_found;
+  } else {
+    std::memcpy(ep.data(), &a.addr, a.len);
+    ep.resize(a.len);
+    sock_.open(ep.protocol(), ec);
+  }
+  if (!ec) sock_.set_option(tcp::no_delay(client_.spec().tcp_nodelay), ec);
+  if (!ec) enable_rx_timestamps(sock_.native_handle());  // before the first segment arrives
+  if (ec) {  // reported from the loop, not from inside the caller's refill
+    asio::post(w_.io, [this, g = gen_] {
+      if (g == gen_) connect_failed(steady_ns());
+    });
+    return;
+  }
+  sock_.async_connect(ep, [this, g = gen_](const error_code& e) {
+    if (g != gen_) return;
+    on_connected(e);
+  });
+}
+
+void Link::on_connected(const error_code& ec) {
+  const int64_t now = steady_ns();
+  if (ec) {
+    connect_failed(now);
+    return;
+  }
+  error_code ig;
+  sock_.non_blocking(true, ig);
+  if (client_.tls_context() && !tls_) {  // a TLS target: the handshake, then up
+    tls_ = std::make_unique<st::TlsSession>(*client_.tls_context(), sock_.native_handle(),
+                                            client_.spec().servers[server_].host);
+    handshake_tls();
+    return;
+  }
+  state_ = State::up;
+  backoff_ns_ = 0;
+  if (in_pool()) {  // it answers: every link may connect again
+    const bool was_down = w_.pool_server(server_).backoff_ns != 0;
+    w_.pool_server(server_) = {};
+    if (was_down && client_.is_pool()) w_.pool_server_back(client_, server_);
+  }
+  enable_tx_stamps();
+  const size_t n = append_handshake(client_.spec(), out_);
+  queued_bytes_ += out_.size();
+  for (size_t i = 0; i < n; ++i) {
+    Flight f;
+    f.p.queued_ns = now;
+    f.start = queued_bytes_;
+    f.end = queued_bytes_;
+    fifo_.push(f);
+  }
+  arm_read();
+  mark_dirty();
+  parking_.swap(parked_);
+  const bool stopping = w_.ctx.stop.load(std::memory_order_relaxed);
+  for (const Parked& r : parking_) {
+    if (!stopping) {
+      send_parked(r);
+      continue;
+    }
+    --r.user->inflight;  // Ctrl-C came first: never sent again
+    --w_.busy;
+  }
+  parking_.clear();
+  waking_.swap(waiting_);
+  for (User* u : waking_) u->send_held(now);
+  for (User* u : waking_) u->refill(now);
+  waking_.clear();
+}
+
+void Link::connect_failed(int64_t now) {
+  close_socket();
+  state_ = State::down;
+  const int64_t max_ns = client_.options().reconnect_backoff_max_us * 1000;
+  backoff_ns_ = next_backoff(backoff_ns_, max_ns);
+  retry_at_ = now + backoff_ns_;
+  if (w_.router) w_.router->want_refresh();  // a failed-over master's address is dead
+  if (in_pool()) {  // the server, not only this socket, backs off: for every link of the worker
+    Worker::PoolServer& s = w_.pool_server(server_);
+    const bool was_up = s.backoff_ns == 0;
+    s.probing = false;
+    s.backoff_ns = next_backoff(s.backoff_ns, max_ns);
+    s.retry_at = now + s.backoff_ns;
+    if (was_up && client_.is_pool()) w_.pool_server_lost(client_, server_);
+  }
+  parking_.swap(parked_);
+  for (const Parked& r : parking_) {
+    record_reply(w_.ctx, r.p, OpStatus::error, {}, now);
+    count(PoolCount::failed);
+    r.user->done(now);
+  }
+  parking_.clear();
+  waking_.swap(waiting_);
+  for (User* u : waking_) u->fail_held(now);
+  for (User* u : waking_) u->refill(now);
+  waking_.clear();
+}
+
+void Link::check(int64_t now) {
+  const int64_t timeout_ns = client_.options().timeout_us * 1000;
+  if (state_ == State::up && !fifo_.empty() && now - fifo_.front().p.queued_ns > timeout_ns) {
+    fail(OpStatus::timeout, now);
+  } else if (state_ == State::connecting && now - connect_started_ > timeout_ns) {
+    connect_failed(now);
+  }
+}
+
+void Link::interrupt() {
+  parked_.clear();  // redirected, never sent again
+  // Abandoned: the requests that (partly) left; those still in out_ never reached the store.
+  while (!fifo_.empty()) {
+    const Flight f = pop_flight();
+    if (f.user && f.start < written_bytes_) f.user->client.count_abandoned(1);
+  }
+  // Shut down (a FIN after what was written), not closed: at Ctrl-C, a stopped store still
+  // executes what reached it once it runs again (a close with replies unread would reset the
+  // connection and drop them). The client closes the socket later.
+  unwatch();  // before the socket is released: the worker's epoll must not keep it
+  ++gen_;
+  error_code ec;
+  int fd = -1;
+  if (state_ == State::up || state_ == State::connecting) {
+    sock_.shutdown(tcp::socket::shutdown_both, ec);
+    fd = sock_.release(ec);
+    if (ec) fd = -1;
+  }
+  close_socket();
+  state_ = State::down;
+  client_.give_fd(server_, fd);
+}
+
+void Link::release() {
+  if (state_ == State::up && fifo_.empty() && !writing_ && out_.empty()) {
+    unwatch();  // before the socket is handed back: the worker's epoll must not keep it
+    ++gen_;
+    error_code ec;
+    int fd = sock_.release(ec);
+    client_.give_fd(server_, ec ? -1 : fd);
+    if (!ec) client_.give_tls(server_, std::move(tls_));
+    tls_.reset();
+    return;
+  }
+  close_socket();
+  client_.give_fd(server_, -1);
+}
+
+}  // namespace kv::drive::loop
