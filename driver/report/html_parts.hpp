@@ -2,9 +2,14 @@
 // compare_html.cpp): a table and a chart in the page's style.
 #pragma once
 
+#include <cstdint>
 #include <ostream>
 #include <string>
+#include <vector>
 
+#include "kvbench/sqlite.hpp"
+#include "report/percentiles.hpp"
+#include "report/report_hints.hpp"
 #include "report/report_tables.hpp"
 #include "report/svg_chart.hpp"
 
@@ -15,5 +20,8 @@ namespace kv::drive {
 void html_table(const ReportTable& t, std::ostream& out);
 // The chart as inline SVG, or where it has nothing to draw a "no data" line naming why_empty.
 void html_chart(const svg::Chart& c, const std::string& why_empty, std::ostream& out);
+// A run's timeline section: its panels over the run's wall time (html_timeline.cpp).
+void html_timeline(Database& db, int64_t run_id, const std::vector<Hint>& hints,
+                   const PercentileList& percentiles, std::ostream& out);
 
 }  // namespace kv::drive
