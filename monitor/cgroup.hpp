@@ -31,6 +31,8 @@ struct ProcCgroup {
   std::map<std::string, std::string, std::less<>> v1;  // controller -> path
 };
 ProcCgroup parse_proc_cgroup(std::string_view text);
+// An integer that is the whole of `s` but blanks around it (a one-value cgroup file).
+OptInt cgroup_value(std::string_view s);
 
 // The cgroup mounts of a mountinfo file: mount point and the cgroup path it shows (its root).
 struct CgroupMount {
