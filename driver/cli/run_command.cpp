@@ -24,6 +24,7 @@
 
 #include "cli/memtier_flags.hpp"
 #include "cli/output_file.hpp"
+#include "cli/run_checks.hpp"
 #include "cli/run_output.hpp"
 #include "kvbench/cli_validators.hpp"
 #include "kvbench/clock.hpp"
@@ -94,90 +95,6 @@ std::string redacted_command_line(int argc, char** argv) {
   return join_command_line(argc, ptrs.data());
 }
 
-// Every connection may hold --pipeline values of the largest size in its buffers at once: more
-// than the machine's memory can only end in the OOM killer (64M x --pipeline 4096 is 256 GiB
-// per connection), so it is refused before anything starts.
-void check_bytes_in_flight(const WorkloadSpec& w, int processes) {
-  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
-  if (pages <= 0 || page <= 0) return;
-  const double memory = static_cast<double>(pages) * static_cast<double>(page);
-  const double in_flight =
-      static_cast<double>(w.values.largest()) * w.pipeline * w.connections * w.threads * processes;
-  if (in_flight > memory)
-    throw UsageError(
-        "--value-size " + format_size(w.values.largest()) + " x --pipeline " +
-        std::to_string(w.pipeline) + " x --connections " + std::to_string(w.connections) +
-        " x --threads " + std::to_string(w.threads) +
-        (processes > 1 ? " x --processes " + std::to_string(processes) : std::string()) + " = " +
-        format_size(static_cast<uint64_t>(in_flight)) +
-        " in flight, more than this machine's memory (" +
-        format_size(static_cast<uint64_t>(memory)) + ")");
-}
-
-// memcached reads an expiry above 30 days as a Unix time, which would be long past: every value
-// would expire at once while the run looks fine.
-void check_memcached_ttl(const std::vector<TargetSpec>& specs, const std::vector<RunStep>& steps) {
-  constexpr uint32_t kMemcachedMaxRelativeTtlS = 30 * 86'400;
-  for (const auto& spec : specs) {
-    if (spec.protocol != Protocol::memcached) continue;
-    for (const auto& step : steps)
-      if (step.workload.ttl_s > kMemcachedMaxRelativeTtlS)
-        throw UsageError("--ttl " + format_duration_us(int64_t{step.workload.ttl_s} * 1'000'000) +
-                         ": " + spec.display +
-                         " reads an expiry above 30 days as a Unix time (long past); at most "
-                         "720h for memcached targets");
-  }
-}
-
-// The file descriptors a run needs: one socket per connection per server per thread, and some
-// for the results file, the stats pollers, kvmon links and each thread's event loop. The soft
-// limit (ulimit -n) is raised to what is needed, up to the hard limit; above it the run is
-// refused before anything is written (a run that ran out of descriptors connecting was
-// recorded as failed).
-void check_descriptors(const std::vector<TargetSpec>& specs, const std::vector<RunStep>& steps) {
-  size_t servers = 1;
-  for (const auto& spec : specs) servers = std::max(servers, spec.servers.size());
-  uint64_t need = 0;
-  const WorkloadSpec* widest = nullptr;
-  for (const auto& step : steps) {
-    const auto& w = step.workload;
-    const uint64_t n =
-        static_cast<uint64_t>(w.threads) * static_cast<uint64_t>(w.connections) * servers + 64 +
-        4 * static_cast<uint64_t>(w.threads);
-    if (n > need) {
-      need = n;
-      widest = &w;
-    }
-  }
-  rlimit lim{};
-  if (widest == nullptr || ::getrlimit(RLIMIT_NOFILE, &lim) != 0 || lim.rlim_cur >= need) return;
-  if (lim.rlim_max != RLIM_INFINITY && lim.rlim_max < need)
-    throw UsageError("--threads " + std::to_string(widest->threads) + " x --connections " +
-                     std::to_string(widest->connections) +
-                     (servers > 1 ? " x " + std::to_string(servers) + " servers" : std::string()) +
-                     " needs about " + std::to_string(need) +
-                     " file descriptors; this process may open at most " +
-                     std::to_string(lim.rlim_max) +
-                     " (ulimit -Hn): raise the limit or use fewer connections");
-  const rlim_t soft = lim.rlim_cur;
-  lim.rlim_cur = need;
-  if (::setrlimit(RLIMIT_NOFILE, &lim) != 0)
-    throw UsageError("needs about " + std::to_string(need) +
-                     " file descriptors and cannot raise ulimit -n from " + std::to_string(soft) +
-                     ": " + std::strerror(errno));
-}
-
-// TLS hides the segments from the kernel's stamps: no wire part can start at one.
-void check_wire_start(const std::vector<TargetSpec>& specs, const std::vector<RunStep>& steps) {
-  for (const auto& step : steps) {
-    if (!step.workload.wire_start_kernel) continue;
-    for (const auto& spec : specs)
-      if (spec.tls.enabled)
-        throw UsageError("--wire-start kernel: " + spec.display +
-                         " is TLS, whose requests the kernel does not stamp (plain TCP only)");
-  }
-}
-
 // What --help shows as each workload option's type, and the memtier_benchmark flags that mean
 // the same thing (the rest of memtier's are cli/memtier_flags.hpp's).
 struct OptionLook {
@@ -210,41 +127,6 @@ OptionLook look_of(std::string_view name) {
   return it == looks.end() ? OptionLook{"TEXT", ""} : it->second;
 }
 
-// --start-at's value as wall time (µs since the epoch); throws UsageError.
-int64_t parse_start_at(const std::string& text, int64_t now_us) {
-  const auto bad = [&](const std::string& why) {
-    return UsageError("invalid --start-at '" + text + "': " + why);
-  };
-  int64_t ts = 0;
-  if (text.front() == '+') {
-    try {
-      ts = now_us + parse_duration_us(text.substr(1));
-    } catch (const UsageError&) {
-      throw bad("+DURATION, e.g. +10s");
-    }
-  } else if (text.front() == '@') {
-    double s = 0;
-    const char* end = text.data() + text.size();
-    auto [p, ec] = std::from_chars(text.data() + 1, end, s);
-    if (ec != std::errc() || p != end || !(s > 0) || s > 4e9) throw bad("@EPOCH-SECONDS");
-    ts = static_cast<int64_t>(s * 1e6);
-  } else {
-    tm t{};
-    const char* rest = strptime(text.c_str(), "%Y-%m-%dT%H:%M:%S", &t);
-    if (!rest) throw bad("UTC YYYY-MM-DDTHH:MM:SS[.fff]Z, @EPOCH-SECONDS or +DURATION");
-    int64_t frac_us = 0;
-    if (*rest == '.') {
-      int64_t scale = 100'000;
-      for (++rest; *rest >= '0' && *rest <= '9'; ++rest, scale /= 10)
-        if (scale > 0) frac_us += (*rest - '0') * scale;
-    }
-    if (std::string_view(rest) != "Z") throw bad("a UTC time ends with Z");
-    ts = static_cast<int64_t>(timegm(&t)) * 1'000'000 + frac_us;
-  }
-  if (ts <= now_us) throw bad("that time has passed");
-  if (ts - now_us > 7 * 86'400'000'000LL) throw bad("more than 7 days ahead");
-  return ts;
-}
 }  // namespace
 
 RunCommand::RunCommand(CLI::App& app)
