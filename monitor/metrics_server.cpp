@@ -12,6 +12,7 @@
 #include "auth_throttle.hpp"
 #include "kvbench/log.hpp"
 #include "kvbench/protocol.hpp"
+#include "listener.hpp"
 
 namespace kv::mon {
 namespace {
@@ -218,16 +219,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
 }  // namespace
 
 void MetricsServer::Impl::listen() {
-  boost::system::error_code ec;
-  auto addr = asio::ip::make_address(config.address, ec);
-  std::string where = config.address + ":" + std::to_string(config.port);
-  if (ec) throw std::runtime_error("--metrics " + where + ": not an IP address");
-  tcp::endpoint ep(addr, static_cast<unsigned short>(config.port));
-  acceptor.open(ep.protocol(), ec);
-  if (!ec) acceptor.set_option(tcp::acceptor::reuse_address(true), ec);
-  if (!ec) acceptor.bind(ep, ec);
-  if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
-  if (ec) throw std::runtime_error("cannot listen on " + where + " (--metrics): " + ec.message());
+  open_listener(acceptor, config.address, config.port, "--metrics");
 }
 
 void MetricsServer::Impl::accept() {

@@ -17,6 +17,7 @@
 #include "kvbench/units.hpp"
 #include "kvbench/usage_error.hpp"
 #include "kvbench/version.hpp"
+#include "listener.hpp"
 
 namespace kv::mon {
 namespace {

@@ -16,6 +16,7 @@
 #include "kvbench/log.hpp"
 #include "kvbench/protocol.hpp"
 #include "kvbench/version.hpp"
+#include "listener.hpp"
 
 namespace kv::mon {
 namespace {
@@ -409,16 +410,7 @@ void MonitorServer::Impl::log_auth_summaries(bool all) {
 }
 
 void MonitorServer::Impl::listen() {
-  boost::system::error_code ec;
-  auto addr = asio::ip::make_address(config.address, ec);
-  std::string where = config.address + ":" + std::to_string(config.port);
-  if (ec) throw std::runtime_error("--listen " + where + ": not an IP address");
-  tcp::endpoint ep(addr, static_cast<unsigned short>(config.port));
-  acceptor.open(ep.protocol(), ec);
-  if (!ec) acceptor.set_option(tcp::acceptor::reuse_address(true), ec);
-  if (!ec) acceptor.bind(ep, ec);
-  if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
-  if (ec) throw std::runtime_error("cannot listen on " + where + ": " + ec.message());
+  open_listener(acceptor, config.address, config.port, "--listen");
 }
 
 void MonitorServer::Impl::accept() {
@@ -498,11 +490,5 @@ int MonitorServer::port() const {
 }
 
 size_t MonitorServer::clients() const { return impl_->clients.size(); }
-
-bool is_loopback_address(const std::string& address) {
-  boost::system::error_code ec;
-  auto addr = asio::ip::make_address(address, ec);
-  return !ec && addr.is_loopback();
-}
 
 }  // namespace kv::mon

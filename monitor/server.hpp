@@ -43,9 +43,6 @@ struct ServerIdentity {
   std::vector<std::string> selectors;  // Selector::text() of each target
 };
 
-// Whether `address` (an IP literal) is a loopback address; false if it does not parse.
-bool is_loopback_address(const std::string& address);
-
 class MonitorServer {
  public:
   using EventSink = std::function<void(EventRecord)>;
