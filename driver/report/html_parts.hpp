@@ -18,6 +18,9 @@ namespace kv::drive {
 // A report table as an HTML table (numbers right-aligned, wide tables dense and scrolling), with
 // its notes before and after.
 void html_table(const ReportTable& t, std::ostream& out);
+// A chart's series: its legend name, colour (svg_chart.hpp's palette index), dashed or solid,
+// with point markers or not.
+svg::Series chart_series(std::string name, int color, bool dashed, bool markers = false);
 // The chart as inline SVG, or where it has nothing to draw a "no data" line naming why_empty.
 void html_chart(const svg::Chart& c, const std::string& why_empty, std::ostream& out);
 // A run's timeline section: its panels over the run's wall time (html_timeline.cpp).

@@ -54,6 +54,15 @@ th { white-space: normal; vertical-align: bottom; }
 
 }  // namespace
 
+svg::Series chart_series(std::string name, int color, bool dashed, bool markers) {
+  svg::Series s;
+  s.name = std::move(name);
+  s.color = color;
+  s.dashed = dashed;
+  s.markers = markers;
+  return s;
+}
+
 // A chart, or where it would have nothing to draw, one line saying so instead of an empty frame.
 void html_chart(const svg::Chart& c, const std::string& why_empty, std::ostream& out) {
   if (svg::has_data(c)) {
@@ -65,15 +74,6 @@ void html_chart(const svg::Chart& c, const std::string& why_empty, std::ostream&
 }
 
 namespace {
-
-svg::Series line(std::string name, int color, bool dashed, bool markers = false) {
-  svg::Series s;
-  s.name = std::move(name);
-  s.color = color;
-  s.dashed = dashed;
-  s.markers = markers;
-  return s;
-}
 
 void emit(const svg::Chart& c, const std::string& why_empty, std::ostream& out) {
   html_chart(c, why_empty, out);
@@ -106,8 +106,8 @@ void step_chart(Database& db, int64_t run_id, const std::string& scenario, bool 
       if (s.is_null(3 + op)) continue;
       auto [it, fresh] = index.try_emplace(std::pair{s.column_int(1), op}, c.series.size());
       if (fresh)
-        c.series.push_back(line(s.column_text(2) + (op ? " reads" : " writes"),
-                                static_cast<int>(s.column_int(5)), op == 1, true));
+        c.series.push_back(chart_series(s.column_text(2) + (op ? " reads" : " writes"),
+                                        static_cast<int>(s.column_int(5)), op == 1, true));
       double v = s.column_double(3 + op);
       c.series[it->second].points.emplace_back(x, v);
       if (v > 0) lo = std::min(lo, v);
@@ -221,7 +221,7 @@ void latency_charts(Database& db, int64_t run_id, bool steps, std::ostream& out)
     }
     int64_t total = 0, cum = 0;
     for (auto& [u, n] : c.buckets) total += n;
-    svg::Series se = line(c.name, c.color, c.dashed);
+    svg::Series se = chart_series(c.name, c.color, c.dashed);
     if (steps && step_color.size() > 1)  // ordered steps: a sequential scale, small → large
       se.css_color = svg::sequential(0.9 * c.color / static_cast<double>(step_color.size() - 1));
     double cap = std::log10(static_cast<double>(std::max<int64_t>(total, 1)));

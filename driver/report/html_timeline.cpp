@@ -24,15 +24,6 @@ namespace {
 using svg::escape_xml;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-svg::Series line(std::string name, int color, bool dashed, bool markers = false) {
-  svg::Series s;
-  s.name = std::move(name);
-  s.color = color;
-  s.dashed = dashed;
-  s.markers = markers;
-  return s;
-}
-
 struct Window {
   int64_t t0, t1;
   double x(int64_t ts) const { return static_cast<double>(ts - t0) / 1e6; }
@@ -114,8 +105,8 @@ void add_cgroup_memory(Database& db, int64_t instance, const TargetInfo& t, cons
       "SELECT ts_us, cg_memory_bytes, cg_memory_max_bytes FROM process_samples "
       "WHERE instance_id = ? AND ts_us BETWEEN ? AND ? ORDER BY ts_us");
   s.bind(1, instance).bind(2, w.t0).bind(3, w.t1);
-  svg::Series used = line(t.uri + " cgroup memory", t.ordinal, false);
-  svg::Series limit = line(t.uri + " cgroup memory limit", t.ordinal, true);
+  svg::Series used = chart_series(t.uri + " cgroup memory", t.ordinal, false);
+  svg::Series limit = chart_series(t.uri + " cgroup memory limit", t.ordinal, true);
   used.css_color = limit.css_color = "#7a0177";
   used.width = 1.2;
   bool any_limit = false;
@@ -266,7 +257,8 @@ void html_timeline(Database& db, int64_t run_id, const std::vector<Hint>& hints,
     const std::string op = d.column_text(3);
     auto key = std::pair{target, op};
     auto [it, fresh] = index.try_emplace(key, rate.series.size());
-    if (fresh) rate.series.push_back(line(d.column_text(2) + " " + op, ordinal, op == "get"));
+    if (fresh)
+      rate.series.push_back(chart_series(d.column_text(2) + " " + op, ordinal, op == "get"));
     double iv = static_cast<double>(d.column_int(5));
     // A phase's last, partial second (under 0.5 s, beside full ones) is noise as a rate: left out.
     if (iv < 5e5 && d.column_int(10) >= 1'000'000) continue;
@@ -277,16 +269,16 @@ void html_timeline(Database& db, int64_t run_id, const std::vector<Hint>& hints,
     for (size_t k = 0; k < percentiles.values.size(); ++k) {
       auto [li, lfresh] = lat_index.try_emplace(std::tuple{target, op, k}, lc.series.size());
       if (lfresh)
-        lc.series.push_back(line(op + " " + percentile_label(percentiles.values[k]),
-                                 second_percentile_color(percentiles.values[k], k).first,
-                                 op == "get"));
+        lc.series.push_back(chart_series(op + " " + percentile_label(percentiles.values[k]),
+                                         second_percentile_color(percentiles.values[k], k).first,
+                                         op == "get"));
       const std::optional<double> v = sp == pct.end() ? std::nullopt : sp->second.values[k];
       add_point(lc.series[li->second], x, v ? *v / 1000 : kNaN, 1.6);
     }
     if (op == "get" && !d.is_null(8) && !d.is_null(9)) {
       const double hits = d.column_double(8), misses = d.column_double(9);
       auto [hi, hfresh] = hit_index.try_emplace(target, hit.series.size());
-      if (hfresh) hit.series.push_back(line(d.column_text(2), ordinal, false));
+      if (hfresh) hit.series.push_back(chart_series(d.column_text(2), ordinal, false));
       add_point(hit.series[hi->second], x,
                 hits + misses > 0 ? 100.0 * hits / (hits + misses) : kNaN, 1.6);
     }
@@ -302,8 +294,9 @@ void html_timeline(Database& db, int64_t run_id, const std::vector<Hint>& hints,
           "FROM process_samples s JOIN process_instances i USING (instance_id) "
           "WHERE s.instance_id = ? AND s.ts_us BETWEEN ? AND ? ORDER BY s.ts_us");
       s.bind(1, *inst).bind(2, w.t0).bind(3, w.t1);  // this run's time only
-      svg::Series r = line(t.uri, t.ordinal, false), sw = line(t.uri, t.ordinal, true),
-                  c = line(t.uri, t.ordinal, false);
+      svg::Series r = chart_series(t.uri, t.ordinal, false),
+                  sw = chart_series(t.uri, t.ordinal, true),
+                  c = chart_series(t.uri, t.ordinal, false);
       int64_t prev_ts = -1, prev_cpu = 0;  // the last sample with CPU; -1: none
       while (s.step()) {
         std::string who = " (" + server + " pid " + std::to_string(s.column_int(3)) + ")";
@@ -337,9 +330,9 @@ void html_timeline(Database& db, int64_t run_id, const std::vector<Hint>& hints,
         .bind(2, t.protocol == "redis" ? "used_memory" : "bytes")
         .bind(3, w.t0)
         .bind(4, w.t1);
-    svg::Series u =
-        line(t.uri + (t.protocol == "redis" ? " used_memory" : " bytes") + " (the store's own)",
-             t.ordinal, false);
+    svg::Series u = chart_series(
+        t.uri + (t.protocol == "redis" ? " used_memory" : " bytes") + " (the store's own)",
+        t.ordinal, false);
     u.dotted = true;
     u.width = 2.4;
     while (m.step())
@@ -355,7 +348,7 @@ void html_timeline(Database& db, int64_t run_id, const std::vector<Hint>& hints,
   while (h.step()) {
     if (h.column_int(0) != session) {
       session = h.column_int(0);
-      load.series.push_back(line("load1 on " + h.column_text(1), 8, false));
+      load.series.push_back(chart_series("load1 on " + h.column_text(1), 8, false));
     }
     add_point(load.series.back(), w.x(h.column_int(2)), h.is_null(3) ? kNaN : h.column_double(3),
               5);

@@ -255,6 +255,23 @@ std::vector<std::pair<int64_t, int64_t>> seconds_of(kv::Database& db, const std:
   return out;
 }
 
+// A load and a mixed phase of `duration` against the pool a, b, c (`query` after its URI),
+// into dir/r.db; b is killed (SIGKILL) once the mixed phase has two rows.
+void run_killing_the_second(StoreServer& a, StoreServer& b, StoreServer& c, const TempDir& dir,
+                            const std::string& query, const std::string& duration) {
+  const std::string log = dir.file("kvdrive.log");
+  std::string pool = "memcached://";
+  for (const StoreServer* s : {&a, &b, &c})
+    pool += (s == &a ? "" : ",") + std::string("127.0.0.1:") + std::to_string(s->port());
+  Process p(
+      {kKvdrive, "run", "--db", dir.file("r.db"), "--target", pool + query, "--keys", "3000",
+       "--phases", "load,mixed", "--duration", duration, "--threads", "2", "--connections", "2"},
+      log);
+  ASSERT_TRUE(wait_for_value(dir.file("r.db"), phase_rows_at_least("mixed", 2))) << slurp(log);
+  b.process().signal(SIGKILL);
+  ASSERT_EQ(p.wait(60'000), 0) << slurp(log);
+}
+
 // SUM(column) of pool_server_seconds where server = `server` (a quoted name, or `server` for all).
 int64_t pool_sum(kv::Database& db, const std::string& column, const std::string& server) {
   return query_int(db, "SELECT COALESCE(SUM(" + column +
@@ -289,16 +306,7 @@ TEST(PoolFailover, ADeadMemberFailsItsShareAndTheLiveOnesKeepTheirPace) {
   KV_START_OR_SKIP(b);
   KV_START_OR_SKIP(c);
   TempDir dir;
-  const std::string log = dir.file("kvdrive.log");
-  std::string pool = "memcached://";
-  for (const StoreServer* s : {&a, &b, &c})
-    pool += (s == &a ? "" : ",") + std::string("127.0.0.1:") + std::to_string(s->port());
-  Process p({kKvdrive, "run", "--db", dir.file("r.db"), "--target", pool, "--keys", "3000",
-             "--phases", "load,mixed", "--duration", "6s", "--threads", "2", "--connections", "2"},
-            log);
-  ASSERT_TRUE(wait_for_value(dir.file("r.db"), phase_rows_at_least("mixed", 2))) << slurp(log);
-  b.process().signal(SIGKILL);
-  ASSERT_EQ(p.wait(60'000), 0) << slurp(log);
+  ASSERT_NO_FATAL_FAILURE(run_killing_the_second(a, b, c, dir, "", "6s"));
   auto db = kv::open_results_db(dir.file("r.db"));
   EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM phases WHERE status = 'completed'"), 2);
   const auto secs = seconds_of(db, "mixed");
@@ -362,17 +370,7 @@ TEST(PoolFailover, WithEjectTheDeadMembersKeysGoToTheLiveOnes) {
   KV_START_OR_SKIP(b);
   KV_START_OR_SKIP(c);
   TempDir dir;
-  const std::string log = dir.file("kvdrive.log");
-  std::string pool = "memcached://";
-  for (const StoreServer* s : {&a, &b, &c})
-    pool += (s == &a ? "" : ",") + std::string("127.0.0.1:") + std::to_string(s->port());
-  Process p({kKvdrive, "run", "--db", dir.file("r.db"), "--target", pool + "?on-failure=eject",
-             "--keys", "3000", "--phases", "load,mixed", "--duration", "4s", "--threads", "2",
-             "--connections", "2"},
-            log);
-  ASSERT_TRUE(wait_for_value(dir.file("r.db"), phase_rows_at_least("mixed", 2))) << slurp(log);
-  b.process().signal(SIGKILL);
-  ASSERT_EQ(p.wait(60'000), 0) << slurp(log);
+  ASSERT_NO_FATAL_FAILURE(run_killing_the_second(a, b, c, dir, "?on-failure=eject", "4s"));
   auto db = kv::open_results_db(dir.file("r.db"));
   EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM phases WHERE status = 'completed'"), 2);
   expect_pool_counts(db, {&a, &c});
