@@ -80,14 +80,6 @@ void write_stores_side_by_side(Database& db, int64_t run_id, std::ostream& out) 
   auto t = db.prepare("SELECT COUNT(*) FROM targets WHERE run_id = ?");
   t.bind(1, run_id);
   if (!t.step() || t.column_int(0) < 2) return;
-  auto series_of = [](std::string name, int color, bool dashed) {
-    svg::Series se;
-    se.name = std::move(name);
-    se.color = color;
-    se.dashed = dashed;
-    se.markers = true;
-    return se;
-  };
   auto add_point = [&](svg::Series& se, double x, double y) {  // a gap after a missing second
     if (!se.points.empty() && x - se.points.back().first > 1.5) se.points.emplace_back(x, kNaN);
     se.points.emplace_back(x, y);
@@ -122,8 +114,8 @@ void write_stores_side_by_side(Database& db, int64_t run_id, std::ostream& out) 
     const bool dashed = s.column_text(3) == "get";
     const int color = static_cast<int>(s.column_int(2));
     if (rate.series.empty() || phase + "\n" + series != last) {
-      rate.series.push_back(series_of(series, color, dashed));
-      p99.series.push_back(series_of(series, color, dashed));
+      rate.series.push_back(chart_series(series, color, dashed, true));
+      p99.series.push_back(chart_series(series, color, dashed, true));
       last = phase + "\n" + series;
     }
     const double x = s.column_double(4);
