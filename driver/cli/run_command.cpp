@@ -136,11 +136,12 @@ RunCommand::RunCommand(CLI::App& app)
       ->type_name("FILE")
       ->required()
       ->check(cli::non_empty());
-  run->add_option(
-         "--target", opts_.targets,
-         "Store URI, repeatable: redis://[user:password@]host[:port][/db] or\n"
-         "memcached://host[:port][,host[:port]...][?protocol=binary][&nodelay=0][&writes=split]\n"
-         "(a port left out is 6379 or 11211; required unless -s/-p/-P/-a say it)")
+  run->add_option("--target", opts_.targets,
+                  "Store URI, repeatable: redis://[user:password@]host[:port][/db],\n"
+                  "redis+cluster://seed[:port][,seed...][?read-from=replica] or\n"
+                  "memcached://host[:port][,host[:port]...] (options after ?, joined by &:\n"
+                  "protocol=binary, nodelay=0, writes=split, on-failure=eject)\n"
+                  "(a port left out is 6379 or 11211; required unless -s/-p/-P/-a say it)")
       ->type_name("URI");
   run->add_option("--name", opts_.name, "A name for the run")->type_name("TEXT");
   run->add_option("--scenario", scenario_,
