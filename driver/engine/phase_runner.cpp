@@ -296,7 +296,7 @@ PhaseResult run_phase(const PhasePlan& plan, const WorkloadSpec& w,
       report.spin_us += static_cast<int64_t>(spin_delta[i] / 1000);
     }
     for (const auto& s : slots)
-      for (std::string& note : s->take_notes())
+      for (WorkerNote& note : s->take_notes())
         if (std::find(report.notes.begin(), report.notes.end(), note) == report.notes.end())
           report.notes.push_back(std::move(note));
     if (redirects) {

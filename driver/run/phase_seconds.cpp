@@ -65,12 +65,11 @@ void PhaseSeconds::operator()(const SecondReport& sec) {
   if (monitored.empty()) monitored = local_store_memory(*at_.db, *at_.stats);
   done_ += sec.ops();
   note_client_stall(sec);
-  for (const std::string& note : sec.notes) {  // each once per phase, however many workers saw it
-    if (!said_notes_.insert(note).second) continue;
+  for (const WorkerNote& note : sec.notes) {  // each once per phase, however many workers saw it
+    if (!said_notes_.insert(note.text).second) continue;
     progress_.finish();
-    log_info() << at_.label << ": " << note;
-    const bool pool = note.rfind("memcached pool", 0) == 0;  // Worker::pool_server_lost
-    writer_.event(at_.run_id, pool ? "pool_topology" : "cluster_topology", at_.label + ": " + note);
+    log_info() << at_.label << ": " << note.text;
+    writer_.event(at_.run_id, note.kind, at_.label + ": " + note.text);
   }
   if (sec.busiest_thread_cpu > 0.9 && !warned_cpu_) {
     warned_cpu_ = true;

@@ -168,6 +168,14 @@ struct IntervalStats {
 enum class PoolCount : uint8_t { answered = 0, failed, failed_fast, probes, rehashed };
 constexpr size_t kPoolCounts = 5;
 
+// What a worker noted (StatsSlot::add_note): an events row of `kind` (cluster_topology,
+// pool_topology) saying `text`.
+struct WorkerNote {
+  const char* kind;
+  std::string text;
+  bool operator==(const WorkerNote& o) const { return text == o.text; }
+};
+
 // One worker's stats: the worker records into the active buffer; the collector swaps buffers
 // and reads the retired one.
 class StatsSlot {
@@ -202,13 +210,14 @@ class StatsSlot {
     std::lock_guard<std::mutex> lock(mu_);
     (*active_)[op].dropped += n;
   }
-  // A change in what the worker talks to (a Redis Cluster node lost, the slot map changed), for
-  // the collector to record as an event. Rare: a lock and a string.
-  void add_note(std::string note) {
+  // A change in what the worker talks to (a Redis Cluster node lost, the slot map changed, a
+  // pool's server down), for the collector to record as an event of `kind`. Rare: a lock and a
+  // string.
+  void add_note(const char* kind, std::string text) {
     std::lock_guard<std::mutex> lock(mu_);
-    notes_.push_back(std::move(note));
+    notes_.push_back({kind, std::move(text)});
   }
-  std::vector<std::string> take_notes() {
+  std::vector<WorkerNote> take_notes() {
     std::lock_guard<std::mutex> lock(mu_);
     return std::exchange(notes_, {});
   }
@@ -225,7 +234,7 @@ class StatsSlot {
   std::atomic<uint64_t> moved_{0}, asked_{0};
   std::unique_ptr<std::atomic<uint64_t>[]> pool_;
   size_t pool_servers_ = 0;
-  std::vector<std::string> notes_;
+  std::vector<WorkerNote> notes_;
 };
 
 }  // namespace kv::drive

@@ -90,7 +90,7 @@ struct SecondReport {
   };
   std::vector<PoolSecond> pool;
   // What the workers noted in the interval (StatsSlot::add_note), each once: recorded as events.
-  std::vector<std::string> notes;
+  std::vector<WorkerNote> notes;
 
   const OpSecond& operator[](OpType op) const { return by_op[static_cast<size_t>(op)]; }
   uint64_t ops() const { return by_op[0].ops + by_op[1].ops; }

@@ -73,9 +73,7 @@ class SlotMap {
   int node_of_slot(int slot) const { return owner_[static_cast<size_t>(slot)]; }
   int node_of_key(std::string_view key) const { return node_of_slot(key_hash_slot(key)); }
   // Where a read of the slot goes: its reader with replica reads, else its master; -1 if none.
-  int reader_of_slot(int slot) const {
-    return replica_reads_ ? reader_[static_cast<size_t>(slot)] : node_of_slot(slot);
-  }
+  int reader_of_slot(int slot) const { return reader_[static_cast<size_t>(slot)]; }
   // A MOVED: the slot now lives at `to` (added to nodes() if new). Returns its index.
   int move_slot(int slot, const HostPort& to);
   // Index of the node at `address` (added if new): for ASK, which goes to a node for one request.
@@ -90,7 +88,7 @@ class SlotMap {
   static constexpr int16_t kNone = -1;
   bool replica_reads_ = false;
   std::array<int16_t, kClusterSlots> owner_{};
-  std::array<int16_t, kClusterSlots> reader_{};  // with replica_reads_
+  std::array<int16_t, kClusterSlots> reader_{};  // the owner, or with replica_reads_ a replica
   std::vector<HostPort> nodes_;
 };
 

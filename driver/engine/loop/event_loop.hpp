@@ -123,6 +123,8 @@ class Worker {
   // applies the one that is over.
   void refresh_slots(int64_t now);
   void note_map_change(const std::array<int, st::kClusterSlots>& before);
+  // ?on-failure=eject: marks `server` off (or back on) the ring and remakes live_ring_.
+  void set_ejected(const EventClient& c, size_t server, bool out);
   void note_answer_slow(const HostPort& node);
   std::set<std::string> awaiting_answer_;  // HOST:PORT of nodes given slots, not answered yet
 

@@ -84,28 +84,32 @@ void Worker::arm(int64_t at) {
 void Worker::pool_server_lost(const EventClient& c, size_t server) {
   std::string note = "memcached pool server " + host_port(c.spec().servers[server]);
   if (!c.spec().eject_on_failure) {
-    ctx.slot.add_note(note + " down: its keys' requests fail at once while it backs off");
+    ctx.slot.add_note("pool_topology",
+                      note + " down: its keys' requests fail at once while it backs off");
     return;
   }
-  if (ejected_.size() < c.servers()) ejected_.resize(c.servers(), false);
-  ejected_[server] = true;
-  live_ring_.reset();
-  if (std::find(ejected_.begin(), ejected_.end(), false) != ejected_.end())
-    live_ring_ = std::make_unique<MemcachedRing>(c.spec(), ejected_);
-  ctx.slot.add_note(note + " ejected: its keys go to the next servers on the ring");
+  set_ejected(c, server, true);
+  ctx.slot.add_note("pool_topology",
+                    note + " ejected: its keys go to the next servers on the ring");
 }
 
 void Worker::pool_server_back(const EventClient& c, size_t server) {
   std::string note = "memcached pool server " + host_port(c.spec().servers[server]);
   if (!ejected(server)) {
-    ctx.slot.add_note(note + " answers again");
+    ctx.slot.add_note("pool_topology", note + " answers again");
     return;
   }
-  ejected_[server] = false;
-  live_ring_.reset();
-  if (std::find(ejected_.begin(), ejected_.end(), true) != ejected_.end())
+  set_ejected(c, server, false);
+  ctx.slot.add_note("pool_topology", note + " back on the ring: its keys go to it again");
+}
+
+void Worker::set_ejected(const EventClient& c, size_t server, bool out) {
+  if (ejected_.size() < c.servers()) ejected_.resize(c.servers(), false);
+  ejected_[server] = out;
+  const auto count = std::count(ejected_.begin(), ejected_.end(), true);
+  live_ring_.reset();  // none while none is ejected (the client's ring) or every one is
+  if (count > 0 && static_cast<size_t>(count) < ejected_.size())
     live_ring_ = std::make_unique<MemcachedRing>(c.spec(), ejected_);
-  ctx.slot.add_note(note + " back on the ring: its keys go to it again");
 }
 
 size_t Worker::live_server_for(std::string_view key) const {
@@ -141,10 +145,7 @@ void Worker::note_map_change(const std::array<int, st::kClusterSlots>& before) {
   const auto& nodes = router->nodes();
   const auto name = [&](int node) {
     if (node < 0 || static_cast<size_t>(node) >= nodes.size()) return std::string("no node");
-    std::string text = nodes[static_cast<size_t>(node)].host;
-    text += ':';
-    text += std::to_string(nodes[static_cast<size_t>(node)].port);
-    return text;
+    return host_port(nodes[static_cast<size_t>(node)]);
   };
   std::string changes;
   int runs = 0;
@@ -155,7 +156,7 @@ void Worker::note_map_change(const std::array<int, st::kClusterSlots>& before) {
     while (next < st::kClusterSlots && before[static_cast<size_t>(next)] == from &&
            router->map().node_of_slot(next) == to)
       ++next;
-    if (from != to && to >= 0) awaiting_answer_.insert(host_port(nodes[static_cast<size_t>(to)]));
+    if (from != to && to >= 0) awaiting_answer_.insert(name(to));
     if (from != to && ++runs <= 8) {  // appended piece by piece (GCC 12 -O3 -Wrestrict)
       if (!changes.empty()) changes += "; ";
       changes += "slots ";
@@ -179,7 +180,7 @@ void Worker::note_map_change(const std::array<int, st::kClusterSlots>& before) {
   }
   std::string note = "the cluster's slot map changed: ";
   note += changes;
-  ctx.slot.add_note(std::move(note));
+  ctx.slot.add_note("cluster_topology", std::move(note));
 }
 
 void Worker::note_answer_slow(const HostPort& node) {
@@ -188,7 +189,7 @@ void Worker::note_answer_slow(const HostPort& node) {
   std::string note = "first answer from ";
   note += *it;
   note += ", a new owner of slots in the cluster's slot map";
-  ctx.slot.add_note(std::move(note));
+  ctx.slot.add_note("cluster_topology", std::move(note));
   awaiting_answer_.erase(it);
 }
 

@@ -79,14 +79,11 @@ void Link::close_socket() {
 void Link::fail(OpStatus status, int64_t now) {
   if (w_.router) {  // a lost node: has a replica taken its slots?
     w_.router->want_refresh();
-    const HostPort& node = client_.spec().servers[server_];
     std::string note = "node ";  // appended piece by piece (GCC 12 -O3 -Wrestrict)
-    note += node.host;
-    note += ':';
-    note += std::to_string(node.port);
+    note += host_port(client_.spec().servers[server_]);
     note += status == OpStatus::timeout ? " lost (a request timed out)"
                                         : " lost (its connection failed)";
-    w_.ctx.slot.add_note(std::move(note));
+    w_.ctx.slot.add_note("cluster_topology", std::move(note));
   }
   const uint64_t written = written_bytes_;
   close_socket();
