@@ -255,58 +255,69 @@ std::vector<std::pair<int64_t, int64_t>> seconds_of(kv::Database& db, const std:
   return out;
 }
 
-// A load and a mixed phase of `duration` against the pool a, b, c (`query` after its URI),
-// into dir/r.db; b is killed (SIGKILL) once the mixed phase has two rows.
-void run_killing_the_second(StoreServer& a, StoreServer& b, StoreServer& c, const TempDir& dir,
-                            const std::string& query, const std::string& duration) {
-  const std::string log = dir.file("kvdrive.log");
-  std::string pool = "memcached://";
-  for (const StoreServer* s : {&a, &b, &c})
-    pool += (s == &a ? "" : ",") + std::string("127.0.0.1:") + std::to_string(s->port());
-  Process p(
-      {kKvdrive, "run", "--db", dir.file("r.db"), "--target", pool + query, "--keys", "3000",
-       "--phases", "load,mixed", "--duration", duration, "--threads", "2", "--connections", "2"},
-      log);
-  ASSERT_TRUE(wait_for_value(dir.file("r.db"), phase_rows_at_least("mixed", 2))) << slurp(log);
-  b.process().signal(SIGKILL);
-  ASSERT_EQ(p.wait(60'000), 0) << slurp(log);
+// SUM(column) of pool_server_seconds, over every server or only `server` (HOST:PORT).
+int64_t pool_sum(kv::Database& db, const std::string& column, const std::string& server = "") {
+  return query_int(db, "SELECT COALESCE(SUM(" + column + "), 0) FROM pool_server_seconds" +
+                           (server.empty() ? std::string() : " WHERE server = '" + server + "'"));
 }
 
-// SUM(column) of pool_server_seconds where server = `server` (a quoted name, or `server` for all).
-int64_t pool_sum(kv::Database& db, const std::string& column, const std::string& server) {
-  return query_int(db, "SELECT COALESCE(SUM(" + column +
-                           "), 0) FROM pool_server_seconds WHERE server = " + server);
-}
-
-// Every request of each phase counted once over the pool's servers, and the live servers'
-// answers equal to their own cmd_get + cmd_set.
-void expect_pool_counts(kv::Database& db, std::initializer_list<StoreServer*> live) {
-  EXPECT_EQ(query_int(db,
-                      "SELECT COUNT(*) FROM phases p WHERE (SELECT SUM(ops) FROM "
-                      "driver_seconds d WHERE d.phase_id = p.phase_id) != (SELECT "
-                      "SUM(answered + failed + failed_fast) FROM pool_server_seconds s WHERE "
-                      "s.phase_id = p.phase_id)"),
-            0);
-  for (StoreServer* s : live) {
-    const std::string stats = tcp_request(s->port(), "stats\r\n", "END\r\n");
-    EXPECT_EQ(pool_sum(db, "answered", "'127.0.0.1:" + std::to_string(s->port()) + "'"),
-              stat_value(stats, "cmd_get") + stat_value(stats, "cmd_set"))
-        << s->port();
+// A memcached pool of three real servers; b is the one a test kills.
+class PoolFailover : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    KV_START_OR_SKIP(a);
+    KV_START_OR_SKIP(b);
+    KV_START_OR_SKIP(c);
   }
-}
+  static std::string name(const StoreServer& s) { return "127.0.0.1:" + std::to_string(s.port()); }
+  // A load and a mixed phase of `duration` against the pool (`query` after its URI), into
+  // dir/r.db; b is killed (SIGKILL) once the mixed phase has two rows.
+  void run_killing_b(const std::string& query, const std::string& duration) {
+    const std::string log = dir.file("kvdrive.log");
+    const std::string pool = "memcached://" + name(a) + "," + name(b) + "," + name(c) + query;
+    Process p(
+        {kKvdrive, "run", "--db", dir.file("r.db"), "--target", pool, "--keys", "3000", "--phases",
+         "load,mixed", "--duration", duration, "--threads", "2", "--connections", "2"},
+        log);
+    ASSERT_TRUE(wait_for_value(dir.file("r.db"), phase_rows_at_least("mixed", 2))) << slurp(log);
+    b.process().signal(SIGKILL);
+    ASSERT_EQ(p.wait(60'000), 0) << slurp(log);
+  }
+  // Every request of each phase counted once over the pool's servers, and the live servers'
+  // answers equal to their own cmd_get + cmd_set.
+  void expect_pool_counts(kv::Database& db) {
+    EXPECT_EQ(query_int(db,
+                        "SELECT COUNT(*) FROM phases p WHERE (SELECT SUM(ops) FROM "
+                        "driver_seconds d WHERE d.phase_id = p.phase_id) != (SELECT "
+                        "SUM(answered + failed + failed_fast) FROM pool_server_seconds s WHERE "
+                        "s.phase_id = p.phase_id)"),
+              0);
+    for (StoreServer* s : {&a, &c}) {
+      const std::string stats = tcp_request(s->port(), "stats\r\n", "END\r\n");
+      EXPECT_EQ(pool_sum(db, "answered", name(*s)),
+                stat_value(stats, "cmd_get") + stat_value(stats, "cmd_set"))
+          << s->port();
+    }
+  }
+  // The pool_topology events whose message holds `what`.
+  int64_t topology_events(kv::Database& db, const std::string& what) {
+    return query_int(db,
+                     "SELECT COUNT(*) FROM events WHERE kind = 'pool_topology' AND message "
+                     "LIKE '%" +
+                         what + "%'");
+  }
+
+  StoreServer a{StoreServer::Kind::memcached}, b{StoreServer::Kind::memcached},
+      c{StoreServer::Kind::memcached};
+  TempDir dir;
+};
 
 // One memcached of a pool of three killed in a mixed phase: its share of the requests fails at
 // once (errors, without I/O), the two live members keep their pace, and the phase completes.
 // (Before each server backed off on its own, a dead member paused every connection 10 ms per
 // failure: the pool fell from ~50,000 to ~330 requests/s.) A timing suite: plain build only.
-TEST(PoolFailover, ADeadMemberFailsItsShareAndTheLiveOnesKeepTheirPace) {
-  StoreServer a(StoreServer::Kind::memcached), b(StoreServer::Kind::memcached),
-      c(StoreServer::Kind::memcached);
-  KV_START_OR_SKIP(a);
-  KV_START_OR_SKIP(b);
-  KV_START_OR_SKIP(c);
-  TempDir dir;
-  ASSERT_NO_FATAL_FAILURE(run_killing_the_second(a, b, c, dir, "", "6s"));
+TEST_F(PoolFailover, ADeadMemberFailsItsShareAndTheLiveOnesKeepTheirPace) {
+  ASSERT_NO_FATAL_FAILURE(run_killing_b("", "6s"));
   auto db = kv::open_results_db(dir.file("r.db"));
   EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM phases WHERE status = 'completed'"), 2);
   const auto secs = seconds_of(db, "mixed");
@@ -341,51 +352,36 @@ TEST(PoolFailover, ADeadMemberFailsItsShareAndTheLiveOnesKeepTheirPace) {
   EXPECT_LT(share, 0.55);
   // Each server counted apart: the live ones' answers are their own counters; the dead one's
   // share failed at once, found by at most one probe per backoff step and worker.
-  expect_pool_counts(db, {&a, &c});
-  const std::string dead = "'127.0.0.1:" + std::to_string(b.port()) + "'";
+  expect_pool_counts(db);
+  const std::string dead = name(b);
   EXPECT_GT(pool_sum(db, "failed_fast", dead), 0);
   EXPECT_GE(pool_sum(db, "probes", dead), 1);
   EXPECT_LE(pool_sum(db, "probes", dead), 2 * 12) << "two workers, 50 ms doubling to 2 s";
-  EXPECT_EQ(pool_sum(db, "rehashed", "server"), 0) << "nothing moves unless asked to";
-  EXPECT_EQ(query_int(db,
-                      "SELECT COUNT(*) FROM events WHERE kind = 'pool_topology' AND message "
-                      "LIKE '%" +
-                          dead.substr(1, dead.size() - 2) + " down%'"),
-            1);
+  EXPECT_EQ(pool_sum(db, "rehashed"), 0) << "nothing moves unless asked to";
+  EXPECT_EQ(topology_events(db, dead + " down"), 1);
   // The report names it: from when, and how its requests failed.
   auto report = run_kvdrive(dir, {"report", "--db", dir.file("r.db")});
   ASSERT_EQ(report.exit_code, 0) << report.output;
-  EXPECT_NE(report.output.find("pool server " + dead.substr(1, dead.size() - 2) + " failed from +"),
-            std::string::npos)
+  EXPECT_NE(report.output.find("pool server " + dead + " failed from +"), std::string::npos)
       << report.output;
 }
 
 // ?on-failure=eject: the dead member leaves the ring after its first failed connect, and its
 // keys go to the next servers on it (as libmemcached's auto-eject; EventEngine's test checks
 // the placement key by key): nothing fails at once, only the requests in flight at the kill.
-TEST(PoolFailover, WithEjectTheDeadMembersKeysGoToTheLiveOnes) {
-  StoreServer a(StoreServer::Kind::memcached), b(StoreServer::Kind::memcached),
-      c(StoreServer::Kind::memcached);
-  KV_START_OR_SKIP(a);
-  KV_START_OR_SKIP(b);
-  KV_START_OR_SKIP(c);
-  TempDir dir;
-  ASSERT_NO_FATAL_FAILURE(run_killing_the_second(a, b, c, dir, "?on-failure=eject", "4s"));
+TEST_F(PoolFailover, WithEjectTheDeadMembersKeysGoToTheLiveOnes) {
+  ASSERT_NO_FATAL_FAILURE(run_killing_b("?on-failure=eject", "4s"));
   auto db = kv::open_results_db(dir.file("r.db"));
   EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM phases WHERE status = 'completed'"), 2);
-  expect_pool_counts(db, {&a, &c});
-  const std::string dead = "'127.0.0.1:" + std::to_string(b.port()) + "'";
-  EXPECT_EQ(pool_sum(db, "failed_fast", "server"), 0);
+  expect_pool_counts(db);
+  const std::string dead = name(b);
+  EXPECT_EQ(pool_sum(db, "failed_fast"), 0);
   EXPECT_GE(pool_sum(db, "probes", dead), 1);
   // The requests in flight (one per connection) and those waiting for its first reconnect.
   EXPECT_LE(pool_sum(db, "failed", dead), 2 * 2 * 2);
-  EXPECT_GT(pool_sum(db, "rehashed", "server"), 0);
+  EXPECT_GT(pool_sum(db, "rehashed"), 0);
   EXPECT_EQ(pool_sum(db, "rehashed", dead), 0);
-  EXPECT_EQ(query_int(db,
-                      "SELECT COUNT(*) FROM events WHERE kind = 'pool_topology' AND message "
-                      "LIKE '%" +
-                          dead.substr(1, dead.size() - 2) + " ejected%'"),
-            1);
+  EXPECT_EQ(topology_events(db, dead + " ejected"), 1);
   auto report = run_kvdrive(dir, {"report", "--db", dir.file("r.db")});
   ASSERT_EQ(report.exit_code, 0) << report.output;
   EXPECT_NE(report.output.find("in all went to another server while their own was ejected"),
