@@ -190,8 +190,7 @@ double thread_wanted_fraction(uint64_t wanted_delta_ns, uint64_t spin_ns, double
 PhaseResult run_phase(const PhasePlan& plan, const WorkloadSpec& w,
                       std::vector<std::unique_ptr<StoreClient>>& clients, const ValueTable& values,
                       const std::atomic<bool>& stop, const std::function<void(int64_t)>& on_start,
-                      const std::function<void(const SecondReport&)>& on_second,
-                      ClockSource& clock) {
+                      const std::function<void(const SecondReport&)>& on_second, LoopClock& clock) {
   const size_t conns = static_cast<size_t>(w.connections);
   const size_t n = clients.size() / conns;  // workers
   std::vector<std::unique_ptr<StatsSlot>> slots;
@@ -221,6 +220,7 @@ PhaseResult run_phase(const PhasePlan& plan, const WorkloadSpec& w,
   std::vector<std::thread> threads;
   std::vector<std::atomic<pid_t>> tids(n);
   std::vector<std::optional<SchedStat>> finals(n);  // each worker's own schedstat as it ended
+  clock.workers_begin(n);
   for (size_t t = 0; t < n; ++t) {
     threads.emplace_back([&, t] {
       tids[t].store(::gettid());
@@ -233,13 +233,16 @@ PhaseResult run_phase(const PhasePlan& plan, const WorkloadSpec& w,
       const auto first =
           segment ? static_cast<size_t>(w.worker_first) : static_cast<size_t>(w.process_index) * n;
       const auto count = segment ? static_cast<size_t>(w.worker_total) : procs * n;
-      run_event_worker(
-          WorkerContext{plan, w, values, mine, *slots[t], first + t, count, start_ns, stop, abort});
+      run_event_worker(WorkerContext{plan, w, values, mine, *slots[t], first + t, count, start_ns,
+                                     stop, abort, clock});
       const std::optional<SchedStat> last = thread_schedstat(::gettid());
-      std::lock_guard<std::mutex> lock(shared.mu);
-      finals[t] = last;
-      --shared.running;
-      shared.cv.notify_all();
+      {
+        std::lock_guard<std::mutex> lock(shared.mu);
+        finals[t] = last;
+        --shared.running;
+        shared.cv.notify_all();
+      }
+      clock.worker_done();
     });
   }
 
@@ -261,9 +264,8 @@ PhaseResult run_phase(const PhasePlan& plan, const WorkloadSpec& w,
       const bool duration_first = !abort && duration_end_ts < row_end_ts;
       const int64_t wake_ts = duration_first ? duration_end_ts : row_end_ts;
       std::unique_lock<std::mutex> lock(shared.mu);
-      auto deadline = std::chrono::steady_clock::time_point(
-          std::chrono::nanoseconds(cutter.to_steady_ns(wake_ts)));
-      done = shared.cv.wait_until(lock, deadline, [&] { return shared.running == 0; });
+      done = clock.wait_until(lock, shared.cv, cutter.to_steady_ns(wake_ts),
+                              [&] { return shared.running == 0; });
       if (done || !duration_first) break;
       abort = true;
     }

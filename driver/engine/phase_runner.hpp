@@ -8,8 +8,8 @@
 #include <memory>
 #include <vector>
 
+#include "engine/loop_clock.hpp"
 #include "engine/run_status.hpp"
-#include "kvbench/time_base.hpp"
 #include "stats/interval_stats.hpp"
 #include "stats/second_report.hpp"
 #include "store/store_client.hpp"
@@ -36,15 +36,15 @@ struct PhaseResult {
 // every second), from the phase's start to its end, one per second whatever completed in it;
 // on_second is called on a thread of its own in row order, so a slow sink (a locked results
 // file) delays the writing, never the cutting. If on_second throws, the phase is stopped and
-// the exception rethrown here. `clock` is where the rows' times are read (SecondCutter): its
-// steady_ns must be CLOCK_MONOTONIC, the clock of the workers and of the collector's waits; its
-// wall clock may be any (a test can step or slew it).
+// the exception rethrown here. `clock` is every clock the phase reads and every wait (the
+// rows' times, SecondCutter; the workers' loops; the collector's waits): a test's simulated
+// clock runs the phase in virtual time, and may step or slew its wall clock.
 PhaseResult run_phase(const PhasePlan& plan, const WorkloadSpec& w,
                       std::vector<std::unique_ptr<StoreClient>>& clients, const ValueTable& values,
                       const std::atomic<bool>& stop,
                       const std::function<void(int64_t started_ts_us)>& on_start,
                       const std::function<void(const SecondReport&)>& on_second,
-                      ClockSource& clock = system_clock_source());
+                      LoopClock& clock = system_loop_clock());
 
 // A worker's share of an interval on a CPU or runnable waiting for one (SecondReport's
 // busiest_thread_wanted): its schedstat run + wait growth less its spinning, over the interval,

@@ -12,6 +12,7 @@
 #include <memory>
 #include <span>
 
+#include "engine/loop_clock.hpp"
 #include "stats/interval_stats.hpp"
 #include "store/store_client.hpp"
 #include "workload/phase_plan.hpp"
@@ -30,6 +31,7 @@ struct WorkerContext {
   int64_t start_ns;                // steady_ns() when the phase started
   const std::atomic<bool>& stop;   // Ctrl-C
   const std::atomic<bool>& abort;  // the phase is over (duration, error limit)
+  LoopClock& clock;                // every time the worker reads, every sleep of its loop
 };
 
 }  // namespace kv::drive

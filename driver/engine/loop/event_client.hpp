@@ -21,6 +21,9 @@
 #include "store/store_client.hpp"
 
 namespace kv::drive {
+namespace loop {
+class TransportFactory;
+}
 namespace store {
 class TlsContext;
 class TlsSession;
@@ -81,6 +84,10 @@ class EventClient final : public StoreClient {
   size_t server_index(const HostPort& node);
   // A Redis Cluster's slot map as CLUSTER SLOTS said when the clients were made; null else.
   const std::shared_ptr<const store::SlotMap>& slot_map() const noexcept { return slots_; }
+  // The loop's links to this client's servers move their bytes through `f`'s transports rather
+  // than sockets (a test's scripted store; connect() is then not called).
+  void set_transports(std::shared_ptr<loop::TransportFactory> f) { transports_ = std::move(f); }
+  loop::TransportFactory* transports() const noexcept { return transports_.get(); }
   // The loop gave up `n` requests at Ctrl-C after (part of) them were sent.
   void count_abandoned(uint64_t n) noexcept { abandoned_ += n; }
 
@@ -92,7 +99,8 @@ class EventClient final : public StoreClient {
   std::shared_ptr<const store::TlsContext> tls_ctx_;
   std::vector<std::unique_ptr<store::TlsSession>> tls_;  // per server, beside fds_
   std::vector<SocketAddress> addresses_;
-  std::shared_ptr<const store::SlotMap> slots_;  // a Redis Cluster's, shared by its clients
+  std::shared_ptr<const store::SlotMap> slots_;         // a Redis Cluster's, shared by its clients
+  std::shared_ptr<loop::TransportFactory> transports_;  // null: sockets
 };
 
 // Connects n EventClients to the target; throws std::runtime_error naming it if any cannot.

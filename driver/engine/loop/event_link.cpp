@@ -1,27 +1,14 @@
 #include "engine/loop/event_link.hpp"
 
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <boost/asio/post.hpp>
-#include <boost/asio/write.hpp>
-#include <cerrno>
-#include <cstring>
 
 #include "engine/loop/event_client.hpp"
 #include "engine/loop/event_loop.hpp"
 #include "engine/loop/event_user.hpp"
-#include "engine/loop/tcp_transport.hpp"
-#include "kvbench/clock.hpp"
 
 namespace kv::drive::loop {
 namespace {
-
-// A link's read buffer: small while replies are (an idle connection costs little), doubled up
-// to the largest whenever a read fills it.
-constexpr size_t kFirstReadBytes = 2048;
-constexpr size_t kMaxReadBytes = 65536;
 
 OpStatus status_of(st::Verdict v) {
   switch (v) {
@@ -87,12 +74,11 @@ Link::Link(Worker& w, EventClient& c, size_t server, size_t depth)
       wire_(c.spec().protocol == Protocol::redis ? Wire::resp
             : c.spec().binary_protocol           ? Wire::binary
                                                  : Wire::text),
-      sock_(w.io),
+      t_(w.make_transport(c, server, *this)),
       split_(c.spec().split_writes),
       // A cluster node's link may also carry an ASKING before each redirected request.
       fifo_(c.spec().cluster ? 2 * depth + 4 : depth + 4) {
   out_.reserve(4096);
-  sending_.reserve(4096);
   reset_decoders();
 }
 
@@ -125,10 +111,10 @@ void Link::send(User* u, const Pending& p, std::string_view key, std::string_vie
   }
   if (!ok) {
     // A key the protocol cannot carry: refused before sending, as libmemcached refuses it.
-    asio::post(w_.io, [u, p, this] {
-      record_reply(w_.ctx, p, OpStatus::error, {}, steady_ns());
+    boost::asio::post(w_.io, [u, p, this] {
+      record_reply(w_.ctx, p, OpStatus::error, {}, w_.now());
       count(PoolCount::failed_fast);
-      u->done(steady_ns());
+      u->done(w_.now());
     });
     return;
   }
@@ -200,33 +186,16 @@ void Link::resend(User* u, const Pending& p, bool asking, uint8_t redirects, int
 
 void Link::flush() {
   dirty_ = false;
-  if (state_ != State::up || writing_ || out_.empty()) return;
+  if (state_ != State::up || t_->writing() || out_.empty()) return;
   if (split_) {
     flush_split();
     return;
   }
-  if (tls_) {
-    sending_.swap(out_);
-    out_.clear();
-    tls_sent_ = 0;
-    writing_ = true;
-    write_tls();
+  if (t_->write(out_, false) < 0) {
+    fail(OpStatus::error, w_.now());
     return;
   }
-  error_code ec;
-  const int64_t at = steady_ns();  // the send call's start: its kernel path is the wire's
-  size_t n = sock_.write_some(asio::buffer(out_), ec);
-  if (ec && ec != asio::error::would_block && ec != asio::error::try_again) {
-    fail(OpStatus::error, steady_ns());
-    return;
-  }
-  written_bytes_ += n;
-  mark_sent(at);
-  if (n == out_.size()) {
-    out_.clear();
-    return;
-  }
-  write_rest(n);
+  out_.clear();
 }
 
 Flight Link::pop_flight() {
@@ -238,142 +207,30 @@ Flight Link::pop_flight() {
 }
 
 void Link::flush_split() {
-  // out_ begins at written_bytes_: nothing is being written (flush) and sending_ is empty.
+  // out_ begins at written_bytes_: nothing is being written (flush).
   const uint64_t base = written_bytes_;
+  const std::string_view out = out_;
   size_t off = 0;
-  while (off < out_.size()) {
+  while (off < out.size()) {
     while (!splits_.empty() && splits_.front() <= base + off) splits_.pop_front();
-    const size_t end = !splits_.empty() && splits_.front() < base + out_.size()
+    const size_t end = !splits_.empty() && splits_.front() < base + out.size()
                            ? splits_.front() - base
-                           : out_.size();
-    error_code ec;
-    const int64_t at = steady_ns();
-    const size_t n = sock_.write_some(asio::buffer(out_.data() + off, end - off), ec);
-    if (ec && ec != asio::error::would_block && ec != asio::error::try_again) {
-      fail(OpStatus::error, steady_ns());
+                           : out.size();
+    const ptrdiff_t n = t_->write(out.substr(off, end - off), true);
+    if (n < 0) {
+      fail(OpStatus::error, w_.now());
       return;
     }
-    written_bytes_ += n;
-    mark_sent(at);
-    off += n;
+    off += static_cast<size_t>(n);
     if (off < end) break;  // the socket's buffer is full
   }
-  if (off == out_.size()) {
-    out_.clear();
+  // The rest goes out when the socket drains (in one piece, even when split); commands queued
+  // meanwhile wait in out_ for the next flush.
+  if (off < out.size() && t_->write(out.substr(off), false) < 0) {
+    fail(OpStatus::error, w_.now());
     return;
   }
-  write_rest(off);
-}
-
-void Link::write_rest(size_t from) {
-  // The socket's buffer is full: the rest goes out when it drains (in one piece, even when
-  // split); commands queued meanwhile wait in out_ for the next flush.
-  sending_.assign(out_, from);
   out_.clear();
-  writing_ = true;
-  asio::async_write(sock_, asio::buffer(sending_), [this, g = gen_](const error_code& e, size_t k) {
-    if (g != gen_) return;
-    written_bytes_ += k;
-    mark_sent(steady_ns());
-    writing_ = false;
-    sending_.clear();
-    if (e) {
-      fail(OpStatus::error, steady_ns());
-      return;
-    }
-    flush();
-  });
-}
-
-// Plain TCP: the socket goes on the worker's ready list once (Worker::ready_list) and
-// on_ready() reads it whenever it becomes readable, with recvmsg, so that each read carries the
-// kernel's receive stamp (loop/tcp_transport.hpp). (Asio's own reads cannot return it.) Without
-// a ready list (its epoll could not be made) the socket is waited on through Asio, then read
-// the same way. TLS waits for readiness: the session reads the socket itself.
-void Link::arm_read() {
-  if (tls_) {
-    sock_.async_wait(tcp::socket::wait_read, [this, g = gen_](const error_code& ec) {
-      if (g != gen_) return;
-      on_readable(ec);
-    });
-    return;
-  }
-  if (in_.empty()) in_.resize(kFirstReadBytes);
-  if (w_.ready_list()) {  // registered once; on_ready reads
-    if (!watched_) {
-      watched_ = true;
-      w_.watch(this, sock_.native_handle());
-    }
-    return;
-  }
-  sock_.async_wait(tcp::socket::wait_read, [this, g = gen_](const error_code& ec) {
-    if (g != gen_) return;
-    if (ec) {
-      fail(OpStatus::error, steady_ns());
-      return;
-    }
-    read_ready();
-  });
-}
-
-void Link::unwatch() {
-  if (!watched_) return;
-  watched_ = false;
-  w_.unwatch(sock_.native_handle());
-}
-
-void Link::on_ready() {
-  if (!watched_) return;  // an event gathered before the link closed its socket
-  read_ready();
-}
-
-void Link::read_ready() {
-  if (tx_on_) read_tx_stamps();  // before the replies that need them (and on EPOLLERR alone)
-  int64_t arrived = 0, read_at = 0;
-  const ssize_t n = read_stamped(sock_.native_handle(), in_.data(), in_.size(), &arrived, &read_at);
-  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
-    if (!watched_) arm_read();
-    return;
-  }
-  if (n <= 0) {  // an error, or the server closed the connection (eof)
-    fail(OpStatus::error, steady_ns());
-    return;
-  }
-  const auto got = static_cast<size_t>(n);
-  // Replies are timed when the read returned; each also keeps its segment's arrival.
-  if (!decode(std::string_view(in_.data(), got), read_at, arrived)) return;
-  if (got == in_.size()) {
-    // A full buffer: more may be waiting. Read it now, and read more at once next time.
-    if (in_.size() < kMaxReadBytes) in_.resize(in_.size() * 2);
-    if (!drain()) return;
-  }
-  arm_read();  // a no-op while on the ready list (what arrives later is a new edge)
-}
-
-void Link::on_readable(const error_code& ec) {
-  if (ec) {
-    fail(OpStatus::error, steady_ns());
-    return;
-  }
-  read_tls();
-}
-
-bool Link::drain() {
-  for (;;) {
-    if (tx_on_) read_tx_stamps();
-    int64_t arrived = 0, read_at = 0;
-    const ssize_t n =
-        read_stamped(sock_.native_handle(), w_.rbuf.data(), w_.rbuf.size(), &arrived, &read_at);
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return true;
-    if (n <= 0) {
-      fail(OpStatus::error, steady_ns());
-      return false;
-    }
-    const auto got = static_cast<size_t>(n);
-    if (!decode(std::string_view(w_.rbuf.data(), got), read_at, arrived)) return false;
-    // A short read emptied the socket (a later arrival is a new readiness edge).
-    if (got < w_.rbuf.size()) return true;
-  }
 }
 
 bool Link::decode(std::string_view bytes, int64_t now, int64_t arrived) {

@@ -1,10 +1,10 @@
-// One socket of the event engine (loop/event_worker.hpp) to one server, owned by one User
+// One connection of the event engine (loop/event_worker.hpp) to one server, owned by one User
 // (loop/event_user.hpp): its output buffer (the codecs write commands straight into it), its
 // queue of requests in flight (Flight, in send order), its reply decoder, the per-request
-// timeout, connect / reconnect with backoff, and TLS through a TlsSession.
+// timeout, connect / reconnect with backoff. Its bytes move through a Transport
+// (loop/transport.hpp): a socket, plain or TLS, or a test's scripted store.
 #pragma once
 
-#include <boost/asio/ip/tcp.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -14,11 +14,11 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/loop/transport.hpp"
 #include "engine/request_stream.hpp"
 #include "stats/interval_stats.hpp"
 #include "store/memcached_codec.hpp"
 #include "store/resp_codec.hpp"
-#include "store/tls_session.hpp"
 
 namespace kv::drive {
 class EventClient;
@@ -26,10 +26,7 @@ class EventClient;
 
 namespace kv::drive::loop {
 
-namespace asio = boost::asio;
 namespace st = store;
-using tcp = boost::asio::ip::tcp;
-using boost::system::error_code;
 
 class Worker;
 struct User;
@@ -51,12 +48,11 @@ struct Flight {
 
 enum class Wire { resp, text, binary };
 
-// One socket to one server, owned by one User. The transport seam: everything that touches the
-// socket is in here (adopt, start_connect, arm_read / on_readable, flush, close, release); a
-// TLS stream replaces tcp::socket in these members only. Its definitions: event_link.cpp (the
-// requests' way out, their replies' way in), link_connect.cpp (connect, failure, timeouts,
-// hand-back), link_tls.cpp (the TLS session's steps), link_stamps.cpp (when each request left).
-class Link {
+// One connection to one server, owned by one User; what touches the socket is its Transport's.
+// Its definitions: event_link.cpp (the requests' way out, their replies' way in),
+// link_connect.cpp (connect, failure, timeouts, hand-back), link_stamps.cpp (when each request
+// left).
+class Link final : private TransportEvents {
  public:
   enum class State { up, connecting, down };
 
@@ -77,9 +73,6 @@ class Link {
   // The phase is over: hands a clean socket back to the client (else closes it).
   void release();
 
-  // The worker's ready list found the socket readable (Worker::ready_list).
-  void on_ready();
-
   State state() const noexcept { return state_; }
   int64_t retry_at() const noexcept { return retry_at_; }
   size_t server() const noexcept { return server_; }
@@ -93,15 +86,21 @@ class Link {
  private:
   // A memcached pool: one of this server's requests (or probes) in pool_server_seconds.
   void count(PoolCount c);
-  void arm_read();
-  void unwatch();                          // off the worker's ready list, if on it
-  void on_readable(const error_code& ec);  // TLS
-  // Plain TCP: one stamped read (loop/tcp_transport.hpp), decoded; drains a full buffer.
-  void read_ready();
-  // Reads what the socket holds into the worker's buffer, decoding it; false: the link failed.
-  bool drain();
+  // TransportEvents: what the transport tells the link.
+  void on_connected(int64_t now) override;
+  void on_connect_failed(int64_t now) override { connect_failed(now); }
+  bool on_bytes(std::string_view bytes, int64_t read_ns, int64_t arrived_ns) override {
+    return decode(bytes, read_ns, arrived_ns);
+  }
+  void on_written(size_t n, int64_t at) override {
+    written_bytes_ += n;
+    mark_sent(at);
+  }
+  void on_drained() override { flush(); }
+  void on_failed(int64_t now) override { fail(OpStatus::error, now); }
+  void on_tx_stamps() override { read_tx_stamps(); }
   // Decodes what one read returned: `now` when it returned, `arrived` the kernel's receive
-  // stamp of its last segment (loop/tcp_transport.hpp; 0: unknown).
+  // stamp of its last segment (loop/tcp_transport.hpp; 0: unknown). False: the link failed.
   bool decode(std::string_view bytes, int64_t now, int64_t arrived);
   // The read-and-complete loop, one for every wire codec (Replies: event_link.cpp).
   template <class Replies>
@@ -111,27 +110,20 @@ class Link {
   // the send call that took it began (its kernel path, on loopback the store's receipt too,
   // is the wire's; a write finished by Asio later: when its handler ran).
   void mark_sent(int64_t at);
-  // --wire-start kernel, plain TCP: asks for transmit stamps once connected (keys count from
+  // --wire-start kernel: asks the transport for transmit stamps once connected (keys count from
   // written_bytes_), and reads those queued into the requests they belong to.
   void enable_tx_stamps();
   void read_tx_stamps();
   // Removes the oldest request in flight.
   Flight pop_flight();
   st::Verdict out_of_step(size_t buffered, st::Verdict v) const;
-  void on_connected(const error_code& ec);
-  // TLS (a TlsSession over the socket, store/tls_session.hpp): the same steps, through it.
-  void write_tls();
-  void read_tls();
-  void handshake_tls();
-  void wait_tls(st::TlsSession::Io io, void (Link::*then)());
   void connect_failed(int64_t now);
   void fail(OpStatus status, int64_t now);
   void close_socket();
   void reset_decoders();
-  // writes=split: out_ in pieces, one write_some per piece (splits_); what the socket does not
-  // take goes out by async_write as in flush.
+  // writes=split: out_ in pieces, one send call per piece (splits_); what the socket does not
+  // take goes out as in flush.
   void flush_split();
-  void write_rest(size_t from);
   void mark_dirty();
   void append_asking(int64_t queued_ns);
   // A redirected request waiting for this link's connect.
@@ -147,28 +139,21 @@ class Link {
   EventClient& client_;
   size_t server_;
   Wire wire_;
-  tcp::socket sock_;
-  std::unique_ptr<st::TlsSession> tls_;  // null: plain TCP
-  size_t tls_sent_ = 0;                  // of sending_, taken by the TLS session
+  std::unique_ptr<Transport> t_;
   State state_ = State::down;
-  uint64_t gen_ = 0;  // bumped whenever the socket is closed: stale handlers do nothing
   int64_t retry_at_ = 0;
   int64_t backoff_ns_ = 0;
   int64_t connect_started_ = 0;
   bool split_;                   // ?writes=split (plain TCP)
   std::deque<uint64_t> splits_;  // stream offsets where a set's value begins (writes=split)
-  std::string out_, sending_;
-  std::vector<char> in_;  // plain TCP reads land here (see on_ready)
-  bool writing_ = false;
+  std::string out_;
   bool dirty_ = false;
-  bool watched_ = false;  // the socket is on the worker's ready list
   // Bytes ever appended to out_ / written to the socket: a request whose first byte is below
   // written_bytes_ reached the store (in part at least).
   uint64_t queued_bytes_ = 0, written_bytes_ = 0;
   st::ExpectFifo<Flight> fifo_;
   size_t sent_marked_ = 0;  // the oldest this many requests in flight have their sent_ns
-  bool tx_on_ = false;      // transmit stamps asked for on this socket
-  uint64_t tx_base_ = 0;    // written_bytes_ when they were
+  uint64_t tx_base_ = 0;    // written_bytes_ when transmit stamps were asked for
   size_t tx_marked_ = 0;    // the oldest this many sent requests had their stamp (or none came)
   std::unique_ptr<st::RespDecoder> resp_;
   std::optional<st::mc::TextDecoder> text_;

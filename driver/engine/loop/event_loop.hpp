@@ -7,8 +7,6 @@
 #include <array>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/posix/stream_descriptor.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -22,6 +20,7 @@
 
 #include "engine/loop/event_link.hpp"
 #include "engine/loop/event_user.hpp"
+#include "engine/loop/socket_transport.hpp"
 #include "engine/pacer.hpp"
 #include "engine/request_stream.hpp"
 #include "engine/worker.hpp"
@@ -43,6 +42,8 @@ class Worker {
     heap_.emplace(at, u);
   }
   void dirty(Link* l) { dirty_.push_back(l); }
+  // The monotonic clock (WorkerContext::clock): every time the loop, its users and links read.
+  int64_t now() const { return ctx.clock.steady_ns(); }
   // No new request: Ctrl-C, or the phase is over (see stop_sending: in rate mode the requests
   // due before end_ns still go out when the collector's abort is the duration's end).
   bool stopping(int64_t now) const { return stop_sending(ctx, end_ns, now, late_ns); }
@@ -96,18 +97,10 @@ class Worker {
   std::vector<bool> ejected_;                 // ?on-failure=eject: by server
   std::unique_ptr<MemcachedRing> live_ring_;  // the ring of the servers not ejected
 
-  // The ready list: plain-TCP links are read through an epoll of the worker's own
-  // (edge-triggered, every link registered once), and Asio waits on that one descriptor. A
-  // wake-up of the thread costs one epoll_wait and one re-arm, however many links it finds
-  // ready. The links read with recvmsg, for the kernel's receive stamp of each read
-  // (loop/tcp_transport.hpp): Asio's own reads cannot return it. (With 25 connections per
-  // thread the ready list cost 0.85-0.98x Asio's reads' client CPU per op at pipeline 1; with
-  // 2 per thread, 1.06-1.26x: bench/results/driver_vs_peers-2026-12-03-readylist-*.)
-  bool ready_list() const noexcept { return ready_ != nullptr; }
-  // Registers / unregisters a link's socket; its on_ready() runs whenever the socket is
-  // readable (the link reads until a short read or EAGAIN).
-  void watch(Link* l, int fd);
-  void unwatch(int fd);
+  // The transport of a link to `server` of `client`, telling `events` (loop/transport.hpp): TLS
+  // or plain TCP through the worker's ready list.
+  std::unique_ptr<Transport> make_transport(const EventClient& client, size_t server,
+                                            TransportEvents& events);
 
  private:
   void flush_dirty() {
@@ -116,9 +109,6 @@ class Worker {
     for (size_t i = 0; i < dirty_.size(); ++i) dirty_[i]->flush();
     dirty_.clear();
   }
-  void arm(int64_t at);
-  void arm_ready();
-  void on_ready();
   // A Redis Cluster: starts a CLUSTER SLOTS read when the router wants one (rate-limited) and
   // applies the one that is over.
   void refresh_slots(int64_t now);
@@ -128,14 +118,10 @@ class Worker {
   void note_answer_slow(const HostPort& node);
   std::set<std::string> awaiting_answer_;  // HOST:PORT of nodes given slots, not answered yet
 
-  asio::steady_timer timer_;
+  ReadyList ready_;  // plain-TCP sockets are read through it (loop/socket_transport.hpp)
   asio::executor_work_guard<asio::io_context::executor_type> guard_;
-  bool armed_ = false;
-  int64_t armed_at_ = 0;
-  uint64_t timer_gen_ = 0;
+  std::unique_ptr<LoopWaiter> waiter_;  // how the loop sleeps (WorkerContext::clock)
   std::vector<Link*> dirty_;
-  std::unique_ptr<asio::posix::stream_descriptor> ready_;  // the ready list's epoll; null: none
-  bool ready_armed_ = false;
   std::vector<std::unique_ptr<Link>> links_;
   std::vector<std::unique_ptr<User>> users_;
   using Due = std::pair<int64_t, User*>;

@@ -8,7 +8,6 @@
 #include "engine/loop/event_client.hpp"
 #include "engine/loop/event_link.hpp"
 #include "engine/loop/event_loop.hpp"
-#include "kvbench/clock.hpp"
 
 namespace kv::drive::loop {
 
@@ -61,7 +60,7 @@ void User::refill(int64_t now) {
         return;
       }
       if (intended > now) {
-        now = steady_ns();
+        now = worker.now();
         if (intended > now) {
           worker.schedule_wake(this, intended);
           return;
@@ -78,7 +77,7 @@ void User::refill(int64_t now) {
     }
     ++next;
     p.intended_ns = intended;
-    p.queued_ns = schedule.on() ? steady_ns() : now;
+    p.queued_ns = schedule.on() ? worker.now() : now;
     if (schedule.on() && intended < p.queued_ns)
       p.queue_ns = std::min(full_since(intended), p.queued_ns - intended);
     std::string_view key = keys.format(p.key);

@@ -1,11 +1,9 @@
 #include "engine/loop/event_worker.hpp"
 
-#include <sys/epoll.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdint>
 #include <string>
 
@@ -24,61 +22,20 @@ constexpr int64_t kStopGraceNs = 50'000'000;  // Ctrl-C: replies still awaited t
 }  // namespace
 
 Worker::Worker(const WorkerContext& context)
-    : ctx(context), end_ns(phase_end_ns(context)), timer_(io), guard_(asio::make_work_guard(io)) {
-  const int fd = ::epoll_create1(EPOLL_CLOEXEC);
-  if (fd < 0) return;  // Asio's reads, as for one connection
-  error_code ec;
-  auto ready = std::make_unique<asio::posix::stream_descriptor>(io);
-  ready->assign(fd, ec);
-  if (ec) {
-    ::close(fd);
-    return;
-  }
-  ready_ = std::move(ready);
-}
+    : ctx(context),
+      end_ns(phase_end_ns(context)),
+      ready_(io),
+      guard_(asio::make_work_guard(io)),
+      waiter_(context.clock.waiter(io, context.plan.rate > 0 ? &margin_ : nullptr)) {}
 
-void Worker::watch(Link* l, int fd) {
-  epoll_event ev{};
-  ev.events = EPOLLIN | EPOLLRDHUP | EPOLLET;
-  ev.data.ptr = l;
-  ::epoll_ctl(ready_->native_handle(), EPOLL_CTL_ADD, fd, &ev);
-  arm_ready();
-}
-
-void Worker::unwatch(int fd) {
-  epoll_event ev{};
-  ::epoll_ctl(ready_->native_handle(), EPOLL_CTL_DEL, fd, &ev);
-}
-
-void Worker::arm_ready() {
-  if (ready_armed_) return;
-  ready_armed_ = true;
-  ready_->async_wait(asio::posix::stream_descriptor::wait_read, [this](const error_code& ec) {
-    ready_armed_ = false;
-    if (ec) return;
-    on_ready();
-  });
-}
-
-void Worker::on_ready() {
-  std::array<epoll_event, 64> ev{};
-  const int n = ::epoll_wait(ready_->native_handle(), ev.data(), static_cast<int>(ev.size()), 0);
-  // An event gathered here for a link that an earlier one closed or reopened finds it
-  // unwatched, or reads nothing: Links live as long as the worker.
-  for (int i = 0; i < n; ++i) static_cast<Link*>(ev[static_cast<size_t>(i)].data.ptr)->on_ready();
-  arm_ready();  // more than 64 ready: Asio's re-arm finds the descriptor readable again
-}
-
-void Worker::arm(int64_t at) {
-  if (armed_ && armed_at_ <= at) return;
-  armed_ = true;
-  armed_at_ = at;
-  timer_.expires_at(std::chrono::steady_clock::time_point(std::chrono::nanoseconds(at)));
-  timer_.async_wait([this, g = ++timer_gen_](const error_code& ec) {
-    if (g != timer_gen_ || ec) return;
-    armed_ = false;
-    if (ctx.plan.rate > 0) margin_.observe(steady_ns() - armed_at_);
-  });
+std::unique_ptr<Transport> Worker::make_transport(const EventClient& client, size_t server,
+                                                  TransportEvents& events) {
+  if (client.transports() != nullptr) return client.transports()->make(server, events, *waiter_);
+  const SocketLoop loop{io, ready_, rbuf};
+  if (client.tls_context() != nullptr)
+    return std::make_unique<TlsTransport>(loop, events, *client.tls_context(),
+                                          client.spec().servers[server].host);
+  return std::make_unique<TcpTransport>(loop, events);
 }
 
 void Worker::pool_server_lost(const EventClient& c, size_t server) {
@@ -212,14 +169,14 @@ void Worker::run() {
       users_.back()->links.push_back(add_link(client, s));
   }
   unfinished = users_.size();
-  int64_t now = steady_ns();
+  int64_t now = this->now();
   for (auto& u : users_) u->refill(now);
   flush_dirty();
   int64_t last_tick = now;
   bool interrupted = false;
   int64_t stopped_at = 0;
   for (;;) {
-    now = steady_ns();
+    now = this->now();
     if (ctx.stop.load(std::memory_order_relaxed)) {
       // Ctrl-C: nothing new is sent; what is in flight has kStopGraceNs to be answered, then
       // is given up (interrupted, counted abandoned).
@@ -262,8 +219,8 @@ void Worker::run() {
       if (due - margin <= now) {
         // Close to a send time: spin (serving whatever I/O is ready) rather than sleep past it,
         // as long as the spin budget lasts.
-        if (io.poll() == 0) {
-          const int64_t spun = steady_ns() - now;
+        if (waiter_->spin(due) == 0) {
+          const int64_t spun = this->now() - now;
           ctx.slot.add_spin(static_cast<uint64_t>(spun));
           spin_.spent(spun);
         }
@@ -274,8 +231,7 @@ void Worker::run() {
     }
     if (waits_for_end && unfinished == 0 && busy == 0) wake = std::min(wake, end_ns);
     if (stopped_at != 0) wake = std::min(wake, stopped_at + kStopGraceNs);
-    arm(wake);
-    io.run_one();
+    waiter_->wait(wake);
     flush_dirty();
   }
   for (auto& l : links_) {

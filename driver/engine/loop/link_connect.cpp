@@ -2,19 +2,13 @@
 // shares), the handshake's queueing once up, a lost connection failing what was in flight,
 // timeouts, Ctrl-C and the hand-back at a phase's end. Apart from event_link.cpp, which keeps
 // the requests' way out and their replies' way in.
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <boost/asio/connect.hpp>
 #include <cstdint>
 
 #include "engine/loop/event_client.hpp"
 #include "engine/loop/event_link.hpp"
 #include "engine/loop/event_loop.hpp"
 #include "engine/loop/event_user.hpp"
-#include "engine/loop/tcp_transport.hpp"
-#include "kvbench/clock.hpp"
 
 namespace kv::drive::loop {
 namespace {
@@ -44,34 +38,15 @@ void Link::reset_decoders() {
 
 void Link::adopt(int fd) {
   if (fd < 0) return;  // down: connected on first use
-  sockaddr_storage a{};
-  socklen_t len = sizeof a;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  error_code ec;
-  sock_.assign(a.ss_family == AF_INET6 ? tcp::v6() : tcp::v4(), fd, ec);
-  if (ec) {
-    ::close(fd);
-    return;
-  }
-  sock_.non_blocking(true, ec);
-  enable_rx_timestamps(fd);  // already on since the connect (EventClient): kept on here
-  tls_ = client_.take_tls(server_);
+  if (!t_->adopt(fd, client_.take_tls(server_))) return;
   enable_tx_stamps();  // the handshake is answered: nothing unacknowledged in flight
   state_ = State::up;
-  arm_read();
+  t_->start_reading();
 }
 
 void Link::close_socket() {
-  unwatch();
-  ++gen_;
-  tls_.reset();
-  tls_sent_ = 0;
-  tx_on_ = false;
-  error_code ec;
-  sock_.close(ec);
-  writing_ = false;
+  t_->close();
   out_.clear();
-  sending_.clear();
   splits_.clear();
   queued_bytes_ = written_bytes_;  // what was not written is dropped
 }
@@ -111,44 +86,11 @@ void Link::start_connect(int64_t now) {
   reset_decoders();
   state_ = State::connecting;
   connect_started_ = now;
-  const SocketAddress& a = client_.address(server_);
-  tcp::endpoint ep;
-  error_code ec;
-  if (a.len == 0 || a.len > ep.capacity()) {
-    ec = asio::error::host_not_found;
-  } else {
-    std::memcpy(ep.data(), &a.addr, a.len);
-    ep.resize(a.len);
-    sock_.open(ep.protocol(), ec);
-  }
-  if (!ec) sock_.set_option(tcp::no_delay(client_.spec().tcp_nodelay), ec);
-  if (!ec) enable_rx_timestamps(sock_.native_handle());  // before the first segment arrives
-  if (ec) {  // reported from the loop, not from inside the caller's refill
-    asio::post(w_.io, [this, g = gen_] {
-      if (g == gen_) connect_failed(steady_ns());
-    });
-    return;
-  }
-  sock_.async_connect(ep, [this, g = gen_](const error_code& e) {
-    if (g != gen_) return;
-    on_connected(e);
-  });
+  t_->connect(client_.address(server_), client_.spec().tcp_nodelay);
 }
 
-void Link::on_connected(const error_code& ec) {
-  const int64_t now = steady_ns();
-  if (ec) {
-    connect_failed(now);
-    return;
-  }
-  error_code ig;
-  sock_.non_blocking(true, ig);
-  if (client_.tls_context() && !tls_) {  // a TLS target: the handshake, then up
-    tls_ = std::make_unique<st::TlsSession>(*client_.tls_context(), sock_.native_handle(),
-                                            client_.spec().servers[server_].host);
-    handshake_tls();
-    return;
-  }
+// Connected (and a TLS target's handshake done): the handshake's commands and what waited.
+void Link::on_connected(int64_t now) {
   state_ = State::up;
   backoff_ns_ = 0;
   if (in_pool()) {  // it answers: every link may connect again
@@ -166,7 +108,7 @@ void Link::on_connected(const error_code& ec) {
     f.end = queued_bytes_;
     fifo_.push(f);
   }
-  arm_read();
+  t_->start_reading();
   mark_dirty();
   parking_.swap(parked_);
   const bool stopping = w_.ctx.stop.load(std::memory_order_relaxed);
@@ -232,29 +174,18 @@ void Link::interrupt() {
   // Shut down (a FIN after what was written), not closed: at Ctrl-C, a stopped store still
   // executes what reached it once it runs again (a close with replies unread would reset the
   // connection and drop them). The client closes the socket later.
-  unwatch();  // before the socket is released: the worker's epoll must not keep it
-  ++gen_;
-  error_code ec;
-  int fd = -1;
-  if (state_ == State::up || state_ == State::connecting) {
-    sock_.shutdown(tcp::socket::shutdown_both, ec);
-    fd = sock_.release(ec);
-    if (ec) fd = -1;
-  }
+  Handoff h;
+  if (state_ == State::up || state_ == State::connecting) h = t_->release(true);
   close_socket();
   state_ = State::down;
-  client_.give_fd(server_, fd);
+  client_.give_fd(server_, h.fd);
 }
 
 void Link::release() {
-  if (state_ == State::up && fifo_.empty() && !writing_ && out_.empty()) {
-    unwatch();  // before the socket is handed back: the worker's epoll must not keep it
-    ++gen_;
-    error_code ec;
-    int fd = sock_.release(ec);
-    client_.give_fd(server_, ec ? -1 : fd);
-    if (!ec) client_.give_tls(server_, std::move(tls_));
-    tls_.reset();
+  if (state_ == State::up && fifo_.empty() && !t_->writing() && out_.empty()) {
+    Handoff h = t_->release(false);
+    client_.give_fd(server_, h.fd);
+    if (h.fd >= 0) client_.give_tls(server_, std::move(h.tls));
     return;
   }
   close_socket();

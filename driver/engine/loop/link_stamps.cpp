@@ -5,7 +5,6 @@
 
 #include "engine/loop/event_link.hpp"
 #include "engine/loop/event_loop.hpp"
-#include "engine/loop/tcp_transport.hpp"
 
 namespace kv::drive::loop {
 
@@ -18,8 +17,7 @@ void Link::mark_sent(int64_t at) {
 }
 
 void Link::enable_tx_stamps() {
-  tx_on_ =
-      w_.ctx.workload.wire_start_kernel && !tls_ && enable_tx_timestamps(sock_.native_handle());
+  if (w_.ctx.workload.wire_start_kernel) t_->enable_tx_stamps();  // TLS: none (no call begins one)
   tx_base_ = written_bytes_;
   tx_marked_ = sent_marked_;  // sent before: no stamp will come
 }
@@ -29,11 +27,10 @@ void Link::enable_tx_stamps() {
 // handshake's) is passed over; a request whose stamp never came (the queue overflowed, or a
 // write Asio split) keeps its send call's start.
 void Link::read_tx_stamps() {
-  const int fd = sock_.native_handle();
   while (tx_marked_ < sent_marked_) {
     uint32_t key = 0;
     int64_t at = 0;
-    const TxRead r = read_tx_stamp(fd, &key, &at);
+    const TxRead r = t_->read_tx_stamp(&key, &at);
     if (r == TxRead::empty) return;
     if (r != TxRead::stamp) continue;
     // The key is (bytes written through that call - tx_base_ - 1) modulo 2^32, and that call

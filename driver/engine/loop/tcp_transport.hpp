@@ -1,4 +1,4 @@
-// The plain-TCP transport's two primitives that the latency split needs (loop/event_link.cpp):
+// The plain-TCP transport's primitives that the latency split needs (loop/socket_transport.cpp):
 // a socket that has the kernel stamp every segment it receives, and a read that returns the
 // bytes with the time the kernel received the last segment among them.
 //
@@ -21,6 +21,8 @@
 
 #include <cstddef>
 #include <cstdint>
+
+#include "engine/loop/transport.hpp"
 
 namespace kv::drive::loop {
 
@@ -46,7 +48,6 @@ bool enable_tx_timestamps(int fd) noexcept;
 // One message from fd's error queue. `stamp`: a transmit stamp, with its key and its time moved
 // to the steady clock as read_stamped's (*sent_ns 0 when it lies outside [now - 10 s, now]);
 // `other`: a message that is not one (read and dropped); `empty`: nothing queued (or an error).
-enum class TxRead { stamp, other, empty };
 TxRead read_tx_stamp(int fd, uint32_t* key, int64_t* sent_ns) noexcept;
 
 }  // namespace kv::drive::loop
