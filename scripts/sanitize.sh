@@ -20,7 +20,8 @@
 #          stage's 872 test-seconds in a CI run.
 #   tsan   the threaded parts built with ThreadSanitizer (GCC, -O1), into build-tsan/: kvdrive's
 #          workers and its kvmon link, kvmon's server and writer thread, the concurrent SQLite
-#          writers, and the system tests that run both programs together; the fake-store,
+#          writers, whole phases on the simulated clock (RunPhase: workers, collector and sink
+#          in lockstep), and the system tests that run both programs together; the fake-store,
 #          timing and integration suites, the kvmon link's and the system tests; not the
 #          suites whose code is SQL and output
 #          formats, with no thread of their own (the shipped queries, the scenarios, JSON and
@@ -177,7 +178,7 @@ run_tsan() {
   local dir=$base-tsan reports
   configure "$dir" -DCMAKE_CXX_FLAGS="-O1 -g1" -DKV_SANITIZE_THREAD=ON
   local targets=(kvdrive kvmon driver_integration_tests driver_link_tests driver_time_tests
-                 driver_fake_store_tests
+                 driver_fake_store_tests driver_phase_tests
                  monitor_integration_tests common_concurrency_tests system_tests swap_tests)
   cmake --build "$dir" --parallel "$(nproc)" --target "${targets[@]}"
   reports=$dir/sanitizer-reports

@@ -214,8 +214,10 @@ PhaseResult run_phase(const PhasePlan& plan, const WorkloadSpec& w,
   PhaseResult result;
   result.started_ts_us = cutter.started_ts_us();
   on_start(result.started_ts_us);
-  const int64_t duration_end_ts =
-      plan.duration_us > 0 ? result.started_ts_us + plan.duration_us : INT64_MAX;
+  // The duration is the monotonic clock's, as the workers' end (phase_end_ns): a wall clock
+  // stepped or slewed meanwhile moves the rows' times, never the phase's length.
+  const int64_t duration_end_ns =
+      plan.duration_us > 0 ? start_ns + plan.duration_us * 1000 : INT64_MAX;
 
   std::vector<std::thread> threads;
   std::vector<std::atomic<pid_t>> tids(n);
@@ -252,7 +254,7 @@ PhaseResult run_phase(const PhasePlan& plan, const WorkloadSpec& w,
   const bool redirects = !clients.empty() && clients.front()->follows_redirects();
   uint64_t moved_seen = 0, asked_seen = 0;
   IntervalStats second;
-  int64_t last_answer_ts = result.started_ts_us;  // end of the latest row with an answer
+  int64_t last_answer_ns = start_ns;  // the end of the latest row with an answer (monotonic)
   uint64_t failed_since_answer = 0;
   enum class Why { none, max_errors, gave_up } why = Why::none;
   for (bool done = false; !done;) {
@@ -261,16 +263,16 @@ PhaseResult run_phase(const PhasePlan& plan, const WorkloadSpec& w,
     // goes on until they are done (with the requests that were in flight).
     const int64_t row_end_ts = cutter.row_end_ts_us();
     for (;;) {
-      const bool duration_first = !abort && duration_end_ts < row_end_ts;
-      const int64_t wake_ts = duration_first ? duration_end_ts : row_end_ts;
+      const int64_t row_end_ns = cutter.to_steady_ns(row_end_ts);
+      const bool duration_first = !abort && duration_end_ns < row_end_ns;
       std::unique_lock<std::mutex> lock(shared.mu);
-      done = clock.wait_until(lock, shared.cv, cutter.to_steady_ns(wake_ts),
+      done = clock.wait_until(lock, shared.cv, duration_first ? duration_end_ns : row_end_ns,
                               [&] { return shared.running == 0; });
       if (done || !duration_first) break;
       abort = true;
     }
     SecondCutter::Cut cut = cutter.cut(done);
-    const int64_t now_ts = cut.now_ts_us;
+    const int64_t now_ns = clock.steady_ns();
     for (auto& s : slots) s->drain_into(second);
     for (const RowFrame& f : cut.empty) {
       SecondReport empty;
@@ -332,7 +334,7 @@ PhaseResult run_phase(const PhasePlan& plan, const WorkloadSpec& w,
     result.ops += report.ops();
     result.failed += report.failed();
     if (report.ok() > 0) {
-      last_answer_ts = cut.row.end_ts_us();
+      last_answer_ns = cutter.to_steady_ns(cut.row.end_ts_us());
       failed_since_answer = 0;
     } else {
       failed_since_answer += report.failed();
@@ -345,11 +347,11 @@ PhaseResult run_phase(const PhasePlan& plan, const WorkloadSpec& w,
       abort = true;
     }
     if (why == Why::none && plan.give_up_us > 0 && failed_since_answer > 0 &&
-        now_ts - last_answer_ts >= plan.give_up_us) {
+        now_ns - last_answer_ns >= plan.give_up_us * 1000) {
       why = Why::gave_up;
       abort = true;
     }
-    if (now_ts >= duration_end_ts) abort = true;  // woken late, past the end
+    if (now_ns >= duration_end_ns) abort = true;  // woken late, past the end
   }
   for (auto& t : threads) t.join();
   result.ended_ts_us = cutter.row_start_ts_us();

@@ -29,7 +29,8 @@ struct PhaseResult {
 };
 
 // Runs the phase with w.threads workers, each owning w.connections consecutive clients (which
-// must be connected). Returns when every worker is done, the duration is over, `stop` became
+// must be connected). Returns when every worker is done, the duration is over (measured on the
+// monotonic clock: a stepped wall clock moves the rows, not the end), `stop` became
 // true (interrupted), or the phase failed: the error limit was passed, no request was answered
 // for plan.give_up_us, or every request failed. Every request completed is in exactly one
 // SecondReport. Rows are cut on whole seconds of the common time base (wall clock, re-anchored
