@@ -23,63 +23,20 @@ OpStatus status_of(st::Verdict v) {
   }
 }
 
-size_t decimal_digits(size_t v) {
-  size_t d = 1;
-  for (; v >= 10; v /= 10) ++d;
-  return d;
-}
-
-// The bytes of a RESP SET before its value's data: "*3\r\n$3\r\nSET\r\n" (or *5, with PX
-// after the value), the key's bulk string, then "$<length>\r\n".
-size_t resp_set_head(size_t key, size_t value) {
-  return 13 + (1 + decimal_digits(key) + 2 + key + 2) + (1 + decimal_digits(value) + 2);
-}
-
-// What Link::complete_replies needs of each wire codec: the next reply to a request of kind
-// `op` (into r), its verdict, and the value handed to record_reply. `d` is the link's own
-// member (a failed link replaces its decoder).
-struct RespReplies {
-  std::unique_ptr<st::RespDecoder>& d;
-  st::RespReply r;
-  st::ReadStatus next(st::Op) { return d->next(&r); }
-  st::Verdict verdict(st::Op op) const { return st::resp_verdict(op, r); }
-  std::string_view value() const { return r.text; }
-};
-
-struct TextReplies {
-  std::optional<st::mc::TextDecoder>& d;
-  st::mc::TextReply r;
-  static st::mc::TextOp text_op(st::Op op) {
-    return op == st::Op::set ? st::mc::TextOp::storage : st::mc::TextOp::get;
-  }
-  st::ReadStatus next(st::Op op) { return d->next(text_op(op), &r); }
-  st::Verdict verdict(st::Op op) const { return st::mc::text_verdict(text_op(op), r); }
-  std::string_view value() const { return r.value; }
-};
-
-struct BinaryReplies {
-  std::optional<st::mc::BinaryDecoder>& d;
-  st::mc::BinaryReply r;
-  st::ReadStatus next(st::Op) { return d->next(&r); }
-  st::Verdict verdict(st::Op op) const { return st::mc::binary_verdict(op, r); }
-  std::string_view value() const { return r.value; }
-};
-
 }  // namespace
 
 Link::Link(Worker& w, EventClient& c, size_t server, size_t depth)
     : w_(w),
       client_(c),
       server_(server),
-      wire_(c.spec().protocol == Protocol::redis ? Wire::resp
-            : c.spec().binary_protocol           ? Wire::binary
-                                                 : Wire::text),
+      codec_(c.spec().protocol == Protocol::redis ? Wire::resp
+             : c.spec().binary_protocol           ? Wire::binary
+                                                  : Wire::text),
       t_(w.make_transport(c, server, *this)),
       split_(c.spec().split_writes),
       // A cluster node's link may also carry an ASKING before each redirected request.
       fifo_(c.spec().cluster ? 2 * depth + 4 : depth + 4) {
   out_.reserve(4096);
-  reset_decoders();
 }
 
 void Link::mark_dirty() {
@@ -90,25 +47,8 @@ void Link::mark_dirty() {
 
 void Link::send(User* u, const Pending& p, std::string_view key, std::string_view value,
                 uint8_t redirects) {
-  const uint32_t ttl = w_.ctx.workload.ttl_s;
   const size_t before = out_.size();
-  bool ok = true;
-  switch (wire_) {
-    case Wire::resp:
-      if (p.is_set)
-        st::resp::append_set(out_, key, value, uint64_t{ttl} * 1000);
-      else
-        st::resp::append_get(out_, key);
-      break;
-    case Wire::text:
-      ok = p.is_set ? st::mc::append_text_set(out_, key, value, 0, ttl)
-                    : st::mc::append_text_get(out_, key);
-      break;
-    case Wire::binary:
-      ok = p.is_set ? st::mc::append_binary_set(out_, key, value, opaque_++, 0, ttl)
-                    : st::mc::append_binary_get(out_, key, opaque_++);
-      break;
-  }
+  const bool ok = codec_.append(out_, p.is_set, key, value, w_.ctx.workload.ttl_s);
   if (!ok) {
     // A key the protocol cannot carry: refused before sending, as libmemcached refuses it.
     boost::asio::post(w_.io, [u, p, this] {
@@ -121,11 +61,7 @@ void Link::send(User* u, const Pending& p, std::string_view key, std::string_vie
   if (split_ && p.is_set) {
     // Where the value begins: the command line (header) before it is one send(), the value
     // (with what follows it) the next.
-    const size_t head = wire_ == Wire::resp ? resp_set_head(key.size(), value.size())
-                        : wire_ == Wire::text
-                            ? out_.size() - before - value.size() - 2  // data block, CRLF
-                            : out_.size() - before - value.size();
-    splits_.push_back(queued_bytes_ + head);
+    splits_.push_back(queued_bytes_ + codec_.set_head(out_.size() - before, key, value));
   }
   const uint64_t start = queued_bytes_;
   queued_bytes_ += out_.size() - before;
@@ -233,48 +169,24 @@ void Link::flush_split() {
   out_.clear();
 }
 
+// Every whole reply the codec holds, each judged for the oldest request in flight, until it
+// needs more bytes or nothing is in flight.
 bool Link::decode(std::string_view bytes, int64_t now, int64_t arrived) {
-  if (fifo_.empty()) {  // bytes nobody asked for: out of step
+  if (fifo_.empty() || !codec_.feed(bytes)) {  // bytes nobody asked for: out of step
     fail(OpStatus::error, now);
     return false;
   }
-  switch (wire_) {
-    case Wire::resp: {
-      if (!resp_->feed(bytes)) {
-        fail(OpStatus::error, now);
-        return false;
-      }
-      RespReplies c{resp_, {}};
-      return complete_replies(c, now, arrived);
-    }
-    case Wire::text: {
-      text_->feed(bytes);
-      TextReplies c{text_, {}};
-      return complete_replies(c, now, arrived);
-    }
-    case Wire::binary: {
-      binary_->feed(bytes);
-      BinaryReplies c{binary_, {}};
-      return complete_replies(c, now, arrived);
-    }
-  }
-  return true;
-}
-
-// Every whole reply the decoder holds, each judged for the oldest request in flight, until
-// the decoder needs more bytes or nothing is in flight.
-template <class Replies>
-bool Link::complete_replies(Replies& c, int64_t now, int64_t arrived) {
   while (!fifo_.empty()) {
     const st::Op op = fifo_.front().op;
-    st::ReadStatus s = c.next(op);
+    st::Verdict v{};
+    std::string_view value;
+    const st::ReadStatus s = codec_.next(op, &v, &value);
     if (s == st::ReadStatus::need_more) break;
     if (s == st::ReadStatus::protocol_error) {
       fail(OpStatus::error, now);
       return false;
     }
-    if (!complete(out_of_step(c.d->buffered(), c.verdict(op)), c.value(), now, arrived))
-      return false;
+    if (!complete(out_of_step(codec_.buffered(), v), value, now, arrived)) return false;
   }
   return true;
 }

@@ -14,11 +14,11 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/loop/codec.hpp"
 #include "engine/loop/transport.hpp"
 #include "engine/request_stream.hpp"
 #include "stats/interval_stats.hpp"
-#include "store/memcached_codec.hpp"
-#include "store/resp_codec.hpp"
+#include "store/codec_common.hpp"
 
 namespace kv::drive {
 class EventClient;
@@ -45,8 +45,6 @@ struct Flight {
   uint8_t redirects = 0;     // Redis Cluster: MOVED / ASK followed so far
   bool kernel_sent = false;  // sent_ns is the kernel's transmit stamp (--wire-start kernel)
 };
-
-enum class Wire { resp, text, binary };
 
 // One connection to one server, owned by one User; what touches the socket is its Transport's.
 // Its definitions: event_link.cpp (the requests' way out, their replies' way in),
@@ -102,9 +100,6 @@ class Link final : private TransportEvents {
   // Decodes what one read returned: `now` when it returned, `arrived` the kernel's receive
   // stamp of its last segment (loop/tcp_transport.hpp; 0: unknown). False: the link failed.
   bool decode(std::string_view bytes, int64_t now, int64_t arrived);
-  // The read-and-complete loop, one for every wire codec (Replies: event_link.cpp).
-  template <class Replies>
-  bool complete_replies(Replies& c, int64_t now, int64_t arrived);
   bool complete(st::Verdict v, std::string_view value, int64_t now, int64_t arrived);
   // The requests whose last byte the socket has taken (written_bytes_) were sent at `at`: when
   // the send call that took it began (its kernel path, on loopback the store's receipt too,
@@ -120,7 +115,6 @@ class Link final : private TransportEvents {
   void connect_failed(int64_t now);
   void fail(OpStatus status, int64_t now);
   void close_socket();
-  void reset_decoders();
   // writes=split: out_ in pieces, one send call per piece (splits_); what the socket does not
   // take goes out as in flush.
   void flush_split();
@@ -138,7 +132,7 @@ class Link final : private TransportEvents {
   Worker& w_;
   EventClient& client_;
   size_t server_;
-  Wire wire_;
+  Codec codec_;
   std::unique_ptr<Transport> t_;
   State state_ = State::down;
   int64_t retry_at_ = 0;
@@ -155,10 +149,6 @@ class Link final : private TransportEvents {
   size_t sent_marked_ = 0;  // the oldest this many requests in flight have their sent_ns
   uint64_t tx_base_ = 0;    // written_bytes_ when transmit stamps were asked for
   size_t tx_marked_ = 0;    // the oldest this many sent requests had their stamp (or none came)
-  std::unique_ptr<st::RespDecoder> resp_;
-  std::optional<st::mc::TextDecoder> text_;
-  std::optional<st::mc::BinaryDecoder> binary_;
-  uint32_t opaque_ = 0;
   std::vector<User*> waiting_, waking_;
   std::vector<Parked> parked_, parking_;
 

@@ -22,20 +22,6 @@ int64_t next_backoff(int64_t last_ns, int64_t max_ns) {
 
 }  // namespace
 
-void Link::reset_decoders() {
-  switch (wire_) {
-    case Wire::resp:
-      resp_ = std::make_unique<st::RespDecoder>(size_t{64} << 10);
-      break;
-    case Wire::text:
-      text_.emplace();
-      break;
-    case Wire::binary:
-      binary_.emplace();
-      break;
-  }
-}
-
 void Link::adopt(int fd) {
   if (fd < 0) return;  // down: connected on first use
   if (!t_->adopt(fd, client_.take_tls(server_))) return;
@@ -62,7 +48,7 @@ void Link::fail(OpStatus status, int64_t now) {
   }
   const uint64_t written = written_bytes_;
   close_socket();
-  reset_decoders();
+  codec_.reset();
   state_ = State::down;
   retry_at_ = now;  // a lost connection is reopened at once; failed connects back off
   const bool stopping = w_.ctx.stop.load(std::memory_order_relaxed);
@@ -83,7 +69,7 @@ void Link::fail(OpStatus status, int64_t now) {
 
 void Link::start_connect(int64_t now) {
   close_socket();
-  reset_decoders();
+  codec_.reset();
   state_ = State::connecting;
   connect_started_ = now;
   t_->connect(client_.address(server_), client_.spec().tcp_nodelay);

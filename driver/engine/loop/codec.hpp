@@ -1,0 +1,53 @@
+// One link's wire codec (loop/event_link.hpp): writes its requests into the link's output
+// buffer and reads their replies, in the target's protocol: RESP, memcached text or memcached
+// binary (the store/ codecs underneath). Sockets are none of its business; a reset() gives a
+// new connection a clean decoder.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "store/memcached_codec.hpp"
+#include "store/resp_codec.hpp"
+
+namespace kv::drive::loop {
+
+enum class Wire { resp, text, binary };
+
+class Codec {
+ public:
+  explicit Codec(Wire wire);
+  Wire wire() const noexcept { return wire_; }
+
+  // Appends a get or a set (expiring after ttl_s, 0: never); false when the protocol cannot
+  // carry the key (memcached: empty, too long, or with spaces in text), and nothing appended.
+  bool append(std::string& out, bool is_set, std::string_view key, std::string_view value,
+              uint32_t ttl_s);
+  // writes=split: how many bytes of the set just appended (`appended` of them, its value
+  // `key` and `value`) come before the value's data.
+  size_t set_head(size_t appended, std::string_view key, std::string_view value) const;
+
+  // Takes what one read returned; false on a protocol error (the link fails).
+  bool feed(std::string_view bytes);
+  // The next whole reply to a request of kind `op`: `reply` with its verdict and value (valid
+  // until the next call), need_more, or protocol_error.
+  store::ReadStatus next(store::Op op, store::Verdict* verdict, std::string_view* value);
+  size_t buffered() const;  // bytes fed and not yet a reply
+  void reset();             // a new connection: nothing buffered
+
+ private:
+  Wire wire_;
+  uint32_t opaque_ = 0;  // memcached binary: each request's, in order
+  std::unique_ptr<store::RespDecoder> resp_;
+  std::optional<store::mc::TextDecoder> text_;
+  std::optional<store::mc::BinaryDecoder> binary_;
+  store::RespReply resp_reply_;
+  store::mc::TextReply text_reply_;
+  store::mc::BinaryReply binary_reply_;
+};
+
+}  // namespace kv::drive::loop
