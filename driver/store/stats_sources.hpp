@@ -24,6 +24,10 @@ class StatsSource {
   virtual Result<Values> poll(int64_t timeout_us) = 0;
 };
 
+// memcached's counters over a plain socket ("stats"; stats_memcached.cpp). `server` outlives
+// the source.
+std::unique_ptr<StatsSource> memcached_stats_source(const HostPort& server);
+
 // One server of the target, with what the poller knows about it.
 struct StatsServer {
   std::unique_ptr<StatsSource> source;
