@@ -5,6 +5,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <condition_variable>
@@ -180,183 +181,185 @@ class SinkThread {
   std::thread thread_;
 };
 
-}  // namespace
+// The phase's worker threads: one per slot, each running its share of the clients through
+// run_event_worker; the collector waits on `shared` for them to end.
+class Workers {
+ public:
+  Workers(size_t n, LoopClock& clock) : tids_(n), finals_(n), clock_(clock) {
+    shared.running = static_cast<int>(n);
+  }
+  ~Workers() { join(); }
+  Workers(const Workers&) = delete;
+  Workers& operator=(const Workers&) = delete;
 
-double thread_wanted_fraction(uint64_t wanted_delta_ns, uint64_t spin_ns, double interval_s) {
-  if (!(interval_s > 0) || wanted_delta_ns <= spin_ns) return 0;
-  return std::min(1.0, static_cast<double>(wanted_delta_ns - spin_ns) / 1e9 / interval_s);
-}
+  // Worker t runs the clients [t * conns, (t + 1) * conns) into slots[t].
+  void start(const PhasePlan& plan, const WorkloadSpec& w,
+             std::vector<std::unique_ptr<StoreClient>>& clients, const ValueTable& values,
+             std::vector<std::unique_ptr<StatsSlot>>& slots, int64_t start_ns,
+             const std::atomic<bool>& stop, const std::atomic<bool>& abort) {
+    const size_t n = slots.size();
+    const size_t conns = static_cast<size_t>(w.connections);
+    // Workers are numbered across every process of a --processes group, so their key and
+    // request shares (and rate schedules) add up to the whole workload. With --segment, across
+    // every segment of the run the same way.
+    const bool segment = w.worker_total > 0;
+    const auto first =
+        segment ? static_cast<size_t>(w.worker_first) : static_cast<size_t>(w.process_index) * n;
+    const auto count =
+        segment ? static_cast<size_t>(w.worker_total) : static_cast<size_t>(w.process_count) * n;
+    clock_.workers_begin(n);
+    for (size_t t = 0; t < n; ++t) {
+      threads_.emplace_back([&, t, first, count, conns, start_ns] {
+        tids_[t].store(::gettid());
+        std::span<const std::unique_ptr<StoreClient>> mine(clients.data() + t * conns, conns);
+        run_event_worker(WorkerContext{plan, w, values, mine, *slots[t], first + t, count, start_ns,
+                                       stop, abort, clock_});
+        const std::optional<SchedStat> last = thread_schedstat(::gettid());
+        {
+          std::lock_guard<std::mutex> lock(shared.mu);
+          finals_[t] = last;
+          --shared.running;
+          shared.cv.notify_all();
+        }
+        clock_.worker_done();
+      });
+    }
+  }
+  void join() {
+    for (auto& t : threads_)
+      if (t.joinable()) t.join();
+  }
+  // What each ended worker read of its own schedstat as it ended (nullopt: still running).
+  std::vector<std::optional<SchedStat>> finals() {
+    std::lock_guard<std::mutex> lock(shared.mu);
+    return finals_;
+  }
+  std::vector<std::thread>& threads() { return threads_; }
+  const std::vector<std::atomic<pid_t>>& tids() const { return tids_; }
 
-PhaseResult run_phase(const PhasePlan& plan, const WorkloadSpec& w,
-                      std::vector<std::unique_ptr<StoreClient>>& clients, const ValueTable& values,
-                      const std::atomic<bool>& stop, const std::function<void(int64_t)>& on_start,
-                      const std::function<void(const SecondReport&)>& on_second, LoopClock& clock) {
-  const size_t conns = static_cast<size_t>(w.connections);
-  const size_t n = clients.size() / conns;  // workers
-  std::vector<std::unique_ptr<StatsSlot>> slots;
-  for (size_t i = 0; i < n; ++i) slots.push_back(std::make_unique<StatsSlot>(plan.rate > 0));
-  // A memcached pool's servers, each counted apart (pool_server_seconds).
-  const std::vector<std::string> pool =
-      clients.empty() ? std::vector<std::string>{} : clients.front()->pool_servers();
-  for (auto& s : slots) s->set_pool_servers(pool.size());
-  std::vector<std::array<uint64_t, kPoolCounts>> pool_seen(pool.size());
   Shared shared;
-  shared.running = static_cast<int>(n);
-  std::atomic<bool> abort{false};
-  // The ops this phase sends get a row every second, even one in which nothing completed.
-  const bool sends_sets =
-      plan.kind == PhaseKind::load || (plan.kind == PhaseKind::mixed && w.ratio_sets > 0);
-  const bool sends_gets =
-      plan.kind == PhaseKind::read || (plan.kind == PhaseKind::mixed && w.ratio_gets > 0);
 
-  SecondCutter cutter(clock, plan.warmup_us);
-  const int64_t start_ns = cutter.start_ns();
-  PhaseResult result;
-  result.started_ts_us = cutter.started_ts_us();
-  on_start(result.started_ts_us);
-  // The duration is the monotonic clock's, as the workers' end (phase_end_ns): a wall clock
-  // stepped or slewed meanwhile moves the rows' times, never the phase's length.
-  const int64_t duration_end_ns =
-      plan.duration_us > 0 ? start_ns + plan.duration_us * 1000 : INT64_MAX;
+ private:
+  std::vector<std::thread> threads_;
+  std::vector<std::atomic<pid_t>> tids_;
+  std::vector<std::optional<SchedStat>> finals_;
+  LoopClock& clock_;
+};
 
-  std::vector<std::thread> threads;
-  std::vector<std::atomic<pid_t>> tids(n);
-  std::vector<std::optional<SchedStat>> finals(n);  // each worker's own schedstat as it ended
-  clock.workers_begin(n);
-  for (size_t t = 0; t < n; ++t) {
-    threads.emplace_back([&, t] {
-      tids[t].store(::gettid());
-      std::span<const std::unique_ptr<StoreClient>> mine(clients.data() + t * conns, conns);
-      // Workers are numbered across every process of a --processes group, so their key and
-      // request shares (and rate schedules) add up to the whole workload.
-      // With --segment, across every segment of the run the same way.
-      const auto procs = static_cast<size_t>(w.process_count);
-      const bool segment = w.worker_total > 0;
-      const auto first =
-          segment ? static_cast<size_t>(w.worker_first) : static_cast<size_t>(w.process_index) * n;
-      const auto count = segment ? static_cast<size_t>(w.worker_total) : procs * n;
-      run_event_worker(WorkerContext{plan, w, values, mine, *slots[t], first + t, count, start_ns,
-                                     stop, abort, clock});
-      const std::optional<SchedStat> last = thread_schedstat(::gettid());
-      {
-        std::lock_guard<std::mutex> lock(shared.mu);
-        finals[t] = last;
-        --shared.running;
-        shared.cv.notify_all();
-      }
-      clock.worker_done();
-    });
+// Builds each row from what the collector drained, with the deltas of the workers' running
+// totals (spinning, redirects, a pool's per-server counts) since the row before.
+class RowBuilder {
+ public:
+  RowBuilder(const std::vector<std::unique_ptr<StatsSlot>>& slots, std::vector<std::string> pool,
+             bool sends_sets, bool sends_gets, bool redirects)
+      : slots_(slots),
+        pool_(std::move(pool)),
+        pool_seen_(pool_.size()),
+        spin_seen_(slots.size(), 0),
+        sends_sets_(sends_sets),
+        sends_gets_(sends_gets),
+        redirects_(redirects) {}
+
+  // A second the collector slept through: a row with nothing in it.
+  SecondReport empty(const RowFrame& f) const {
+    SecondReport r;
+    frame(f, r);
+    r.by_op[0] = summarize(OpStats(), sends_sets_);
+    r.by_op[1] = summarize(OpStats(), sends_gets_);
+    for (const std::string& server : pool_) r.pool.push_back({server, {}});
+    return r;
   }
 
-  SinkThread sink(on_second);
-  CpuMeter cpu(n);
-  std::vector<uint64_t> spin_seen(n, 0);
-  const bool redirects = !clients.empty() && clients.front()->follows_redirects();
-  uint64_t moved_seen = 0, asked_seen = 0;
-  IntervalStats second;
-  int64_t last_answer_ns = start_ns;  // the end of the latest row with an answer (monotonic)
-  uint64_t failed_since_answer = 0;
-  enum class Why { none, max_errors, gave_up } why = Why::none;
-  for (bool done = false; !done;) {
-    // The row ends at the next whole second, or when the last worker is done. The phase's
-    // duration ends inside a row: the collector wakes then to stop the workers, and the row
-    // goes on until they are done (with the requests that were in flight).
-    const int64_t row_end_ts = cutter.row_end_ts_us();
-    for (;;) {
-      const int64_t row_end_ns = cutter.to_steady_ns(row_end_ts);
-      const bool duration_first = !abort && duration_end_ns < row_end_ns;
-      std::unique_lock<std::mutex> lock(shared.mu);
-      done = clock.wait_until(lock, shared.cv, duration_first ? duration_end_ns : row_end_ns,
-                              [&] { return shared.running == 0; });
-      if (done || !duration_first) break;
-      abort = true;
+  // The row of `second`; *spin_delta: each worker's spinning in it (ns).
+  SecondReport row(const RowFrame& f, const IntervalStats& second,
+                   std::vector<uint64_t>* spin_delta) {
+    SecondReport r;
+    frame(f, r);
+    r.by_op[0] = summarize(second[OpType::set], sends_sets_);
+    r.by_op[1] = summarize(second[OpType::get], sends_gets_);
+    spin_delta->assign(slots_.size(), 0);
+    for (size_t i = 0; i < slots_.size(); ++i) {
+      const uint64_t total = slots_[i]->spin_ns_total();
+      (*spin_delta)[i] = total - std::exchange(spin_seen_[i], total);
+      r.spin_us += static_cast<int64_t>((*spin_delta)[i] / 1000);
     }
-    SecondCutter::Cut cut = cutter.cut(done);
-    const int64_t now_ns = clock.steady_ns();
-    for (auto& s : slots) s->drain_into(second);
-    for (const RowFrame& f : cut.empty) {
-      SecondReport empty;
-      empty.ts_us = f.ts_us;
-      empty.interval_us = f.interval_us;
-      empty.warmup = f.warmup;
-      empty.by_op[0] = summarize(OpStats(), sends_sets);
-      empty.by_op[1] = summarize(OpStats(), sends_gets);
-      empty.clock_offset_us = f.clock_offset_us;
-      for (const std::string& server : pool) empty.pool.push_back({server, {}});
-      sink.push(std::move(empty));
-    }
-    SecondReport report;
-    report.ts_us = cut.row.ts_us;
-    report.interval_us = cut.row.interval_us;
-    report.warmup = cut.row.warmup;
-    report.by_op[0] = summarize(second[OpType::set], sends_sets);
-    report.by_op[1] = summarize(second[OpType::get], sends_gets);
-    report.clock_offset_us = cut.row.clock_offset_us;
-    std::vector<uint64_t> spin_delta(n, 0);
-    for (size_t i = 0; i < n; ++i) {
-      uint64_t total = slots[i]->spin_ns_total();
-      spin_delta[i] = total - spin_seen[i];
-      spin_seen[i] = total;
-      report.spin_us += static_cast<int64_t>(spin_delta[i] / 1000);
-    }
-    for (const auto& s : slots)
+    for (const auto& s : slots_)
       for (WorkerNote& note : s->take_notes())
-        if (std::find(report.notes.begin(), report.notes.end(), note) == report.notes.end())
-          report.notes.push_back(std::move(note));
-    if (redirects) {
+        if (std::find(r.notes.begin(), r.notes.end(), note) == r.notes.end())
+          r.notes.push_back(std::move(note));
+    if (redirects_) {
       uint64_t moved = 0, asked = 0;
-      for (const auto& s : slots) {
+      for (const auto& s : slots_) {
         moved += s->moved_total();
         asked += s->asked_total();
       }
-      report.moved = static_cast<int64_t>(moved - std::exchange(moved_seen, moved));
-      report.asked = static_cast<int64_t>(asked - std::exchange(asked_seen, asked));
+      r.moved = static_cast<int64_t>(moved - std::exchange(moved_seen_, moved));
+      r.asked = static_cast<int64_t>(asked - std::exchange(asked_seen_, asked));
     }
-    for (size_t i = 0; i < pool.size(); ++i) {
-      SecondReport::PoolSecond& row = report.pool.emplace_back();
-      row.server = pool[i];
+    for (size_t i = 0; i < pool_.size(); ++i) {
+      SecondReport::PoolSecond& p = r.pool.emplace_back();
+      p.server = pool_[i];
       for (size_t c = 0; c < kPoolCounts; ++c) {
         uint64_t total = 0;
-        for (const auto& s : slots) total += s->pool_total(i, static_cast<PoolCount>(c));
-        row.n[c] = static_cast<int64_t>(total - std::exchange(pool_seen[i][c], total));
+        for (const auto& s : slots_) total += s->pool_total(i, static_cast<PoolCount>(c));
+        p.n[c] = static_cast<int64_t>(total - std::exchange(pool_seen_[i][c], total));
       }
     }
-    cpu.sample(threads, static_cast<double>(report.interval_us) / 1e6, spin_delta,
-               &report.cpu_user_s, &report.cpu_system_s, &report.busiest_thread_cpu);
-    std::vector<std::optional<SchedStat>> ended;
-    {
-      std::lock_guard<std::mutex> lock(shared.mu);
-      ended = finals;
-    }
-    cpu.sample_wanted(tids, ended, static_cast<double>(report.interval_us) / 1e6, spin_delta,
-                      &report.busiest_thread_wanted, &report.run_delay_us);
-    if (!report.warmup) result.totals.merge(second);
-    result.ops += report.ops();
-    result.failed += report.failed();
-    if (report.ok() > 0) {
-      last_answer_ns = cutter.to_steady_ns(cut.row.end_ts_us());
-      failed_since_answer = 0;
-    } else {
-      failed_since_answer += report.failed();
-    }
-    sink.push(std::move(report));
-    second.reset();
-    if (sink.failed() && !abort) abort = true;  // nowhere to write: stop the workers
-    if (why == Why::none && plan.max_errors > 0 && result.failed >= plan.max_errors) {
-      why = Why::max_errors;
-      abort = true;
-    }
-    if (why == Why::none && plan.give_up_us > 0 && failed_since_answer > 0 &&
-        now_ns - last_answer_ns >= plan.give_up_us * 1000) {
-      why = Why::gave_up;
-      abort = true;
-    }
-    if (now_ns >= duration_end_ns) abort = true;  // woken late, past the end
+    return r;
   }
-  for (auto& t : threads) t.join();
-  result.ended_ts_us = cutter.row_start_ts_us();
-  sink.close();
-  sink.rethrow();
+
+ private:
+  static void frame(const RowFrame& f, SecondReport& r) {
+    r.ts_us = f.ts_us;
+    r.interval_us = f.interval_us;
+    r.warmup = f.warmup;
+    r.clock_offset_us = f.clock_offset_us;
+  }
+  const std::vector<std::unique_ptr<StatsSlot>>& slots_;
+  const std::vector<std::string> pool_;
+  std::vector<std::array<uint64_t, kPoolCounts>> pool_seen_;
+  std::vector<uint64_t> spin_seen_;
+  uint64_t moved_seen_ = 0, asked_seen_ = 0;
+  const bool sends_sets_, sends_gets_, redirects_;
+};
+
+enum class Why { none, max_errors, gave_up };
+
+// Whether the phase must stop before its end: the error limit passed, or requests kept failing
+// with none answered for plan.give_up_us (on the monotonic clock).
+class Watchdog {
+ public:
+  Watchdog(const PhasePlan& plan, int64_t start_ns) : plan_(plan), last_answer_ns_(start_ns) {}
+  // After each row (ending at row_end_ns, cut at now_ns; failed_total: the phase's so far):
+  // true the first time the phase must stop.
+  bool after_row(const SecondReport& row, int64_t row_end_ns, uint64_t failed_total,
+                 int64_t now_ns) {
+    if (row.ok() > 0) {
+      last_answer_ns_ = row_end_ns;
+      failed_since_answer_ = 0;
+    } else {
+      failed_since_answer_ += row.failed();
+    }
+    if (why_ != Why::none) return false;
+    if (plan_.max_errors > 0 && failed_total >= plan_.max_errors) why_ = Why::max_errors;
+    if (why_ == Why::none && plan_.give_up_us > 0 && failed_since_answer_ > 0 &&
+        now_ns - last_answer_ns_ >= plan_.give_up_us * 1000)
+      why_ = Why::gave_up;
+    return why_ != Why::none;
+  }
+  Why why() const { return why_; }
+  uint64_t failed_since_answer() const { return failed_since_answer_; }
+
+ private:
+  const PhasePlan& plan_;
+  int64_t last_answer_ns_;  // the end of the latest row with an answer
+  uint64_t failed_since_answer_ = 0;
+  Why why_ = Why::none;
+};
+
+// The phase's status and error, once it is over.
+void judge(PhaseResult& result, Why why, const PhasePlan& plan, uint64_t failed_since_answer,
+           bool stopped) {
   if (why == Why::max_errors) {
     // The count includes what completed after the limit was passed, so it is the table's figure.
     result.status = RunStatus::failed;
@@ -372,7 +375,94 @@ PhaseResult run_phase(const PhasePlan& plan, const WorkloadSpec& w,
     result.error = "every request failed (" + std::to_string(result.failed) + " of " +
                    std::to_string(result.ops) + ")";
   }
-  if (result.status != RunStatus::failed && stop.load()) result.status = RunStatus::interrupted;
+  if (result.status != RunStatus::failed && stopped) result.status = RunStatus::interrupted;
+}
+
+}  // namespace
+
+double thread_wanted_fraction(uint64_t wanted_delta_ns, uint64_t spin_ns, double interval_s) {
+  if (!(interval_s > 0) || wanted_delta_ns <= spin_ns) return 0;
+  return std::min(1.0, static_cast<double>(wanted_delta_ns - spin_ns) / 1e9 / interval_s);
+}
+
+// The collector: wakes on each row's end (or the duration's, or the last worker's), cuts,
+// builds the row and decides whether the phase goes on.
+PhaseResult run_phase(const PhasePlan& plan, const WorkloadSpec& w,
+                      std::vector<std::unique_ptr<StoreClient>>& clients, const ValueTable& values,
+                      const std::atomic<bool>& stop, const std::function<void(int64_t)>& on_start,
+                      const std::function<void(const SecondReport&)>& on_second, LoopClock& clock) {
+  const size_t n = clients.size() / static_cast<size_t>(w.connections);  // workers
+  std::vector<std::unique_ptr<StatsSlot>> slots;
+  for (size_t i = 0; i < n; ++i) slots.push_back(std::make_unique<StatsSlot>(plan.rate > 0));
+  // A memcached pool's servers, each counted apart (pool_server_seconds).
+  std::vector<std::string> pool =
+      clients.empty() ? std::vector<std::string>{} : clients.front()->pool_servers();
+  for (auto& s : slots) s->set_pool_servers(pool.size());
+  std::atomic<bool> abort{false};
+  // The ops this phase sends get a row every second, even one in which nothing completed.
+  RowBuilder rows(
+      slots, std::move(pool),
+      plan.kind == PhaseKind::load || (plan.kind == PhaseKind::mixed && w.ratio_sets > 0),
+      plan.kind == PhaseKind::read || (plan.kind == PhaseKind::mixed && w.ratio_gets > 0),
+      !clients.empty() && clients.front()->follows_redirects());
+
+  SecondCutter cutter(clock, plan.warmup_us);
+  const int64_t start_ns = cutter.start_ns();
+  PhaseResult result;
+  result.started_ts_us = cutter.started_ts_us();
+  on_start(result.started_ts_us);
+  // The duration is the monotonic clock's, as the workers' end (phase_end_ns): a wall clock
+  // stepped or slewed meanwhile moves the rows' times, never the phase's length.
+  const int64_t duration_end_ns =
+      plan.duration_us > 0 ? start_ns + plan.duration_us * 1000 : INT64_MAX;
+
+  Workers workers(n, clock);
+  workers.start(plan, w, clients, values, slots, start_ns, stop, abort);
+  SinkThread sink(on_second);
+  CpuMeter cpu(n);
+  IntervalStats second;
+  Watchdog watchdog(plan, start_ns);
+  for (bool done = false; !done;) {
+    // The row ends at the next whole second, or when the last worker is done. The phase's
+    // duration ends inside a row: the collector wakes then to stop the workers, and the row
+    // goes on until they are done (with the requests that were in flight).
+    const int64_t row_end_ts = cutter.row_end_ts_us();
+    for (;;) {
+      const int64_t row_end_ns = cutter.to_steady_ns(row_end_ts);
+      const bool duration_first = !abort && duration_end_ns < row_end_ns;
+      std::unique_lock<std::mutex> lock(workers.shared.mu);
+      done =
+          clock.wait_until(lock, workers.shared.cv, duration_first ? duration_end_ns : row_end_ns,
+                           [&] { return workers.shared.running == 0; });
+      if (done || !duration_first) break;
+      abort = true;
+    }
+    SecondCutter::Cut cut = cutter.cut(done);
+    const int64_t now_ns = clock.steady_ns();
+    for (auto& s : slots) s->drain_into(second);
+    for (const RowFrame& f : cut.empty) sink.push(rows.empty(f));
+    std::vector<uint64_t> spin_delta;
+    SecondReport report = rows.row(cut.row, second, &spin_delta);
+    const double interval_s = static_cast<double>(report.interval_us) / 1e6;
+    cpu.sample(workers.threads(), interval_s, spin_delta, &report.cpu_user_s, &report.cpu_system_s,
+               &report.busiest_thread_cpu);
+    cpu.sample_wanted(workers.tids(), workers.finals(), interval_s, spin_delta,
+                      &report.busiest_thread_wanted, &report.run_delay_us);
+    if (!report.warmup) result.totals.merge(second);
+    result.ops += report.ops();
+    result.failed += report.failed();
+    if (watchdog.after_row(report, cutter.to_steady_ns(cut.row.end_ts_us()), result.failed, now_ns))
+      abort = true;
+    sink.push(std::move(report));
+    second.reset();
+    if (sink.failed()) abort = true;              // nowhere to write: stop the workers
+    if (now_ns >= duration_end_ns) abort = true;  // woken late, past the end
+  }
+  workers.join();
+  result.ended_ts_us = cutter.row_start_ts_us();
+  sink.close();
+  sink.rethrow();
+  judge(result, watchdog.why(), plan, watchdog.failed_since_answer(), stop.load());
   return result;
 }
 
