@@ -37,6 +37,8 @@ std::vector<Open> open_rows(Database& db, const char* sql) {
 
 }  // namespace
 
+// Status changes outside kvdrive's ResultsWriter, on purpose: this runs at open, in kvmon as in
+// kvdrive (common/ knows no writer of either), for rows whose writer is gone.
 int mark_abandoned(Database& db) {
   auto runs = open_rows(
       db, "SELECT run_id, client_pid FROM runs WHERE status = 'running' AND client_host = ?");

@@ -57,6 +57,16 @@ int64_t ResultsWriter::begin_run(const RunInfo& info) {
   return id;
 }
 
+void ResultsWriter::end_running_phases(int64_t run_id, const std::string& status) {
+  db_.prepare(
+         "UPDATE phases SET status = ?, ended_ts_us = COALESCE(ended_ts_us, ?) "
+         "WHERE run_id = ? AND status = 'running'")
+      .bind(1, status)
+      .bind(2, clock_.wall_us())
+      .bind(3, run_id)
+      .run();
+}
+
 void ResultsWriter::end_run(int64_t run_id, const std::string& status, const std::string& error) {
   WriteTransaction tx(db_);
   db_.prepare("UPDATE runs SET status = ?, ended_ts_us = ?, error = ? WHERE run_id = ?")

@@ -41,6 +41,9 @@ class ResultsWriter {
   int64_t begin_run(const RunInfo& info);
   // status: completed, interrupted or failed; error: why, or empty.
   void end_run(int64_t run_id, const std::string& status, const std::string& error);
+  // The run ends with a phase still running (an exception cut it short: the disk filled, the
+  // file went away): that phase takes the run's status and ends now, unless it had an end.
+  void end_running_phases(int64_t run_id, const std::string& status);
   int64_t add_target(int64_t run_id, int ordinal, const TargetSpec& spec,
                      const std::string& server_version);
   // run_metadata rows: facts about kvdrive and its host (target_id nullopt) or a target's own

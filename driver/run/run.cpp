@@ -314,13 +314,7 @@ RunRecord run_benchmark(const RunOptions& opts, const std::atomic<bool>& stop) {
     // mark it with the run, as far as the file still takes writes (an update needs little room;
     // if even that fails, the next open of the file marks it, see mark_abandoned).
     try {
-      db.prepare(
-            "UPDATE phases SET status = ?, ended_ts_us = COALESCE(ended_ts_us, ?) "
-            "WHERE run_id = ? AND status = 'running'")
-          .bind(1, status)
-          .bind(2, now_ts_us())
-          .bind(3, run_id)
-          .run();
+      writer.end_running_phases(run_id, status);
     } catch (const std::exception& e) {
       log_error() << "could not mark the phase left running in run " << run_id << ": " << e.what();
     }

@@ -40,6 +40,9 @@ void RunWatcher::loop() {
   }
 }
 
+// The one status change outside ResultsWriter besides common's mark_abandoned: the run's own
+// thread may be stuck inside a write (a stalled disk), so this thread opens the file itself,
+// marks what is running and exits at once.
 void RunWatcher::leave() {
   try {
     Database db = Database::open(db_path_, 2000);
