@@ -6,26 +6,20 @@
 
 #include <gtest/gtest.h>
 
+#include "fake_clock.hpp"
+
 namespace kv {
 namespace {
 
-// Monotonic time moves only when told; the wall clock runs `slew` faster (5 ms/s: what the
-// issue measured while NTP slewed this VM's clock).
-class FakeClock final : public ClockSource {
- public:
-  explicit FakeClock(double slew) : slew_(slew) {}
-  int64_t wall_us() override {
-    return wall_origin_us_ +
-           static_cast<int64_t>(static_cast<double>(steady_ns_) / 1000.0 * (1 + slew_));
-  }
-  int64_t steady_ns() override { return steady_ns_; }
-  void advance_to(int64_t steady_ns) { steady_ns_ = std::max(steady_ns_, steady_ns); }
+using test::FakeClock;
 
- private:
-  double slew_;
-  int64_t steady_ns_ = 1'000'000'000;
-  int64_t wall_origin_us_ = 1'780'000'000'300'000;  // 0.3 s past a whole second
-};
+// Monotonic time moves only when told; the wall clock runs `slew` faster (5 ms/s: what the
+// issue measured while NTP slewed this VM's clock), from 0.305 s past a whole second.
+FakeClock slewed_clock(double slew) {
+  FakeClock c(1'780'000'001'305'000);
+  c.slew(slew);
+  return c;
+}
 
 // Sleeps until each next whole wall second by the time base's mapping, as the collector and
 // kvmon's timer do; returns how far from the whole second the wall clock was at each wake-up.
@@ -44,13 +38,13 @@ int64_t worst_miss_us(FakeClock& clock, TimeBase& base, bool reanchor, int secon
 }
 
 TEST(TimeBase, ReanchoredEverySecondFollowsASlewedWallClock) {
-  FakeClock clock(0.005);
+  FakeClock clock = slewed_clock(0.005);
   TimeBase base(clock);
   EXPECT_LE(worst_miss_us(clock, base, true, 50), 5'000 + 1);  // one second of slew at most
 }
 
 TEST(TimeBase, OneAnchorDriftsAsBefore) {
-  FakeClock clock(0.005);
+  FakeClock clock = slewed_clock(0.005);
   TimeBase base(clock);
   EXPECT_GE(worst_miss_us(clock, base, false, 50), 240'000);  // the fake reproduces the bug
 }
@@ -58,7 +52,7 @@ TEST(TimeBase, OneAnchorDriftsAsBefore) {
 // kvdrive's rows and kvmon's ticks of the same instant land in the same second: both map
 // through their own TimeBase on the same clocks, anchored at different moments.
 TEST(TimeBase, TwoProgramsPutTheSameInstantInTheSameSecond) {
-  FakeClock clock(0.005);
+  FakeClock clock = slewed_clock(0.005);
   TimeBase driver(clock);
   clock.advance_to(clock.steady_ns() + 123'456'789);
   TimeBase monitor(clock);
@@ -76,7 +70,7 @@ TEST(TimeBase, TwoProgramsPutTheSameInstantInTheSameSecond) {
 }
 
 TEST(TimeBase, OffsetShowsTheSlew) {
-  FakeClock clock(0.005);
+  FakeClock clock = slewed_clock(0.005);
   TimeBase base(clock);
   const int64_t before = base.offset_us();
   clock.advance_to(clock.steady_ns() + 10'000'000'000);

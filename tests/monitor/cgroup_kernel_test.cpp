@@ -33,17 +33,11 @@ using kv::test::Process;
 using kv::test::slurp;
 using kv::test::StoreServer;
 using kv::test::TempDir;
+using kv::test::write_file;
 
 const std::string kKvmon = std::string(KV_BINARY_DIR) + "/monitor/kvmon";
 constexpr int64_t kLimit = 48ll << 20;
 constexpr int64_t kIntervalUs = 200'000;
-
-bool write_file(const std::string& path, const std::string& text) {
-  std::ofstream f(path);
-  f << text;
-  f.flush();
-  return f.good();
-}
 
 int64_t int_file(const std::string& path) { return std::stoll(slurp(path)); }
 

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "db_query.hpp"
+#include "kvmon_process.hpp"
 #include "proc_parsers.hpp"
 #include "servers.hpp"
 
@@ -77,12 +78,11 @@ int count_fds(pid_t pid) {
   return n;
 }
 
-struct Kvmon {
-  Kvmon(const TempDir& dir, std::vector<std::string> args) : port(kv::test::free_port()) {
-    args.insert(args.begin(), {kKvmon, "--db", dir.file("results.db"), "--log-level", "debug",
-                               "--metrics", "127.0.0.1:" + std::to_string(port)});
-    log = dir.file("kvmon.log");
-    proc = Process(args, log);
+// Serving /metrics, logging at debug.
+struct Kvmon : kv::test::KvmonProcess {
+  explicit Kvmon(std::vector<std::string> args) {
+    args.insert(args.begin(), {"--log-level", "debug"});
+    start(std::move(args), "--metrics");
   }
   // Waits for a page that shows `want`; returns it.
   std::string page_with(const std::string& want, const std::string& headers = "") {
@@ -99,9 +99,6 @@ struct Kvmon {
         15'000);
     return page;
   }
-  int port;
-  std::string log;
-  Process proc;
 };
 
 TEST(KvmonMetrics, ACurlScrapeOfRedisMatchesProcAndPassesPromtool) {
@@ -109,11 +106,11 @@ TEST(KvmonMetrics, ACurlScrapeOfRedisMatchesProcAndPassesPromtool) {
   KV_START_OR_SKIP(redis);
   TempDir dir;
   const std::string target = "port:" + std::to_string(redis.port());
-  Kvmon kvmon(dir, {"--port", std::to_string(redis.port()), "--interval", "200ms"});
+  Kvmon kvmon({"--port", std::to_string(redis.port()), "--interval", "200ms"});
   const std::string pid = std::to_string(redis.pid());
   ASSERT_NE(kvmon.page_with("pid=\"" + pid + "\"").find("kvmon_host_memory_total_bytes"),
             std::string::npos)
-      << slurp(kvmon.log);
+      << kvmon.log();
 
   // A real scraper: curl, as Prometheus would ask (text format).
   const std::string curl = kv::test::find_program("curl");
@@ -237,14 +234,14 @@ TEST(KvmonMetrics, ARestartIsCountedAndTheNewPidReplacesTheOld) {
   KV_START_OR_SKIP(redis);
   TempDir dir;
   const std::string target = "port:" + std::to_string(redis.port());
-  Kvmon kvmon(dir, {"--port", std::to_string(redis.port()), "--interval", "100ms"});
+  Kvmon kvmon({"--port", std::to_string(redis.port()), "--interval", "100ms"});
   const std::string old_pid = "pid=\"" + std::to_string(redis.pid()) + "\"";
-  ASSERT_NE(kvmon.page_with(old_pid), "") << slurp(kvmon.log);
+  ASSERT_NE(kvmon.page_with(old_pid), "") << kvmon.log();
   redis.stop();
   redis.restart();
   const std::string new_pid = "pid=\"" + std::to_string(redis.pid()) + "\"";
   std::string page = kvmon.page_with(new_pid);
-  ASSERT_NE(page.find(new_pid), std::string::npos) << slurp(kvmon.log);
+  ASSERT_NE(page.find(new_pid), std::string::npos) << kvmon.log();
   EXPECT_EQ(page.find(old_pid), std::string::npos) << page;
   EXPECT_EQ(parse_page(page).at("kvmon_target_restarts_total{target=\"" + target + "\"}"), 1);
   // The restarted store continues the old series: named by target, name and place, not pid.
@@ -259,9 +256,9 @@ TEST(KvmonMetrics, ATokenFileMakesScrapersPresentItAsBearer) {
   const std::string token = "0123456789abcdef0123456789abcdef";
   std::ofstream(dir.file("token")) << token << "\n";
   chmod(dir.file("token").c_str(), 0600);
-  Kvmon kvmon(dir, {"--token-file", dir.file("token"), "--interval", "100ms"});
+  Kvmon kvmon({"--token-file", dir.file("token"), "--interval", "100ms"});
   const std::string good = "Authorization: Bearer " + token + "\r\n";
-  ASSERT_NE(kvmon.page_with("kvmon_ticks_total", good), "") << slurp(kvmon.log);
+  ASSERT_NE(kvmon.page_with("kvmon_ticks_total", good), "") << kvmon.log();
   std::string none = get(kvmon.port, "/metrics");
   EXPECT_EQ(status_line(none), "HTTP/1.1 401 Unauthorized") << none;
   EXPECT_NE(none.find("WWW-Authenticate: Bearer"), std::string::npos);
@@ -279,8 +276,8 @@ TEST(KvmonMetrics, ATokenFileMakesScrapersPresentItAsBearer) {
 
 TEST(KvmonMetrics, BadRequestsGetAnAnswerAndSilentOnesAreClosed) {
   TempDir dir;
-  Kvmon kvmon(dir, {"--interval", "100ms"});
-  ASSERT_NE(kvmon.page_with("kvmon_ticks_total"), "") << slurp(kvmon.log);
+  Kvmon kvmon({"--interval", "100ms"});
+  ASSERT_NE(kvmon.page_with("kvmon_ticks_total"), "") << kvmon.log();
   EXPECT_EQ(status_line(http(kvmon.port, "GARBAGE\r\n\r\n")), "HTTP/1.1 400 Bad Request");
   EXPECT_EQ(status_line(http(kvmon.port, "POST /metrics HTTP/1.1\r\n\r\n")),
             "HTTP/1.1 405 Method Not Allowed");

@@ -20,6 +20,7 @@
 #include "kvbench/clock.hpp"
 #include "kvbench/protocol.hpp"
 #include "kvbench/sqlite.hpp"
+#include "kvmon_process.hpp"
 #include "servers.hpp"
 
 namespace kv::mon {
@@ -104,18 +105,7 @@ class TestClient {
   proto::LineFramer framer_{proto::kMaxReplyBytes};
 };
 
-struct Kvmon {
-  TempDir dir;
-  int port = kv::test::free_port();
-  Process proc;
-  std::string db() const { return dir.file("results.db"); }
-  std::string log() const { return slurp(dir.file("kvmon.log")); }
-  void start(std::vector<std::string> args) {
-    args.insert(args.begin(),
-                {kKvmon, "--db", db(), "--listen", "127.0.0.1:" + std::to_string(port)});
-    proc = Process(args, dir.file("kvmon.log"));
-  }
-};
+using Kvmon = kv::test::KvmonProcess;
 
 TEST(KvmonServer, SubscriberGetsTicksAtItsIntervalAndTimeIsNow) {
   StoreServer redis(StoreServer::Kind::redis);

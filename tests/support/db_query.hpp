@@ -39,4 +39,12 @@ inline std::string slurp(const std::string& path) {
   return ss.str();
 }
 
+// Writes `text` as the whole file (a cgroup control file too: flushed before the verdict).
+inline bool write_file(const std::string& path, const std::string& text) {
+  std::ofstream f(path);
+  f << text;
+  f.flush();
+  return f.good();
+}
+
 }  // namespace kv::test

@@ -45,9 +45,10 @@ Output run(const std::vector<std::string>& argv, const TempDir& dir, int timeout
   return {code, slurp(log)};
 }
 
-void write_file(const std::string& path, const std::string& text, bool executable = false) {
-  std::ofstream(path) << text;
-  if (executable) chmod(path.c_str(), 0755);
+// An executable shell script at `path`.
+void write_script(const std::string& path, const std::string& text) {
+  write_file(path, text);
+  chmod(path.c_str(), 0755);
 }
 
 // Four namespaces on one bridge: "db" (.1) and client1..3 (.2..4).
@@ -191,17 +192,16 @@ TEST(MultiHost, ThreeClientNamespacesOverSshSendExactlyWhatTheServersCount) {
                  ":11211\"]\nkeys = 3000\nthreads = 3\nphases = \"load,mixed\"\n"
                  "requests = 6000\nmonitor = \"" +
                  db + ":7070\"\nmonitor-token-file = \"" + dir.file("token") + "\"\n");
-  write_file(dir.file("ssh"),
-             "#!/bin/bash\n# ssh HOST COMMAND: COMMAND in HOST's namespace\nhost=$1; shift\n"
-             "exec " +
-                 hosts.ip() + " netns exec kvbench-$host-" + std::to_string(getpid()) +
-                 " /bin/bash -c \"$*\"\n",
-             true);
-  write_file(dir.file("scp"),
-             "#!/bin/bash\n# scp [-q] SRC... DEST with HOST: prefixes dropped\n"
-             "args=(); for a in \"$@\"; do [[ $a == -q ]] && continue; args+=(\"${a#*:}\"); done\n"
-             "exec cp \"${args[@]}\"\n",
-             true);
+  write_script(dir.file("ssh"),
+               "#!/bin/bash\n# ssh HOST COMMAND: COMMAND in HOST's namespace\nhost=$1; shift\n"
+               "exec " +
+                   hosts.ip() + " netns exec kvbench-$host-" + std::to_string(getpid()) +
+                   " /bin/bash -c \"$*\"\n");
+  write_script(
+      dir.file("scp"),
+      "#!/bin/bash\n# scp [-q] SRC... DEST with HOST: prefixes dropped\n"
+      "args=(); for a in \"$@\"; do [[ $a == -q ]] && continue; args+=(\"${a#*:}\"); done\n"
+      "exec cp \"${args[@]}\"\n");
   const std::string out = dir.file("out");
   auto launch =
       run({"/usr/bin/env", "SSH=" + dir.file("ssh"), "SCP=" + dir.file("scp"),

@@ -27,13 +27,6 @@ const std::string kKvdrive = std::string(KV_BINARY_DIR) + "/driver/kvdrive";
 const std::string kKvmon = std::string(KV_BINARY_DIR) + "/monitor/kvmon";
 constexpr int64_t kLimitMib = 48;
 
-bool write_file(const std::string& path, const std::string& text) {
-  std::ofstream f(path);
-  f << text;
-  f.flush();
-  return f.good();
-}
-
 // A memory cgroup (v2 if mounted at /sys/fs/cgroup or /sys/fs/cgroup/unified with the memory
 // controller, else v1) limiting RAM but not swap; removed on destruction.
 class MemoryCgroup {

@@ -18,6 +18,7 @@
 #include "db_query.hpp"
 #include "kvbench/schema.hpp"
 #include "kvbench/sqlite.hpp"
+#include "kvmon_process.hpp"
 #include "servers.hpp"
 #include "tcp_cutter.hpp"
 
@@ -30,19 +31,12 @@ using kv::test::slurp;
 using kv::test::StoreServer;
 using kv::test::TempDir;
 
-const std::string kKvmon = std::string(KV_BINARY_DIR) + "/monitor/kvmon";
-
-struct Kvmon {
-  TempDir dir;
-  int port = kv::test::free_port();
-  Process proc;
+// Watching one process, sampling it and the host every `interval`.
+struct Kvmon : kv::test::KvmonProcess {
   void start(pid_t target, const std::string& interval = "100ms") {
-    proc = Process(
-        {kKvmon, "--db", dir.file("kvmon.db"), "--pid", std::to_string(target), "--interval",
-         interval, "--host-interval", interval, "--listen", "127.0.0.1:" + std::to_string(port)},
-        dir.file("kvmon.log"));
+    KvmonProcess::start(
+        {"--pid", std::to_string(target), "--interval", interval, "--host-interval", interval});
   }
-  std::string log() const { return slurp(dir.file("kvmon.log")); }
 };
 
 // Flushes every 100 ms until `done` holds or timeout_ms passes.
@@ -118,7 +112,7 @@ TEST(MonitorLink, PullsSamplesInOurTimeBaseKeepingTheRawTime) {
             0);
   EXPECT_GT(query_int(db, "SELECT COUNT(*) FROM host_samples"), 5);
   // The values are kvmon's own: same RSS at the same (raw) time as in kvmon's file.
-  db.exec("ATTACH DATABASE '" + kvmon.dir.file("kvmon.db") + "' AS k");
+  db.exec("ATTACH DATABASE '" + kvmon.db() + "' AS k");
   EXPECT_GE(query_int(db,
                       "SELECT COUNT(*) FROM process_samples p JOIN k.process_samples q "
                       "ON q.ts_us = p.remote_ts_us AND q.rss_kib = p.rss_kib"),
@@ -180,7 +174,7 @@ TEST(MonitorLink, LinkDropIsBackfilledWithoutAGap) {
   // its own file is the reference, not the nominal interval. SIGTERM: it writes what it queued.
   kvmon.proc.signal(SIGTERM);
   ASSERT_EQ(kvmon.proc.wait(10'000), 0) << kvmon.log();
-  db.exec("ATTACH DATABASE '" + kvmon.dir.file("kvmon.db") + "' AS k");
+  db.exec("ATTACH DATABASE '" + kvmon.db() + "' AS k");
   const std::string raw =
       "(SELECT scheduled_ts_us - ts_us + remote_ts_us AS s FROM main.host_samples)";
   EXPECT_GT(query_int(db,
