@@ -6,6 +6,7 @@
 #include <set>
 #include <string>
 
+#include "kvbench/samples.hpp"
 #include "report/report_hints.hpp"
 
 namespace kv::drive {
@@ -36,6 +37,20 @@ ReportTable query_table(Database& db, std::string name, std::string title, const
     t.rows.push_back(std::move(row));
   }
   return t;
+}
+
+// ", a.col1, a.col2, ..." of a sample table's fields, in its order (kvbench/samples.hpp: the
+// one field table, so a new kvmon column reaches the CSV and JSON tables without an edit here).
+template <typename S>
+std::string sample_columns(const SampleTable<S>& table, const char* alias) {
+  std::string out;
+  for (const SampleField<S>& f : table.fields) {
+    out += ", ";
+    out += alias;
+    out += '.';
+    out += f.column;
+  }
+  return out;
 }
 
 // The kvmon instance chosen as each of the run's targets' store (store_instance).
@@ -123,23 +138,22 @@ std::vector<ReportTable> series_tables(Database& db, int64_t run_id,
   bool first = true;
   auto instances = store_instances(db, run_id);
   if (instances.empty()) instances.emplace_back(-1, -1);  // the header alone
+  const std::string proc_sql =
+      "SELECT t.uri AS store, i.host, i.pid, i.name AS process, s.ts_us, s.scheduled_ts_us" +
+      sample_columns(kProcessTable, "s") +
+      " FROM process_samples s JOIN process_instances i ON i.instance_id = s.instance_id "
+      "JOIN targets t ON t.target_id = ?1 JOIN runs r ON r.run_id = t.run_id "
+      "WHERE s.instance_id = ?2 AND s.ts_us BETWEEN r.started_ts_us "
+      " AND COALESCE(r.ended_ts_us, s.ts_us) ORDER BY s.ts_us";
   for (const auto& [target, instance] : instances) {
-    auto t = query_table(
-        db, "process_samples", "kvmon samples of the stores",
-        "SELECT t.uri AS store, i.host, i.pid, i.name AS process, s.ts_us, s.scheduled_ts_us, "
-        "s.rss_kib, s.rss_anon_kib, s.rss_file_kib, s.rss_shmem_kib, s.swap_kib, s.vsize_kib, "
-        "s.cpu_user_us, s.cpu_system_us, s.threads, s.fds, s.io_read_bytes, s.io_write_bytes, "
-        "s.minor_faults, s.major_faults, s.ctx_voluntary, s.ctx_involuntary, s.pss_kib "
-        "FROM process_samples s JOIN process_instances i ON i.instance_id = s.instance_id "
-        "JOIN targets t ON t.target_id = ?1 JOIN runs r ON r.run_id = t.run_id "
-        "WHERE s.instance_id = ?2 AND s.ts_us BETWEEN r.started_ts_us "
-        " AND COALESCE(r.ended_ts_us, s.ts_us) ORDER BY s.ts_us",
-        {"store", "host", "process"},
-        [&, target_id = target, instance_id = instance](Statement& s) {
-          // Captured by copy: clang 14 (clang-tidy) cannot capture a structured binding.
-          s.bind(1, target_id);
-          s.bind(2, instance_id);
-        });
+    auto t = query_table(db, "process_samples", "kvmon samples of the stores", proc_sql.c_str(),
+                         {"store", "host", "process"},
+                         [&, target_id = target, instance_id = instance](Statement& s) {
+                           // Captured by copy: clang 14 (clang-tidy) cannot capture a structured
+                           // binding.
+                           s.bind(1, target_id);
+                           s.bind(2, instance_id);
+                         });
     if (first) {
       proc = std::move(t);
       first = false;
@@ -149,19 +163,14 @@ std::vector<ReportTable> series_tables(Database& db, int64_t run_id,
   }
   out.push_back(std::move(proc));
 
-  out.push_back(query_table(
-      db, "host_samples", "kvmon samples of the hosts",
-      "SELECT m.host, h.ts_us, h.scheduled_ts_us, h.load1, h.load5, h.load15, h.mem_total_kib, "
-      "h.mem_available_kib, h.swap_total_kib, h.swap_free_kib, h.pswpin, h.pswpout, "
-      "h.pgmajfault, h.cpu_user_ticks, h.cpu_system_ticks, h.cpu_iowait_ticks, "
-      "h.cpu_steal_ticks, h.cpu_idle_ticks, h.psi_memory_some_avg10, h.psi_memory_full_avg10, "
-      "h.psi_io_some_avg10, h.psi_io_full_avg10, h.psi_cpu_some_avg10, h.psi_memory_some_us, "
-      "h.psi_memory_full_us, h.psi_io_some_us, h.psi_io_full_us, h.psi_cpu_some_us "
-      "FROM host_samples h JOIN monitor_sessions m ON m.session_id = h.session_id "
+  const std::string host_sql =
+      "SELECT m.host, h.ts_us, h.scheduled_ts_us" + sample_columns(kHostTable, "h") +
+      " FROM host_samples h JOIN monitor_sessions m ON m.session_id = h.session_id "
       "JOIN runs r ON r.run_id = ?1 "
       "WHERE h.ts_us BETWEEN r.started_ts_us AND COALESCE(r.ended_ts_us, h.ts_us) "
-      "ORDER BY m.host, h.ts_us",
-      {"host"}, by_run));
+      "ORDER BY m.host, h.ts_us";
+  out.push_back(query_table(db, "host_samples", "kvmon samples of the hosts", host_sql.c_str(),
+                            {"host"}, by_run));
 
   out.push_back(query_table(db, "events", "events of the run",
                             "SELECT e.ts_us, e.source, e.kind, e.message FROM events e "

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "kvbench/samples.hpp"
+
 namespace kv::test {
 
 // The documented fields per table: `### \`name\`` sections of docs/output-fields.md, rows
@@ -42,11 +44,17 @@ inline std::map<std::string, std::vector<Field>> documented_fields() {
 }
 
 // The fields of `table` with the percentile placeholder (`lat_<p>_us`, `wire_<p>_us` ...)
-// expanded for `percentile_names`.
+// expanded for `percentile_names`, and `cg_*` for kvmon's cgroup columns (samples.hpp's
+// process field table, in its order).
 inline std::vector<Field> expanded(const std::vector<Field>& fields,
                                    const std::vector<std::string>& percentile_names) {
   std::vector<Field> out;
   for (const auto& f : fields) {
+    if (f.name == "cg_*") {
+      for (const auto& p : kv::kProcessFields)
+        if (std::string(p.column).rfind("cg_", 0) == 0) out.push_back({p.column});
+      continue;
+    }
     const auto at = f.name.find("<p>");
     if (at == std::string::npos) {
       out.push_back(f);
