@@ -180,13 +180,6 @@ RunCommand::RunCommand(CLI::App& app)
       ->type_name("DURATION")
       ->capture_default_str()
       ->check(cli::parsed_by(parse_duration_us));
-  run->add_option("--engine", engine_,
-                  "Request engine: events, the only one (one event loop per thread, every "
-                  "connection independent; the classic engine was removed); also from "
-                  "$KVDRIVE_ENGINE")
-      ->type_name("ENGINE")
-      ->capture_default_str()
-      ->envname("KVDRIVE_ENGINE");
   run->add_flag("--json", opts_.json, "Print the summary as JSON");
   run->add_option("--percentiles", percentiles_,
                   "Latency percentiles shown per phase, e.g. 50,90,99,99.9,99.99 (the max is "
@@ -302,10 +295,6 @@ void RunCommand::check(int argc, char** argv) {
         "--ratio shapes mixed phases, and this run has none: add one (--phases load,mixed)");
   if (!max_errors_.empty()) opts_.max_errors = parse_count(max_errors_);
   opts_.give_up_us = parse_duration_us(give_up_);
-  if (engine_ == "classic")
-    throw UsageError(
-        "invalid --engine 'classic': the classic engine was removed; events is the only engine");
-  if (engine_ != "events") throw UsageError("invalid --engine '" + engine_ + "': events");
   if (!processes_.empty())
     opts_.process_count = static_cast<int>(parse_whole_number("--processes", processes_, 1, 256));
   if (!process_index_.empty())

@@ -53,7 +53,6 @@ class RunCommand {
   // Redis passwords from outside argv (a --processes parent's, --password-file, REDISCLI_AUTH)
   // into the targets whose URI has none; a warning when one is in argv.
   void resolve_passwords(int argc, char** argv);
-  std::string engine_ = "events";  // --engine
   RunOutputs outputs_;
   MemtierFlags memtier_;  // memtier_benchmark's command line
   // The workload options, from the one table that scenario files use too.

@@ -1,7 +1,7 @@
 // StoreClient: one connection (or one pool, for memcached; one set of node connections, for a
 // Redis Cluster) to a key-value store, used by one worker thread at a time. The one
 // implementation is the event-loop engine's EventClient (engine/loop/event_client.hpp); the
-// blocking hiredis / libmemcached clients it replaced were removed with --engine classic (#16).
+// blocking hiredis / libmemcached clients it replaced were removed (#16).
 #pragma once
 
 #include <cstdint>

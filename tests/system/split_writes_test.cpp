@@ -46,7 +46,6 @@ TEST(SplitWrites, NagleStallsASplitSetShorterThanOneMss) {
     const std::string db = dir.file(std::to_string(++n) + ".db");
     const std::string log = dir.file(std::to_string(n) + "-kvdrive.log");
     std::vector<std::string> argv = {kKvdrive,    "run",
-                                     "--engine",  "events",
                                      "--db",      db,
                                      "--target",  "memcached://127.0.0.1:11211?" + query,
                                      "--keys",    std::to_string(keys),

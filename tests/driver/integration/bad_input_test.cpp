@@ -360,9 +360,8 @@ TEST_F(KvdriveBadInput, TargetUris) {
                    {"TLS CA file '/dev/null': no PEM certificate in it"}});
   cases.push_back(
       {{"run", "--db", kDb, "--target", target_, "--connections", "100001"}, {"--connections"}});
-  // The classic engine was removed: a script that still asks for it is told so.
-  cases.push_back({{"run", "--engine", "classic", "--db", kDb, "--target", target_},
-                   {"--engine 'classic'", "removed", "events is the only engine"}});
+  // --engine (once events or classic) is gone: an old script is told the option is unknown.
+  cases.push_back({{"run", "--engine", "events", "--db", kDb, "--target", target_}, {"--engine"}});
   cases.push_back(
       {{"run", "--db", kDb, "--target", "rediss://127.0.0.1:6379", "--wire-start", "kernel"},
        {"--wire-start kernel", "rediss://127.0.0.1:6379 is TLS"}});
@@ -408,8 +407,6 @@ TEST_F(KvdriveBadInput, RunOptions) {
     cases.push_back({run_args({"--max-errors", v}), names("max-errors", v)});
   for (const char* v : {"abc", "-1", "0", "257", "99999999999999999999", "1e400", "", "1.5"})
     cases.push_back({run_args({"--processes", v}), names("processes", v)});
-  for (const char* v : {"bogus", "", "EVENTS", "classic"})
-    cases.push_back({run_args({"--engine", v}), names("engine", v)});
   // A latency objective without its unit (p99=1 would have meant one second).
   for (const char* v : {"p99=1", "p99=0.5", "p50=1ms,p99=2"})
     cases.push_back({run_args({"--search", "--slo", v}), {"--slo", "needs its unit"}});

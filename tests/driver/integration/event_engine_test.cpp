@@ -1,8 +1,7 @@
-// The event-loop engine (--engine events) against the fake store and real servers: what only
-// it can do. Connections are independent (one stalled connection does not hold the others
-// back), every memcached text reply is read (a refused set is an error of that request), a
-// pool's keys go where libmemcached puts them, and one thread holds 1,000 connections. The
-// exact-count suites run against the engine too (ctest's "events." tests, KVDRIVE_ENGINE).
+// The event-loop engine against the fake store and real servers: what it alone does.
+// Connections are independent (one stalled connection does not hold the others back), every
+// memcached text reply is read (a refused set is an error of that request), a pool's keys go
+// where libmemcached puts them, and one thread holds 1,000 connections.
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 
@@ -30,9 +29,9 @@ TEST(EventEngine, ADelayedConnectionDoesNotDelayTheOthers) {
   slow.delay_us = 100'000;  // every reply of this connection leaves 100 ms late
   store.set_behavior(kFirstConnection + 1, slow);
   TempDir dir;
-  auto out = run_kvdrive(dir, {"run", "--engine", "events", "--db", dir.file("r.db"), "--target",
-                               store.redis_uri(), "--keys", "100", "--phases", "read", "--duration",
-                               "2s", "--threads", "1", "--connections", "4"});
+  auto out = run_kvdrive(
+      dir, {"run", "--db", dir.file("r.db"), "--target", store.redis_uri(), "--keys", "100",
+            "--phases", "read", "--duration", "2s", "--threads", "1", "--connections", "4"});
   ASSERT_EQ(out.exit_code, 0) << out.output;
   const int64_t delayed = store.requests(kFirstConnection + 1, "get");
   // 2 s at 100 ms a reply, with slack for a slow start.
@@ -61,9 +60,9 @@ TEST(EventEngine, ARefusedSetInAPipelinedTextPhaseIsAnError) {
   for (int i = 1; i < 32; i += 2) store.set_behavior(i, refuse);
   TempDir dir;
   const int kKeys = 1000;
-  auto out = run_kvdrive(dir, {"run", "--engine", "events", "--db", dir.file("r.db"), "--target",
-                               store.memcached_uri(), "--keys", std::to_string(kKeys), "--phases",
-                               "load", "--threads", "1", "--connections", "2", "--pipeline", "8"});
+  auto out = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", store.memcached_uri(),
+                               "--keys", std::to_string(kKeys), "--phases", "load", "--threads",
+                               "1", "--connections", "2", "--pipeline", "8"});
   ASSERT_EQ(out.exit_code, 0) << out.output;
   auto db = kv::open_results_db(dir.file("r.db"));
   int64_t refused = 0;
@@ -98,9 +97,9 @@ TEST(EventEngine, APoolPlacesKeysAsLibmemcachedDoes) {
   TempDir dir;
   const int kKeys = 2000;
   // The engine writes (pipelined: one queue per server) ...
-  auto load = run_kvdrive(dir, {"run", "--engine", "events", "--db", dir.file("r.db"), "--target",
-                                pool, "--keys", std::to_string(kKeys), "--phases", "load",
-                                "--threads", "2", "--connections", "2", "--pipeline", "4"});
+  auto load = run_kvdrive(
+      dir, {"run", "--db", dir.file("r.db"), "--target", pool, "--keys", std::to_string(kKeys),
+            "--phases", "load", "--threads", "2", "--connections", "2", "--pipeline", "4"});
   ASSERT_EQ(load.exit_code, 0) << load.output;
   const long long on_a = memcached_stat(a, "curr_items"), on_b = memcached_stat(b, "curr_items");
   EXPECT_EQ(on_a + on_b, kKeys);
@@ -194,9 +193,9 @@ TEST(EventEngine, OneThreadDrivesAThousandConnections) {
   StoreServer redis(StoreServer::Kind::redis, {"--maxclients", "2000"});
   KV_START_OR_SKIP(redis);
   TempDir dir;
-  auto out = run_kvdrive(
-      dir, {"run", "--engine", "events", "--db", dir.file("r.db"), "--target", redis.uri(),
-            "--keys", "5000", "--requests", "20000", "--threads", "1", "--connections", "1000"});
+  auto out =
+      run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", redis.uri(), "--keys", "5000",
+                        "--requests", "20000", "--threads", "1", "--connections", "1000"});
   ASSERT_EQ(out.exit_code, 0) << out.output;
   auto db = kv::open_results_db(dir.file("r.db"));
   EXPECT_EQ(driver_sum(db, "ops", "redis", "set"), 5000);

@@ -1,8 +1,8 @@
-// kvdrive against a 3-master Redis Cluster made by the test (--engine events,
-// redis+cluster://seed): keys go to their hash slot's master, the counts in the results file
-// equal the sum of the nodes' commandstats, and the store counters are polled from every node;
-// a slot migrated during a run (IMPORTING / MIGRATING, MIGRATE, SETSLOT NODE) is followed
-// through ASK and MOVED, each redirected request counted once.
+// kvdrive against a 3-master Redis Cluster made by the test (redis+cluster://seed): keys go to
+// their hash slot's master, the counts in the results file equal the sum of the nodes'
+// commandstats, and the store counters are polled from every node; a slot migrated during a run
+// (IMPORTING / MIGRATING, MIGRATE, SETSLOT NODE) is followed through ASK and MOVED, each redirected
+// request counted once.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -22,10 +22,9 @@ TEST(KvdriveCluster, CountsEqualTheSumOfTheNodesCommandstats) {
   RedisCluster cluster(3);
   KV_START_OR_SKIP(cluster);
   TempDir dir;
-  auto out =
-      run_kvdrive(dir, {"run", "--engine", "events", "--db", dir.file("r.db"), "--target",
-                        cluster.uri(), "--keys", "3000", "--phases", "load,read", "--duration",
-                        "2s", "--threads", "2", "--connections", "3", "--pipeline", "4"});
+  auto out = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", cluster.uri(), "--keys",
+                               "3000", "--phases", "load,read", "--duration", "2s", "--threads",
+                               "2", "--connections", "3", "--pipeline", "4"});
   ASSERT_EQ(out.exit_code, 0) << out.output;
   auto db = kv::open_results_db(dir.file("r.db"));
   const int64_t sets = driver_sum(db, "ops", "redis", "set");
@@ -72,17 +71,11 @@ TEST(KvdriveCluster, ASlotMigrationDuringARunIsFollowedAndEachRequestCountsOnce)
   const int to = cluster.ports()[0] == from ? cluster.ports()[1] : cluster.ports()[0];
   TempDir dir;
   const int kKeys = 2000;
-  std::vector<std::string> args{kKvdrive,        "run",
-                                "--engine",      "events",
-                                "--db",          dir.file("r.db"),
-                                "--target",      cluster.uri(),
-                                "--keys",        std::to_string(kKeys),
-                                "--key-prefix",  "{mig}:",
-                                "--phases",      "load,read",
-                                "--duration",    "12s",
-                                "--threads",     "2",
-                                "--connections", "2",
-                                "--pipeline",    "4"};
+  std::vector<std::string> args{kKvdrive,        "run",         "--db",       dir.file("r.db"),
+                                "--target",      cluster.uri(), "--keys",     std::to_string(kKeys),
+                                "--key-prefix",  "{mig}:",      "--phases",   "load,read",
+                                "--duration",    "12s",         "--threads",  "2",
+                                "--connections", "2",           "--pipeline", "4"};
   Process kvdrive(args, dir.file("kvdrive.log"));
   ASSERT_TRUE(wait_for_value(dir.file("r.db"), phase_rows_at_least("read", 1)))
       << slurp(dir.file("kvdrive.log"));

@@ -1,4 +1,4 @@
-// kvdrive over TLS on the event-loop engine (--engine events) against redis-server --tls-port
+// kvdrive over TLS (TlsTransport) against redis-server --tls-port
 // (mutual TLS, no plain port) and memcached -Z, on certificates made by the test: the counts
 // in the results file equal the servers' own counters, the store counters are polled over
 // TLS, and a CA that did not sign the server's certificate fails the run with the reason.
@@ -53,10 +53,23 @@ long long tls_stat(const TestCertificates& certs, int port, bool redis, const st
 }
 
 std::vector<std::string> run_args(const TempDir& dir, const std::string& target) {
-  return {"run",           "--engine",   "events",     "--db",      dir.file("r.db"),
-          "--target",      target,       "--keys",     "500",       "--phases",
-          "load,read",     "--duration", "2s",         "--threads", "2",
-          "--connections", "3",          "--pipeline", "4"};
+  return {"run",
+          "--db",
+          dir.file("r.db"),
+          "--target",
+          target,
+          "--keys",
+          "500",
+          "--phases",
+          "load,read",
+          "--duration",
+          "2s",
+          "--threads",
+          "2",
+          "--connections",
+          "3",
+          "--pipeline",
+          "4"};
 }
 
 TEST(KvdriveTls, RedisMutualTlsCountsEqualTheServers) {

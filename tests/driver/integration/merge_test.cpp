@@ -588,9 +588,9 @@ TEST(MergeHosts, EachClusterNodeIsMatchedToItsOwnKvmon) {
                                  "127.0.0.1:" + std::to_string(links.back())},
         dir.file("kvmon" + std::to_string(port) + ".log"));
   }
-  std::vector<std::string> args = {"run",      "--engine",    "events", "--db", dir.file("r.db"),
-                                   "--target", cluster.uri(), "--keys", "3000", "--threads",
-                                   "2",        "--phases",    "load"};
+  std::vector<std::string> args = {"run",    "--db", dir.file("r.db"), "--target", cluster.uri(),
+                                   "--keys", "3000", "--threads",      "2",        "--phases",
+                                   "load"};
   for (int l : links) {
     ASSERT_TRUE(kvmon_listens_within(l, 30'000));
     args.emplace_back("--monitor");

@@ -389,7 +389,7 @@ TEST(KvdriveSearch, TheStoresCgroupFullOfPageCacheIsRecordedNotDistress) {
   EXPECT_EQ(out.output.find("server: cgroup memory.max "), std::string::npos) << out.output;
 }
 
-// Every step of a search runs on the engine asked for (--engine events here), and each step
+// Every step of a search runs on the event engine, and each step
 // has the store's own view beside the client's: Redis 7's LATENCY HISTOGRAM, polled with its
 // counters, gives the step's server-side percentiles, and a failed latency bound says on which
 // side of the store the time went.
@@ -400,15 +400,13 @@ TEST(KvdriveSearch, StepsRunOnTheEventEngineWithTheServersOwnLatencyBeside) {
   TempDir dir;
   const std::string db = dir.file("events.db");
   // p90 of 1 µs: no loopback round trip meets it, so each step fails on it and explains it.
-  Outcome out = run_kvdrive(dir, {"run",       "--db",       db,
-                                  "--target",  redis.uri(),  "--engine",
-                                  "events",    "--keys",     "1000",
-                                  "--threads", "1",          "--search",
-                                  "--slo",     "p90=1us",    "--rates",
-                                  "400,800",   "--duration", "3s",
-                                  "--warmup",  "1s",         "--max-client-cpu",
-                                  "1",         "--max-slip", "1h"},
-                            120'000);
+  Outcome out = run_kvdrive(
+      dir,
+      {"run",        "--db", db,         "--target", redis.uri(),        "--keys",  "1000",
+       "--threads",  "1",    "--search", "--slo",    "p90=1us",          "--rates", "400,800",
+       "--duration", "3s",   "--warmup", "1s",       "--max-client-cpu", "1",       "--max-slip",
+       "1h"},
+      120'000);
   ASSERT_EQ(out.exit_code, 0) << out.output;
   Database d = Database::open(db);
   EXPECT_EQ(query_text(d, "SELECT value FROM run_metadata WHERE name = 'engine'"), "events");
