@@ -103,6 +103,13 @@ class Worker {
                                             TransportEvents& events);
 
  private:
+  // run()'s steps: a User (and its Links) per client; the rate-mode users whose send time
+  // came; every kTickNs the timeouts, the slot map and the drops past the end; at the end
+  // every link's socket handed back (or, interrupted, shut down).
+  void start_users();
+  void wake_due(int64_t now);
+  void tick(int64_t now);
+  void hand_back(bool interrupted);
   void flush_dirty() {
     // By index, not a range: should a flush mark a link dirty, the vector may grow under it.
     // NOLINTNEXTLINE(modernize-loop-convert)

@@ -91,37 +91,43 @@ void User::refill(int64_t now) {
       to_pool(l, p);
       continue;
     }
-    switch (l.state()) {
-      case Link::State::up:
-        l.send(this, p, key, value);
-        ++inflight;
-        ++worker.busy;
-        if (schedule.on() && inflight == static_cast<size_t>(w.pipeline)) full_start = p.queued_ns;
-        break;
-      case Link::State::down:
-        if (p.queued_ns < l.retry_at()) {
-          // Its server is down and not to be retried yet: the request fails at once, and the
-          // next one waits 10 ms (a dead store is not spun on).
-          record_reply(ctx, p, OpStatus::error, {}, p.queued_ns);
-          pause_until = p.queued_ns + kFailPauseNs;
-          break;
-        }
-        has_held = true;
-        held = p;
-        held_link = &l;
-        ++worker.busy;
-        l.wait_for_connect(this);
-        l.start_connect(p.queued_ns);
-        return;
-      case Link::State::connecting:
-        has_held = true;
-        held = p;
-        held_link = &l;
-        ++worker.busy;
-        l.wait_for_connect(this);
-        return;
-    }
+    if (!dispatch(l, p, key, value)) return;
   }
+}
+
+bool User::dispatch(Link& l, const Pending& p, std::string_view key, std::string_view value) {
+  switch (l.state()) {
+    case Link::State::up:
+      l.send(this, p, key, value);
+      ++inflight;
+      ++worker.busy;
+      if (schedule.on() && inflight == static_cast<size_t>(worker.ctx.workload.pipeline))
+        full_start = p.queued_ns;
+      return true;
+    case Link::State::down:
+      if (p.queued_ns < l.retry_at()) {
+        // Its server is down and not to be retried yet: the request fails at once, and the
+        // next one waits 10 ms (a dead store is not spun on).
+        record_reply(worker.ctx, p, OpStatus::error, {}, p.queued_ns);
+        pause_until = p.queued_ns + kFailPauseNs;
+        return true;
+      }
+      hold(l, p);
+      l.start_connect(p.queued_ns);
+      return false;
+    case Link::State::connecting:
+      hold(l, p);
+      return false;
+  }
+  return true;
+}
+
+void User::hold(Link& l, const Pending& p) {
+  has_held = true;
+  held = p;
+  held_link = &l;
+  ++worker.busy;
+  l.wait_for_connect(this);
 }
 
 void User::to_pool(Link& l, const Pending& p) {

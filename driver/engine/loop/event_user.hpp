@@ -61,6 +61,10 @@ struct User {
   // Its held request (picked while its connection was connecting) leaves now, or fails.
   void send_held(int64_t now);
   void fail_held(int64_t now);
+  // refill's last step: sends `p` on `l`; fails it at once when `l`'s server is down and not to
+  // be retried yet; else holds it while `l` connects (false: refill stops there).
+  bool dispatch(Link& l, const Pending& p, std::string_view key, std::string_view value);
+  void hold(Link& l, const Pending& p);
   // A Redis Cluster: the link to the router's node `node` (a key's master, or where a redirect
   // points), made when this connection has none to it yet.
   Link* link_to_node(int node);

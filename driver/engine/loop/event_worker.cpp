@@ -150,10 +150,7 @@ void Worker::note_answer_slow(const HostPort& node) {
   awaiting_answer_.erase(it);
 }
 
-void Worker::run() {
-  const bool rate_mode = ctx.plan.rate > 0;
-  if (rate_mode) prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);  // wake on time (engine/pacer.hpp)
-  spin_ = SpinBudget(ctx.workload.spin_budget);
+void Worker::start_users() {
   const size_t n = ctx.clients.size();
   depth_ = static_cast<size_t>(ctx.workload.pipeline);
   if (n > 0)
@@ -169,6 +166,52 @@ void Worker::run() {
       users_.back()->links.push_back(add_link(client, s));
   }
   unfinished = users_.size();
+}
+
+void Worker::wake_due(int64_t now) {
+  while (!heap_.empty() && heap_.top().first <= now) {
+    auto [at, u] = heap_.top();
+    heap_.pop();
+    if (!u->in_heap || u->heap_at != at) continue;  // superseded
+    u->in_heap = false;
+    u->refill(now);
+  }
+  flush_dirty();
+}
+
+void Worker::tick(int64_t now) {
+  // By index: a check that fails requests may add a link (a redirect to a new node).
+  // NOLINTNEXTLINE(modernize-loop-convert)
+  for (size_t i = 0; i < links_.size(); ++i) links_[i]->check(now);
+  if (router) refresh_slots(now);
+  if (stopping(now)) {
+    for (auto& u : users_) {
+      if (!u->has_held) u->drop_due(now);
+    }
+  }
+  flush_dirty();
+}
+
+void Worker::hand_back(bool interrupted) {
+  for (auto& l : links_) {
+    if (interrupted)
+      l->interrupt();
+    else
+      l->release();
+  }
+  if (ctx.workload.wire_start_kernel) {
+    const bool none = kernel_sent == 0 && call_sent > 0;
+    LogLine(none ? LogLevel::warn : LogLevel::debug)
+        << "worker " << ctx.index << ": the wire of " << kernel_sent
+        << " requests began at the kernel's transmit stamp, " << call_sent
+        << " at the send call (no stamp came" << (none ? ": TLS, or the kernel refused)" : ")");
+  }
+}
+
+void Worker::run() {
+  if (ctx.plan.rate > 0) prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);  // wake on time (pacer.hpp)
+  spin_ = SpinBudget(ctx.workload.spin_budget);
+  start_users();
   int64_t now = this->now();
   for (auto& u : users_) u->refill(now);
   flush_dirty();
@@ -189,26 +232,10 @@ void Worker::run() {
         break;
       }
     }
-    while (!heap_.empty() && heap_.top().first <= now) {
-      auto [at, u] = heap_.top();
-      heap_.pop();
-      if (!u->in_heap || u->heap_at != at) continue;  // superseded
-      u->in_heap = false;
-      u->refill(now);
-    }
-    flush_dirty();
+    wake_due(now);
     if (now - last_tick >= kTickNs) {
       last_tick = now;
-      // By index: a check that fails requests may add a link (a redirect to a new node).
-      // NOLINTNEXTLINE(modernize-loop-convert)
-      for (size_t i = 0; i < links_.size(); ++i) links_[i]->check(now);
-      if (router) refresh_slots(now);
-      if (stopping(now)) {
-        for (auto& u : users_) {
-          if (!u->has_held) u->drop_due(now);
-        }
-      }
-      flush_dirty();
+      tick(now);
     }
     if (unfinished == 0 && busy == 0 && (!waits_for_end || now >= end_ns || should_stop(ctx)))
       break;
@@ -234,19 +261,7 @@ void Worker::run() {
     waiter_->wait(wake);
     flush_dirty();
   }
-  for (auto& l : links_) {
-    if (interrupted)
-      l->interrupt();
-    else
-      l->release();
-  }
-  if (ctx.workload.wire_start_kernel) {
-    const bool none = kernel_sent == 0 && call_sent > 0;
-    LogLine(none ? LogLevel::warn : LogLevel::debug)
-        << "worker " << ctx.index << ": the wire of " << kernel_sent
-        << " requests began at the kernel's transmit stamp, " << call_sent
-        << " at the send call (no stamp came" << (none ? ": TLS, or the kernel refused)" : ")");
-  }
+  hand_back(interrupted);
 }
 
 }  // namespace loop
