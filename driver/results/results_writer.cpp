@@ -211,6 +211,14 @@ std::array<std::pair<const char*, const H*>, 4> parts_of(const S& s) {
 
 void ResultsWriter::write_second(int64_t phase_id, const SecondReport& sec, bool rate_mode) {
   WriteTransaction tx(db_);
+  write_driver_rows(phase_id, sec, rate_mode);
+  write_second_histograms(phase_id, sec, rate_mode);
+  write_client_row(phase_id, sec, rate_mode);
+  write_pool_rows(phase_id, sec);
+  tx.commit();
+}
+
+void ResultsWriter::write_driver_rows(int64_t phase_id, const SecondReport& sec, bool rate_mode) {
   auto ins = db_.prepare(
       "INSERT INTO driver_seconds(phase_id, ts_us, interval_us, op, ops, ok, bytes_out, "
       "bytes_in, hits, misses, errors, timeouts, wrong, late, warmup, lat_mean_us, lat_p50_us, "
@@ -256,6 +264,10 @@ void ResultsWriter::write_second(int64_t phase_id, const SecondReport& sec, bool
         .bind(28, rate_mode ? std::optional<int64_t>(count(s.dropped)) : std::nullopt)
         .run();
   }
+}
+
+void ResultsWriter::write_second_histograms(int64_t phase_id, const SecondReport& sec,
+                                            bool rate_mode) {
   auto bucket = db_.prepare(
       "INSERT INTO second_latency_buckets(phase_id, ts_us, op, timing, upper_us, count) "
       "VALUES (?, ?, ?, ?, ?, ?)");
@@ -271,6 +283,9 @@ void ResultsWriter::write_second(int64_t phase_id, const SecondReport& sec, bool
     for (const auto& [part, h] : parts_of<SparseHistogram>(sec[op]))
       write_second_buckets(part_bucket, phase_id, sec.ts_us, op, part, *h, kSecondPartGroup);
   }
+}
+
+void ResultsWriter::write_client_row(int64_t phase_id, const SecondReport& sec, bool rate_mode) {
   db_.prepare(
          "INSERT INTO client_seconds(phase_id, ts_us, interval_us, cpu_user_us, cpu_system_us, "
          "busiest_thread_cpu_pct, spin_us, clock_offset_us, cluster_moved, cluster_ask, "
@@ -287,17 +302,18 @@ void ResultsWriter::write_second(int64_t phase_id, const SecondReport& sec, bool
       .bind(10, sec.asked)
       .bind(11, sec.run_delay_us >= 0 ? std::optional<int64_t>(sec.run_delay_us) : std::nullopt)
       .run();
-  if (!sec.pool.empty()) {
-    auto row = db_.prepare(
-        "INSERT INTO pool_server_seconds(phase_id, ts_us, server, answered, failed, failed_fast, "
-        "probes, rehashed) VALUES (?,?,?,?,?,?,?,?)");
-    for (const SecondReport::PoolSecond& p : sec.pool) {
-      row.bind(1, phase_id).bind(2, sec.ts_us).bind(3, p.server);
-      for (size_t c = 0; c < kPoolCounts; ++c) row.bind(static_cast<int>(4 + c), p.n[c]);
-      row.run();
-    }
+}
+
+void ResultsWriter::write_pool_rows(int64_t phase_id, const SecondReport& sec) {
+  if (sec.pool.empty()) return;
+  auto row = db_.prepare(
+      "INSERT INTO pool_server_seconds(phase_id, ts_us, server, answered, failed, failed_fast, "
+      "probes, rehashed) VALUES (?,?,?,?,?,?,?,?)");
+  for (const SecondReport::PoolSecond& p : sec.pool) {
+    row.bind(1, phase_id).bind(2, sec.ts_us).bind(3, p.server);
+    for (size_t c = 0; c < kPoolCounts; ++c) row.bind(static_cast<int>(4 + c), p.n[c]);
+    row.run();
   }
-  tx.commit();
 }
 
 void ResultsWriter::write_part_totals(int64_t phase_id, const IntervalStats& totals) {

@@ -73,6 +73,13 @@ class ResultsWriter {
  private:
   // The latency's parts (schema 015): a phase's part histograms and part bins.
   void write_part_totals(int64_t phase_id, const IntervalStats& totals);
+  // write_second's tables, inside its transaction: driver_seconds (a row per op the phase
+  // sends), the second's histograms (second_latency_buckets, second_part_buckets),
+  // client_seconds, pool_server_seconds.
+  void write_driver_rows(int64_t phase_id, const SecondReport& sec, bool rate_mode);
+  void write_second_histograms(int64_t phase_id, const SecondReport& sec, bool rate_mode);
+  void write_client_row(int64_t phase_id, const SecondReport& sec, bool rate_mode);
+  void write_pool_rows(int64_t phase_id, const SecondReport& sec);
 
   Database& db_;
   ClockSource& clock_;

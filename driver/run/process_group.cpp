@@ -51,6 +51,111 @@ namespace {
   throw std::runtime_error(what + ": " + std::strerror(err));
 }
 
+// The processes' environment: this one's, and each target's password (kept out of their argv).
+std::vector<std::string> process_environment(const RunOptions& opts) {
+  std::vector<std::string> env_strings;
+  for (char** e = environ; *e != nullptr; ++e)
+    if (std::string_view(*e).rfind("KVDRIVE_TARGET_PASSWORD_", 0) != 0)
+      env_strings.emplace_back(*e);
+  for (size_t t = 0; t < opts.targets.size(); ++t) {
+    const std::string password = parse_target_uri(opts.targets[t]).password;
+    if (!password.empty()) env_strings.push_back(target_password_env(t) + "=" + password);
+  }
+  return env_strings;
+}
+
+// Process i's command line: this one's, less what the parent writes (--json-out, --hdr-log)
+// and any password, plus its place in the group.
+std::vector<std::string> process_args(const RunOptions& opts, int argc, char** argv, int i) {
+  // --json-out is the parent's to write (the group's document); a process writes only its rows
+  // (left out here so its command line does not name it; one from a --config file the
+  // processes read too is dropped by the process itself, given --process-index).
+  std::vector<std::string> args;
+  for (int a = 0; a < argc; ++a) {
+    const std::string arg = argv[a];
+    if (arg == "--json-out" && a + 1 < argc) {
+      ++a;
+      continue;
+    }
+    if (arg.rfind("--json-out=", 0) == 0) continue;
+    // --hdr-log likewise: the parent writes the group's logs (write_group_hdr_logs; a
+    // process of a group ignores one from a --config file).
+    if (arg == "--hdr-log" && a + 1 < argc) {
+      ++a;
+      continue;
+    }
+    if (arg.rfind("--hdr-log=", 0) == 0) continue;
+    // Passwords never reach a process's argv (every user of the host can read it): a URI's
+    // and memtier's -a go through its environment (target_password_env), read and cleared
+    // at its start.
+    if ((arg == "-a" || arg == "--authenticate") && a + 1 < argc) {
+      ++a;
+      continue;
+    }
+    if (arg.rfind("--authenticate=", 0) == 0) continue;
+    args.push_back(strip_uri_passwords(arg));
+  }
+  args.insert(args.end(), {"--run-group", opts.run_group, "--process-index", std::to_string(i)});
+  return args;
+}
+
+// Waits for every process (passing a stop on to those still running, and the phase barrier's
+// lines meanwhile); each that did not complete gets a line in *failures. Returns the group's
+// exit code: 1 when any failed, else the first other one not 0 (130: interrupted), else 0.
+int reap_processes(const std::vector<pid_t>& children, PhaseBarrierLeader& barrier,
+                   const std::atomic<bool>& stop, std::vector<std::string>* failures) {
+  int worst = kExitOk;
+  bool told_stop = false;
+  for (size_t i = 0; i < children.size(); ++i) {
+    int status = 0;
+    // Polled, so that a SIGINT/SIGTERM to this process alone reaches the processes still
+    // running (a terminal's Ctrl-C reaches them itself; they take the signal as a first one).
+    for (;;) {
+      const pid_t done = waitpid(children[i], &status, WNOHANG);
+      if (done == children[i] || (done < 0 && errno != EINTR)) break;
+      if (stop.load() && !told_stop) {
+        told_stop = true;
+        for (size_t j = i; j < children.size(); ++j) ::kill(children[j], kGroupStopSignal);
+      }
+      barrier.poll(50);  // a sleep of 50 ms, or less when a process says it is ready
+    }
+    std::string who = "process " + std::to_string(i) + " of " + std::to_string(children.size()) +
+                      " (pid " + std::to_string(children[i]) + ")";
+    int code = kExitOk;
+    if (WIFEXITED(status)) {
+      code = WEXITSTATUS(status);
+      if (code == kExitFailed)
+        failures->push_back(who + " failed (exit 1): see its run's error");
+      else if (code == kExitInterrupted)
+        failures->push_back(who + " was interrupted");
+      else if (code != kExitOk)
+        failures->push_back(who + " exited with code " + std::to_string(code));
+    } else {
+      // Killed (kill -9, the OOM killer, a crash): its run is left running, which the open
+      // below marks incomplete. The group failed.
+      const int sig = WTERMSIG(status);
+      failures->push_back(who + " was killed by signal " + std::to_string(sig) + " (" +
+                          strsignal(sig) + "): its run is marked incomplete");
+      code = kExitFailed;
+    }
+    if (code != kExitOk && (worst == kExitOk || code == kExitFailed)) worst = code;
+  }
+  return worst;
+}
+
+// --hdr-log: the group's logs. The runs are recorded whatever happens here: a log that cannot
+// be written fails the group (exit 1, as a --json-out that cannot be written does) but does not
+// skip its summary, as an exception out of here would.
+void write_group_logs(const RunOptions& opts, GroupRecord& record) {
+  if (opts.hdr_log_prefix.empty()) return;
+  try {
+    write_group_hdr_logs(record.db, opts.run_group, opts.hdr_log_prefix);
+  } catch (const std::exception& e) {
+    log_error() << "--hdr-log: the group's HdrHistogram logs: " << e.what();
+    if (record.exit_code == kExitOk) record.exit_code = kExitFailed;
+  }
+}
+
 }  // namespace
 
 GroupRecord run_process_group(const RunOptions& opts, int argc, char** argv,
@@ -66,14 +171,7 @@ GroupRecord run_process_group(const RunOptions& opts, int argc, char** argv,
   if (len <= 0) throw std::runtime_error("cannot find this kvdrive's own path (/proc/self/exe)");
   // The processes' environment: this one's, and each target's password (made before the fork:
   // a child of a threaded parent may not allocate before exec).
-  std::vector<std::string> env_strings;
-  for (char** e = environ; *e != nullptr; ++e)
-    if (std::string_view(*e).rfind("KVDRIVE_TARGET_PASSWORD_", 0) != 0)
-      env_strings.emplace_back(*e);
-  for (size_t t = 0; t < opts.targets.size(); ++t) {
-    const std::string password = parse_target_uri(opts.targets[t]).password;
-    if (!password.empty()) env_strings.push_back(target_password_env(t) + "=" + password);
-  }
+  std::vector<std::string> env_strings = process_environment(opts);
   std::vector<char*> envp;
   for (auto& e : env_strings) envp.push_back(e.data());
   envp.push_back(nullptr);
@@ -81,35 +179,7 @@ GroupRecord run_process_group(const RunOptions& opts, int argc, char** argv,
   std::vector<FollowerPipes> followers;  // --search: the parent's ends of each process's pipes
   PhaseBarrierLeader barrier;            // otherwise: each phase starts in every process at once
   for (int i = 0; i < opts.process_count; ++i) {
-    // --json-out is the parent's to write (the group's document); a process writes only its rows
-    // (left out here so its command line does not name it; one from a --config file the
-    // processes read too is dropped by the process itself, given --process-index).
-    std::vector<std::string> args;
-    for (int a = 0; a < argc; ++a) {
-      const std::string arg = argv[a];
-      if (arg == "--json-out" && a + 1 < argc) {
-        ++a;
-        continue;
-      }
-      if (arg.rfind("--json-out=", 0) == 0) continue;
-      // --hdr-log likewise: the parent writes the group's logs (write_group_hdr_logs; a
-      // process of a group ignores one from a --config file).
-      if (arg == "--hdr-log" && a + 1 < argc) {
-        ++a;
-        continue;
-      }
-      if (arg.rfind("--hdr-log=", 0) == 0) continue;
-      // Passwords never reach a process's argv (every user of the host can read it): a URI's
-      // and memtier's -a go through its environment (target_password_env), read and cleared
-      // at its start.
-      if ((arg == "-a" || arg == "--authenticate") && a + 1 < argc) {
-        ++a;
-        continue;
-      }
-      if (arg.rfind("--authenticate=", 0) == 0) continue;
-      args.push_back(strip_uri_passwords(arg));
-    }
-    args.insert(args.end(), {"--run-group", opts.run_group, "--process-index", std::to_string(i)});
+    std::vector<std::string> args = process_args(opts, argc, argv, i);
     // --search: the parent decides each step (lead_search); the process reads rates on one pipe
     // and reports each step on another. Every end is close-on-exec but the process's own two.
     // The phase barrier's "ready" and "go" (run/phase_barrier.hpp) go over the same two pipes,
@@ -154,59 +224,14 @@ GroupRecord run_process_group(const RunOptions& opts, int argc, char** argv,
       search_ok = false;
     }
   }
-  int worst = kExitOk;
   std::vector<std::string> failures;  // one line per process that did not complete
-  bool told_stop = false;
-  for (size_t i = 0; i < children.size(); ++i) {
-    int status = 0;
-    // Polled, so that a SIGINT/SIGTERM to this process alone reaches the processes still
-    // running (a terminal's Ctrl-C reaches them itself; they take the signal as a first one).
-    for (;;) {
-      const pid_t done = waitpid(children[i], &status, WNOHANG);
-      if (done == children[i] || (done < 0 && errno != EINTR)) break;
-      if (stop.load() && !told_stop) {
-        told_stop = true;
-        for (size_t j = i; j < children.size(); ++j) ::kill(children[j], kGroupStopSignal);
-      }
-      barrier.poll(50);  // a sleep of 50 ms, or less when a process says it is ready
-    }
-    std::string who = "process " + std::to_string(i) + " of " + std::to_string(children.size()) +
-                      " (pid " + std::to_string(children[i]) + ")";
-    int code = kExitOk;
-    if (WIFEXITED(status)) {
-      code = WEXITSTATUS(status);
-      if (code == kExitFailed)
-        failures.push_back(who + " failed (exit 1): see its run's error");
-      else if (code == kExitInterrupted)
-        failures.push_back(who + " was interrupted");
-      else if (code != kExitOk)
-        failures.push_back(who + " exited with code " + std::to_string(code));
-    } else {
-      // Killed (kill -9, the OOM killer, a crash): its run is left running, which the open
-      // below marks incomplete. The group failed.
-      const int sig = WTERMSIG(status);
-      failures.push_back(who + " was killed by signal " + std::to_string(sig) + " (" +
-                         strsignal(sig) + "): its run is marked incomplete");
-      code = kExitFailed;
-    }
-    if (code != kExitOk && (worst == kExitOk || code == kExitFailed)) worst = code;
-  }
+  int worst = reap_processes(children, barrier, stop, &failures);
   // A search the parent could not finish fails the group even when every process ended well
   // (they end on the closed pipe), as it fails the run of a single process.
   if (!search_ok && worst == kExitOk) worst = stop.load() ? kExitInterrupted : kExitFailed;
   GroupRecord record{worst, static_cast<int>(children.size()), std::move(failures),
                      open_results_db(opts.db_path)};  // marks the runs of killed processes
-  if (!opts.hdr_log_prefix.empty()) {
-    // The runs are recorded whatever happens here: a log that cannot be written fails the
-    // group (exit 1, as a --json-out that cannot be written does) but does not skip its
-    // summary, as an exception out of here would.
-    try {
-      write_group_hdr_logs(record.db, opts.run_group, opts.hdr_log_prefix);
-    } catch (const std::exception& e) {
-      log_error() << "--hdr-log: the group's HdrHistogram logs: " << e.what();
-      if (record.exit_code == kExitOk) record.exit_code = kExitFailed;
-    }
-  }
+  write_group_logs(opts, record);
   return record;
 }
 

@@ -125,6 +125,55 @@ bool wait_for_start(int64_t ts_us, const std::atomic<bool>& stop, ResultsWriter&
 }
 
 // Runs every step's phases against one target. Returns how the last phase run ended.
+// The target's row, and its settings (read over a connection of their own,
+// store/stats_sources.hpp) as its run_metadata.
+int64_t record_target(const RunOptions& opts, const TargetSpec& spec, int64_t run_id, int ordinal,
+                      ResultsWriter& writer, const std::string& server_version) {
+  const int64_t target_id = writer.add_target(run_id, ordinal, spec, server_version);
+  std::vector<std::pair<std::string, std::string>> settings;
+  try {
+    settings = read_store_settings(spec, std::min<int64_t>(opts.client.timeout_us, 1'000'000));
+  } catch (const std::exception& e) {
+    log_warn() << spec.display << ": could not read its settings: " << e.what();
+  }
+  ResultsWriter::Metadata config;
+  for (auto& [name, value] : settings) config.emplace_back(std::move(name), std::move(value));
+  // ?verify=0: nothing checked who answered. Said once, and kept beside the results.
+  if (spec.tls.enabled && !spec.tls.verify) {
+    log_warn() << spec.display
+               << ": TLS without verification (verify=0): the server's certificate and "
+                  "name are not checked";
+    config.emplace_back("tls_verify", "0");
+  }
+  writer.add_metadata(run_id, target_id, config);
+  return target_id;
+}
+
+// The store-stats poller is done with the target (`wait`: for its poll under way; not at a
+// Ctrl-C, when the store may be stalled): what it gathered goes to the file.
+void end_store_stats(StoreStatsPoller& stats, ResultsWriter& writer, int64_t target_id, bool wait) {
+  stats.stop(wait);
+  writer.write_store_stats(target_id, stats.drain());
+}
+
+// --hdr-log: this target's interval log, opened with a comment naming the run and target.
+void open_hdr_log(std::optional<HdrLogWriter>& log, const RunOptions& opts, int64_t run_id,
+                  int ordinal, const TargetSpec& spec) {
+  if (opts.hdr_log_prefix.empty()) return;
+  log.emplace(hdr_log_path(opts.hdr_log_prefix, ordinal), system_clock_source().wall_us());
+  log->comment("[kvdrive run " + std::to_string(run_id) + ", target " + std::to_string(ordinal) +
+               ": " + spec.display + "]");
+}
+
+// --processes: the group's processes start each phase together (a search group's over the
+// search's pipes); false when stopped meanwhile.
+bool wait_for_phase(const RunOptions& opts, int ordinal, int phase, const std::atomic<bool>& stop) {
+  const bool follows = opts.search_follow_in >= 0;
+  return wait_phase_barrier(follows ? opts.search_follow_in : opts.phase_barrier_in,
+                            follows ? opts.search_follow_out : opts.phase_barrier_out, ordinal,
+                            phase, stop);
+}
+
 RunEnd run_target(const RunOptions& opts, const TargetSpec& spec, int64_t run_id, int ordinal,
                   ResultsWriter& writer, Database& db, Monitors& monitors, const ValueTable& values,
                   const std::atomic<bool>& stop) {
@@ -133,11 +182,7 @@ RunEnd run_target(const RunOptions& opts, const TargetSpec& spec, int64_t run_id
   int phase_ordinal = 0;
   StoreStatsPoller stats(spec, 1'000'000, std::min<int64_t>(opts.client.timeout_us, 1'000'000));
   std::optional<HdrLogWriter> hdr_log;
-  if (!opts.hdr_log_prefix.empty()) {
-    hdr_log.emplace(hdr_log_path(opts.hdr_log_prefix, ordinal), system_clock_source().wall_us());
-    hdr_log->comment("[kvdrive run " + std::to_string(run_id) + ", target " +
-                     std::to_string(ordinal) + ": " + spec.display + "]");
-  }
+  open_hdr_log(hdr_log, opts, run_id, ordinal, spec);
   for (const RunStep& step : opts.steps) {
     const WorkloadSpec& w = step.workload;
     const auto wanted = static_cast<size_t>(w.threads) * static_cast<size_t>(w.connections);
@@ -148,24 +193,8 @@ RunEnd run_target(const RunOptions& opts, const TargetSpec& spec, int64_t run_id
       clients = connect_event_clients(spec, wanted, opts.client);
     }
     if (target_id == 0) {
-      target_id = writer.add_target(run_id, ordinal, spec, clients.front()->server_version());
-      // The store's settings, over a connection of their own (store/stats_sources.hpp).
-      std::vector<std::pair<std::string, std::string>> settings;
-      try {
-        settings = read_store_settings(spec, std::min<int64_t>(opts.client.timeout_us, 1'000'000));
-      } catch (const std::exception& e) {
-        log_warn() << spec.display << ": could not read its settings: " << e.what();
-      }
-      ResultsWriter::Metadata config;
-      for (auto& [name, value] : settings) config.emplace_back(std::move(name), std::move(value));
-      // ?verify=0: nothing checked who answered. Said once, and kept beside the results.
-      if (spec.tls.enabled && !spec.tls.verify) {
-        log_warn() << spec.display
-                   << ": TLS without verification (verify=0): the server's certificate and "
-                      "name are not checked";
-        config.emplace_back("tls_verify", "0");
-      }
-      writer.add_metadata(run_id, target_id, config);
+      target_id =
+          record_target(opts, spec, run_id, ordinal, writer, clients.front()->server_version());
       stats.start();
     }
     PhaseSlot at{run_id,
@@ -183,19 +212,13 @@ RunEnd run_target(const RunOptions& opts, const TargetSpec& spec, int64_t run_id
     RunEnd end;
     if (opts.start_at_ts_us > 0 && ordinal == 0 && phase_ordinal == 0) {
       if (!wait_for_start(opts.start_at_ts_us, stop, writer, run_id, target_id, stats)) {
-        stats.stop(false);  // what was polled is kept, as at a Ctrl-C in a phase
-        writer.write_store_stats(target_id, stats.drain());
+        end_store_stats(stats, writer, target_id, false);  // kept, as at a Ctrl-C in a phase
         return {RunStatus::interrupted, "interrupted by signal"};
       }
     }
     for (size_t i = 0; i < once && end.completed(); ++i) {
       at.ordinal = phase_ordinal++;
-      // --processes: the group's processes start this phase together (a search group's over
-      // the search's pipes).
-      const bool follows = opts.search_follow_in >= 0;
-      if (!wait_phase_barrier(follows ? opts.search_follow_in : opts.phase_barrier_in,
-                              follows ? opts.search_follow_out : opts.phase_barrier_out, ordinal,
-                              at.ordinal, stop)) {
+      if (!wait_for_phase(opts, ordinal, at.ordinal, stop)) {
         end = {RunStatus::interrupted, "interrupted by signal"};
         break;
       }
@@ -221,14 +244,11 @@ RunEnd run_target(const RunOptions& opts, const TargetSpec& spec, int64_t run_id
         run_search(opts.search, db, run_id, target_id, spec.protocol, at.label, run_step);
     }
     if (!end.completed()) {
-      stats.stop(end.status !=
-                 RunStatus::interrupted);  // at Ctrl-C, do not wait on a stalled store
-      writer.write_store_stats(target_id, stats.drain());
+      end_store_stats(stats, writer, target_id, end.status != RunStatus::interrupted);
       return end;
     }
   }
-  stats.stop();  // keep what was gathered (the last poll is at most a second old)
-  writer.write_store_stats(target_id, stats.drain());
+  end_store_stats(stats, writer, target_id, true);  // the last poll is at most a second old
   return {};
 }
 
