@@ -57,53 +57,48 @@ const char* verdict_name(Verdict v) {
   return "?";
 }
 
-StepVerdict judge_step(const SearchOptions& s, const StepMeasure& m) {
+namespace {
+
+// A step's verdict as it is built: the first failure names the limit (an invalid one takes over
+// from a failure); every reason is said.
+struct Verdicts {
   StepVerdict v;
-  auto add = [&](Verdict kind, std::string limit, const std::string& why) {
+  void add(Verdict kind, std::string limit, const std::string& why) {
     if (v.verdict == Verdict::pass || (kind == Verdict::invalid && v.verdict != Verdict::invalid)) {
       v.verdict = kind;
       v.limit = std::move(limit);
     }
     v.reason += (v.reason.empty() ? "" : "; ") + why;
-  };
+  }
+};
 
+// The client first: a step it could not send says nothing about the store.
+void judge_client(const SearchOptions& s, const StepMeasure& m, Verdicts& out) {
   // The client first: a step it could not send says nothing about the store. Its thread was
   // the limit when it computed all the time, or ran and waited for a CPU all the time (a
   // machine too loaded to run kvdrive's threads).
   const double wanted = std::max(m.busiest_thread_cpu, m.busiest_thread_wanted);
   if (m.busiest_thread_cpu > s.client.max_thread_cpu)
-    add(Verdict::invalid, "client-cpu",
-        "a kvdrive thread at " + fmt_int(m.busiest_thread_cpu * 100) + " % of a core");
+    out.add(Verdict::invalid, "client-cpu",
+            "a kvdrive thread at " + fmt_int(m.busiest_thread_cpu * 100) + " % of a core");
   else if (wanted > s.client.max_thread_cpu)
-    add(Verdict::invalid, "client-cpu",
-        "a kvdrive thread running or waiting for a CPU " + fmt_int(wanted * 100) +
-            " % of the time (" + fmt_int(m.busiest_thread_cpu * 100) + " % on one)");
+    out.add(Verdict::invalid, "client-cpu",
+            "a kvdrive thread running or waiting for a CPU " + fmt_int(wanted * 100) +
+                " % of the time (" + fmt_int(m.busiest_thread_cpu * 100) + " % on one)");
   // Late sends from a busy thread: kvdrive itself could not keep the schedule. A worker waits
   // for each reply before its next send on that connection (per-thread open loop), so sends
   // late behind slow replies from a thread that mostly waited are the store's pace: their
   // delay is in the intended-time latency judged below, not a client limit.
   if (m.slip_p99_us > s.client.max_slip_p99_us &&
       wanted > kBusyThreadForSlip * s.client.max_thread_cpu)
-    add(Verdict::invalid, "slip",
-        "schedule slip p99 " + ms_text(m.slip_p99_us) + " > " + ms_text(s.client.max_slip_p99_us) +
-            " with a kvdrive thread busy " + fmt_int(wanted * 100) + " % of the time");
-  if (v.verdict == Verdict::invalid) return v;
+    out.add(Verdict::invalid, "slip",
+            "schedule slip p99 " + ms_text(m.slip_p99_us) + " > " +
+                ms_text(s.client.max_slip_p99_us) + " with a kvdrive thread busy " +
+                fmt_int(wanted * 100) + " % of the time");
+}
 
-  // A step that could not be sent fails (the store did not keep up with the schedule).
-  if (m.offered_rate > 0 && m.achieved_rate() < s.objective.min_achieved * m.offered_rate)
-    add(Verdict::fail, "achieved",
-        "achieved " + rate_text(m.achieved_rate()) + " < " +
-            fmt_int(s.objective.min_achieved * 100) + " % of " + rate_text(m.offered_rate));
-  if (v.verdict == Verdict::pass) {
-    for (const auto& b : s.objective.latency) {
-      // A percentile needs at least one request beyond it to be more than the maximum.
-      if (static_cast<double>(m.latency.count()) * (1 - b.quantile) < 1)
-        add(Verdict::invalid, "samples",
-            b.name + " n/a: " + fmt_int(static_cast<double>(m.latency.count())) +
-                " requests (longer steps: --duration)");
-    }
-    if (v.verdict == Verdict::invalid) return v;
-  }
+// Each latency bound: met, missed by the store, or missed only by kvdrive's own time.
+void judge_latency(const SearchOptions& s, const StepMeasure& m, Verdicts& out) {
   for (const auto& b : s.objective.latency) {
     const double us = static_cast<double>(m.latency.percentile_ns(b.quantile)) / 1e3;
     // kvdrive's own share of the requests around this percentile (their mean parts).
@@ -113,50 +108,37 @@ StepVerdict judge_step(const SearchOptions& s, const StepMeasure& m) {
       if (latency > 0)
         client_share = static_cast<double>(bin->client_send_ns + bin->client_recv_ns) / latency;
     }
-    if (!v.client_share_pct && client_share) v.client_share_pct = *client_share * 100;
+    if (!out.v.client_share_pct && client_share) out.v.client_share_pct = *client_share * 100;
     if (us <= b.max_us) continue;
     const std::string missed = b.name + " " + ms_text(us) + " > " + ms_text(b.max_us);
     if (client_share && us * (1 - *client_share) <= b.max_us) {
-      add(Verdict::invalid, "client-latency",
-          missed + ", of which " + ms_text(us * *client_share) +
-              " in kvdrive (client send + recv): the client's floor, not the store's");
+      out.add(Verdict::invalid, "client-latency",
+              missed + ", of which " + ms_text(us * *client_share) +
+                  " in kvdrive (client send + recv): the client's floor, not the store's");
       continue;
     }
-    add(Verdict::fail, b.name, missed + where_the_latency_is(m.server.latency, b.quantile, us));
-    if (!v.latency_us) {
-      v.latency_us = us;
+    out.add(Verdict::fail, b.name, missed + where_the_latency_is(m.server.latency, b.quantile, us));
+    if (!out.v.latency_us) {
+      out.v.latency_us = us;
       // Whose is most of it: kvdrive's own share, the store's own execution, or the rest.
       if (client_share && *client_share >= 0.5)
-        v.latency_owner = "kvdrive (client send + recv " + fmt_int(*client_share * 100) +
-                          " %: a busy machine, or too few threads)";
+        out.v.latency_owner = "kvdrive (client send + recv " + fmt_int(*client_share * 100) +
+                              " %: a busy machine, or too few threads)";
       else if (m.server.latency && 2 * server_percentile_us(*m.server.latency, b.quantile) >= us)
-        v.latency_owner = "the store's execution";
+        out.v.latency_owner = "the store's execution";
       else
-        v.latency_owner = "the wire (the network, both kernels, the store's queueing)";
+        out.v.latency_owner = "the wire (the network, both kernels, the store's queueing)";
     }
   }
-  if (m.ops > 0 &&
-      static_cast<double>(m.failed) > s.objective.max_error_rate * static_cast<double>(m.ops))
-    add(Verdict::fail, "errors",
-        "errors " +
-            fmt_fixed(100.0 * static_cast<double>(m.failed) / static_cast<double>(m.ops), 2) +
-            " % > " + fmt_fixed(s.objective.max_error_rate * 100, 2) + " %");
+}
 
-  // Every connection busy all the time: the store set the pace, or the client had too few
-  // requests in flight to offer the rate (per-thread open loop waits for each reply). Said, not
-  // judged: which of the two it was needs the store's side.
-  const double in_flight = m.achieved_rate() * m.sent_latency_mean_us / 1e6;
-  if (v.verdict == Verdict::fail && m.in_flight_slots > 0 &&
-      in_flight >= 0.9 * static_cast<double>(m.in_flight_slots))
-    v.reason += "; all " + fmt_int(static_cast<double>(m.in_flight_slots)) +
-                " connections x pipeline were busy: the store's pace, or too few --connections";
-
-  // The server's distress, from kvmon's samples.
+// The server's distress, from kvmon's samples.
+void judge_server(const SearchOptions& s, const StepMeasure& m, Verdicts& out) {
   const DistressLimits& d = s.distress;
   const ServerSigns& sv = m.server;
   auto distress = [&](const std::string& what, const std::string& figure) {
-    v.server += (v.server.empty() ? "" : ", ") + what + " " + figure;
-    add(Verdict::fail, "server: " + what, "server: " + what + " " + figure);
+    out.v.server += (out.v.server.empty() ? "" : ", ") + what + " " + figure;
+    out.add(Verdict::fail, "server: " + what, "server: " + what + " " + figure);
   };
   if (d.swap_in_pages_per_s >= 0 && sv.swap_in_pages_per_s &&
       *sv.swap_in_pages_per_s > d.swap_in_pages_per_s)
@@ -206,7 +188,47 @@ StepVerdict judge_step(const SearchOptions& s, const StepMeasure& m) {
                               (by_quota ? "its cgroup's CPU quota of " + fmt_fixed(*usable, 2) +
                                               (*usable == 1 ? " core" : " cores")
                                         : fmt_int(*usable) + (*usable == 1 ? " core" : " cores")));
-  return v;
+}
+
+}  // namespace
+
+StepVerdict judge_step(const SearchOptions& s, const StepMeasure& m) {
+  Verdicts out;
+  judge_client(s, m, out);
+  if (out.v.verdict == Verdict::invalid) return out.v;
+  // A step that could not be sent fails (the store did not keep up with the schedule).
+  if (m.offered_rate > 0 && m.achieved_rate() < s.objective.min_achieved * m.offered_rate)
+    out.add(Verdict::fail, "achieved",
+            "achieved " + rate_text(m.achieved_rate()) + " < " +
+                fmt_int(s.objective.min_achieved * 100) + " % of " + rate_text(m.offered_rate));
+  if (out.v.verdict == Verdict::pass) {
+    for (const auto& b : s.objective.latency) {
+      // A percentile needs at least one request beyond it to be more than the maximum.
+      if (static_cast<double>(m.latency.count()) * (1 - b.quantile) < 1)
+        out.add(Verdict::invalid, "samples",
+                b.name + " n/a: " + fmt_int(static_cast<double>(m.latency.count())) +
+                    " requests (longer steps: --duration)");
+    }
+    if (out.v.verdict == Verdict::invalid) return out.v;
+  }
+  judge_latency(s, m, out);
+  if (m.ops > 0 &&
+      static_cast<double>(m.failed) > s.objective.max_error_rate * static_cast<double>(m.ops))
+    out.add(Verdict::fail, "errors",
+            "errors " +
+                fmt_fixed(100.0 * static_cast<double>(m.failed) / static_cast<double>(m.ops), 2) +
+                " % > " + fmt_fixed(s.objective.max_error_rate * 100, 2) + " %");
+
+  // Every connection busy all the time: the store set the pace, or the client had too few
+  // requests in flight to offer the rate (per-thread open loop waits for each reply). Said, not
+  // judged: which of the two it was needs the store's side.
+  const double in_flight = m.achieved_rate() * m.sent_latency_mean_us / 1e6;
+  if (out.v.verdict == Verdict::fail && m.in_flight_slots > 0 &&
+      in_flight >= 0.9 * static_cast<double>(m.in_flight_slots))
+    out.v.reason += "; all " + fmt_int(static_cast<double>(m.in_flight_slots)) +
+                    " connections x pipeline were busy: the store's pace, or too few --connections";
+  judge_server(s, m, out);
+  return out.v;
 }
 
 int64_t step_duration_us(const SearchOptions& s, double rate) {

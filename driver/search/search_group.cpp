@@ -4,10 +4,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <functional>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
@@ -91,6 +93,81 @@ LatencyHistogram group_latency_of(Database& db, const std::string& phase_ids) {
   return h;
 }
 
+// The group's step: the processes' counts added, their client limits at the worst process's,
+// the latency from their phases' histograms in the file together.
+StepRun merge_steps(Database& db, const std::vector<FollowerStep>& steps) {
+  StepRun r;
+  r.phase_id = steps.front().phase_id;
+  r.measured_from_ts_us = steps.front().from_ts_us;
+  r.ended_ts_us = steps.front().ended_ts_us;
+  StepMeasure& m = r.measure;
+  std::string ids;
+  double achieved = 0, sent_sum = 0;
+  for (const auto& f : steps) {
+    r.measured_from_ts_us = std::min(r.measured_from_ts_us, f.from_ts_us);
+    r.ended_ts_us = std::max(r.ended_ts_us, f.ended_ts_us);
+    m.ops += f.m.ops;
+    m.failed += f.m.failed;
+    achieved += f.m.achieved_rate();
+    sent_sum += f.m.sent_latency_mean_us * static_cast<double>(f.m.ops);
+    // The worst process decides the client's limits: one client-bound process is enough.
+    m.slip_p50_us = std::max(m.slip_p50_us, f.m.slip_p50_us);
+    m.slip_p99_us = std::max(m.slip_p99_us, f.m.slip_p99_us);
+    m.busiest_thread_cpu = std::max(m.busiest_thread_cpu, f.m.busiest_thread_cpu);
+    m.busiest_thread_wanted = std::max(m.busiest_thread_wanted, f.m.busiest_thread_wanted);
+    m.run_delay_max_us = std::max(m.run_delay_max_us, f.m.run_delay_max_us);
+    m.in_flight_slots += f.m.in_flight_slots;
+    if (!ids.empty()) ids += ", ";
+    ids += std::to_string(f.phase_id);
+  }
+  // The group's achieved rate is the sum of its processes' (each over its own window): the
+  // window is the one over which the group's requests give that rate.
+  m.seconds = achieved > 0 ? static_cast<double>(m.ok()) / achieved
+                           : static_cast<double>(r.ended_ts_us - r.measured_from_ts_us) / 1e6;
+  m.sent_latency_mean_us = m.ops > 0 ? sent_sum / static_cast<double>(m.ops) : 0;
+  m.latency = group_latency_of(db, ids);
+  return r;
+}
+
+// The phases before the steps (the load) start in every process at once, as a --processes
+// run's: each round is one line from every process (next_line), all "ready T P" (released
+// together with one "go TS") or all "loaded RUN TARGET" (the search begins; process 0's run and
+// target are the search's). A process that ended, or a mix, ends it: false.
+bool wait_for_loads(const std::vector<FollowerPipes>& followers,
+                    const std::function<std::optional<std::string>(int)>& next_line,
+                    const std::atomic<bool>& stop, int64_t* run_id, int64_t* target_id) {
+  const auto is_ready = [](const std::string& l) { return l.rfind("ready ", 0) == 0; };
+  for (;;) {
+    std::vector<std::string> lines;
+    for (size_t i = 0; i < followers.size(); ++i) {
+      auto line = next_line(followers[i].from_child);
+      if (!line) {
+        if (!stop.load())
+          log_error() << "--search: process " << i << " did not finish its load phase";
+        return false;
+      }
+      lines.push_back(std::move(*line));
+    }
+    if (std::all_of(lines.begin(), lines.end(), is_ready)) {
+      const std::string go = go_line(now_ts_us());
+      for (const auto& f : followers) write_line(f.to_child, go);
+      continue;
+    }
+    long long run = 0, target = 0;
+    const auto loaded = [&](const std::string& l) {
+      return std::sscanf(l.c_str(), "loaded %lld %lld", &run, &target) == 2;
+    };
+    // Process 0's run is the search's: its line is parsed last.
+    if (!std::all_of(lines.rbegin(), lines.rend(), loaded)) {
+      log_error() << "--search: the group's processes are out of step before the search";
+      return false;
+    }
+    *run_id = run;
+    *target_id = target;
+    return true;
+  }
+}
+
 }  // namespace
 
 bool follow_search(int in_fd, int out_fd, int64_t run_id, int64_t target_id,
@@ -149,41 +226,8 @@ bool lead_search(const SearchOptions& s, const std::string& db_path, const std::
     }
   };
 
-  // The phases before the steps (the load) start in every process at once, as a --processes
-  // run's: each round is one line from every process, all "ready T P" (released together with
-  // one "go TS") or all "loaded RUN TARGET" (the search begins); a process that ended, or a
-  // mix, ends it here.
-  const auto is_ready = [](const std::string& l) { return l.rfind("ready ", 0) == 0; };
   int64_t run_id = 0, target_id = 0;
-  for (;;) {
-    std::vector<std::string> lines;
-    for (size_t i = 0; i < followers.size(); ++i) {
-      auto line = answer_of(followers[i].from_child);
-      if (!line) {
-        if (!stop.load())
-          log_error() << "--search: process " << i << " did not finish its load phase";
-        return false;
-      }
-      lines.push_back(std::move(*line));
-    }
-    if (std::all_of(lines.begin(), lines.end(), is_ready)) {
-      const std::string go = go_line(now_ts_us());
-      for (const auto& f : followers) write_line(f.to_child, go);
-      continue;
-    }
-    long long run = 0, target = 0;
-    const auto loaded = [&](const std::string& l) {
-      return std::sscanf(l.c_str(), "loaded %lld %lld", &run, &target) == 2;
-    };
-    // Process 0's run is the search's: its line is parsed last.
-    if (!std::all_of(lines.rbegin(), lines.rend(), loaded)) {
-      log_error() << "--search: the group's processes are out of step before the search";
-      return false;
-    }
-    run_id = run;
-    target_id = target;
-    break;
-  }
+  if (!wait_for_loads(followers, answer_of, stop, &run_id, &target_id)) return false;
   const TargetSpec spec = parse_target_uri(target_uri);
   Database db = Database::open(db_path);
   const double n = static_cast<double>(followers.size());
@@ -203,37 +247,7 @@ bool lead_search(const SearchOptions& s, const std::string& db_path, const std::
         all = false;
     }
     if (!all) return std::nullopt;
-    StepRun r;
-    r.phase_id = steps.front().phase_id;
-    r.measured_from_ts_us = steps.front().from_ts_us;
-    r.ended_ts_us = steps.front().ended_ts_us;
-    StepMeasure& m = r.measure;
-    std::string ids;
-    double achieved = 0, sent_sum = 0;
-    for (const auto& f : steps) {
-      r.measured_from_ts_us = std::min(r.measured_from_ts_us, f.from_ts_us);
-      r.ended_ts_us = std::max(r.ended_ts_us, f.ended_ts_us);
-      m.ops += f.m.ops;
-      m.failed += f.m.failed;
-      achieved += f.m.achieved_rate();
-      sent_sum += f.m.sent_latency_mean_us * static_cast<double>(f.m.ops);
-      // The worst process decides the client's limits: one client-bound process is enough.
-      m.slip_p50_us = std::max(m.slip_p50_us, f.m.slip_p50_us);
-      m.slip_p99_us = std::max(m.slip_p99_us, f.m.slip_p99_us);
-      m.busiest_thread_cpu = std::max(m.busiest_thread_cpu, f.m.busiest_thread_cpu);
-      m.busiest_thread_wanted = std::max(m.busiest_thread_wanted, f.m.busiest_thread_wanted);
-      m.run_delay_max_us = std::max(m.run_delay_max_us, f.m.run_delay_max_us);
-      m.in_flight_slots += f.m.in_flight_slots;
-      if (!ids.empty()) ids += ", ";
-      ids += std::to_string(f.phase_id);
-    }
-    // The group's achieved rate is the sum of its processes' (each over its own window): the
-    // window is the one over which the group's requests give that rate.
-    m.seconds = achieved > 0 ? static_cast<double>(m.ok()) / achieved
-                             : static_cast<double>(r.ended_ts_us - r.measured_from_ts_us) / 1e6;
-    m.sent_latency_mean_us = m.ops > 0 ? sent_sum / static_cast<double>(m.ops) : 0;
-    m.latency = group_latency_of(db, ids);
-    return r;
+    return merge_steps(db, steps);
   };
   return run_search(s, db, run_id, target_id, spec.protocol,
                     spec.display + " (" + number(n) + " processes)", run_step);

@@ -74,30 +74,9 @@ bool watched(Database& db, int64_t target_id) {
   return q.step() && q.column_int(0) != 0;
 }
 
-}  // namespace
-
-ServerSigns read_server_signs(Database& db, int64_t target_id, Protocol protocol,
-                              int64_t from_ts_us, int64_t to_ts_us, int64_t wait_us) {
-  ServerSigns signs;
-  if (!watched(db, target_id)) return signs;
-  const int64_t give_up = steady_us() + wait_us;
-  while (!has_sample_at_end(db, target_id, to_ts_us) && steady_us() < give_up)
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-
-  // The store process: first and last sample in the window.
-  auto p =
-      db.prepare(std::string("SELECT (MAX(ts_us) - MIN(ts_us)) / 1e6, COUNT(*), "
-                             "MAX(cpu_user_us + cpu_system_us) - MIN(cpu_user_us + cpu_system_us), "
-                             "MAX(major_faults) - MIN(major_faults), MAX(threads) "
-                             "FROM process_samples WHERE instance_id IN (") +
-                 kInstances + ") AND scheduled_ts_us >= ?2 AND scheduled_ts_us < ?3");
-  p.bind(1, target_id).bind(2, from_ts_us).bind(3, to_ts_us);
-  if (p.step() && p.column_int(1) >= 2) {
-    const double seconds = p.column_double(0);
-    signs.major_faults_per_s = per_second(p.column_opt_double(3), seconds);
-    if (auto cpu_us = p.column_opt_double(2)) signs.store_cpu_cores = *cpu_us / 1e6 / seconds;
-  }
-  // The store's cgroup: counters' growth within the window.
+// The store's cgroup: its counters' growth within [from_ts_us, to_ts_us) (two samples at least).
+void read_cgroup_signs(Database& db, int64_t target_id, int64_t from_ts_us, int64_t to_ts_us,
+                       ServerSigns& signs) {
   auto c = db.prepare(
       std::string("SELECT COUNT(*), (MAX(ts_us) - MIN(ts_us)) / 1e6, "
                   "MAX(cg_events_high) - MIN(cg_events_high), "
@@ -135,6 +114,32 @@ ServerSigns read_server_signs(Database& db, int64_t target_id, Protocol protocol
     signs.cg_anon_of_max = c.column_opt_double(12);
     signs.cg_cpu_quota_cores = c.column_opt_double(13);  // the smallest in the step
   }
+}
+
+}  // namespace
+
+ServerSigns read_server_signs(Database& db, int64_t target_id, Protocol protocol,
+                              int64_t from_ts_us, int64_t to_ts_us, int64_t wait_us) {
+  ServerSigns signs;
+  if (!watched(db, target_id)) return signs;
+  const int64_t give_up = steady_us() + wait_us;
+  while (!has_sample_at_end(db, target_id, to_ts_us) && steady_us() < give_up)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+
+  // The store process: first and last sample in the window.
+  auto p =
+      db.prepare(std::string("SELECT (MAX(ts_us) - MIN(ts_us)) / 1e6, COUNT(*), "
+                             "MAX(cpu_user_us + cpu_system_us) - MIN(cpu_user_us + cpu_system_us), "
+                             "MAX(major_faults) - MIN(major_faults), MAX(threads) "
+                             "FROM process_samples WHERE instance_id IN (") +
+                 kInstances + ") AND scheduled_ts_us >= ?2 AND scheduled_ts_us < ?3");
+  p.bind(1, target_id).bind(2, from_ts_us).bind(3, to_ts_us);
+  if (p.step() && p.column_int(1) >= 2) {
+    const double seconds = p.column_double(0);
+    signs.major_faults_per_s = per_second(p.column_opt_double(3), seconds);
+    if (auto cpu_us = p.column_opt_double(2)) signs.store_cpu_cores = *cpu_us / 1e6 / seconds;
+  }
+  read_cgroup_signs(db, target_id, from_ts_us, to_ts_us, signs);
   // The cores its threads can use: Redis runs commands on one thread; memcached on its worker
   // threads (stats "threads").
   if (protocol == Protocol::redis) {
