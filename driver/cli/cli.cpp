@@ -54,6 +54,28 @@ void check_arguments_utf8(int argc, char** argv) {
 
 }  // namespace
 
+namespace {
+
+// kvdrive's bash completion: the options of `app`, with the values worth offering.
+void print_bash_completion(CLI::App& app) {
+  std::string names;
+  for (const auto& sc : shipped_scenarios()) names += std::string(" ") + sc.name;
+  std::string tables;
+  for (const auto& t : csv_table_names()) tables += (tables.empty() ? "" : " ") + t;
+  std::cout << bash_completion(
+      app, "kvdrive",
+      {{"--log-level", "debug info warn error off"},
+       {"--protocol", "redis resp2 memcache_text memcache_binary"},
+       {"--phases", "load,read load,read,mixed load,mixed read mixed load"},
+       {"--key-pattern", "sequential uniform gaussian zipf zipf:1.2 R:R S:S G:G Z:Z"},
+       {"--target", "redis:// rediss:// redis+cluster:// memcached://"},
+       {"--wire-start", "call kernel"},
+       {"--scenario", names.substr(1)}},
+      {{"report", tables}, {"merge", "file"}});
+}
+
+}  // namespace
+
 int kvdrive_main(int argc, char** argv) {
   set_log_program("kvdrive");
   CLI::App app{
@@ -86,20 +108,7 @@ int kvdrive_main(int argc, char** argv) {
   }
   // The bash completion, from the definition above (packaging/kvdrive.bash-completion).
   if (argc == 2 && std::string_view(argv[1]) == "--bash-completion") {
-    std::string names;
-    for (const auto& sc : shipped_scenarios()) names += std::string(" ") + sc.name;
-    std::string tables;
-    for (const auto& t : csv_table_names()) tables += (tables.empty() ? "" : " ") + t;
-    std::cout << bash_completion(
-        app, "kvdrive",
-        {{"--log-level", "debug info warn error off"},
-         {"--protocol", "redis resp2 memcache_text memcache_binary"},
-         {"--phases", "load,read load,read,mixed load,mixed read mixed load"},
-         {"--key-pattern", "sequential uniform gaussian zipf zipf:1.2 R:R S:S G:G Z:Z"},
-         {"--target", "redis:// rediss:// redis+cluster:// memcached://"},
-         {"--wire-start", "call kernel"},
-         {"--scenario", names.substr(1)}},
-        {{"report", tables}, {"merge", "file"}});
+    print_bash_completion(app);
     return 0;
   }
   // Parse and check everything that needs no store: any problem is bad input (exit 2).

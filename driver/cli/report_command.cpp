@@ -146,6 +146,60 @@ void ReportCommand::check() {
   }
 }
 
+// --group: the group's report, and with --hdr-log its logs (none of which may exist yet).
+void ReportCommand::report_group(Database& db) {
+  print_group_report(db, group_, list_, std::cout);  // refuses a group with no run
+  if (!hdr_log_.empty()) {
+    for (const int ordinal : group_target_ordinals(db, group_)) {
+      const std::string path = hdr_log_path(hdr_log_, ordinal);
+      check_output_path("--hdr-log", path);
+      check_not_results_file("--hdr-log", path, db_);
+      std::error_code ec;
+      const bool exists = std::filesystem::exists(path, ec);
+      if (ec) throw UsageError("--hdr-log: cannot check '" + path + "': " + ec.message());
+      if (exists)
+        throw UsageError("--hdr-log: '" + path + "' exists: remove it or choose another PREFIX");
+    }
+    write_group_hdr_logs(db, group_, hdr_log_);
+    std::cerr << "kvdrive: wrote the group's HdrHistogram logs " << hdr_log_path(hdr_log_, 0)
+              << (group_target_ordinals(db, group_).size() > 1 ? " ..." : "") << "\n";
+  }
+}
+
+// --out DIR: every CSV table made, and every file it would replace checked, before the first is
+// written.
+void ReportCommand::write_csv_files(Database& db) {
+  const PercentileList& list = list_;
+  std::error_code ec;
+  if (std::filesystem::create_directory(out_, ec))
+    std::cerr << "kvdrive: made the directory " << out_ << "\n";
+  else if (ec)
+    throw std::runtime_error("--out '" + out_ + "': cannot make the directory: " + ec.message());
+  std::vector<std::pair<std::string, std::string>> files;  // path, text
+  for (const auto& name : csv_table_names()) {
+    std::ostringstream csv;
+    print_csv_table(db, run_ids_, name, list, csv);
+    if (csv.str().empty()) continue;
+    std::string path = (std::filesystem::path(out_) / (name + ".csv")).string();
+    check_not_results_file("--out", path, db_);
+    const std::string& text = files.emplace_back(std::move(path), std::move(csv).str()).second;
+    check_replaceable("--out", files.back().first, OutputKind::csv, force_,
+                      std::string_view(text).substr(0, text.find('\n')));
+  }
+  for (const auto& file : files) {
+    const std::string& path = file.first;  // (a structured binding is no lambda capture)
+    const std::string& text = file.second;
+    const std::string_view header = std::string_view(text).substr(0, text.find('\n'));
+    write_file_atomically(
+        path, [&](std::ostream& o) { o << text; },
+        [&] {
+          check_not_results_file("--out", path, db_);
+          check_replaceable("--out", path, OutputKind::csv, force_, header);
+        });
+    std::cerr << "kvdrive: wrote " << path << "\n";
+  }
+}
+
 int ReportCommand::execute() {
   // A file that can be written is opened as usual (which also marks runs whose kvdrive
   // died); one on a read-only filesystem or in a read-only directory is only read.
@@ -155,22 +209,7 @@ int ReportCommand::execute() {
                      " cannot be upgraded to " + std::to_string(schema::latest_version()) +
                      " read-only");
   if (!group_.empty()) {
-    print_group_report(db, group_, list_, std::cout);  // refuses a group with no run
-    if (!hdr_log_.empty()) {
-      for (const int ordinal : group_target_ordinals(db, group_)) {
-        const std::string path = hdr_log_path(hdr_log_, ordinal);
-        check_output_path("--hdr-log", path);
-        check_not_results_file("--hdr-log", path, db_);
-        std::error_code ec;
-        const bool exists = std::filesystem::exists(path, ec);
-        if (ec) throw UsageError("--hdr-log: cannot check '" + path + "': " + ec.message());
-        if (exists)
-          throw UsageError("--hdr-log: '" + path + "' exists: remove it or choose another PREFIX");
-      }
-      write_group_hdr_logs(db, group_, hdr_log_);
-      std::cerr << "kvdrive: wrote the group's HdrHistogram logs " << hdr_log_path(hdr_log_, 0)
-                << (group_target_ordinals(db, group_).size() > 1 ? " ..." : "") << "\n";
-    }
+    report_group(db);
     return kExitOk;
   }
   report_runs(db, run_ids_);  // every listed run exists, before any file is written
@@ -194,35 +233,7 @@ int ReportCommand::execute() {
     std::cerr << "kvdrive: wrote " << json_out_ << "\n";
   }
   if (!out_.empty()) {
-    std::error_code ec;
-    if (std::filesystem::create_directory(out_, ec))
-      std::cerr << "kvdrive: made the directory " << out_ << "\n";
-    else if (ec)
-      throw std::runtime_error("--out '" + out_ + "': cannot make the directory: " + ec.message());
-    // Every table made and every file it would replace checked before the first is written.
-    std::vector<std::pair<std::string, std::string>> files;  // path, text
-    for (const auto& name : csv_table_names()) {
-      std::ostringstream csv;
-      print_csv_table(db, run_ids_, name, list, csv);
-      if (csv.str().empty()) continue;
-      std::string path = (std::filesystem::path(out_) / (name + ".csv")).string();
-      check_not_results_file("--out", path, db_);
-      const std::string& text = files.emplace_back(std::move(path), std::move(csv).str()).second;
-      check_replaceable("--out", files.back().first, OutputKind::csv, force_,
-                        std::string_view(text).substr(0, text.find('\n')));
-    }
-    for (const auto& file : files) {
-      const std::string& path = file.first;  // (a structured binding is no lambda capture)
-      const std::string& text = file.second;
-      const std::string_view header = std::string_view(text).substr(0, text.find('\n'));
-      write_file_atomically(
-          path, [&](std::ostream& o) { o << text; },
-          [&] {
-            check_not_results_file("--out", path, db_);
-            check_replaceable("--out", path, OutputKind::csv, force_, header);
-          });
-      std::cerr << "kvdrive: wrote " << path << "\n";
-    }
+    write_csv_files(db);
     return kExitOk;
   }
   print_report(db, run_ids_, parse_report_format(format_), std::cout, list, table_);

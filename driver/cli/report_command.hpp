@@ -32,6 +32,8 @@ class ReportCommand {
   int execute();
 
  private:
+  void report_group(Database& db);     // --group
+  void write_csv_files(Database& db);  // --out DIR
   CLI::App* sub_ = nullptr;
   std::string db_;
   std::vector<std::string> runs_text_;

@@ -129,9 +129,20 @@ OptionLook look_of(std::string_view name) {
 
 }  // namespace
 
+// The options in --help's order: the store and the workload, the limits and the outputs, the
+// monitors and the process groups, the search, memtier_benchmark's flags.
 RunCommand::RunCommand(CLI::App& app)
     : sub_(app.add_subcommand("run", "Benchmark one or more stores, one after another")) {
-  CLI::App* run = sub_;
+  add_store_options(*sub_);
+  add_output_options(*sub_);
+  add_group_options(*sub_);
+  add_search_options(*sub_, search_cli_);
+  // memtier_benchmark's command line: its flags, and its meanings when it names the store.
+  memtier_.add_to(*sub_);
+}
+
+void RunCommand::add_store_options(CLI::App& app) {
+  CLI::App* run = &app;
   run->add_option("--db", opts_.db_path, "Results file (SQLite; created if missing)")
       ->type_name("FILE")
       ->required()
@@ -166,6 +177,10 @@ RunCommand::RunCommand(CLI::App& app)
     }
     workload_cli_.emplace_back(&o, opt);
   }
+}
+
+void RunCommand::add_output_options(CLI::App& app) {
+  CLI::App* run = &app;
   run->add_option("--timeout", timeout_, "Per-request and connect timeout")
       ->type_name("DURATION")
       ->capture_default_str()
@@ -199,6 +214,10 @@ RunCommand::RunCommand(CLI::App& app)
          "one log for the whole group)")
       ->type_name("PREFIX")
       ->check(cli::non_empty());
+}
+
+void RunCommand::add_group_options(CLI::App& app) {
+  CLI::App* run = &app;
   run->add_option("--monitor", opts_.monitors,
                   "kvmon HOST:PORT (kvmon --listen) to pull samples from into the results file, "
                   "in kvdrive's time base; repeatable")
@@ -241,9 +260,6 @@ RunCommand::RunCommand(CLI::App& app)
   run->add_option("--phase-barrier", phase_barrier_)->group("")->check(cli::non_empty());
   run->add_flag("--monitor-optional", opts_.monitor_optional,
                 "Go on (with a warning) if a kvmon cannot be reached");
-  add_search_options(*run, search_cli_);
-  // memtier_benchmark's command line: its flags, and its meanings when it names the store.
-  memtier_.add_to(*run);
 }
 
 bool RunCommand::parsed() const { return sub_->parsed(); }
@@ -262,19 +278,7 @@ void RunCommand::check(int argc, char** argv) {
                                         [](const auto& o) { return o.first == "phases"; }) ||
                             !scenario_.empty();
   std::vector<std::string> memtier_notes;  // said once the whole command line is known good
-  {
-    memtier_.apply(memtier_.memtier_mode(phases_given, !scenario_.empty()), !scenario_.empty(),
-                   overrides, memtier_notes);
-    if (!memtier_.percentiles().empty()) {
-      if (!percentiles_.empty())
-        throw UsageError("--print-percentiles and --percentiles: give one");
-      percentiles_ = memtier_.percentiles();
-    }
-    if (!memtier_.json_out().empty()) {
-      if (!json_out_.empty()) throw UsageError("--json-out-file and --json-out: give one");
-      json_out_ = memtier_.json_out();
-    }
-  }
+  apply_memtier(phases_given, overrides, memtier_notes);
   Scenario sc = scenario_.empty() ? Scenario{"", "", {}, {{"", {}}}} : load_scenario(scenario_);
   const double scale = scale_text_.empty() ? 1.0 : parse_scale(scale_text_);
   if (scenario_.empty() && !scale_text_.empty())
@@ -295,6 +299,69 @@ void RunCommand::check(int argc, char** argv) {
         "--ratio shapes mixed phases, and this run has none: add one (--phases load,mixed)");
   if (!max_errors_.empty()) opts_.max_errors = parse_count(max_errors_);
   opts_.give_up_us = parse_duration_us(give_up_);
+  parse_process_place();
+  const bool warmup_given = std::any_of(overrides.begin(), overrides.end(),
+                                        [](const auto& o) { return o.first == "warmup"; });
+  opts_.search = finish_search_options(search_cli_, opts_.steps, phases_given, warmup_given);
+  if (opts_.search.enabled && opts_.process_count > 1 && opts_.targets.size() > 1)
+    throw UsageError("--search with --processes takes one --target (the group steps one store)");
+  parse_group_pipes();
+  for (auto& step : opts_.steps) {
+    step.workload.process_index = opts_.process_index;
+    step.workload.process_count = opts_.process_count;
+    check_bytes_in_flight(step.workload, opts_.process_count);
+  }
+  if (!segment_.empty()) apply_segment(segment_);
+  if (!group_.empty()) {
+    if (opts_.process_count > 1)
+      throw UsageError("--group is not available with --processes (it names its own)");
+    opts_.run_group = group_;
+  }
+  if (!start_at_.empty()) opts_.start_at_ts_us = parse_start_at(start_at_, now_ts_us());
+  opts_.scenario = scenario_;
+  opts_.scale = scale;
+  parse_timeout();
+  opts_.command_line = redacted_command_line(argc, argv);
+  if (!percentiles_.empty()) outputs_.percentiles = parse_percentiles(percentiles_);
+  // A group's process (--process-index) writes only its rows: --json-out, from the command line
+  // or a --config file the processes read too, is the parent's (the group's document).
+  if (!json_out_.empty() && process_index_.empty()) {
+    check_output_path("--json-out", json_out_);
+    check_not_results_file("--json-out", json_out_, opts_.db_path);
+    check_replaceable("--json-out", json_out_, OutputKind::json, outputs_.force);
+    outputs_.json_out = json_out_;
+  }
+  opts_.progress = !opts_.json;
+  const std::vector<TargetSpec> specs = check_run_options(opts_);
+  // Nor --hdr-log (one from a --config file too): the parent writes the group's logs
+  // (write_group_hdr_logs); a process's own would make the parent's creation fail.
+  if (!process_index_.empty()) opts_.hdr_log_prefix.clear();
+  check_hdr_logs(specs.size());
+  check_memcached_ttl(specs, opts_.steps);
+  check_wire_start(specs, opts_.steps);
+  check_descriptors(specs, opts_.steps);
+  for (const auto& n : memtier_notes) log_info() << n;
+  for (const auto& n : password_notes_) log_warn() << n;
+}
+
+// memtier_benchmark's flags: their workload overrides, and their outputs (one of each kind).
+void RunCommand::apply_memtier(bool phases_given,
+                               std::vector<std::pair<std::string, std::string>>& overrides,
+                               std::vector<std::string>& notes) {
+  memtier_.apply(memtier_.memtier_mode(phases_given, !scenario_.empty()), !scenario_.empty(),
+                 overrides, notes);
+  if (!memtier_.percentiles().empty()) {
+    if (!percentiles_.empty()) throw UsageError("--print-percentiles and --percentiles: give one");
+    percentiles_ = memtier_.percentiles();
+  }
+  if (!memtier_.json_out().empty()) {
+    if (!json_out_.empty()) throw UsageError("--json-out-file and --json-out: give one");
+    json_out_ = memtier_.json_out();
+  }
+}
+
+// --processes N and, in a group's process, its --process-index.
+void RunCommand::parse_process_place() {
   if (!processes_.empty())
     opts_.process_count = static_cast<int>(parse_whole_number("--processes", processes_, 1, 256));
   if (!process_index_.empty())
@@ -302,11 +369,10 @@ void RunCommand::check(int argc, char** argv) {
         static_cast<int>(parse_whole_number("--process-index", process_index_, 0, 255));
   if (opts_.process_index < 0 || opts_.process_index >= opts_.process_count)
     throw UsageError("--process-index must be below --processes");
-  const bool warmup_given = std::any_of(overrides.begin(), overrides.end(),
-                                        [](const auto& o) { return o.first == "warmup"; });
-  opts_.search = finish_search_options(search_cli_, opts_.steps, phases_given, warmup_given);
-  if (opts_.search.enabled && opts_.process_count > 1 && opts_.targets.size() > 1)
-    throw UsageError("--search with --processes takes one --target (the group steps one store)");
+}
+
+// The pipes a --processes parent gives each process (--search-follow or --phase-barrier).
+void RunCommand::parse_group_pipes() {
   if (!search_follow_.empty()) {  // set by the parent of a --processes group only
     int in = -1, out = -1;
     if (std::sscanf(search_follow_.c_str(), "%d,%d", &in, &out) != 2 || in < 0 || out < 0 ||
@@ -323,20 +389,9 @@ void RunCommand::check(int argc, char** argv) {
     opts_.phase_barrier_in = in;
     opts_.phase_barrier_out = out;
   }
-  for (auto& step : opts_.steps) {
-    step.workload.process_index = opts_.process_index;
-    step.workload.process_count = opts_.process_count;
-    check_bytes_in_flight(step.workload, opts_.process_count);
-  }
-  if (!segment_.empty()) apply_segment(segment_);
-  if (!group_.empty()) {
-    if (opts_.process_count > 1)
-      throw UsageError("--group is not available with --processes (it names its own)");
-    opts_.run_group = group_;
-  }
-  if (!start_at_.empty()) opts_.start_at_ts_us = parse_start_at(start_at_, now_ts_us());
-  opts_.scenario = scenario_;
-  opts_.scale = scale;
+}
+
+void RunCommand::parse_timeout() {
   opts_.client.timeout_us = parse_duration_us(timeout_);
   if (opts_.client.timeout_us < 1000)
     throw UsageError("invalid --timeout '" + timeout_ + "': must be at least 1ms");
@@ -344,38 +399,21 @@ void RunCommand::check(int argc, char** argv) {
   // libmemcached, which keeps it as an int32 of milliseconds, 24.8 days).
   if (opts_.client.timeout_us > 86'400'000'000)
     throw UsageError("invalid --timeout '" + timeout_ + "': at most 24h");
-  opts_.command_line = redacted_command_line(argc, argv);
-  if (!percentiles_.empty()) outputs_.percentiles = parse_percentiles(percentiles_);
-  // A group's process (--process-index) writes only its rows: --json-out, from the command line
-  // or a --config file the processes read too, is the parent's (the group's document).
-  if (!json_out_.empty() && process_index_.empty()) {
-    check_output_path("--json-out", json_out_);
-    check_not_results_file("--json-out", json_out_, opts_.db_path);
-    check_replaceable("--json-out", json_out_, OutputKind::json, outputs_.force);
-    outputs_.json_out = json_out_;
+}
+
+// --hdr-log: each of the `targets` logs must be a new file kvdrive may write.
+void RunCommand::check_hdr_logs(size_t targets) const {
+  if (opts_.hdr_log_prefix.empty()) return;
+  for (size_t i = 0; i < targets; ++i) {
+    const std::string path = hdr_log_path(opts_.hdr_log_prefix, static_cast<int>(i));
+    check_output_path("--hdr-log", path);
+    check_not_results_file("--hdr-log", path, opts_.db_path);
+    std::error_code ec;
+    const bool exists = std::filesystem::exists(path, ec);
+    if (ec) throw UsageError("--hdr-log: cannot check '" + path + "': " + ec.message());
+    if (exists)
+      throw UsageError("--hdr-log: '" + path + "' exists: remove it or choose another PREFIX");
   }
-  opts_.progress = !opts_.json;
-  const std::vector<TargetSpec> specs = check_run_options(opts_);
-  // Nor --hdr-log (one from a --config file too): the parent writes the group's logs
-  // (write_group_hdr_logs); a process's own would make the parent's creation fail.
-  if (!process_index_.empty()) opts_.hdr_log_prefix.clear();
-  if (!opts_.hdr_log_prefix.empty()) {
-    for (size_t i = 0; i < specs.size(); ++i) {
-      const std::string path = hdr_log_path(opts_.hdr_log_prefix, static_cast<int>(i));
-      check_output_path("--hdr-log", path);
-      check_not_results_file("--hdr-log", path, opts_.db_path);
-      std::error_code ec;
-      const bool exists = std::filesystem::exists(path, ec);
-      if (ec) throw UsageError("--hdr-log: cannot check '" + path + "': " + ec.message());
-      if (exists)
-        throw UsageError("--hdr-log: '" + path + "' exists: remove it or choose another PREFIX");
-    }
-  }
-  check_memcached_ttl(specs, opts_.steps);
-  check_wire_start(specs, opts_.steps);
-  check_descriptors(specs, opts_.steps);
-  for (const auto& n : memtier_notes) log_info() << n;
-  for (const auto& n : password_notes_) log_warn() << n;
 }
 
 void RunCommand::resolve_passwords(int argc, char** argv) {

@@ -40,6 +40,17 @@ class RunCommand {
   int execute(int argc, char** argv);
 
  private:
+  // The constructor's option groups, in --help's order.
+  void add_store_options(CLI::App& app);   // --db, --target, the scenario, the workload
+  void add_output_options(CLI::App& app);  // limits and outputs: --timeout ... --hdr-log
+  void add_group_options(CLI::App& app);   // --monitor, secrets, --processes, --segment
+  // check()'s steps.
+  void apply_memtier(bool phases_given, std::vector<std::pair<std::string, std::string>>& overrides,
+                     std::vector<std::string>& notes);
+  void parse_process_place();
+  void parse_group_pipes();
+  void parse_timeout();
+  void check_hdr_logs(size_t targets) const;
   // --segment I/N: checks it (exit 2 on bad input) and gives each step's workload this
   // segment's share of the threads (WorkloadSpec::worker_first / worker_total).
   void apply_segment(const std::string& text);

@@ -42,6 +42,65 @@ std::string host_port(const HostPort& s) {
 
 const char* protocol_name(Protocol p) { return p == Protocol::redis ? "redis" : "memcached"; }
 
+namespace {
+
+// The URI's ?key=value&... options, into t (`scheme` decides what tls=0 means).
+void apply_options(TargetSpec& t, std::string_view uri, std::string_view scheme,
+                   std::string_view query) {
+  while (!query.empty()) {
+    auto amp = query.find('&');
+    std::string_view kv = query.substr(0, amp);
+    auto eq = kv.find('=');
+    std::string_view key = kv.substr(0, eq);
+    std::string_view val = eq == std::string_view::npos ? "" : kv.substr(eq + 1);
+    if (key == "protocol" && t.protocol == Protocol::memcached &&
+        (val == "binary" || val == "text"))
+      t.binary_protocol = val == "binary";
+    else if (key == "nodelay" && (val == "0" || val == "1"))
+      t.tcp_nodelay = val == "1";
+    else if (key == "writes" && (val == "one" || val == "split"))
+      t.split_writes = val == "split";
+    else if (key == "read-from" && (val == "master" || val == "replica"))
+      t.read_from_replica = val == "replica";
+    else if (key == "on-failure" && (val == "keep" || val == "eject"))
+      t.eject_on_failure = val == "eject";
+    else if (key == "tls" && (val == "0" || val == "1"))
+      t.tls.enabled = val == "1" || scheme.substr(0, 6) == "rediss";
+    else if (key == "verify" && (val == "0" || val == "1"))
+      t.tls.verify = val == "1";
+    else if ((key == "ca" || key == "cert" || key == "key" || key == "sni") && !val.empty())
+      (key == "ca"     ? t.tls.ca_file
+       : key == "cert" ? t.tls.cert_file
+       : key == "key"  ? t.tls.key_file
+                       : t.tls.server_name) = std::string(val);
+    else
+      bad(uri, "unknown option '" + std::string(kv) +
+                   "' (expected protocol=binary|text for memcached, nodelay=0|1, "
+                   "writes=one|split, on-failure=keep|eject for a memcached pool, "
+                   "read-from=master|replica "
+                   "for a Redis Cluster, tls=0|1, "
+                   "ca=FILE, cert=FILE, key=FILE, sni=NAME, verify=0|1)");
+    if (amp == std::string_view::npos) break;
+    query = query.substr(amp + 1);
+  }
+}
+
+// Options that do not go together, or with this target.
+void check_options(const TargetSpec& t, std::string_view uri) {
+  if (t.eject_on_failure && (t.protocol != Protocol::memcached || t.servers.size() < 2))
+    bad(uri, "on-failure=eject is for a memcached pool of several servers");
+  if (t.read_from_replica && !t.cluster)
+    bad(uri, "read-from=replica is for a Redis Cluster (redis+cluster://)");
+  const TlsOptions& tls = t.tls;
+  if (!tls.enabled && (!tls.ca_file.empty() || !tls.cert_file.empty() || !tls.key_file.empty() ||
+                       !tls.server_name.empty() || !tls.verify))
+    bad(uri, "ca=, cert=, key=, sni= and verify= need TLS (rediss:// or tls=1)");
+  if (!tls.key_file.empty() && tls.cert_file.empty()) bad(uri, "key= needs cert=");
+  if (t.split_writes && tls.enabled) bad(uri, "writes=split is for plain TCP, not TLS");
+}
+
+}  // namespace
+
 TargetSpec parse_target_uri(std::string_view uri) {
   TargetSpec t;
   auto sep = uri.find("://");
@@ -104,53 +163,8 @@ TargetSpec parse_target_uri(std::string_view uri) {
     bad(uri, "a redis target has one server (benchmark several with several --target)");
   if (t.cluster && t.db != 0) bad(uri, "a Redis Cluster has only database 0");
 
-  while (!query.empty()) {
-    auto amp = query.find('&');
-    std::string_view kv = query.substr(0, amp);
-    auto eq = kv.find('=');
-    std::string_view key = kv.substr(0, eq);
-    std::string_view val = eq == std::string_view::npos ? "" : kv.substr(eq + 1);
-    if (key == "protocol" && t.protocol == Protocol::memcached &&
-        (val == "binary" || val == "text"))
-      t.binary_protocol = val == "binary";
-    else if (key == "nodelay" && (val == "0" || val == "1"))
-      t.tcp_nodelay = val == "1";
-    else if (key == "writes" && (val == "one" || val == "split"))
-      t.split_writes = val == "split";
-    else if (key == "read-from" && (val == "master" || val == "replica"))
-      t.read_from_replica = val == "replica";
-    else if (key == "on-failure" && (val == "keep" || val == "eject"))
-      t.eject_on_failure = val == "eject";
-    else if (key == "tls" && (val == "0" || val == "1"))
-      t.tls.enabled = val == "1" || scheme.substr(0, 6) == "rediss";
-    else if (key == "verify" && (val == "0" || val == "1"))
-      t.tls.verify = val == "1";
-    else if ((key == "ca" || key == "cert" || key == "key" || key == "sni") && !val.empty())
-      (key == "ca"     ? t.tls.ca_file
-       : key == "cert" ? t.tls.cert_file
-       : key == "key"  ? t.tls.key_file
-                       : t.tls.server_name) = std::string(val);
-    else
-      bad(uri, "unknown option '" + std::string(kv) +
-                   "' (expected protocol=binary|text for memcached, nodelay=0|1, "
-                   "writes=one|split, on-failure=keep|eject for a memcached pool, "
-                   "read-from=master|replica "
-                   "for a Redis Cluster, tls=0|1, "
-                   "ca=FILE, cert=FILE, key=FILE, sni=NAME, verify=0|1)");
-    if (amp == std::string_view::npos) break;
-    query = query.substr(amp + 1);
-  }
-
-  if (t.eject_on_failure && (t.protocol != Protocol::memcached || t.servers.size() < 2))
-    bad(uri, "on-failure=eject is for a memcached pool of several servers");
-  if (t.read_from_replica && !t.cluster)
-    bad(uri, "read-from=replica is for a Redis Cluster (redis+cluster://)");
-  const TlsOptions& tls = t.tls;
-  if (!tls.enabled && (!tls.ca_file.empty() || !tls.cert_file.empty() || !tls.key_file.empty() ||
-                       !tls.server_name.empty() || !tls.verify))
-    bad(uri, "ca=, cert=, key=, sni= and verify= need TLS (rediss:// or tls=1)");
-  if (!tls.key_file.empty() && tls.cert_file.empty()) bad(uri, "key= needs cert=");
-  if (t.split_writes && tls.enabled) bad(uri, "writes=split is for plain TCP, not TLS");
+  apply_options(t, uri, scheme, query);
+  check_options(t, uri);
 
   t.display = std::string(uri);
   if (!t.password.empty()) {
