@@ -119,6 +119,141 @@ std::optional<double> seconds_of_us(const OptInt& us) {
   return static_cast<double>(*us) / 1e6;
 }
 
+// The host's families (the latest host sample; pswpin/out in pages of page_bytes, CPU in
+// ticks of ticks_per_s).
+void add_host_families(Page& p, const HostSample& h, int64_t page_bytes, int64_t ticks_per_s) {
+  p.family("kvmon_host_load1", "gauge", "Load average over 1 minute.");
+  p.add({}, h.load1);
+  p.family("kvmon_host_load5", "gauge", "Load average over 5 minutes.");
+  p.add({}, h.load5);
+  p.family("kvmon_host_load15", "gauge", "Load average over 15 minutes.");
+  p.add({}, h.load15);
+  p.family("kvmon_host_memory_total_bytes", "gauge", "MemTotal of /proc/meminfo.");
+  p.add({}, h.mem_total_kib, 1024);
+  p.family("kvmon_host_memory_available_bytes", "gauge", "MemAvailable of /proc/meminfo.");
+  p.add({}, h.mem_available_kib, 1024);
+  p.family("kvmon_host_swap_total_bytes", "gauge", "SwapTotal of /proc/meminfo.");
+  p.add({}, h.swap_total_kib, 1024);
+  p.family("kvmon_host_swap_free_bytes", "gauge", "SwapFree of /proc/meminfo.");
+  p.add({}, h.swap_free_kib, 1024);
+  p.family("kvmon_host_swapped_in_bytes", "counter", "Bytes swapped in (pswpin x page size).");
+  p.add({}, h.pswpin, page_bytes);
+  p.family("kvmon_host_swapped_out_bytes", "counter", "Bytes swapped out (pswpout x page size).");
+  p.add({}, h.pswpout, page_bytes);
+  p.family("kvmon_host_major_faults", "counter", "Major page faults of the host (pgmajfault).");
+  p.add({}, h.pgmajfault);
+  p.family("kvmon_host_cpu_seconds", "counter",
+           "CPU time of all CPUs by mode (/proc/stat; user includes nice).");
+  p.add({{"mode", "user"}}, seconds_of_ticks(h.cpu_user_ticks, ticks_per_s));
+  p.add({{"mode", "system"}}, seconds_of_ticks(h.cpu_system_ticks, ticks_per_s));
+  p.add({{"mode", "iowait"}}, seconds_of_ticks(h.cpu_iowait_ticks, ticks_per_s));
+  p.add({{"mode", "steal"}}, seconds_of_ticks(h.cpu_steal_ticks, ticks_per_s));
+  p.add({{"mode", "idle"}}, seconds_of_ticks(h.cpu_idle_ticks, ticks_per_s));
+  p.family("kvmon_host_pressure_avg10_ratio", "gauge",
+           "Pressure stall information: share of the last 10 s some or all tasks stalled.");
+  p.add({{"resource", "memory"}, {"kind", "some"}}, h.psi_memory_some_avg10, 0.01);
+  p.add({{"resource", "memory"}, {"kind", "full"}}, h.psi_memory_full_avg10, 0.01);
+  p.add({{"resource", "io"}, {"kind", "some"}}, h.psi_io_some_avg10, 0.01);
+  p.add({{"resource", "io"}, {"kind", "full"}}, h.psi_io_full_avg10, 0.01);
+  p.add({{"resource", "cpu"}, {"kind", "some"}}, h.psi_cpu_some_avg10, 0.01);
+  p.family("kvmon_host_pressure_stall_seconds", "counter",
+           "Pressure stall information: time some or all tasks stalled, since boot (total).");
+  p.add({{"resource", "memory"}, {"kind", "some"}}, seconds_of_us(h.psi_memory_some_us));
+  p.add({{"resource", "memory"}, {"kind", "full"}}, seconds_of_us(h.psi_memory_full_us));
+  p.add({{"resource", "io"}, {"kind", "some"}}, seconds_of_us(h.psi_io_some_us));
+  p.add({{"resource", "io"}, {"kind", "full"}}, seconds_of_us(h.psi_io_full_us));
+  p.add({{"resource", "cpu"}, {"kind", "some"}}, seconds_of_us(h.psi_cpu_some_us));
+  auto disks = [&](const char* name, const char* type, const char* help, auto value) {
+    p.family(name, type, help);
+    for (const DiskStat& d : h.disks) p.add({{"device", d.device}}, value(d));
+  };
+  disks("kvmon_host_disk_reads_completed", "counter", "Reads completed by a whole disk.",
+        [](const DiskStat& d) { return d.reads; });
+  disks("kvmon_host_disk_writes_completed", "counter", "Writes completed by a whole disk.",
+        [](const DiskStat& d) { return d.writes; });
+  disks("kvmon_host_disk_read_bytes", "counter", "Bytes read by a whole disk.",
+        [](const DiskStat& d) { return d.sectors_read * 512; });
+  disks("kvmon_host_disk_written_bytes", "counter", "Bytes written by a whole disk.",
+        [](const DiskStat& d) { return d.sectors_written * 512; });
+  disks("kvmon_host_disk_io_time_seconds", "counter", "Time a whole disk had I/O in flight.",
+        [](const DiskStat& d) { return static_cast<double>(d.io_ms) / 1000.0; });
+}
+
+// The families of each process's cgroup (kvmon reads it every tick; absent outside a cgroup
+// with a memory controller, and a limit of "max" is unknown here, not a number). `each` calls
+// its argument with every process's sample and labels.
+template <class Each>
+void add_cgroup_families(Page& p, Each&& each) {
+  p.family("kvmon_process_cgroup_memory_bytes", "gauge", "Memory charged to the process's cgroup.");
+  each([&](const ProcessSample& s, const LabelList& ls) { p.add(ls, s.cg_memory_bytes); });
+  p.family("kvmon_process_cgroup_memory_max_bytes", "gauge",
+           "The cgroup's memory limit (memory.max, or v1's limit_in_bytes).");
+  each([&](const ProcessSample& s, const LabelList& ls) {
+    if (s.cg_memory_max_bytes != kNoCgroupLimit) p.add(ls, s.cg_memory_max_bytes);
+  });
+  p.family("kvmon_process_cgroup_swap_bytes", "gauge", "Swap charged to the process's cgroup.");
+  each([&](const ProcessSample& s, const LabelList& ls) { p.add(ls, s.cg_swap_bytes); });
+  p.family("kvmon_process_cgroup_cpu_throttled_seconds", "counter",
+           "Time the process's cgroup was throttled by its CPU limit.");
+  each([&](const ProcessSample& s, const LabelList& ls) {
+    p.add(ls, seconds_of_us(s.cg_cpu_throttled_us));
+  });
+  p.family("kvmon_process_cgroup_oom_kills", "counter",
+           "OOM kills in the process's cgroup (memory.events oom_kill).");
+  each([&](const ProcessSample& s, const LabelList& ls) { p.add(ls, s.cg_events_oom_kill); });
+  p.family("kvmon_process_cgroup_pressure_stall_seconds", "counter",
+           "Time some or all tasks of the process's v2 cgroup stalled on a resource "
+           "(*.pressure total).");
+  each([&](const ProcessSample& s, const LabelList& ls) {
+    auto with = [&](const char* resource, const char* kind) {
+      LabelList l = ls;
+      l.push_back({"resource", resource});
+      l.push_back({"kind", kind});
+      return l;
+    };
+    p.add(with("memory", "some"), seconds_of_us(s.cg_psi_memory_some_us));
+    p.add(with("memory", "full"), seconds_of_us(s.cg_psi_memory_full_us));
+    p.add(with("io", "some"), seconds_of_us(s.cg_psi_io_some_us));
+    p.add(with("io", "full"), seconds_of_us(s.cg_psi_io_full_us));
+    p.add(with("cpu", "some"), seconds_of_us(s.cg_psi_cpu_some_us));
+  });
+}
+
+// kvmon's own families: its CPU, memory and start (the process_* names Prometheus's clients
+// use), its ticks, its version.
+void add_self_families(Page& p, const SelfUsage& self, int64_t ticks, int64_t last_scheduled_us) {
+  p.family("process_cpu_seconds", "counter", "CPU time kvmon itself used (user + system).");
+  p.add({}, self.cpu_seconds);
+  p.family("process_resident_memory_bytes", "gauge", "Resident set size of kvmon itself.");
+  p.add({}, self.rss_bytes);
+  p.family("process_start_time_seconds", "gauge", "Start time of kvmon since the epoch.");
+  p.add({}, self.start_time_seconds);
+  p.family("kvmon_ticks", "counter", "Ticks kvmon has sampled since it started.");
+  p.add({}, ticks);
+  if (ticks > 0) {
+    p.family("kvmon_last_tick_scheduled_seconds", "gauge",
+             "When the latest tick was due, since the epoch.");
+    p.add({}, static_cast<double>(last_scheduled_us) / 1e6);
+  }
+  p.family("kvmon_build_info", "gauge", "kvmon's version (the value is always 1).");
+  p.add({{"version", version()}}, int64_t{1});
+}
+
+// kvmon_process_info: 1 per live process, with its pid and instance (MetricsRegistry's
+// ProcessLabels).
+template <class Labels>
+void add_info_family(Page& p, const Labels& labels) {
+  p.family("kvmon_process_info", "gauge",
+           "1 per live process: its pid and kvmon's instance id (PID@START_TICKS).");
+  for (const auto& l : labels)
+    p.add(LabelList{{"target", l.target},
+                    {"name", l.name},
+                    {"process", l.process},
+                    {"pid", l.pid},
+                    {"kvmon_instance", l.instance}},
+          int64_t{1});
+}
+
 }  // namespace
 
 SelfUsage read_self_usage(int64_t ticks_per_s, std::optional<int64_t> boot_ts_us) {
@@ -212,15 +347,7 @@ std::string MetricsRegistry::render(bool openmetrics, const SelfUsage& self) con
     }
   };
 
-  p.family("kvmon_process_info", "gauge",
-           "1 per live process: its pid and kvmon's instance id (PID@START_TICKS).");
-  for (const ProcessLabels& l : labels)
-    p.add(LabelList{{"target", l.target},
-                    {"name", l.name},
-                    {"process", l.process},
-                    {"pid", l.pid},
-                    {"kvmon_instance", l.instance}},
-          int64_t{1});
+  add_info_family(p, labels);
   p.family("kvmon_process_resident_memory_bytes", "gauge",
            "Resident set size of the process (VmRSS).");
   each([&](const ProcessSample& s, const LabelList& ls) { p.add(ls, s.rss_kib, 1024); });
@@ -271,41 +398,7 @@ std::string MetricsRegistry::render(bool openmetrics, const SelfUsage& self) con
     if (it != instances_.end()) p.add(ls, seconds_of_us(it->second.started_ts_us));
   });
 
-  // The process's cgroup (kvmon reads it every tick; absent outside a cgroup with a memory
-  // controller, and a limit of "max" is unknown here, not a number).
-  p.family("kvmon_process_cgroup_memory_bytes", "gauge", "Memory charged to the process's cgroup.");
-  each([&](const ProcessSample& s, const LabelList& ls) { p.add(ls, s.cg_memory_bytes); });
-  p.family("kvmon_process_cgroup_memory_max_bytes", "gauge",
-           "The cgroup's memory limit (memory.max, or v1's limit_in_bytes).");
-  each([&](const ProcessSample& s, const LabelList& ls) {
-    if (s.cg_memory_max_bytes != kNoCgroupLimit) p.add(ls, s.cg_memory_max_bytes);
-  });
-  p.family("kvmon_process_cgroup_swap_bytes", "gauge", "Swap charged to the process's cgroup.");
-  each([&](const ProcessSample& s, const LabelList& ls) { p.add(ls, s.cg_swap_bytes); });
-  p.family("kvmon_process_cgroup_cpu_throttled_seconds", "counter",
-           "Time the process's cgroup was throttled by its CPU limit.");
-  each([&](const ProcessSample& s, const LabelList& ls) {
-    p.add(ls, seconds_of_us(s.cg_cpu_throttled_us));
-  });
-  p.family("kvmon_process_cgroup_oom_kills", "counter",
-           "OOM kills in the process's cgroup (memory.events oom_kill).");
-  each([&](const ProcessSample& s, const LabelList& ls) { p.add(ls, s.cg_events_oom_kill); });
-  p.family("kvmon_process_cgroup_pressure_stall_seconds", "counter",
-           "Time some or all tasks of the process's v2 cgroup stalled on a resource "
-           "(*.pressure total).");
-  each([&](const ProcessSample& s, const LabelList& ls) {
-    auto with = [&](const char* resource, const char* kind) {
-      LabelList l = ls;
-      l.push_back({"resource", resource});
-      l.push_back({"kind", kind});
-      return l;
-    };
-    p.add(with("memory", "some"), seconds_of_us(s.cg_psi_memory_some_us));
-    p.add(with("memory", "full"), seconds_of_us(s.cg_psi_memory_full_us));
-    p.add(with("io", "some"), seconds_of_us(s.cg_psi_io_some_us));
-    p.add(with("io", "full"), seconds_of_us(s.cg_psi_io_full_us));
-    p.add(with("cpu", "some"), seconds_of_us(s.cg_psi_cpu_some_us));
-  });
+  add_cgroup_families(p, each);
 
   p.family("kvmon_target_processes", "gauge",
            "Live processes a target selector names now (fork children not counted).");
@@ -314,80 +407,9 @@ std::string MetricsRegistry::render(bool openmetrics, const SelfUsage& self) con
            "New instances of a target after it had exited, since kvmon started.");
   for (const auto& [sel, n] : restarts_) p.add({{"target", sel}}, n);
 
-  if (host_) {
-    const HostSample& h = *host_;
-    p.family("kvmon_host_load1", "gauge", "Load average over 1 minute.");
-    p.add({}, h.load1);
-    p.family("kvmon_host_load5", "gauge", "Load average over 5 minutes.");
-    p.add({}, h.load5);
-    p.family("kvmon_host_load15", "gauge", "Load average over 15 minutes.");
-    p.add({}, h.load15);
-    p.family("kvmon_host_memory_total_bytes", "gauge", "MemTotal of /proc/meminfo.");
-    p.add({}, h.mem_total_kib, 1024);
-    p.family("kvmon_host_memory_available_bytes", "gauge", "MemAvailable of /proc/meminfo.");
-    p.add({}, h.mem_available_kib, 1024);
-    p.family("kvmon_host_swap_total_bytes", "gauge", "SwapTotal of /proc/meminfo.");
-    p.add({}, h.swap_total_kib, 1024);
-    p.family("kvmon_host_swap_free_bytes", "gauge", "SwapFree of /proc/meminfo.");
-    p.add({}, h.swap_free_kib, 1024);
-    p.family("kvmon_host_swapped_in_bytes", "counter", "Bytes swapped in (pswpin x page size).");
-    p.add({}, h.pswpin, page_bytes_);
-    p.family("kvmon_host_swapped_out_bytes", "counter", "Bytes swapped out (pswpout x page size).");
-    p.add({}, h.pswpout, page_bytes_);
-    p.family("kvmon_host_major_faults", "counter", "Major page faults of the host (pgmajfault).");
-    p.add({}, h.pgmajfault);
-    p.family("kvmon_host_cpu_seconds", "counter",
-             "CPU time of all CPUs by mode (/proc/stat; user includes nice).");
-    p.add({{"mode", "user"}}, seconds_of_ticks(h.cpu_user_ticks, ticks_per_s_));
-    p.add({{"mode", "system"}}, seconds_of_ticks(h.cpu_system_ticks, ticks_per_s_));
-    p.add({{"mode", "iowait"}}, seconds_of_ticks(h.cpu_iowait_ticks, ticks_per_s_));
-    p.add({{"mode", "steal"}}, seconds_of_ticks(h.cpu_steal_ticks, ticks_per_s_));
-    p.add({{"mode", "idle"}}, seconds_of_ticks(h.cpu_idle_ticks, ticks_per_s_));
-    p.family("kvmon_host_pressure_avg10_ratio", "gauge",
-             "Pressure stall information: share of the last 10 s some or all tasks stalled.");
-    p.add({{"resource", "memory"}, {"kind", "some"}}, h.psi_memory_some_avg10, 0.01);
-    p.add({{"resource", "memory"}, {"kind", "full"}}, h.psi_memory_full_avg10, 0.01);
-    p.add({{"resource", "io"}, {"kind", "some"}}, h.psi_io_some_avg10, 0.01);
-    p.add({{"resource", "io"}, {"kind", "full"}}, h.psi_io_full_avg10, 0.01);
-    p.add({{"resource", "cpu"}, {"kind", "some"}}, h.psi_cpu_some_avg10, 0.01);
-    p.family("kvmon_host_pressure_stall_seconds", "counter",
-             "Pressure stall information: time some or all tasks stalled, since boot (total).");
-    p.add({{"resource", "memory"}, {"kind", "some"}}, seconds_of_us(h.psi_memory_some_us));
-    p.add({{"resource", "memory"}, {"kind", "full"}}, seconds_of_us(h.psi_memory_full_us));
-    p.add({{"resource", "io"}, {"kind", "some"}}, seconds_of_us(h.psi_io_some_us));
-    p.add({{"resource", "io"}, {"kind", "full"}}, seconds_of_us(h.psi_io_full_us));
-    p.add({{"resource", "cpu"}, {"kind", "some"}}, seconds_of_us(h.psi_cpu_some_us));
-    auto disks = [&](const char* name, const char* type, const char* help, auto value) {
-      p.family(name, type, help);
-      for (const DiskStat& d : h.disks) p.add({{"device", d.device}}, value(d));
-    };
-    disks("kvmon_host_disk_reads_completed", "counter", "Reads completed by a whole disk.",
-          [](const DiskStat& d) { return d.reads; });
-    disks("kvmon_host_disk_writes_completed", "counter", "Writes completed by a whole disk.",
-          [](const DiskStat& d) { return d.writes; });
-    disks("kvmon_host_disk_read_bytes", "counter", "Bytes read by a whole disk.",
-          [](const DiskStat& d) { return d.sectors_read * 512; });
-    disks("kvmon_host_disk_written_bytes", "counter", "Bytes written by a whole disk.",
-          [](const DiskStat& d) { return d.sectors_written * 512; });
-    disks("kvmon_host_disk_io_time_seconds", "counter", "Time a whole disk had I/O in flight.",
-          [](const DiskStat& d) { return static_cast<double>(d.io_ms) / 1000.0; });
-  }
+  if (host_) add_host_families(p, *host_, page_bytes_, ticks_per_s_);
 
-  p.family("process_cpu_seconds", "counter", "CPU time kvmon itself used (user + system).");
-  p.add({}, self.cpu_seconds);
-  p.family("process_resident_memory_bytes", "gauge", "Resident set size of kvmon itself.");
-  p.add({}, self.rss_bytes);
-  p.family("process_start_time_seconds", "gauge", "Start time of kvmon since the epoch.");
-  p.add({}, self.start_time_seconds);
-  p.family("kvmon_ticks", "counter", "Ticks kvmon has sampled since it started.");
-  p.add({}, ticks_);
-  if (ticks_ > 0) {
-    p.family("kvmon_last_tick_scheduled_seconds", "gauge",
-             "When the latest tick was due, since the epoch.");
-    p.add({}, static_cast<double>(last_scheduled_ts_us_) / 1e6);
-  }
-  p.family("kvmon_build_info", "gauge", "kvmon's version (the value is always 1).");
-  p.add({{"version", version()}}, int64_t{1});
+  add_self_families(p, self, ticks_, last_scheduled_ts_us_);
   return p.finish();
 }
 
