@@ -14,10 +14,11 @@
 #   --kvdrive PATH  default $KV_BUILD_DIR/driver/kvdrive, else build-perf/ or build/
 #   --memtier PATH  default memtier_benchmark on PATH, else /work/peers/memtier/bin/ or
 #                   /tmp/memtier-src/; absent -> its rows say "skipped"
-#   --engine E      kvdrive's --engine: events (default: every connection independent, 2 threads
-#                   x N/2 connections everywhere, as memtier) or classic (memcached unpipelined:
-#                   one blocking thread per connection; otherwise lock-step lanes), which only
-#                   a kvdrive built before 2026-12-03 has (it was removed then; kvdrive says so)
+#   --engine E      events (default: every connection independent, 2 threads x N/2 connections
+#                   everywhere, as memtier) or classic (memcached unpipelined: one blocking
+#                   thread per connection; otherwise lock-step lanes), which only a kvdrive
+#                   built before 2026-12-03 has; passed to kvdrive as --engine only for classic
+#                   (today's kvdrive has no --engine: the event loop is its only engine)
 #   --conns LIST    connection counts, comma-separated (default 50; e.g. 1,10,100,1000 for the
 #                   connection-scaling table): 1 thread for 1 connection, else 2 threads
 #   --memtier-only  no redis-benchmark / memcslap rows (e.g. for --conns 1000)
@@ -147,7 +148,9 @@ kvdrive_run() { # config proto uri ratio size pipeline round [binary tool]
   if [[ $proto == memcached && $engine == classic ]] && ((pipe == 1)); then
     conn_args=(--threads $((threads * per_thread)))  # one blocking connection each
   else conn_args=(--threads $threads --connections $per_thread --pipeline "$pipe"); fi
-  timed "$spid" "$work/kv.json" "$bin" run --engine "$engine" --db "$db" --target "$uri" --keys "$keys" \
+  local engine_args=()
+  [[ $engine == events ]] || engine_args=(--engine "$engine")
+  timed "$spid" "$work/kv.json" "$bin" run "${engine_args[@]}" --db "$db" --target "$uri" --keys "$keys" \
     --value-size "$size" --phases mixed --ratio "$ratio" --key-pattern uniform \
     --duration "${duration}s" "${conn_args[@]}" --json || return 0
   local run_id ops secs mean p99

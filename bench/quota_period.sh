@@ -20,8 +20,9 @@
 #   --rounds N       runs per method (default 10)
 #   --methods LIST   comma-separated periods in µs and/or "shared" (default 200000,shared);
 #                    --periods is the same option
-#   --engines LIST   kvdrive's --engine for each run: events, classic or both (default events;
-#                    classic only with a kvdrive that has that engine: one built before 2026-12-03)
+#   --engines LIST   the engine of each run: events, classic or both (default events; classic
+#                    only with a kvdrive built before 2026-12-03, which had --engine: today's has
+#                    none, and is given it only for classic)
 #   --pin LIST       under a quota, where the store and kvdrive run, each in turn: none (default;
 #                    the scheduler places both), same (both on the last CPU) or apart (the store
 #                    on the last CPU, kvdrive on the others)
@@ -136,7 +137,9 @@ one_run() {
     echo "$redis_pid" >"$cg/cgroup.procs"
   fi
   kv_wait_port "$port" "$dir/redis.log"
-  "${pin[@]}" "$kvdrive" run --engine "$engine" --db "$dir/r.db" --target "redis://127.0.0.1:$port" --keys 1000 \
+  local engine_args=()
+  [[ $engine == events ]] || engine_args=(--engine "$engine")
+  "${pin[@]}" "$kvdrive" run "${engine_args[@]}" --db "$dir/r.db" --target "redis://127.0.0.1:$port" --keys 1000 \
     --value-size 4K --threads 2 --connections 8 --search --slo p90=1s --min-achieved 0.9 \
     --duration 2s --warmup 1s --rates "2000,$rate,$rate,$rate" >"$dir/kvdrive.log" 2>&1 ||
     { echo "quota_period: kvdrive failed; its log:" >&2; tail -5 "$dir/kvdrive.log" >&2; exit 1; }
