@@ -155,7 +155,6 @@ class FakeTransport final : public Transport {
     return false;
   }
   void connect(const drive::SocketAddress& /*to*/, bool /*nodelay*/) override {
-    close();
     loop_.at(clock_.steady_ns() + store_.connect_ns, [this, g = gen_] {
       if (g != gen_) return;
       if (store_.refuse_connects || static_cast<int>(server_) == store_.refuse_server) {

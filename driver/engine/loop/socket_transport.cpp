@@ -95,7 +95,6 @@ bool SocketTransport::adopt(int fd, std::unique_ptr<store::TlsSession> tls) {
 }
 
 void SocketTransport::connect(const SocketAddress& to, bool nodelay) {
-  close();
   tcp::endpoint ep;
   error_code ec;
   if (to.len == 0 || to.len > ep.capacity()) {

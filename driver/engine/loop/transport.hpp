@@ -63,8 +63,9 @@ class Transport {
   // A connection EventClient opened (and its TLS session, null for plain TCP), now this
   // transport's; false when it cannot be used (it is closed).
   virtual bool adopt(int fd, std::unique_ptr<store::TlsSession> tls) = 0;
-  // Connects (and handshakes); the outcome comes as on_connected or on_connect_failed, from
-  // the loop even when it is known at once.
+  // Connects (and handshakes) a closed transport (Link::start_connect closes it first); the
+  // outcome comes as on_connected or on_connect_failed, from the loop even when it is known at
+  // once.
   virtual void connect(const SocketAddress& to, bool nodelay) = 0;
   // Reads until closed: each read's bytes come as on_bytes.
   virtual void start_reading() = 0;
