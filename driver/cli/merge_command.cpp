@@ -13,7 +13,7 @@
 #include "kvbench/exit_codes.hpp"
 #include "kvbench/schema.hpp"
 #include "kvbench/usage_error.hpp"
-#include "report/group_latency.hpp"
+#include "report/group_report.hpp"
 #include "report/report.hpp"
 #include "results/merge.hpp"
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "report/percentiles.hpp"
+#include "view/percentiles.hpp"
 
 namespace CLI {
 class App;

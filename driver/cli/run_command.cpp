@@ -34,12 +34,12 @@
 #include "kvbench/units.hpp"
 #include "kvbench/usage_error.hpp"
 #include "kvbench/version.hpp"
-#include "report/percentiles.hpp"
 #include "run/process_group.hpp"
 #include "run/run_watcher.hpp"
 #include "search/search_group.hpp"
 #include "store/target_uri.hpp"
 #include "util/text_file.hpp"
+#include "view/percentiles.hpp"
 #include "workload/scenario.hpp"
 #include "workload/workload_options.hpp"
 

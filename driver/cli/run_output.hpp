@@ -4,9 +4,9 @@
 #include <ostream>
 #include <string>
 
-#include "report/percentiles.hpp"
 #include "run/process_group.hpp"
 #include "run/run.hpp"
+#include "view/percentiles.hpp"
 
 namespace kv::drive {
 

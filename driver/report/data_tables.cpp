@@ -7,7 +7,7 @@
 #include <string>
 
 #include "kvbench/samples.hpp"
-#include "report/report_hints.hpp"
+#include "view/hints.hpp"
 
 namespace kv::drive {
 namespace {

@@ -8,10 +8,10 @@
 #include <vector>
 
 #include "kvbench/sqlite.hpp"
-#include "report/percentiles.hpp"
-#include "report/report_hints.hpp"
 #include "report/report_tables.hpp"
 #include "report/svg_chart.hpp"
+#include "view/hints.hpp"
+#include "view/percentiles.hpp"
 
 namespace kv::drive {
 

@@ -13,11 +13,11 @@
 #include "report/headline.hpp"
 #include "report/html_parts.hpp"
 #include "report/report.hpp"
-#include "report/report_hints.hpp"
 #include "report/report_tables.hpp"
 #include "report/search_report.hpp"
 #include "report/svg_chart.hpp"
 #include "report/text_table.hpp"
+#include "view/hints.hpp"
 
 namespace kv::drive {
 namespace {

@@ -13,10 +13,10 @@
 #include "kvbench/clock.hpp"
 #include "report/html_parts.hpp"
 #include "report/report.hpp"
-#include "report/report_hints.hpp"
 #include "report/report_tables.hpp"
 #include "report/svg_chart.hpp"
 #include "report/text_table.hpp"
+#include "view/hints.hpp"
 
 namespace kv::drive {
 namespace {

@@ -12,10 +12,10 @@
 #include "kvbench/usage_error.hpp"
 #include "kvbench/version.hpp"
 #include "report/data_tables.hpp"
-#include "report/report_hints.hpp"
 #include "report/report_tables.hpp"
 #include "report/search_report.hpp"
 #include "report/text_table.hpp"
+#include "view/hints.hpp"
 
 namespace kv::drive {
 namespace {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "kvbench/sqlite.hpp"
-#include "report/percentiles.hpp"
+#include "view/percentiles.hpp"
 
 namespace kv::drive {
 

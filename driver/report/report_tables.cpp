@@ -10,8 +10,8 @@
 #include <optional>
 
 #include "kvbench/client_stall.hpp"
-#include "report/percentiles.hpp"
 #include "report/text_table.hpp"
+#include "view/percentiles.hpp"
 
 namespace kv::drive {
 namespace cells {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "kvbench/sqlite.hpp"
-#include "report/percentiles.hpp"
+#include "view/percentiles.hpp"
 
 namespace kv::drive {
 

@@ -22,7 +22,7 @@ namespace fs = std::filesystem;
 const std::map<std::string, std::set<std::string>>& rules() {
   static const std::map<std::string, std::set<std::string>> r = {
       {"", {"cli"}},  // main.cpp
-      {"cli", {"cli", "run", "search", "report", "results", "workload", "store", "util"}},
+      {"cli", {"cli", "run", "search", "report", "view", "results", "workload", "store", "util"}},
       // run/ orchestrates a run (phases, progress, signals, --processes) over the search and
       // the engine; search/ is the capacity search; engine/ measures and knows nothing of
       // either, nor of the results file, kvmon or reports.
@@ -34,8 +34,10 @@ const std::map<std::string, std::set<std::string>>& rules() {
       {"workload", {"workload", "util"}},
       {"store", {"store"}},
       {"kvmon_link", {"kvmon_link"}},
-      // reads the results file only (the store's own histogram rows through the pure reader)
-      {"report", {"report", "store/redis_latency.hpp"}},
+      // view/ reads the results file back (the store's own histogram rows through the pure
+      // reader); report/ renders what it read
+      {"view", {"view", "store/redis_latency.hpp"}},
+      {"report", {"report", "view"}},
       {"util", {"util"}},
   };
   return r;

@@ -31,8 +31,8 @@
 #include "kvbench/schema.hpp"
 #include "kvdrive_test_util.hpp"
 #include "redis_cluster.hpp"
-#include "report/group_latency.hpp"
-#include "report/report_hints.hpp"
+#include "view/group.hpp"
+#include "view/hints.hpp"
 
 namespace {
 using namespace kv::test;

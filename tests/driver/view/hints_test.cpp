@@ -1,6 +1,6 @@
 // Hint rules, the store-process match and the report formats on small synthetic results files
 // (rows written by hand, no servers).
-#include "report/report_hints.hpp"
+#include "view/hints.hpp"
 
 #include <gtest/gtest.h>
 
@@ -8,9 +8,9 @@
 
 #include "kvbench/schema.hpp"
 #include "report/html_report.hpp"
-#include "report/percentiles.hpp"
 #include "report/report.hpp"
 #include "servers.hpp"
+#include "view/percentiles.hpp"
 
 namespace {
 using kv::Database;

@@ -1,5 +1,5 @@
 // The shared percentile list and a phase's percentiles from its histogram: see percentiles.hpp.
-#include "report/percentiles.hpp"
+#include "view/percentiles.hpp"
 
 #include <algorithm>
 #include <charconv>

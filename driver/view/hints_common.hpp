@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "kvbench/sqlite.hpp"
-#include "report/report_hints.hpp"
+#include "view/hints.hpp"
 
 namespace kv::drive::hints {
 

@@ -1,5 +1,5 @@
 // The report's hints, each from one stated rule: see report_hints.hpp.
-#include "report/report_hints.hpp"
+#include "view/hints.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -7,8 +7,8 @@
 #include <map>
 #include <utility>
 
-#include "report/hints_common.hpp"
-#include "report/text_table.hpp"
+#include "kvbench/units.hpp"
+#include "view/hints_common.hpp"
 
 namespace kv::drive {
 namespace hints {

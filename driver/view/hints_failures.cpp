@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "report/hints_common.hpp"
-#include "report/text_table.hpp"
+#include "kvbench/units.hpp"
+#include "view/hints_common.hpp"
 
 namespace kv::drive::hints {
 
