@@ -102,24 +102,14 @@ Headline run_headline(Database& db, int64_t run_id, const std::vector<ReportTabl
     h.answers.push_back("A scenario of " + std::to_string(tables.front().rows.size()) +
                         " steps: the step charts and the per-step table below compare them.");
 
-  auto r = db.prepare("SELECT status, error FROM runs WHERE run_id = ?");
-  r.bind(1, run_id);
-  if (r.step() && r.column_text(0) != "completed") {
+  const RunValidity validity = load_run_validity(db, run_id);
+  if (validity.status && *validity.status != "completed") {
     h.valid = false;
-    h.validity.push_back("The run " + r.column_text(0) +
-                         (r.is_null(1) ? std::string(".") : ": " + r.column_text(1)));
+    h.validity.push_back("The run " + *validity.status +
+                         (validity.error ? ": " + *validity.error : std::string(".")));
   }
-  auto c = db.prepare(
-      "SELECT (SELECT TOTAL(d.errors + d.timeouts) FROM driver_seconds d JOIN phases p USING "
-      "(phase_id) WHERE p.run_id = ?1 AND d.warmup = 0), "
-      "(SELECT TOTAL(d.dropped) FROM driver_seconds d JOIN phases p USING (phase_id) "
-      "WHERE p.run_id = ?1 AND d.warmup = 0), "
-      "(SELECT COUNT(*) FROM events WHERE run_id = ?1 AND kind = 'client_stall'), "
-      "(SELECT COUNT(*) FROM events WHERE run_id = ?1 AND kind = 'client_bound')");
-  c.bind(1, run_id);
-  c.step();
-  const int64_t failed = c.column_int(0), dropped = c.column_int(1), stalls = c.column_int(2),
-                bound = c.column_int(3);
+  const int64_t failed = validity.failed, dropped = validity.dropped,
+                stalls = validity.client_stalls, bound = validity.client_bound;
   if (failed > 0)
     h.validity.push_back(fmt_int(static_cast<double>(failed)) +
                          " requests failed (errors and timeouts): see the phases' errors.");

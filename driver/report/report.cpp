@@ -20,20 +20,33 @@
 namespace kv::drive {
 namespace {
 
-void print_run_header(Statement& r, std::ostream& out) {
-  out << "run " << r.column_int(0);
-  if (!r.is_null(1)) out << " \"" << r.column_text(1) << "\"";
-  out << ": " << r.column_text(3) << ", started " << format_ts_us(r.column_int(2));
-  if (!r.is_null(4))
-    out << ", " << fmt_fixed(static_cast<double>(r.column_int(4) - r.column_int(2)) / 1e6, 1)
+// runs' columns in RunView::run.
+enum RunColumn {
+  kRunId = 0,
+  kName = 1,
+  kStatus = 2,
+  kError = 3,
+  kStarted = 4,
+  kEnded = 5,
+  kHost = 9
+};
+
+void print_run_header(const RunView& v, std::ostream& out) {
+  const Row& r = v.run.rows.at(0);
+  out << "run " << r.column_int(kRunId);
+  if (!r.is_null(kName)) out << " \"" << r.column_text(kName) << "\"";
+  out << ": " << r.column_text(kStatus) << ", started " << format_ts_us(r.column_int(kStarted));
+  if (!r.is_null(kEnded))
+    out << ", "
+        << fmt_fixed(static_cast<double>(r.column_int(kEnded) - r.column_int(kStarted)) / 1e6, 1)
         << " s";
-  out << " on " << r.column_text(5) << "\n";
-  if (!r.is_null(6)) out << "  error: " << r.column_text(6) << "\n";
+  out << " on " << r.column_text(kHost) << "\n";
+  if (!r.is_null(kError)) out << "  error: " << r.column_text(kError) << "\n";
 }
 
 // What the run ran on, a line per scope: "  client: kernel=..., cpu_count=2, ...".
-void print_run_metadata(Database& db, int64_t run_id, std::ostream& out) {
-  const ReportTable t = metadata_table(db, run_id);
+void print_run_metadata(const RunView& v, std::ostream& out) {
+  const ReportTable t = metadata_table(v);
   std::string scope = "\x01", line;
   for (const auto& row : t.rows) {
     const std::string s = row[0].text == "-" ? "client" : row[0].text;
@@ -55,11 +68,10 @@ void print_hints(const std::vector<Hint>& hints, std::ostream& out, size_t width
   for (const auto& h : hints) out << wrap_words("hint: " + h.message, width, "      ") << "\n";
 }
 
-}  // namespace
-
-void print_run_summary(Database& db, int64_t run_id, std::ostream& out,
-                       const PercentileList& percentiles, size_t width) {
-  auto tables = run_tables(db, run_id, percentiles);
+// print_run_summary of a loaded run; `path`: its file's, for the line on what was left out.
+void print_summary(const RunView& v, const std::string& path, std::ostream& out,
+                   const PercentileList& percentiles, size_t width) {
+  auto tables = run_tables(v, percentiles);
   if (tables.empty()) {
     out << "  (no measurements)\n";
     return;
@@ -80,17 +92,24 @@ void print_run_summary(Database& db, int64_t run_id, std::ostream& out,
       if (std::find(left_out.begin(), left_out.end(), h) == left_out.end())
         left_out.push_back(std::move(h));
   }
-  print_hints(compute_hints(db, run_id), out, width);
+  print_hints(v.hints, out, width);
   if (!left_out.empty()) {
     std::string names;
     for (const auto& h : left_out) names += (names.empty() ? "" : ", ") + h;
     out << "\n"
         << wrap_words("left out to fit " + std::to_string(width) + " columns: " + names +
-                          "; every column: kvdrive report --db " + db.path() + " --run " +
-                          std::to_string(run_id),
+                          "; every column: kvdrive report --db " + path + " --run " +
+                          std::to_string(v.run_id),
                       width)
         << "\n";
   }
+}
+
+}  // namespace
+
+void print_run_summary(Database& db, int64_t run_id, std::ostream& out,
+                       const PercentileList& percentiles, size_t width) {
+  print_summary(load_run_view(db, run_id, percentiles), db.path(), out, percentiles, width);
 }
 
 void print_search_run_summary(Database& db, int64_t run_id, std::ostream& out, size_t width) {
@@ -105,11 +124,7 @@ void print_search_run_summary(Database& db, int64_t run_id, std::ostream& out, s
 
 void print_group_summary(Database& db, const std::string& group, std::ostream& out) {
   TextTable t({"store", "phase", "op", "processes", "requests", "wall s", "req/s", "failed"});
-  auto s = db.prepare(
-      "SELECT store, kind, op, processes, ops, wall_seconds, req_per_s, failed FROM group_summary "
-      "WHERE run_group = ? ORDER BY store, kind = 'load' DESC, op DESC");
-  s.bind(1, group);
-  while (s.step()) {
+  for (const Row& s : load_group_summary(db, group).rows) {
     t.add_row({s.column_text(0), s.column_text(1), s.column_text(2), fmt_int(s.column_double(3)),
                fmt_int(s.column_double(4)), fmt_fixed(s.column_double(5), 2),
                fmt_int(s.column_double(6)), fmt_int(s.column_double(7))});
@@ -120,7 +135,7 @@ void print_group_summary(Database& db, const std::string& group, std::ostream& o
 namespace {
 
 // A summary figure: null when unknown, a whole number as an integer (counts), else a double.
-nlohmann::ordered_json json_figure(const Statement& s, int col) {
+nlohmann::ordered_json json_figure(const Row& s, int col) {
   if (s.is_null(col)) return nullptr;
   const double v = s.column_double(col);
   if (!std::isfinite(v)) return nullptr;
@@ -134,18 +149,11 @@ nlohmann::ordered_json group_json(Database& db, const std::string& group, int pr
   j["run_group"] = group;
   j["processes"] = processes;
   j["problems"] = problems;
-  auto& runs = j["runs"] = nlohmann::ordered_json::array();
-  auto r = db.prepare("SELECT run_id FROM runs WHERE run_group = ? ORDER BY process_index, run_id");
-  r.bind(1, group);
-  while (r.step()) runs.push_back(r.column_int(0));
+  j["runs"] = load_group_run_ids(db, group);
   auto& phases = j["phases"] = nlohmann::ordered_json::array();
-  auto s = db.prepare(
-      "SELECT store, kind, op, processes, ops, wall_seconds, req_per_s, failed FROM group_summary "
-      "WHERE run_group = ? ORDER BY store, kind = 'load' DESC, op DESC");
-  s.bind(1, group);
   const char* names[] = {"store", "phase",        "op",        "processes",
                          "ops",   "wall_seconds", "req_per_s", "failed"};
-  while (s.step()) {
+  for (const Row& s : load_group_summary(db, group).rows) {
     nlohmann::ordered_json row;
     for (int c = 0; c < 8; ++c)
       row[names[c]] = c < 3 ? nlohmann::ordered_json(s.column_text(c)) : json_figure(s, c);
@@ -191,28 +199,27 @@ Json json_rows(const ReportTable& t) {
 
 // The run object: its row, parameters, tables, validity and (with `series`) its series.
 Json run_json(Database& db, int64_t run_id, const PercentileList& percentiles, bool series) {
-  const ReportTable row = run_row_table(db, run_id);
+  const RunView v = load_run_view(db, run_id, percentiles);
+  const ReportTable row = run_row_table(v);
   if (row.rows.empty()) throw UsageError("no run " + std::to_string(run_id) + " in " + db.path());
   Json run = json_rows(row).at(0);
   {
-    auto p = db.prepare("SELECT parameters FROM runs WHERE run_id = ?");
-    p.bind(1, run_id);
     Json params = nullptr;
-    if (p.step() && !p.is_null(0)) {
-      params = Json::parse(p.column_text(0), nullptr, false);
+    if (v.parameters) {
+      params = Json::parse(*v.parameters, nullptr, false);
       if (params.is_discarded()) params = nullptr;
     }
     run["parameters"] = std::move(params);
   }
-  run["metadata"] = json_rows(metadata_table(db, run_id));
-  auto tables = run_tables(db, run_id, percentiles);
+  run["metadata"] = json_rows(metadata_table(v));
+  auto tables = run_tables(v, percentiles);
   for (const char* name : {"stores", "phases", "parts", "steps", "server"}) {
     run[name] = Json::array();
     for (const auto& t : tables)
       if (t.name == name) run[name] = json_rows(t);
   }
   Json hints = Json::array();
-  for (const auto& h : compute_hints(db, run_id)) {
+  for (const auto& h : v.hints) {
     Json o;
     o["kind"] = h.kind;
     o["store"] = h.store.empty() ? Json(nullptr) : Json(h.store);
@@ -258,9 +265,9 @@ std::vector<LeadTable> tables_named(Database& db, const std::vector<int64_t>& ru
   for (int64_t id : runs) {
     std::vector<ReportTable> ts;
     if (name == "runs")
-      ts.push_back(run_row_table(db, id));
+      ts.push_back(run_row_table(load_run_view(db, id, percentiles, false)));
     else if (name == "metadata")
-      ts.push_back(metadata_table(db, id));
+      ts.push_back(metadata_table(load_run_view(db, id, percentiles, false)));
     else if (name == "timeline" || name == "process_samples" || name == "host_samples" ||
              name == "events")
       ts = series_tables(db, id, percentiles);
@@ -372,10 +379,7 @@ void write_json_document(Database& db, const std::vector<int64_t>& run_ids,
 void write_group_json_document(Database& db, const std::string& group, int processes,
                                const std::vector<std::string>& problems,
                                const PercentileList& percentiles, std::ostream& out) {
-  std::vector<int64_t> ids;
-  auto r = db.prepare("SELECT run_id FROM runs WHERE run_group = ? ORDER BY process_index, run_id");
-  r.bind(1, group);
-  while (r.step()) ids.push_back(r.column_int(0));
+  const std::vector<int64_t> ids = load_group_run_ids(db, group);
   // The processes of one group are parts of one load, not runs to compare with each other.
   Json doc = json_document(db, ids, percentiles, false);
   doc["comparison"] = Json::array();
@@ -406,9 +410,7 @@ void print_csv_table(Database& db, const std::vector<int64_t>& run_ids, const st
 }
 
 std::vector<int64_t> report_runs(Database& db, const std::vector<int64_t>& run_ids) {
-  std::vector<int64_t> out;
-  auto r = db.prepare("SELECT run_id FROM runs ORDER BY run_id");
-  while (r.step()) out.push_back(r.column_int(0));
+  std::vector<int64_t> out = load_run_ids(db);
   if (run_ids.empty()) return out;
   for (int64_t id : run_ids)
     if (std::find(out.begin(), out.end(), id) == out.end())
@@ -438,18 +440,13 @@ void print_report(Database& db, const std::vector<int64_t>& run_ids, ReportForma
   if (runs.empty()) out << db.path() << " holds no runs yet\n";
   auto compared = run_ids.size() >= 2 ? comparison_tables(db, run_ids) : std::vector<ReportTable>{};
   for (auto& t : difference_tables(db, run_ids)) compared.push_back(std::move(t));
-  auto r = db.prepare(
-      "SELECT run_id, name, started_ts_us, status, ended_ts_us, client_host, error "
-      "FROM runs WHERE run_id = ?");
   for (size_t i = 0; i < runs.size(); ++i) {
     if (i) out << "\n";
-    r.bind(1, runs[i]);
-    r.step();
-    print_run_header(r, out);
-    print_run_metadata(db, runs[i], out);
-    print_run_summary(db, runs[i], out, percentiles);
+    const RunView v = load_run_view(db, runs[i], percentiles);
+    print_run_header(v, out);
+    print_run_metadata(v, out);
+    print_summary(v, db.path(), out, percentiles, 0);
     print_search_results(db, runs[i], out);
-    r.reset();
   }
   for (const auto& t : compared) {
     out << "\n";

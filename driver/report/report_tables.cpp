@@ -16,9 +16,7 @@
 namespace kv::drive {
 namespace cells {
 
-double opt(const Statement& s, int col) {
-  return s.is_null(col) ? std::nan("") : s.column_double(col);
-}
+double opt(const Row& s, int col) { return s.is_null(col) ? std::nan("") : s.column_double(col); }
 
 std::optional<double> raw(double v) {
   return std::isnan(v) ? std::nullopt : std::optional<double>(v);
@@ -34,7 +32,7 @@ using namespace cells;
 
 namespace {
 
-void add_steps(Database& db, int64_t run_id, std::vector<ReportTable>& out, bool keep_empty) {
+void add_steps(const RunView& v, std::vector<ReportTable>& out, bool keep_empty) {
   ReportTable machine{
       "steps",
       "per step and store",
@@ -47,13 +45,7 @@ void add_steps(Database& db, int64_t run_id, std::vector<ReportTable>& out, bool
   machine.header = machine.keys;
   std::vector<std::string> stores, steps;
   std::map<std::pair<std::string, std::string>, std::array<double, 5>> cells;
-  auto s = db.prepare(
-      "SELECT step, store, protocol, write_req_per_s, read_req_per_s, write_mib_per_s, "
-      "read_mib_per_s, "
-      "write_p99_us, read_p99_us, errors FROM step_summary WHERE run_id = ? AND step IS NOT NULL "
-      "ORDER BY first_phase_id");
-  s.bind(1, run_id);
-  while (s.step()) {
+  for (const Row& s : v.steps.rows) {
     std::string step = s.column_text(0), store = s.column_text(1);
     if (std::find(steps.begin(), steps.end(), step) == steps.end()) steps.push_back(step);
     if (std::find(stores.begin(), stores.end(), store) == stores.end()) stores.push_back(store);
@@ -103,13 +95,9 @@ struct StoreRow {
 
 std::vector<StoreRow> store_rows(Database& db, int64_t run_id) {
   std::vector<StoreRow> out;
-  auto s = db.prepare(
-      "SELECT store, protocol, write_req_per_s, read_req_per_s, write_p99_us, "
-      "read_p99_us FROM store_summary WHERE run_id = ? ORDER BY target_id");
-  s.bind(1, run_id);
-  while (s.step())
+  for (const Row& s : load_store_summary(db, run_id).rows)
     out.push_back(
-        {s.column_text(0), s.column_text(1), {opt(s, 2), opt(s, 3), opt(s, 4), opt(s, 5)}});
+        {s.column_text(0), s.column_text(8), {opt(s, 1), opt(s, 2), opt(s, 3), opt(s, 4)}});
   return out;
 }
 
@@ -172,7 +160,7 @@ void add_time_went(const RunTimeWent& went, int64_t phase_id, const std::string&
 // What kvmon saw of each phase (phase_report): load average at its end, the store process's
 // peak RSS, swap and CPU seconds, beside kvdrive's own CPU (the parallel-writers study's
 // client-vs-server CPU). Left out when kvmon did not watch the run.
-void add_server_side(Database& db, int64_t run_id, std::vector<ReportTable>& out, bool keep_empty) {
+void add_server_side(const RunView& v, std::vector<ReportTable>& out, bool keep_empty) {
   ReportTable t{"server",
                 "server side, per phase (kvmon)",
                 {"store", "phase", "load1", "load5", "load15", "peak RSS MiB", "peak swap MiB",
@@ -182,18 +170,13 @@ void add_server_side(Database& db, int64_t run_id, std::vector<ReportTable>& out
                 {},
                 {},
                 {}};
-  auto s = db.prepare(
-      "SELECT store, phase, MAX(load1), MAX(load5), MAX(load15), MAX(peak_rss_kib), "
-      "MAX(peak_swap_kib), MAX(store_cpu_s), MAX(client_cpu_user_s), MAX(client_cpu_system_s) "
-      "FROM phase_report WHERE run_id = ? GROUP BY phase_id ORDER BY phase_id");
-  s.bind(1, run_id);
   bool any = false;
-  while (s.step()) {
+  for (const Row& s : v.server.rows) {
     for (int c = 2; c <= 6; ++c) any = any || !s.is_null(c);
     auto mib = [&](int col) {
-      auto v = opt(s, col);
-      return ReportCell{std::isnan(v) ? "-" : fmt_fixed(v / 1024, 1),
-                        std::isnan(v) ? std::nullopt : std::optional<double>(v)};
+      const double kib = opt(s, col);
+      return ReportCell{std::isnan(kib) ? "-" : fmt_fixed(kib / 1024, 1),
+                        std::isnan(kib) ? std::nullopt : std::optional<double>(kib)};
     };
     t.rows.push_back({text(s.column_text(0)), text(s.column_text(1)), fixed(opt(s, 2), 2),
                       fixed(opt(s, 3), 2), fixed(opt(s, 4), 2), mib(5), mib(6), fixed(opt(s, 7), 2),
@@ -204,19 +187,17 @@ void add_server_side(Database& db, int64_t run_id, std::vector<ReportTable>& out
 
 std::vector<ReportTable> run_tables(Database& db, int64_t run_id, const PercentileList& percentiles,
                                     bool keep_empty) {
+  return run_tables(load_run_view(db, run_id, percentiles, false), percentiles, keep_empty);
+}
+
+std::vector<ReportTable> run_tables(const RunView& v, const PercentileList& percentiles,
+                                    bool keep_empty) {
   std::vector<ReportTable> out;
-  add_steps(db, run_id, out, keep_empty);
+  add_steps(v, out, keep_empty);
   // write: the sets of load phases, read: the gets of read phases, mixed: every answered
   // request of mixed phases; each per wall second of those phases (the mixed column only when
   // the run had a mixed phase).
-  bool any_mixed = false;
-  {
-    auto m = db.prepare(
-        "SELECT COUNT(*) FROM store_summary WHERE run_id = ? AND "
-        "mixed_req_per_s IS NOT NULL");
-    m.bind(1, run_id);
-    any_mixed = m.step() && m.column_int(0) > 0;
-  }
+  const bool any_mixed = v.any_mixed;
   ReportTable stores{
       "stores",
       "per store",
@@ -231,11 +212,7 @@ std::vector<ReportTable> run_tables(Database& db, int64_t run_id, const Percenti
     stores.header.insert(stores.header.begin() + 6, "mixed p99 ms");
     stores.keys.insert(stores.keys.begin() + 6, "mixed_p99_us");
   }
-  auto s = db.prepare(
-      "SELECT store, write_req_per_s, read_req_per_s, write_p99_us, read_p99_us, errors, "
-      "mixed_req_per_s, mixed_p99_us FROM store_summary WHERE run_id = ? ORDER BY target_id");
-  s.bind(1, run_id);
-  while (s.step()) {
+  for (const Row& s : v.stores.rows) {
     std::vector<ReportCell> row{text(s.column_text(0)), count(opt(s, 1)), count(opt(s, 2)),
                                 ms(opt(s, 3)),          ms(opt(s, 4)),    count(opt(s, 5))};
     if (any_mixed) {
@@ -247,7 +224,7 @@ std::vector<ReportTable> run_tables(Database& db, int64_t run_id, const Percenti
   if (stores.rows.empty() && !keep_empty) return out;
   out.push_back(std::move(stores));
   // The percentiles asked for (--percentiles), from each phase's histogram, then the max.
-  const PhasePercentiles pct = run_percentiles(db, run_id, percentiles);
+  const PhasePercentiles& pct = v.percentiles;
   ReportTable phases{
       "phases",
       "per phase and op",
@@ -266,20 +243,12 @@ std::vector<ReportTable> run_tables(Database& db, int64_t run_id, const Percenti
   phases.keys.insert(phases.keys.end(),
                      {"lat_max_us", "hits", "misses", "errors", "timeouts", "wrong", "status"});
   // Rate mode: the requests due before each phase's end that never left (NULL: closed loop).
-  std::map<std::pair<int64_t, std::string>, double> dropped;
-  {
-    auto d = db.prepare(
-        "SELECT d.phase_id, d.op, SUM(d.dropped) FROM driver_seconds d JOIN phases p USING "
-        "(phase_id) WHERE p.run_id = ? AND d.warmup = 0 GROUP BY d.phase_id, d.op");
-    d.bind(1, run_id);
-    while (d.step())
-      if (!d.is_null(2)) dropped[{d.column_int(0), d.column_text(1)}] = d.column_double(2);
-  }
+  const auto& dropped = v.dropped;
   phases.header.emplace_back("dropped");
   phases.keys.emplace_back("dropped");
   // For machines, beside lat_<p>_us: each part's <part>_<p>_us (the parts table shows them).
-  const PartPercentiles parts = run_part_percentiles(db, run_id, percentiles);
-  const RunTimeWent went = run_time_went(db, run_id, percentiles);
+  const PartPercentiles& parts = v.parts;
+  const RunTimeWent& went = v.time_went;
   ReportTable parts_table = parts_table_for();
   phases.shown = phases.keys.size();
   for (const char* part : kLatencyParts) {
@@ -290,12 +259,7 @@ std::vector<ReportTable> run_tables(Database& db, int64_t run_id, const Percenti
     }
   }
   // A search run: a step column after op, in the phases and parts tables (machines: search_step).
-  bool searched = false;
-  {
-    auto q = db.prepare("SELECT COUNT(*) FROM search_steps WHERE run_id = ?");
-    q.bind(1, run_id);
-    searched = q.step() && q.column_int(0) > 0;
-  }
+  const bool searched = v.searched;
   if (searched) {
     for (ReportTable* t : {&phases, &parts_table}) {
       t->header.insert(t->header.begin() + 3, "step");
@@ -303,15 +267,7 @@ std::vector<ReportTable> run_tables(Database& db, int64_t run_id, const Percenti
     }
     ++phases.shown;
   }
-  auto p = db.prepare(
-      "SELECT store, phase, op, ops, seconds, req_per_s, mib_per_s, lat_mean_us, phase_id, "
-      "lat_max_us, hits, misses, errors, timeouts, wrong, status, failed_per_s, "
-      "(SELECT json_extract(x.parameters, '$.verify') FROM phases x WHERE x.phase_id = "
-      "phase_summary.phase_id), "
-      "(SELECT s.ordinal + 1 FROM search_steps s WHERE s.phase_id = phase_summary.phase_id) "
-      "FROM phase_summary WHERE run_id = ? ORDER BY phase_id, op DESC");
-  p.bind(1, run_id);
-  while (p.step()) {
+  for (const Row& p : v.phases.rows) {
     bool get = p.column_text(2) == "get";
     auto get_only = [&](int col) { return get ? count(opt(p, col)) : text("-"); };
     // Gets are checked only with --verify: without it none was, and "0 wrong" would claim
@@ -357,7 +313,7 @@ std::vector<ReportTable> run_tables(Database& db, int64_t run_id, const Percenti
                          "lat_p50_us",   "lat_p999_us", "status",  "errors",     "dropped"};
   out.push_back(std::move(phases));
   if (!parts_table.rows.empty() || keep_empty) out.push_back(std::move(parts_table));
-  add_server_side(db, run_id, out, keep_empty);
+  add_server_side(v, out, keep_empty);
   return out;
 }
 
@@ -368,19 +324,13 @@ namespace {
 // target position: "target 1").
 std::map<std::pair<std::string, std::string>, std::string> run_facts(Database& db, int64_t run) {
   std::map<std::pair<std::string, std::string>, std::string> out;
-  auto p = db.prepare("SELECT parameters FROM runs WHERE run_id = ?");
-  p.bind(1, run);
-  if (p.step() && !p.is_null(0)) {
-    auto j = nlohmann::json::parse(p.column_text(0), nullptr, false);
+  if (const auto params = load_run_parameters(db, run)) {
+    auto j = nlohmann::json::parse(*params, nullptr, false);
     if (j.is_object())
       for (const auto& [k, v] : j.items())
         out[{"parameter", k}] = v.is_string() ? v.get<std::string>() : v.dump();
   }
-  auto m = db.prepare(
-      "SELECT t.ordinal, m.name, m.value FROM run_metadata m "
-      "LEFT JOIN targets t ON t.target_id = m.target_id WHERE m.run_id = ?");
-  m.bind(1, run);
-  while (m.step()) {
+  for (const Row& m : load_run_settings(db, run).rows) {
     const std::string scope =
         m.is_null(0) ? "client" : "target " + std::to_string(m.column_int(0) + 1);
     out[{scope, m.column_text(1)}] = m.is_null(2) ? "-" : m.column_text(2);

@@ -11,6 +11,7 @@
 
 #include "kvbench/sqlite.hpp"
 #include "view/percentiles.hpp"
+#include "view/run_view.hpp"
 
 namespace kv::drive {
 
@@ -36,8 +37,8 @@ struct ReportTable {
 
 // Cells from the results file's values (NaN: unknown, shown "-").
 namespace cells {
-double opt(const Statement& s, int col);  // the column's value, NaN for NULL
-std::optional<double> raw(double v);      // nullopt for NaN
+double opt(const Row& s, int col);    // the column's value, NaN for NULL
+std::optional<double> raw(double v);  // nullopt for NaN
 ReportCell text(std::string s);
 ReportCell count(double v);  // "12,345"
 ReportCell ms(double us);    // a value stored in µs, shown in ms: "0.250"
@@ -50,6 +51,9 @@ ReportCell fixed(double v, int decimals);
 // latency and its parts, a row each: "where the time went") and server. Tables with no rows are
 // left out (a run without measurements gives none), unless `keep_empty`: then each is there,
 // rows or not (CSV prints its header), but steps_pivot, whose columns are the stores' steps.
+std::vector<ReportTable> run_tables(const RunView& view, const PercentileList& percentiles,
+                                    bool keep_empty = false);
+// The same of run `run_id`, loaded here.
 std::vector<ReportTable> run_tables(Database& db, int64_t run_id,
                                     const PercentileList& percentiles = default_percentiles(),
                                     bool keep_empty = false);

@@ -81,21 +81,7 @@ ReportTable steps_table(Database& db, int64_t run_id) {
   ReportTable t{"search_steps", "capacity search steps", {}, {}, {}, {}, {}};
   t.keys.assign(std::begin(kStepKeys), std::end(kStepKeys));
   t.header = t.keys;
-  auto q = db.prepare(
-      "SELECT t.uri, s.ordinal, s.offered_rate, s.achieved_rate, s.measured_us, s.requests, "
-      "s.failed, s.lat_p50_us, s.lat_p90_us, s.lat_p99_us, s.lat_p999_us, s.lat_p9999_us, "
-      "s.lat_max_us, s.slip_p50_us, s.slip_p99_us, s.busiest_thread_cpu_pct, "
-      "s.busiest_thread_wanted_pct, s.store_cpu_pct, s.swap_in_pages_per_s, "
-      "s.major_faults_per_s, s.psi_memory_full_pct, s.verdict, s.limit_reason, s.detail, "
-      "s.offered_rate = r.max_compliant_rate AND s.verdict = 'pass', s.cg_memory_high_events, "
-      "s.cg_memory_max_events, s.cg_oom_events, s.cg_cpu_throttled_pct, "
-      "s.cg_cpu_throttled_ms_per_s, s.server_calls, s.server_p50_us, s.server_p99_us, "
-      "s.server_p999_us, s.client_share_pct, s.run_delay_max_us "
-      "FROM search_steps s JOIN targets t USING (target_id) LEFT JOIN search_results r "
-      "ON r.run_id = s.run_id AND r.target_id = s.target_id WHERE s.run_id = ? "
-      "ORDER BY t.ordinal, s.ordinal");
-  q.bind(1, run_id);
-  while (q.step()) {
+  for (const Row& q : load_search_steps(db, run_id).rows) {
     // A percentile of fewer requests than it needs (one beyond it) is noise: n/a for people,
     // the value as computed for machines.
     const double n = q.is_null(5) ? 0 : q.column_double(5);
@@ -161,20 +147,15 @@ ReportTable searches_table(Database& db, int64_t run_id) {
       {}};
   t.header = t.keys;
   const auto objective = search_objective(db, run_id);
-  auto q = db.prepare(
-      "SELECT t.uri, r.max_compliant_rate, l.ordinal, l.offered_rate, l.limit_reason, l.detail, "
-      "r.client_bound_rate, (SELECT count(*) FROM search_steps s WHERE s.run_id = r.run_id AND "
-      "s.target_id = r.target_id), r.stopped, r.summary FROM search_results r "
-      "JOIN targets t USING (target_id) LEFT JOIN search_steps l ON l.phase_id = "
-      "r.limiting_phase_id WHERE r.run_id = ? ORDER BY t.ordinal");
-  q.bind(1, run_id);
-  auto txt = [&](int col) { return text(q.is_null(col) ? "-" : q.column_text(col)); };
-  while (q.step())
+  const Rows results = load_search_results(db, run_id);
+  for (const Row& q : results.rows) {
+    auto txt = [&](int col) { return text(q.is_null(col) ? "-" : q.column_text(col)); };
     t.rows.push_back({text(q.column_text(0)), text(slo_text(objective)),
                       fixed(objective ? objective->min_achieved : kNaN, 2), count(opt(q, 1)),
                       count(q.is_null(2) ? kNaN : static_cast<double>(q.column_int(2) + 1)),
                       count(opt(q, 3)), txt(4), txt(5), count(opt(q, 6)), count(opt(q, 7)), txt(8),
                       txt(9)});
+  }
   return t;
 }
 
@@ -259,10 +240,9 @@ std::string summary_of(const ReportTable& searches, const std::string& store) {
 }  // namespace
 
 std::optional<SearchObjective> search_objective(Database& db, int64_t run_id) {
-  auto p = db.prepare("SELECT parameters FROM runs WHERE run_id = ?");
-  p.bind(1, run_id);
-  if (!p.step() || p.is_null(0)) return std::nullopt;
-  auto j = nlohmann::json::parse(p.column_text(0), nullptr, false);
+  const auto params = load_run_parameters(db, run_id);
+  if (!params) return std::nullopt;
+  auto j = nlohmann::json::parse(*params, nullptr, false);
   if (!j.is_object() || !j.contains("search") || !j["search"].is_object()) return std::nullopt;
   const auto& s = j["search"];
   SearchObjective o;
