@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/loop/event_client.hpp"
 #include "engine/loop/event_worker.hpp"
 #include "engine/second_cutter.hpp"
 #include "kvbench/clock.hpp"
@@ -194,7 +195,7 @@ class Workers {
 
   // Worker t runs the clients [t * conns, (t + 1) * conns) into slots[t].
   void start(const PhasePlan& plan, const WorkloadSpec& w,
-             std::vector<std::unique_ptr<StoreClient>>& clients, const ValueTable& values,
+             std::vector<std::unique_ptr<EventClient>>& clients, const ValueTable& values,
              std::vector<std::unique_ptr<StatsSlot>>& slots, int64_t start_ns,
              const std::atomic<bool>& stop, const std::atomic<bool>& abort) {
     const size_t n = slots.size();
@@ -211,7 +212,7 @@ class Workers {
     for (size_t t = 0; t < n; ++t) {
       threads_.emplace_back([&, t, first, count, conns, start_ns] {
         tids_[t].store(::gettid());
-        std::span<const std::unique_ptr<StoreClient>> mine(clients.data() + t * conns, conns);
+        std::span<const std::unique_ptr<EventClient>> mine(clients.data() + t * conns, conns);
         run_event_worker(WorkerContext{plan, w, values, mine, *slots[t], first + t, count, start_ns,
                                        stop, abort, clock_});
         const std::optional<SchedStat> last = thread_schedstat(::gettid());
@@ -388,7 +389,7 @@ double thread_wanted_fraction(uint64_t wanted_delta_ns, uint64_t spin_ns, double
 // The collector: wakes on each row's end (or the duration's, or the last worker's), cuts,
 // builds the row and decides whether the phase goes on.
 PhaseResult run_phase(const PhasePlan& plan, const WorkloadSpec& w,
-                      std::vector<std::unique_ptr<StoreClient>>& clients, const ValueTable& values,
+                      std::vector<std::unique_ptr<EventClient>>& clients, const ValueTable& values,
                       const std::atomic<bool>& stop, const std::function<void(int64_t)>& on_start,
                       const std::function<void(const SecondReport&)>& on_second, LoopClock& clock) {
   const size_t n = clients.size() / static_cast<size_t>(w.connections);  // workers

@@ -8,11 +8,11 @@
 #include <memory>
 #include <vector>
 
+#include "engine/client_options.hpp"
 #include "engine/loop_clock.hpp"
 #include "engine/run_status.hpp"
 #include "stats/interval_stats.hpp"
 #include "stats/second_report.hpp"
-#include "store/store_client.hpp"
 #include "workload/phase_plan.hpp"
 #include "workload/workload.hpp"
 
@@ -41,7 +41,7 @@ struct PhaseResult {
 // rows' times, SecondCutter; the workers' loops; the collector's waits): a test's simulated
 // clock runs the phase in virtual time, and may step or slew its wall clock.
 PhaseResult run_phase(const PhasePlan& plan, const WorkloadSpec& w,
-                      std::vector<std::unique_ptr<StoreClient>>& clients, const ValueTable& values,
+                      std::vector<std::unique_ptr<EventClient>>& clients, const ValueTable& values,
                       const std::atomic<bool>& stop,
                       const std::function<void(int64_t started_ts_us)>& on_start,
                       const std::function<void(const SecondReport&)>& on_second,

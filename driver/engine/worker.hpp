@@ -12,9 +12,9 @@
 #include <memory>
 #include <span>
 
+#include "engine/client_options.hpp"
 #include "engine/loop_clock.hpp"
 #include "stats/interval_stats.hpp"
-#include "store/store_client.hpp"
 #include "workload/phase_plan.hpp"
 #include "workload/workload.hpp"
 
@@ -24,7 +24,7 @@ struct WorkerContext {
   const PhasePlan& plan;
   const WorkloadSpec& workload;
   const ValueTable& values;
-  std::span<const std::unique_ptr<StoreClient>> clients;  // this worker's EventClients
+  std::span<const std::unique_ptr<EventClient>> clients;  // this worker's EventClients
   StatsSlot& slot;
   uint64_t index;                  // this worker, 0..count-1
   uint64_t count;                  // workers in the phase

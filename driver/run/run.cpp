@@ -45,7 +45,7 @@ struct PhaseSlot {
 
 // Runs one phase and records it. Returns how it ended (and why, when not completed).
 RunEnd run_one_phase(const RunOptions& opts, const PhaseSlot& at, const WorkloadSpec& w,
-                     PhaseKind kind, std::vector<std::unique_ptr<StoreClient>>& clients,
+                     PhaseKind kind, std::vector<std::unique_ptr<EventClient>>& clients,
                      ResultsWriter& writer, const ValueTable& values, const std::atomic<bool>& stop,
                      StepRun* step = nullptr) {
   PhasePlan plan = plan_phase(kind, w);
@@ -177,7 +177,7 @@ bool wait_for_phase(const RunOptions& opts, int ordinal, int phase, const std::a
 RunEnd run_target(const RunOptions& opts, const TargetSpec& spec, int64_t run_id, int ordinal,
                   ResultsWriter& writer, Database& db, Monitors& monitors, const ValueTable& values,
                   const std::atomic<bool>& stop) {
-  std::vector<std::unique_ptr<StoreClient>> clients;
+  std::vector<std::unique_ptr<EventClient>> clients;
   int64_t target_id = 0;
   int phase_ordinal = 0;
   StoreStatsPoller stats(spec, 1'000'000, std::min<int64_t>(opts.client.timeout_us, 1'000'000));

@@ -7,10 +7,11 @@
 #include <string>
 #include <vector>
 
+#include "engine/client_options.hpp"
 #include "engine/phase_runner.hpp"
 #include "engine/run_status.hpp"
 #include "kvbench/sqlite.hpp"
-#include "store/store_client.hpp"
+#include "store/target_uri.hpp"
 #include "workload/scenario.hpp"
 #include "workload/search_options.hpp"
 #include "workload/workload.hpp"

@@ -1,5 +1,5 @@
 // OpStatus: the outcome of one request, as a store client returns it and stats/ counts it.
-// Apart from store_client.hpp so that stats/ can count outcomes without seeing a client.
+// Apart from the client so that stats/ can count outcomes without seeing one.
 #pragma once
 
 #include <cstdint>

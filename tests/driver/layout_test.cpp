@@ -89,8 +89,8 @@ TEST(DriverLayout, IncludesFollowTheArrows) {
 TEST(DriverLayout, RulesRefuseUpwardIncludes) {
   EXPECT_FALSE(allowed(rules().at("report"), "run/run.hpp"));
   EXPECT_FALSE(allowed(rules().at("store"), "workload/workload.hpp"));
-  EXPECT_FALSE(allowed(rules().at("workload"), "store/store_client.hpp"));
-  EXPECT_FALSE(allowed(rules().at("stats"), "store/store_client.hpp"));
+  EXPECT_FALSE(allowed(rules().at("workload"), "store/target_uri.hpp"));
+  EXPECT_FALSE(allowed(rules().at("stats"), "store/target_uri.hpp"));
   EXPECT_TRUE(allowed(rules().at("stats"), "store/op_status.hpp"));
   EXPECT_TRUE(allowed(rules().at("report"), "kvbench/sqlite.hpp"));
   // The arrows run one way: cli → run → search → engine.

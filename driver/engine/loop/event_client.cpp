@@ -212,9 +212,9 @@ size_t append_handshake(const TargetSpec& spec, std::string& out) {
   return n;
 }
 
-std::vector<std::unique_ptr<StoreClient>> connect_event_clients(const TargetSpec& spec, size_t n,
+std::vector<std::unique_ptr<EventClient>> connect_event_clients(const TargetSpec& spec, size_t n,
                                                                 const ClientOptions& opts) {
-  std::vector<std::unique_ptr<StoreClient>> clients;
+  std::vector<std::unique_ptr<EventClient>> clients;
   std::shared_ptr<const st::TlsContext> tls;
   if (spec.tls.enabled) tls = std::make_shared<const st::TlsContext>(spec.tls);
   std::shared_ptr<const st::SlotMap> slots;

@@ -1,4 +1,5 @@
-// EventClient: a StoreClient whose requests go through the event-loop engine
+// EventClient: one connection (or one pool, for memcached; one set of node connections, for a
+// Redis Cluster) to a store, whose requests go through the event-loop engine
 // (loop/event_worker.hpp), not through a client library. It owns one
 // connected socket per server of its target (one for Redis, one per pool member for memcached)
 // between phases; during a phase the worker thread's event loop adopts the sockets, drives them
@@ -17,8 +18,10 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/client_options.hpp"
+#include "kvbench/result.hpp"
 #include "store/memcached_ring.hpp"
-#include "store/store_client.hpp"
+#include "store/target_uri.hpp"
 
 namespace kv::drive {
 namespace loop {
@@ -36,7 +39,7 @@ struct SocketAddress {
   socklen_t len = 0;
 };
 
-class EventClient final : public StoreClient {
+class EventClient final {
  public:
   // A TLS target's connections use `tls` (built from spec.tls when null; shared by the clients
   // of one target: connect_event_clients builds it once).
@@ -44,14 +47,19 @@ class EventClient final : public StoreClient {
   EventClient(TargetSpec spec, ClientOptions opts,
               std::shared_ptr<const store::TlsContext> tls = nullptr,
               std::shared_ptr<const store::SlotMap> slots = nullptr);
-  ~EventClient() override;
+  ~EventClient();
   EventClient(const EventClient&) = delete;
   EventClient& operator=(const EventClient&) = delete;
 
-  Result<void> connect() override;
-  std::string server_version() override;
-  bool follows_redirects() const override { return spec_.cluster; }
-  std::vector<std::string> pool_servers() const override;
+  // Connects (and authenticates / selects the database). Error: why, naming the server.
+  Result<void> connect();
+  // The server's version as it reports it; empty if unknown.
+  std::string server_version();
+  // Follows Redis Cluster redirects (and counts them, StatsSlot::add_redirect).
+  bool follows_redirects() const { return spec_.cluster; }
+  // A memcached pool: its servers as HOST:PORT, in the URI's order (the per-server counts,
+  // StatsSlot::add_pool); empty for any other target.
+  std::vector<std::string> pool_servers() const;
   // A memcached pool whose servers are counted apart (pool_servers() not empty).
   bool is_pool() const noexcept {
     return spec_.protocol == Protocol::memcached && spec_.servers.size() > 1;
@@ -90,8 +98,12 @@ class EventClient final : public StoreClient {
   loop::TransportFactory* transports() const noexcept { return transports_.get(); }
   // The loop gave up `n` requests at Ctrl-C after (part of) them were sent.
   void count_abandoned(uint64_t n) noexcept { abandoned_ += n; }
+  // Requests given up at an interrupt after (part of) them had been sent: the store may have
+  // counted them although kvdrive did not. Read once the worker has stopped.
+  uint64_t abandoned() const noexcept { return abandoned_; }
 
  private:
+  uint64_t abandoned_ = 0;
   TargetSpec spec_;
   ClientOptions opts_;
   std::unique_ptr<MemcachedRing> ring_;
@@ -104,7 +116,7 @@ class EventClient final : public StoreClient {
 };
 
 // Connects n EventClients to the target; throws std::runtime_error naming it if any cannot.
-std::vector<std::unique_ptr<StoreClient>> connect_event_clients(const TargetSpec& spec, size_t n,
+std::vector<std::unique_ptr<EventClient>> connect_event_clients(const TargetSpec& spec, size_t n,
                                                                 const ClientOptions& opts);
 
 // What a new connection to `spec` sends before any request: Redis AUTH and SELECT as needed

@@ -92,7 +92,7 @@ void Worker::refresh_slots(int64_t now) {
     return;  // a failed read: tried again after the interval (the router still wants one)
   }
   if (!router->refresh_due(now)) return;
-  const auto& client = static_cast<const EventClient&>(*ctx.clients[0]);
+  const auto& client = (*ctx.clients[0]);
   refresh_.start(router->nodes(), client.spec(), client.tls_context(), client.options().timeout_us);
 }
 
@@ -153,11 +153,9 @@ void Worker::note_answer_slow(const HostPort& node) {
 void Worker::start_users() {
   const size_t n = ctx.clients.size();
   depth_ = static_cast<size_t>(ctx.workload.pipeline);
-  if (n > 0)
-    late_ns = std::max(
-        kEndGraceNs, static_cast<const EventClient&>(*ctx.clients[0]).options().timeout_us * 1000);
+  if (n > 0) late_ns = std::max(kEndGraceNs, (*ctx.clients[0]).options().timeout_us * 1000);
   for (size_t c = 0; c < n; ++c) {
-    auto& client = static_cast<EventClient&>(*ctx.clients[c]);
+    auto& client = (*ctx.clients[c]);
     if (c == 0 && client.slot_map())
       router = std::make_unique<st::ClusterRouter>(*client.slot_map());
     // Each connection is a stream of its own among every connection of the phase.

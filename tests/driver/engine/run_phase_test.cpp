@@ -32,7 +32,7 @@ struct SimPhase {
   SimStore store;
   WorkloadSpec w;
   ClientOptions options;
-  std::vector<std::unique_ptr<StoreClient>> clients;
+  std::vector<std::unique_ptr<EventClient>> clients;
   std::vector<SecondReport> rows;
   std::atomic<bool> stop{false};
 
