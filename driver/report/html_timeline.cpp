@@ -1,6 +1,7 @@
 // The HTML report's timeline: one set of panels over a run's wall time (throughput, latency
 // percentiles per second, the store's memory and CPU from kvmon, the host), with the hints and
-// kvmon's events as markers. The queries and the SVG of html_report.cpp's largest section.
+// kvmon's events as markers. The SVG of html_report.cpp's largest section; view/timeline.hpp
+// reads what it draws.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -17,6 +18,7 @@
 #include "report/svg_chart.hpp"
 #include "report/text_table.hpp"
 #include "view/hints.hpp"
+#include "view/timeline.hpp"
 
 namespace kv::drive {
 namespace {
@@ -24,38 +26,12 @@ namespace {
 using svg::escape_xml;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
+// The x of a time: seconds since the run started.
 struct Window {
-  int64_t t0, t1;
-  double x(int64_t ts) const { return static_cast<double>(ts - t0) / 1e6; }
-  double seconds() const { return std::max(1.0, x(t1)); }
+  TimelineWindow span;
+  double x(int64_t ts) const { return static_cast<double>(ts - span.start_us) / 1e6; }
+  double seconds() const { return std::max(1.0, x(span.end_us)); }
 };
-
-Window run_window(Database& db, int64_t run_id) {
-  auto s = db.prepare(
-      "SELECT r.started_ts_us, MAX(COALESCE(r.ended_ts_us, 0), "
-      "COALESCE((SELECT MAX(d.ts_us + d.interval_us) FROM driver_seconds d JOIN phases p "
-      "USING (phase_id) WHERE p.run_id = r.run_id), 0)) FROM runs r WHERE r.run_id = ?");
-  s.bind(1, run_id);
-  s.step();
-  return {s.column_int(0), std::max(s.column_int(0), s.column_int(1))};
-}
-
-struct TargetInfo {
-  int64_t id;
-  int ordinal;
-  std::string uri, protocol;
-};
-
-std::vector<TargetInfo> targets_of(Database& db, int64_t run_id) {
-  std::vector<TargetInfo> out;
-  auto s = db.prepare(
-      "SELECT target_id, ordinal, uri, protocol FROM targets WHERE run_id = ? ORDER BY ordinal");
-  s.bind(1, run_id);
-  while (s.step())
-    out.push_back(
-        {s.column_int(0), static_cast<int>(s.column_int(1)), s.column_text(2), s.column_text(3)});
-  return out;
-}
 
 // Adds (x, y) to a series, first a gap (NaN) if x is more than `gap` after the last point.
 void add_point(svg::Series& s, double x, double y, double gap) {
@@ -66,56 +42,38 @@ void add_point(svg::Series& s, double x, double y, double gap) {
 // kvmon's events of the stores' processes as markers on every panel (#20): cgroup memory events,
 // OOM kills, exits and restarts, at most kMaxEventMarkers of them (the first ones), labelled
 // by what happened.
-void add_kvmon_markers(Database& db, const std::vector<TargetInfo>& targets, const Window& w,
+void add_kvmon_markers(const std::vector<StoreEvent>& events, const Window& w,
                        const std::vector<svg::Chart*>& charts) {
-  constexpr int64_t kMaxEventMarkers = 12;
-  std::set<int64_t> instances;
-  for (const auto& t : targets)
-    if (auto inst = store_instance(db, t.id)) instances.insert(*inst);
-  int64_t n = 0;
-  for (int64_t inst : instances) {
-    auto e = db.prepare(
-        "SELECT ts_us, kind, message FROM events WHERE instance_id = ? AND ts_us BETWEEN ? AND ? "
-        "AND kind IN ('cgroup_high', 'cgroup_max', 'cgroup_oom', 'cgroup_oom_kill', "
-        "'cgroup_failcnt', 'cgroup_under_oom', 'cgroup_swap_max', 'cgroup_swap_fail', "
-        "'target_exited', 'target_restarted', 'cgroup_psi_trigger') ORDER BY ts_us");
-    e.bind(1, inst).bind(2, w.t0).bind(3, w.t1);
-    while (e.step() && n < kMaxEventMarkers) {
-      const std::string kind = e.column_text(1);
-      std::string label = kind == "target_exited"        ? "store exited"
-                          : kind == "target_restarted"   ? "store restarted"
-                          : kind == "cgroup_oom_kill"    ? "OOM kill"
-                          : kind == "cgroup_failcnt"     ? "memory limit hit"
-                          : kind == "cgroup_psi_trigger" ? "pressure stall"
-                                                         : "memory." + kind.substr(7);
-      if (kind == "target_exited" && e.column_text(2).find("OOM killer") != std::string::npos)
-        label = "store OOM-killed";
-      ++n;
-      for (auto* c : charts) c->markers.push_back({w.x(e.column_int(0)), label});
-    }
+  constexpr size_t kMaxEventMarkers = 12;
+  for (size_t n = 0; n < events.size() && n < kMaxEventMarkers; ++n) {
+    const std::string& kind = events[n].kind;
+    std::string label = kind == "target_exited"        ? "store exited"
+                        : kind == "target_restarted"   ? "store restarted"
+                        : kind == "cgroup_oom_kill"    ? "OOM kill"
+                        : kind == "cgroup_failcnt"     ? "memory limit hit"
+                        : kind == "cgroup_psi_trigger" ? "pressure stall"
+                                                       : "memory." + kind.substr(7);
+    if (kind == "target_exited" && events[n].message.find("OOM killer") != std::string::npos)
+      label = "store OOM-killed";
+    for (auto* c : charts) c->markers.push_back({w.x(events[n].ts_us), label});
   }
 }
 
 // The store's cgroup memory and its limit (when it has one) on the memory panel (#20). A limit
 // far above everything else drawn (over 4x) would flatten the store's memory into the axis: it
 // is named in the cgroup line's legend instead.
-void add_cgroup_memory(Database& db, int64_t instance, const TargetInfo& t, const Window& w,
-                       svg::Chart& memory) {
-  auto s = db.prepare(
-      "SELECT ts_us, cg_memory_bytes, cg_memory_max_bytes FROM process_samples "
-      "WHERE instance_id = ? AND ts_us BETWEEN ? AND ? ORDER BY ts_us");
-  s.bind(1, instance).bind(2, w.t0).bind(3, w.t1);
+void add_cgroup_memory(const std::vector<CgroupMemorySample>& samples, const TimelineTarget& t,
+                       const Window& w, svg::Chart& memory) {
   svg::Series used = chart_series(t.uri + " cgroup memory", t.ordinal, false);
   svg::Series limit = chart_series(t.uri + " cgroup memory limit", t.ordinal, true);
   used.css_color = limit.css_color = "#7a0177";
   used.width = 1.2;
   bool any_limit = false;
-  while (s.step()) {
-    const double x = w.x(s.column_int(0));
-    add_point(used, x, s.is_null(1) ? kNaN : s.column_double(1) / 1048576.0, 5);
-    const bool limited = !s.is_null(2) && s.column_int(2) < INT64_MAX - 4095;
-    any_limit = any_limit || limited;
-    add_point(limit, x, limited ? s.column_double(2) / 1048576.0 : kNaN, 5);
+  for (const auto& s : samples) {
+    const double x = w.x(s.ts_us);
+    add_point(used, x, s.memory_bytes ? *s.memory_bytes / 1048576.0 : kNaN, 5);
+    any_limit = any_limit || s.limit_bytes.has_value();
+    add_point(limit, x, s.limit_bytes ? *s.limit_bytes / 1048576.0 : kNaN, 5);
   }
   auto drawn = [](const svg::Series& v) {
     return std::any_of(v.points.begin(), v.points.end(),
@@ -154,12 +112,34 @@ std::pair<int, const char*> second_percentile_color(double p, size_t index) {
   return {7 + static_cast<int>(index % 3), kOthers[index % 3]};
 }
 
-}  // namespace
+// The timeline's panels, all on the run's time axis.
+struct Panels {
+  svg::Chart rate;
+  std::map<int64_t, svg::Chart> latency;  // per target
+  svg::Chart memory, cpu, hit, load;
+  std::vector<svg::Chart*> all() {
+    std::vector<svg::Chart*> out{&rate};
+    for (auto& [id, c] : latency) out.push_back(&c);
+    for (auto* c : {&memory, &cpu, &hit, &load}) out.push_back(c);
+    return out;
+  }
+};
 
-void html_timeline(Database& db, int64_t run_id, const std::vector<Hint>& hints,
-                   const PercentileList& percentiles, std::ostream& out) {
-  Window w = run_window(db, run_id);
-  auto targets = targets_of(db, run_id);
+// The percentiles asked for as a list ("p50, p99, p99.9") and with their colours ("p50 green,
+// p99 orange ...").
+std::pair<std::string, std::string> percentile_legend(const PercentileList& percentiles) {
+  std::string listed, colors;
+  for (size_t k = 0; k < percentiles.values.size(); ++k) {
+    const std::string label = percentile_label(percentiles.values[k]);
+    listed += (k ? ", " : "") + label;
+    colors +=
+        (k ? ", " : "") + label + " " + second_percentile_color(percentiles.values[k], k).second;
+  }
+  return {listed, colors};
+}
+
+Panels make_panels(const Window& w, const std::vector<TimelineTarget>& targets,
+                   const std::string& listed) {
   svg::Axis time{
       "time since the run started (s)", svg::Scale::linear, 0.0, w.seconds(), true, {}, {}};
   auto panel = [&](std::string title, std::string ylabel, svg::Scale scale) {
@@ -171,101 +151,76 @@ void html_timeline(Database& db, int64_t run_id, const std::vector<Hint>& hints,
     c.y.scale = scale;
     return c;
   };
-  svg::Chart rate = panel("Throughput per second", "req/s", svg::Scale::linear);
-  std::map<int64_t, svg::Chart> latency;  // per target
-  std::string listed, colors;             // "p50, p99, p99.9"; "p50 green, p99 orange ..."
-  for (size_t k = 0; k < percentiles.values.size(); ++k) {
-    const std::string label = percentile_label(percentiles.values[k]);
-    listed += (k ? ", " : "") + label;
-    colors +=
-        (k ? ", " : "") + label + " " + second_percentile_color(percentiles.values[k], k).second;
-  }
+  Panels p;
+  p.rate = panel("Throughput per second", "req/s", svg::Scale::linear);
   for (const auto& t : targets)
-    latency[t.id] = panel("Latency per second: " + listed + " on " + t.uri + " (log scale)",
-                          "latency (ms)", svg::Scale::log);
-  svg::Chart memory = panel("Store memory: RSS, swap and the store's own used memory (one scale)",
-                            "MiB", svg::Scale::linear);
-  svg::Chart cpu = panel("Store process CPU", "CPU (% of one core)", svg::Scale::linear);
-  svg::Chart hit = panel("Hit ratio of reads per second", "hits (% of gets)", svg::Scale::linear);
-  hit.y.min = 0.0;
-  hit.y.max = 100.0;
-  svg::Chart load =
-      panel("Host load average (1 min)", "load1 (runnable tasks)", svg::Scale::linear);
-  std::vector<svg::Chart*> all{&rate};
-  for (auto& [id, c] : latency) all.push_back(&c);
-  for (auto* c : {&memory, &cpu, &hit, &load}) all.push_back(c);
-  // Shaded bands: which store (and phase, outside scenarios) ran when; scenario steps as
-  // boundary lines with the step's name.
-  bool steps = false;
-  {
-    auto s = db.prepare(
-        "SELECT t.protocol, p.name, p.started_ts_us, COALESCE(p.ended_ts_us, p.started_ts_us), "
-        "p.step, t.ordinal FROM phases p JOIN targets t USING (target_id) WHERE p.run_id = ? "
-        "ORDER BY p.phase_id");
-    s.bind(1, run_id);
-    std::vector<svg::Band> bands;
-    std::vector<svg::Marker> boundaries;
-    std::map<int64_t, svg::Band> per_target;
-    std::string last_step;
-    int64_t last_target = -1;
-    while (s.step()) {
-      steps = steps || !s.is_null(4);
-      bands.push_back(
-          {w.x(s.column_int(2)), w.x(s.column_int(3)), s.column_text(0) + " " + s.column_text(1)});
-      auto [it, fresh] = per_target.try_emplace(
-          s.column_int(5), svg::Band{bands.back().x0, bands.back().x1, s.column_text(0)});
-      if (!fresh) it->second.x1 = bands.back().x1;
-      std::string step = s.is_null(4) ? "" : s.column_text(4);
-      if (!step.empty() && (step != last_step || s.column_int(5) != last_target))
-        boundaries.push_back({bands.back().x0, step});
-      last_step = step;
-      last_target = s.column_int(5);
-    }
-    if (steps) {
-      bands.clear();
-      for (auto& [ord, b] : per_target) bands.push_back(b);
-    }
-    for (auto* c : all) {
-      c->bands = bands;
-      c->boundaries = boundaries;
-    }
-  }
-  for (const auto& h : hints)
-    if (h.ts_us && (h.kind == "swap_onset" || h.kind == "store_failed"))
-      for (auto* c : all)
-        c->markers.push_back({w.x(*h.ts_us), h.kind == "swap_onset" ? "swap onset" : "failures"});
-  add_kvmon_markers(db, targets, w, all);
+    p.latency[t.target_id] =
+        panel("Latency per second: " + listed + " on " + t.uri + " (log scale)", "latency (ms)",
+              svg::Scale::log);
+  p.memory = panel("Store memory: RSS, swap and the store's own used memory (one scale)", "MiB",
+                   svg::Scale::linear);
+  p.cpu = panel("Store process CPU", "CPU (% of one core)", svg::Scale::linear);
+  p.hit = panel("Hit ratio of reads per second", "hits (% of gets)", svg::Scale::linear);
+  p.hit.y.min = 0.0;
+  p.hit.y.max = 100.0;
+  p.load = panel("Host load average (1 min)", "load1 (runnable tasks)", svg::Scale::linear);
+  return p;
+}
 
-  // Driver seconds: req/s, the percentiles asked for (from each second's histogram), and the
-  // hit ratio of gets.
-  const RunSecondPercentiles pct = second_percentiles(db, run_id, percentiles);
-  int64_t stored_seconds = 0;  // seconds older than second_latency_buckets: the stored columns
-  for (const auto& [key, sp] : pct) stored_seconds += sp.from_histogram ? 0 : 1;
+// Shaded bands: which store (and phase, outside scenarios) ran when; scenario steps as
+// boundary lines with the step's name. True for a run of scenario steps.
+bool add_phase_bands(const std::vector<TimelinePhase>& phases, const Window& w,
+                     const std::vector<svg::Chart*>& charts) {
+  bool steps = false;
+  std::vector<svg::Band> bands;
+  std::vector<svg::Marker> boundaries;
+  std::map<int64_t, svg::Band> per_target;
+  std::string last_step;
+  int64_t last_target = -1;
+  for (const auto& p : phases) {
+    steps = steps || p.step.has_value();
+    bands.push_back({w.x(p.started_us), w.x(p.ended_us), p.protocol + " " + p.name});
+    auto [it, fresh] = per_target.try_emplace(
+        p.target_ordinal, svg::Band{bands.back().x0, bands.back().x1, p.protocol});
+    if (!fresh) it->second.x1 = bands.back().x1;
+    std::string step = p.step.value_or("");
+    if (!step.empty() && (step != last_step || p.target_ordinal != last_target))
+      boundaries.push_back({bands.back().x0, step});
+    last_step = step;
+    last_target = p.target_ordinal;
+  }
+  if (steps) {
+    bands.clear();
+    for (auto& [ord, b] : per_target) bands.push_back(b);
+  }
+  for (auto* c : charts) {
+    c->bands = bands;
+    c->boundaries = boundaries;
+  }
+  return steps;
+}
+
+// Driver seconds: req/s, the percentiles asked for (from each second's histogram), and the
+// hit ratio of gets.
+void add_driver_seconds(const std::vector<TimelineSecond>& seconds, const RunSecondPercentiles& pct,
+                        const PercentileList& percentiles, const Window& w, Panels& p) {
   std::map<std::pair<int64_t, std::string>, size_t> index;
   std::map<std::tuple<int64_t, std::string, size_t>, size_t> lat_index;
   std::map<int64_t, size_t> hit_index;
-  auto d = db.prepare(
-      "SELECT t.target_id, t.ordinal, t.uri, d.op, d.ts_us, d.interval_us, d.ops, d.phase_id, "
-      "d.hits, d.misses, "
-      "(SELECT MAX(x.interval_us) FROM driver_seconds x WHERE x.phase_id = d.phase_id) "
-      "FROM driver_seconds d JOIN phases p USING (phase_id) JOIN targets t USING (target_id) "
-      "WHERE p.run_id = ? ORDER BY t.ordinal, d.op DESC, d.ts_us");
-  d.bind(1, run_id);
-  while (d.step()) {
-    const int64_t target = d.column_int(0);
-    const int ordinal = static_cast<int>(d.column_int(1));
-    const std::string op = d.column_text(3);
+  for (const auto& d : seconds) {
+    const int64_t target = d.target_id;
+    const std::string& op = d.op;
     auto key = std::pair{target, op};
-    auto [it, fresh] = index.try_emplace(key, rate.series.size());
+    auto [it, fresh] = index.try_emplace(key, p.rate.series.size());
     if (fresh)
-      rate.series.push_back(chart_series(d.column_text(2) + " " + op, ordinal, op == "get"));
-    double iv = static_cast<double>(d.column_int(5));
+      p.rate.series.push_back(chart_series(d.uri + " " + op, d.target_ordinal, op == "get"));
+    double iv = static_cast<double>(d.interval_us);
     // A phase's last, partial second (under 0.5 s, beside full ones) is noise as a rate: left out.
-    if (iv < 5e5 && d.column_int(10) >= 1'000'000) continue;
-    double x = w.x(d.column_int(4)) + iv / 2e6;
-    add_point(rate.series[it->second], x, static_cast<double>(d.column_int(6)) * 1e6 / iv, 1.6);
-    svg::Chart& lc = latency[target];
-    const auto sp = pct.find({d.column_int(7), d.column_int(4), op});
+    if (iv < 5e5 && d.phase_max_interval_us >= 1'000'000) continue;
+    double x = w.x(d.ts_us) + iv / 2e6;
+    add_point(p.rate.series[it->second], x, static_cast<double>(d.ops) * 1e6 / iv, 1.6);
+    svg::Chart& lc = p.latency[target];
+    const auto sp = pct.find({d.phase_id, d.ts_us, op});
     for (size_t k = 0; k < percentiles.values.size(); ++k) {
       auto [li, lfresh] = lat_index.try_emplace(std::tuple{target, op, k}, lc.series.size());
       if (lfresh)
@@ -275,84 +230,70 @@ void html_timeline(Database& db, int64_t run_id, const std::vector<Hint>& hints,
       const std::optional<double> v = sp == pct.end() ? std::nullopt : sp->second.values[k];
       add_point(lc.series[li->second], x, v ? *v / 1000 : kNaN, 1.6);
     }
-    if (op == "get" && !d.is_null(8) && !d.is_null(9)) {
-      const double hits = d.column_double(8), misses = d.column_double(9);
-      auto [hi, hfresh] = hit_index.try_emplace(target, hit.series.size());
-      if (hfresh) hit.series.push_back(chart_series(d.column_text(2), ordinal, false));
-      add_point(hit.series[hi->second], x,
+    if (op == "get" && d.hits && d.misses) {
+      const double hits = *d.hits, misses = *d.misses;
+      auto [hi, hfresh] = hit_index.try_emplace(target, p.hit.series.size());
+      if (hfresh) p.hit.series.push_back(chart_series(d.uri, d.target_ordinal, false));
+      add_point(p.hit.series[hi->second], x,
                 hits + misses > 0 ? 100.0 * hits / (hits + misses) : kNaN, 1.6);
     }
   }
-  // kvmon's samples of each store's process, and the store's own figure of its memory.
-  std::set<int64_t> seen;
-  for (const auto& t : targets) {
-    const std::string server = t.protocol == "redis" ? "redis-server" : "memcached";
-    auto inst = store_instance(db, t.id);
-    if (inst && seen.insert(*inst).second) {
-      auto s = db.prepare(
-          "SELECT s.ts_us, s.rss_kib, s.swap_kib, i.pid, s.cpu_user_us + s.cpu_system_us "
-          "FROM process_samples s JOIN process_instances i USING (instance_id) "
-          "WHERE s.instance_id = ? AND s.ts_us BETWEEN ? AND ? ORDER BY s.ts_us");
-      s.bind(1, *inst).bind(2, w.t0).bind(3, w.t1);  // this run's time only
-      svg::Series r = chart_series(t.uri, t.ordinal, false),
-                  sw = chart_series(t.uri, t.ordinal, true),
-                  c = chart_series(t.uri, t.ordinal, false);
-      int64_t prev_ts = -1, prev_cpu = 0;  // the last sample with CPU; -1: none
-      while (s.step()) {
-        std::string who = " (" + server + " pid " + std::to_string(s.column_int(3)) + ")";
-        r.name = t.uri + " RSS" + who;
-        sw.name = t.uri + " swap";
-        c.name = t.uri + who;
-        double x = w.x(s.column_int(0));
-        add_point(r, x, s.is_null(1) ? kNaN : static_cast<double>(s.column_int(1)) / 1024, 5);
-        add_point(sw, x, s.is_null(2) ? kNaN : static_cast<double>(s.column_int(2)) / 1024, 5);
-        if (s.is_null(4)) {
-          prev_ts = -1;
-          continue;
-        }
-        const int64_t ts = s.column_int(0), used = s.column_int(4);
-        if (prev_ts >= 0 && ts > prev_ts)
-          add_point(
-              c, x,
-              100.0 * static_cast<double>(used - prev_cpu) / static_cast<double>(ts - prev_ts), 5);
-        prev_ts = ts;
-        prev_cpu = used;
-      }
-      memory.series.push_back(std::move(r));
-      memory.series.push_back(std::move(sw));
-      cpu.series.push_back(std::move(c));
-      add_cgroup_memory(db, *inst, t, w, memory);
+}
+
+// kvmon's samples of one store's process: its RSS and swap (memory panel) and CPU.
+void add_process_samples(const std::vector<StoreProcessSample>& samples, const TimelineTarget& t,
+                         const Window& w, Panels& p) {
+  const std::string server = t.protocol == "redis" ? "redis-server" : "memcached";
+  svg::Series r = chart_series(t.uri, t.ordinal, false), sw = chart_series(t.uri, t.ordinal, true),
+              c = chart_series(t.uri, t.ordinal, false);
+  int64_t prev_ts = -1, prev_cpu = 0;  // the last sample with CPU; -1: none
+  for (const auto& s : samples) {
+    std::string who = " (" + server + " pid " + std::to_string(s.pid) + ")";
+    r.name = t.uri + " RSS" + who;
+    sw.name = t.uri + " swap";
+    c.name = t.uri + who;
+    double x = w.x(s.ts_us);
+    add_point(r, x, s.rss_kib ? static_cast<double>(*s.rss_kib) / 1024 : kNaN, 5);
+    add_point(sw, x, s.swap_kib ? static_cast<double>(*s.swap_kib) / 1024 : kNaN, 5);
+    if (!s.cpu_us) {
+      prev_ts = -1;
+      continue;
     }
-    auto m = db.prepare(
-        "SELECT ts_us, value FROM store_stats WHERE target_id = ? AND name = ? "
-        "AND ts_us BETWEEN ? AND ? ORDER BY ts_us");
-    m.bind(1, t.id)
-        .bind(2, t.protocol == "redis" ? "used_memory" : "bytes")
-        .bind(3, w.t0)
-        .bind(4, w.t1);
-    svg::Series u = chart_series(
-        t.uri + (t.protocol == "redis" ? " used_memory" : " bytes") + " (the store's own)",
-        t.ordinal, false);
-    u.dotted = true;
-    u.width = 2.4;
-    while (m.step())
-      add_point(u, w.x(m.column_int(0)), m.is_null(1) ? kNaN : m.column_double(1) / 1048576.0, 5);
-    if (!u.points.empty()) memory.series.push_back(std::move(u));
+    const int64_t ts = s.ts_us, used = *s.cpu_us;
+    if (prev_ts >= 0 && ts > prev_ts)
+      add_point(c, x,
+                100.0 * static_cast<double>(used - prev_cpu) / static_cast<double>(ts - prev_ts),
+                5);
+    prev_ts = ts;
+    prev_cpu = used;
   }
-  auto h = db.prepare(
-      "SELECT h.session_id, m.host, h.ts_us, h.load1 FROM host_samples h JOIN monitor_sessions m "
-      "USING (session_id) WHERE h.ts_us BETWEEN ? AND ? AND h.session_id IN (SELECT session_id "
-      "FROM run_sessions WHERE run_id = ?) ORDER BY h.session_id, h.ts_us");
-  h.bind(1, w.t0).bind(2, w.t1).bind(3, run_id);
-  int64_t session = -1;
-  while (h.step()) {
-    if (h.column_int(0) != session) {
-      session = h.column_int(0);
-      load.series.push_back(chart_series("load1 on " + h.column_text(1), 8, false));
-    }
-    add_point(load.series.back(), w.x(h.column_int(2)), h.is_null(3) ? kNaN : h.column_double(3),
-              5);
+  p.memory.series.push_back(std::move(r));
+  p.memory.series.push_back(std::move(sw));
+  p.cpu.series.push_back(std::move(c));
+}
+
+// The store's own figure of its memory, dotted on the memory panel.
+void add_store_memory(const StoreOwnMemory& m, const TimelineTarget& t, const Window& w,
+                      svg::Chart& memory) {
+  svg::Series u = chart_series(t.uri + " " + m.stat + " (the store's own)", t.ordinal, false);
+  u.dotted = true;
+  u.width = 2.4;
+  for (const auto& [ts, bytes] : m.bytes)
+    add_point(u, w.x(ts), bytes ? *bytes / 1048576.0 : kNaN, 5);
+  if (!u.points.empty()) memory.series.push_back(std::move(u));
+}
+
+// Each watched host's load1, a line per kvmon session.
+void add_host_load(const std::vector<HostLoad>& hosts, const Window& w, svg::Chart& load) {
+  for (const auto& h : hosts) {
+    load.series.push_back(chart_series("load1 on " + h.host, 8, false));
+    for (const auto& [ts, load1] : h.load1)
+      add_point(load.series.back(), w.x(ts), load1 ? *load1 : kNaN, 5);
   }
+}
+
+void write_panels(Panels& p, bool steps, const std::string& colors, int64_t stored_seconds,
+                  std::ostream& out) {
   out << "<h3>Timeline</h3>\n<p class=\"note\">One time axis for all panels; shaded bands show "
          "which store"
       << (steps ? " ran when, grey lines where each scenario step began" : " and phase ran when")
@@ -367,12 +308,56 @@ void html_timeline(Database& db, int64_t run_id, const std::vector<Hint>& hints,
            "older kvdrive wrote them): their latency lines are the stored p50, p90, p99 and "
            "p99.9 columns, and any other percentile is not drawn for them.</p>\n";
   const std::string no_kvmon = "kvmon did not watch the store's process during this run";
-  emit(rate, "no driver seconds", out);
-  for (auto& [id, c] : latency) emit(c, "no request completed", out);
-  emit(memory, no_kvmon + ", and the store reported no memory figure", out);
-  emit(cpu, no_kvmon, out);
-  emit(hit, "no reads in this run", out);
-  emit(load, "kvmon did not sample the host during this run", out);
+  emit(p.rate, "no driver seconds", out);
+  for (auto& [id, c] : p.latency) emit(c, "no request completed", out);
+  emit(p.memory, no_kvmon + ", and the store reported no memory figure", out);
+  emit(p.cpu, no_kvmon, out);
+  emit(p.hit, "no reads in this run", out);
+  emit(p.load, "kvmon did not sample the host during this run", out);
+}
+
+}  // namespace
+
+void html_timeline(Database& db, int64_t run_id, const std::vector<Hint>& hints,
+                   const PercentileList& percentiles, std::ostream& out) {
+  const TimelineWindow span = timeline_window(db, run_id);
+  const Window w{span};
+  const auto targets = timeline_targets(db, run_id);
+  const auto [listed, colors] = percentile_legend(percentiles);
+  Panels panels = make_panels(w, targets, listed);
+  const std::vector<svg::Chart*> all = panels.all();
+  const bool steps = add_phase_bands(timeline_phases(db, run_id), w, all);
+  for (const auto& h : hints)
+    if (h.ts_us && (h.kind == "swap_onset" || h.kind == "store_failed"))
+      for (auto* c : all)
+        c->markers.push_back({w.x(*h.ts_us), h.kind == "swap_onset" ? "swap onset" : "failures"});
+  std::vector<std::optional<int64_t>> instance;  // of each target's store process
+  for (const auto& t : targets) instance.push_back(store_instance(db, t.target_id));
+  std::set<int64_t> watched;  // in id order, as kvmon's events are marked
+  for (const auto& inst : instance)
+    if (inst) watched.insert(*inst);
+  std::vector<StoreEvent> events;
+  for (int64_t inst : watched) {
+    auto e = store_events(db, inst, span);
+    events.insert(events.end(), e.begin(), e.end());
+  }
+  add_kvmon_markers(events, w, all);
+  const RunSecondPercentiles pct = second_percentiles(db, run_id, percentiles);
+  int64_t stored_seconds = 0;  // seconds older than second_latency_buckets: the stored columns
+  for (const auto& [key, sp] : pct) stored_seconds += sp.from_histogram ? 0 : 1;
+  add_driver_seconds(timeline_seconds(db, run_id), pct, percentiles, w, panels);
+  // kvmon's samples of each store's process, and the store's own figure of its memory.
+  std::set<int64_t> seen;
+  for (size_t i = 0; i < targets.size(); ++i) {
+    const TimelineTarget& t = targets[i];
+    if (instance[i] && seen.insert(*instance[i]).second) {
+      add_process_samples(store_process_samples(db, *instance[i], span), t, w, panels);
+      add_cgroup_memory(store_cgroup_memory(db, *instance[i], span), t, w, panels.memory);
+    }
+    add_store_memory(store_own_memory(db, t.target_id, t.protocol, span), t, w, panels.memory);
+  }
+  add_host_load(host_load(db, run_id, span), w, panels.load);
+  write_panels(panels, steps, colors, stored_seconds, out);
 }
 
 }  // namespace kv::drive
