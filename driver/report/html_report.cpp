@@ -18,6 +18,7 @@
 #include "report/svg_chart.hpp"
 #include "report/text_table.hpp"
 #include "view/hints.hpp"
+#include "view/run_header.hpp"
 
 namespace kv::drive {
 namespace {
@@ -305,28 +306,28 @@ ReportTable without_empty_columns(const ReportTable& t) {
   return out;
 }
 
+// A run's heading: its name, status, times, host, scenario, command line and any error.
+void run_head(int64_t run_id, const RunHeader& h, std::ostream& out) {
+  out << "<h2>Run " << run_id << (h.name ? " “" + escape_xml(*h.name) + "”" : "") << "</h2>\n"
+      << "<p class=\"meta\">" << escape_xml(h.status) << ", started "
+      << escape_xml(format_ts_us(h.started_us));
+  if (h.ended_us)
+    out << ", " << fmt_fixed(static_cast<double>(*h.ended_us - h.started_us) / 1e6, 1) << " s";
+  out << " on " << escape_xml(h.client_host);
+  if (h.scenario && !h.scenario->empty()) {
+    out << "; scenario " << escape_xml(*h.scenario);
+    if (h.scale) out << " at scale " << *h.scale;
+  }
+  out << "<br><code>" << escape_xml(h.command_line) << "</code></p>\n";
+  if (h.error) out << "<p class=\"meta\">error: " << escape_xml(*h.error) << "</p>\n";
+}
+
 // One run's section; `tables` (run_tables) and `headline` (run_headline) made once by the caller.
 void run_section(Database& db, int64_t run_id, const std::vector<ReportTable>& tables,
                  const Headline& headline, const PercentileList& percentiles, std::ostream& out) {
-  auto r = db.prepare(
-      "SELECT name, status, started_ts_us, ended_ts_us, client_host, command_line, scenario, "
-      "scale, error "
-      "FROM runs WHERE run_id = ?");
-  r.bind(1, run_id);
-  r.step();
-  std::string scenario = r.is_null(6) ? "" : r.column_text(6);
-  out << "<h2>Run " << run_id << (r.is_null(0) ? "" : " “" + escape_xml(r.column_text(0)) + "”")
-      << "</h2>\n"
-      << "<p class=\"meta\">" << escape_xml(r.column_text(1)) << ", started "
-      << escape_xml(format_ts_us(r.column_int(2)));
-  if (!r.is_null(3))
-    out << ", " << fmt_fixed(static_cast<double>(r.column_int(3) - r.column_int(2)) / 1e6, 1)
-        << " s";
-  out << " on " << escape_xml(r.column_text(4));
-  if (!scenario.empty())
-    out << "; scenario " << escape_xml(scenario) << " at scale " << r.column_double(7);
-  out << "<br><code>" << escape_xml(r.column_text(5)) << "</code></p>\n";
-  if (!r.is_null(8)) out << "<p class=\"meta\">error: " << escape_xml(r.column_text(8)) << "</p>\n";
+  const RunHeader head = run_header(db, run_id);
+  const std::string scenario = head.scenario.value_or("");
+  run_head(run_id, head, out);
 
   // The answer first (what was found, who was faster by how much, can it be trusted), then
   // the evidence.
