@@ -9,6 +9,7 @@
 
 #include "report/html_parts.hpp"
 #include "report/svg_chart.hpp"
+#include "view/charts.hpp"
 
 namespace kv::drive {
 
@@ -29,43 +30,32 @@ void write_comparison_charts(Database& db, const std::vector<int64_t>& run_ids, 
       chart("Latency p50 per second, runs overlaid (log scale)", "ms", svg::Scale::log);
   svg::Chart p99 =
       chart("Latency p99 per second, runs overlaid (log scale)", "ms", svg::Scale::log);
-  auto d = db.prepare(
-      "SELECT t.ordinal, t.uri, d.op, d.ts_us - r.started_ts_us, d.interval_us, "
-      "COALESCE(d.ok, d.ops - d.errors - d.timeouts), "
-      "d.lat_p50_us, d.lat_p99_us, "
-      "(SELECT MAX(x.interval_us) FROM driver_seconds x WHERE x.phase_id = d.phase_id) "
-      "FROM driver_seconds d JOIN phases p USING (phase_id) JOIN targets t USING (target_id) "
-      "JOIN runs r ON r.run_id = p.run_id WHERE p.run_id = ? ORDER BY t.ordinal, d.op DESC, "
-      "d.ts_us");
   for (size_t i = 0; i < run_ids.size(); ++i) {
     std::map<std::pair<int64_t, std::string>, size_t> index;
-    d.bind(1, run_ids[i]);
-    while (d.step()) {
-      const std::string op = d.column_text(2);
-      auto [it, fresh] = index.try_emplace({d.column_int(0), op}, rate.series.size());
+    for (const auto& d : overlay_seconds(db, run_ids[i])) {
+      auto [it, fresh] = index.try_emplace({d.target_ordinal, d.op}, rate.series.size());
       if (fresh)
         for (svg::Chart* c : {&rate, &p50, &p99}) {
           svg::Series s;
-          s.name = "run " + std::to_string(run_ids[i]) + " " + d.column_text(1) + " " + op;
+          s.name = "run " + std::to_string(run_ids[i]) + " " + d.uri + " " + d.op;
           s.color = static_cast<int>(i);
-          s.dashed = op == "get";
+          s.dashed = d.op == "get";
           c->series.push_back(std::move(s));
         }
-      const double iv = static_cast<double>(d.column_int(4));
+      const double iv = static_cast<double>(d.interval_us);
       // A phase's last, partial second beside full ones is noise as a rate: left out.
-      if (iv < 5e5 && d.column_int(8) >= 1'000'000) continue;
-      const double x = (static_cast<double>(d.column_int(3)) + iv / 2) / 1e6;
+      if (iv < 5e5 && d.phase_max_interval_us >= 1'000'000) continue;
+      const double x = (static_cast<double>(d.offset_us) + iv / 2) / 1e6;
       const size_t series = it->second;  // (clang 14 cannot capture a structured binding)
       auto add = [&](svg::Chart& c, double y) {
         auto& pts = c.series[series].points;
         if (!pts.empty() && x - pts.back().first > 1.6) pts.emplace_back(x, kNaN);
         pts.emplace_back(x, y);
       };
-      add(rate, static_cast<double>(d.column_int(5)) * 1e6 / iv);
-      add(p50, d.is_null(6) ? kNaN : d.column_double(6) / 1000);
-      add(p99, d.is_null(7) ? kNaN : d.column_double(7) / 1000);
+      add(rate, static_cast<double>(d.ok) * 1e6 / iv);
+      add(p50, d.p50_us ? *d.p50_us / 1000 : kNaN);
+      add(p99, d.p99_us ? *d.p99_us / 1000 : kNaN);
     }
-    d.reset();
   }
   out << "<h3>Per second, runs overlaid</h3>\n<p class=\"note\">Each run on its own clock (0 = "
          "its start), a colour per run; writes (set) solid, reads (get) dashed.</p>\n";
@@ -77,26 +67,18 @@ void write_comparison_charts(Database& db, const std::vector<int64_t>& run_ids, 
 // Seconds under 0.5 s are left out, as on the timeline.
 void write_stores_side_by_side(Database& db, int64_t run_id, std::ostream& out) {
   constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-  auto t = db.prepare("SELECT COUNT(*) FROM targets WHERE run_id = ?");
-  t.bind(1, run_id);
-  if (!t.step() || t.column_int(0) < 2) return;
+  if (target_count(db, run_id) < 2) return;
   auto add_point = [&](svg::Series& se, double x, double y) {  // a gap after a missing second
     if (!se.points.empty() && x - se.points.back().first > 1.5) se.points.emplace_back(x, kNaN);
     se.points.emplace_back(x, y);
   };
-  auto s = db.prepare(
-      "SELECT p.name, t.uri, t.ordinal, d.op, (d.ts_us - p.started_ts_us) / 1e6, "
-      "(d.ops - d.errors - d.timeouts) * 1e6 / d.interval_us, d.lat_p99_us / 1e3 "
-      "FROM driver_seconds d JOIN phases p USING (phase_id) JOIN targets t USING (target_id) "
-      "WHERE p.run_id = ? AND d.warmup = 0 AND d.interval_us >= 500000 "
-      "ORDER BY MIN(p.ordinal) OVER (PARTITION BY p.name), t.ordinal, d.op DESC, d.ts_us");
-  s.bind(1, run_id);
   std::vector<std::string> phases;
   std::map<std::string, std::pair<svg::Chart, svg::Chart>> charts;  // phase -> (req/s, p99)
   std::map<std::string, size_t> rows;
   std::string last;
-  while (s.step()) {
-    const std::string phase = s.column_text(0), series = s.column_text(1) + " " + s.column_text(3);
+  for (const auto& s : side_by_side_seconds(db, run_id)) {
+    const std::string& phase = s.phase;
+    const std::string series = s.uri + " " + s.op;
     auto [it, fresh] = charts.try_emplace(phase);
     auto& [rate, p99] = it->second;
     if (fresh) {
@@ -111,16 +93,15 @@ void write_stores_side_by_side(Database& db, int64_t run_id, std::ostream& out) 
       p99.y.scale = svg::Scale::log;
     }
     ++rows[phase];
-    const bool dashed = s.column_text(3) == "get";
-    const int color = static_cast<int>(s.column_int(2));
+    const bool dashed = s.op == "get";
+    const int color = s.target_ordinal;
     if (rate.series.empty() || phase + "\n" + series != last) {
       rate.series.push_back(chart_series(series, color, dashed, true));
       p99.series.push_back(chart_series(series, color, dashed, true));
       last = phase + "\n" + series;
     }
-    const double x = s.column_double(4);
-    add_point(rate.series.back(), x, s.column_double(5));
-    add_point(p99.series.back(), x, s.is_null(6) ? kNaN : s.column_double(6));
+    add_point(rate.series.back(), s.seconds, s.ok_per_s);
+    add_point(p99.series.back(), s.seconds, s.p99_ms ? *s.p99_ms : kNaN);
   }
   bool any = false;
   for (const auto& phase : phases) {

@@ -1,4 +1,4 @@
-// The HTML report: page layout and the queries behind its charts. See html_report.hpp.
+// The HTML report: page layout and its charts; view/ reads what they draw. See html_report.hpp.
 #include "report/html_report.hpp"
 
 #include <algorithm>
@@ -17,6 +17,7 @@
 #include "report/search_report.hpp"
 #include "report/svg_chart.hpp"
 #include "report/text_table.hpp"
+#include "view/charts.hpp"
 #include "view/hints.hpp"
 #include "view/run_header.hpp"
 
@@ -81,7 +82,7 @@ void emit(const svg::Chart& c, const std::string& why_empty, std::ostream& out) 
 }
 
 // Per step and store, writes and reads: req/s (`mib` false) or MiB/s.
-void step_chart(Database& db, int64_t run_id, const std::string& scenario, bool mib,
+void step_chart(const std::vector<StepThroughput>& rows, const std::string& scenario, bool mib,
                 std::ostream& out) {
   svg::Chart c;
   c.title = (mib ? "MiB/s per step" : "Throughput per step") +
@@ -90,29 +91,23 @@ void step_chart(Database& db, int64_t run_id, const std::string& scenario, bool 
   c.x.label = "scenario step";
   c.y.label = mib ? "MiB/s (values sent or received)" : "req/s";
   std::map<std::pair<int64_t, int>, size_t> index;
-  auto s = db.prepare(
-      std::string("SELECT s.step, s.target_id, s.store, ") +
-      (mib ? "s.write_mib_per_s, s.read_mib_per_s" : "s.write_req_per_s, s.read_req_per_s") +
-      ", t.ordinal FROM step_summary s JOIN targets t USING (target_id) "
-      "WHERE s.run_id = ? AND s.step IS NOT NULL ORDER BY s.first_phase_id");
-  s.bind(1, run_id);
   double lo = INFINITY, hi = 0;
-  while (s.step()) {
-    std::string step = s.column_text(0);
+  for (const auto& r : rows) {
     auto& cats = c.x.categories;
-    auto pos = std::find(cats.begin(), cats.end(), step);
-    if (pos == cats.end()) pos = cats.insert(cats.end(), step);
+    auto pos = std::find(cats.begin(), cats.end(), r.step);
+    if (pos == cats.end()) pos = cats.insert(cats.end(), r.step);
     double x = static_cast<double>(pos - cats.begin());
     for (int op = 0; op < 2; ++op) {
-      if (s.is_null(3 + op)) continue;
-      auto [it, fresh] = index.try_emplace(std::pair{s.column_int(1), op}, c.series.size());
+      const std::optional<double>& v = mib ? (op ? r.read_mib_per_s : r.write_mib_per_s)
+                                           : (op ? r.read_req_per_s : r.write_req_per_s);
+      if (!v) continue;
+      auto [it, fresh] = index.try_emplace(std::pair{r.target_id, op}, c.series.size());
       if (fresh)
-        c.series.push_back(chart_series(s.column_text(2) + (op ? " reads" : " writes"),
-                                        static_cast<int>(s.column_int(5)), op == 1, true));
-      double v = s.column_double(3 + op);
-      c.series[it->second].points.emplace_back(x, v);
-      if (v > 0) lo = std::min(lo, v);
-      hi = std::max(hi, v);
+        c.series.push_back(
+            chart_series(r.store + (op ? " reads" : " writes"), r.target_ordinal, op == 1, true));
+      c.series[it->second].points.emplace_back(x, *v);
+      if (*v > 0) lo = std::min(lo, *v);
+      hi = std::max(hi, *v);
     }
   }
   if (c.x.categories.empty()) return;
@@ -172,37 +167,39 @@ void small_multiples(const svg::Chart& ch, std::ostream& out) {
   out << "</div>\n";
 }
 
-// Percentile curves: x is the number of nines of the percentile (0 → p0, 1 → p90, 2 → p99 ...).
-void latency_charts(Database& db, int64_t run_id, bool steps, std::ostream& out) {
-  struct Curve {
-    std::string chart, name;
-    int color;
-    bool dashed;
-    std::map<double, int64_t> buckets;
-  };
+// One curve of the latency charts: a store and op's histogram (`steps`: one step's).
+struct Curve {
+  std::string chart, name;
+  int color;
+  bool dashed;
+  std::map<double, int64_t> buckets;  // upper_us → count
+};
+
+// The curves of `rows` in the order they first appear; `step_count`: how many steps there are.
+std::vector<Curve> latency_curves(const std::vector<LatencyBucket>& rows, bool steps,
+                                  size_t& step_count) {
   std::vector<Curve> curves;
   std::map<std::string, size_t> index;
-  auto s = db.prepare(
-      "SELECT t.uri, t.ordinal, b.op, COALESCE(p.step, ''), b.upper_us, SUM(b.count), "
-      "MIN(p.phase_id) "
-      "FROM latency_buckets b JOIN phases p USING (phase_id) JOIN targets t USING (target_id) "
-      "WHERE p.run_id = ? AND b.timing = CASE WHEN p.rate IS NULL THEN 'sent' ELSE 'intended' END "
-      "GROUP BY t.target_id, b.op, p.step, b.upper_us ORDER BY t.ordinal, b.op DESC, "
-      "MIN(p.phase_id)");
-  s.bind(1, run_id);
   std::map<std::string, int> step_color;
-  while (s.step()) {
-    std::string uri = s.column_text(0), op = s.column_text(2), step = s.column_text(3);
-    std::string chart = steps ? uri + " " + op : op, name = steps ? step : uri;
+  for (const auto& r : rows) {
+    std::string chart = steps ? r.uri + " " + r.op : r.op, name = steps ? r.step : r.uri;
     auto [it, fresh] = index.try_emplace(chart + "\n" + name, curves.size());
     if (fresh) {
       int color =
-          steps ? step_color.try_emplace(step, static_cast<int>(step_color.size())).first->second
-                : static_cast<int>(s.column_int(1));
+          steps ? step_color.try_emplace(r.step, static_cast<int>(step_color.size())).first->second
+                : r.target_ordinal;
       curves.push_back({chart, name, color, false, {}});
     }
-    curves[it->second].buckets[s.column_double(4)] += s.column_int(5);
+    curves[it->second].buckets[r.upper_us] += r.count;
   }
+  step_count = step_color.size();
+  return curves;
+}
+
+// Percentile curves: x is the number of nines of the percentile (0 → p0, 1 → p90, 2 → p99 ...).
+void latency_charts(const std::vector<LatencyBucket>& rows, bool steps, std::ostream& out) {
+  size_t step_count = 0;
+  const std::vector<Curve> curves = latency_curves(rows, steps, step_count);
   std::vector<std::string> order;
   std::map<std::string, svg::Chart> charts;
   for (const auto& c : curves) {
@@ -223,8 +220,8 @@ void latency_charts(Database& db, int64_t run_id, bool steps, std::ostream& out)
     int64_t total = 0, cum = 0;
     for (auto& [u, n] : c.buckets) total += n;
     svg::Series se = chart_series(c.name, c.color, c.dashed);
-    if (steps && step_color.size() > 1)  // ordered steps: a sequential scale, small → large
-      se.css_color = svg::sequential(0.9 * c.color / static_cast<double>(step_color.size() - 1));
+    if (steps && step_count > 1)  // ordered steps: a sequential scale, small → large
+      se.css_color = svg::sequential(0.9 * c.color / static_cast<double>(step_count - 1));
     double cap = std::log10(static_cast<double>(std::max<int64_t>(total, 1)));
     if (!c.buckets.empty()) se.points.emplace_back(0.0, c.buckets.begin()->first / 1000);
     for (auto& [u, n] : c.buckets) {
@@ -358,11 +355,12 @@ void run_section(Database& db, int64_t run_id, const std::vector<ReportTable>& t
   bool steps = !tables.empty() && tables.front().name == "steps_pivot";
   html_timeline(db, run_id, hints, percentiles, out);
   if (steps) {
-    step_chart(db, run_id, scenario, false, out);
-    step_chart(db, run_id, scenario, true, out);
+    const auto rows = step_throughput(db, run_id);
+    step_chart(rows, scenario, false, out);
+    step_chart(rows, scenario, true, out);
   }
   if (!steps && !headline.searched) write_stores_side_by_side(db, run_id, out);
-  latency_charts(db, run_id, steps, out);
+  latency_charts(latency_buckets(db, run_id), steps, out);
   write_search_html(db, run_id, out);
   out << "<h3>Summary</h3>\n";
   if (tables.empty()) out << "<p class=\"note\">no measurements</p>\n";
