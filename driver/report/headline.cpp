@@ -81,7 +81,8 @@ void comparison(const ReportTable& stores, std::vector<std::string>& out) {
 
 }  // namespace
 
-Headline run_headline(Database& db, int64_t run_id, const std::vector<ReportTable>& tables) {
+Headline run_headline(Database& db, const RunView& v, const std::vector<ReportTable>& tables) {
+  const int64_t run_id = v.run_id;
   Headline h;
   // A search's answer first: the rate that meets the objective, per store.
   auto searches = search_tables(db, run_id);
@@ -102,7 +103,7 @@ Headline run_headline(Database& db, int64_t run_id, const std::vector<ReportTabl
     h.answers.push_back("A scenario of " + std::to_string(tables.front().rows.size()) +
                         " steps: the step charts and the per-step table below compare them.");
 
-  const RunValidity validity = load_run_validity(db, run_id);
+  const RunValidity& validity = v.validity;
   if (validity.status && *validity.status != "completed") {
     h.valid = false;
     h.validity.push_back("The run " + *validity.status +

@@ -20,6 +20,6 @@ struct Headline {
 };
 
 // `tables`: the run's run_tables (its "stores" table, when there is one, gives the comparison).
-Headline run_headline(Database& db, int64_t run_id, const std::vector<ReportTable>& tables);
+Headline run_headline(Database& db, const RunView& view, const std::vector<ReportTable>& tables);
 
 }  // namespace kv::drive

@@ -320,9 +320,10 @@ void run_head(int64_t run_id, const RunHeader& h, std::ostream& out) {
 }
 
 // One run's section; `tables` (run_tables) and `headline` (run_headline) made once by the caller.
-void run_section(Database& db, int64_t run_id, const std::vector<ReportTable>& tables,
+void run_section(Database& db, const RunView& view, const std::vector<ReportTable>& tables,
                  const Headline& headline, const PercentileList& percentiles, std::ostream& out) {
-  const RunHeader head = run_header(db, run_id);
+  const int64_t run_id = view.run_id;
+  const RunHeader& head = view.header;
   const std::string scenario = head.scenario.value_or("");
   run_head(run_id, head, out);
 
@@ -339,7 +340,7 @@ void run_section(Database& db, int64_t run_id, const std::vector<ReportTable>& t
   for (const auto& v : headline.validity) out << "<p class=\"valid\">" << escape_xml(v) << "</p>\n";
   out << "</div>\n";
 
-  auto hints = compute_hints(db, run_id);
+  const std::vector<Hint>& hints = view.hints;
   if (hints.empty()) {
     out << "<p class=\"ok\">No hints: no throughput cliff between steps (&gt; 5x), no swap onset, "
            "no "
@@ -388,11 +389,13 @@ void write_html_report(Database& db, const std::vector<int64_t>& run_ids, std::o
       << runs.size() << (runs.size() == 1 ? " run" : " runs") << " · kvdrive "
       << escape_xml(version()) << "</p>\n";
   if (runs.empty()) out << "<p>This file holds no runs yet.</p>\n";
+  std::vector<RunView> views;
   std::vector<std::vector<ReportTable>> tables;
   std::vector<Headline> headlines;
   for (int64_t id : runs) {
-    tables.push_back(run_tables(db, id, percentiles));
-    headlines.push_back(run_headline(db, id, tables.back()));
+    views.push_back(load_run_view(db, id, percentiles));
+    tables.push_back(run_tables(views.back(), percentiles));
+    headlines.push_back(run_headline(db, views.back(), tables.back()));
   }
   if (runs.size() > 1) {  // every run's answer on the first screen, each run's evidence after
     out << "<div class=\"answer\"><b>The answers</b><ul>\n";
@@ -403,7 +406,7 @@ void write_html_report(Database& db, const std::vector<int64_t>& run_ids, std::o
     out << "</ul></div>\n";
   }
   for (size_t i = 0; i < runs.size(); ++i)
-    run_section(db, runs[i], tables[i], headlines[i], percentiles, out);
+    run_section(db, views[i], tables[i], headlines[i], percentiles, out);
   if (run_ids.size() >= 2) {
     out << "<h2>Comparison</h2>\n";
     write_comparison_charts(db, run_ids, out);

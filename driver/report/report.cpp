@@ -20,28 +20,15 @@
 namespace kv::drive {
 namespace {
 
-// runs' columns in RunView::run.
-enum RunColumn {
-  kRunId = 0,
-  kName = 1,
-  kStatus = 2,
-  kError = 3,
-  kStarted = 4,
-  kEnded = 5,
-  kHost = 9
-};
-
 void print_run_header(const RunView& v, std::ostream& out) {
-  const Row& r = v.run.rows.at(0);
-  out << "run " << r.column_int(kRunId);
-  if (!r.is_null(kName)) out << " \"" << r.column_text(kName) << "\"";
-  out << ": " << r.column_text(kStatus) << ", started " << format_ts_us(r.column_int(kStarted));
-  if (!r.is_null(kEnded))
-    out << ", "
-        << fmt_fixed(static_cast<double>(r.column_int(kEnded) - r.column_int(kStarted)) / 1e6, 1)
-        << " s";
-  out << " on " << r.column_text(kHost) << "\n";
-  if (!r.is_null(kError)) out << "  error: " << r.column_text(kError) << "\n";
+  const RunHeader& h = v.header;
+  out << "run " << v.run_id;
+  if (h.name) out << " \"" << *h.name << "\"";
+  out << ": " << h.status << ", started " << format_ts_us(h.started_us);
+  if (h.ended_us)
+    out << ", " << fmt_fixed(static_cast<double>(*h.ended_us - h.started_us) / 1e6, 1) << " s";
+  out << " on " << h.client_host << "\n";
+  if (h.error) out << "  error: " << *h.error << "\n";
 }
 
 // What the run ran on, a line per scope: "  client: kernel=..., cpu_count=2, ...".

@@ -190,14 +190,12 @@ std::vector<ReportTable> run_tables(Database& db, int64_t run_id, const Percenti
   return run_tables(load_run_view(db, run_id, percentiles, false), percentiles, keep_empty);
 }
 
-std::vector<ReportTable> run_tables(const RunView& v, const PercentileList& percentiles,
-                                    bool keep_empty) {
-  std::vector<ReportTable> out;
-  add_steps(v, out, keep_empty);
-  // write: the sets of load phases, read: the gets of read phases, mixed: every answered
-  // request of mixed phases; each per wall second of those phases (the mixed column only when
-  // the run had a mixed phase).
-  const bool any_mixed = v.any_mixed;
+namespace {
+
+// write: the sets of load phases, read: the gets of read phases, mixed: every answered request
+// of mixed phases; each per wall second of those phases (the mixed column only when the run had
+// a mixed phase).
+ReportTable stores_table(const RunView& v) {
   ReportTable stores{
       "stores",
       "per store",
@@ -206,7 +204,7 @@ std::vector<ReportTable> run_tables(const RunView& v, const PercentileList& perc
       {},
       {},
       {}};
-  if (any_mixed) {
+  if (v.any_mixed) {
     stores.header.insert(stores.header.begin() + 3, "mixed req/s");
     stores.keys.insert(stores.keys.begin() + 3, "mixed_req_per_s");
     stores.header.insert(stores.header.begin() + 6, "mixed p99 ms");
@@ -215,16 +213,21 @@ std::vector<ReportTable> run_tables(const RunView& v, const PercentileList& perc
   for (const Row& s : v.stores.rows) {
     std::vector<ReportCell> row{text(s.column_text(0)), count(opt(s, 1)), count(opt(s, 2)),
                                 ms(opt(s, 3)),          ms(opt(s, 4)),    count(opt(s, 5))};
-    if (any_mixed) {
+    if (v.any_mixed) {
       row.insert(row.begin() + 3, count(opt(s, 6)));
       row.insert(row.begin() + 6, ms(opt(s, 7)));
     }
     stores.rows.push_back(std::move(row));
   }
-  if (stores.rows.empty() && !keep_empty) return out;
-  out.push_back(std::move(stores));
-  // The percentiles asked for (--percentiles), from each phase's histogram, then the max.
-  const PhasePercentiles& pct = v.percentiles;
+  return stores;
+}
+
+// The phases table without rows: the percentiles asked for (--percentiles), from each phase's
+// histogram, then the max, the counts, dropped; for machines beside lat_<p>_us each part's
+// <part>_<p>_us (the parts table shows them); a search run's step column after op (machines:
+// search_step), in `parts_table` too.
+ReportTable phases_table_for(const PercentileList& percentiles, bool searched,
+                             ReportTable& parts_table) {
   ReportTable phases{
       "phases",
       "per phase and op",
@@ -243,13 +246,8 @@ std::vector<ReportTable> run_tables(const RunView& v, const PercentileList& perc
   phases.keys.insert(phases.keys.end(),
                      {"lat_max_us", "hits", "misses", "errors", "timeouts", "wrong", "status"});
   // Rate mode: the requests due before each phase's end that never left (NULL: closed loop).
-  const auto& dropped = v.dropped;
   phases.header.emplace_back("dropped");
   phases.keys.emplace_back("dropped");
-  // For machines, beside lat_<p>_us: each part's <part>_<p>_us (the parts table shows them).
-  const PartPercentiles& parts = v.parts;
-  const RunTimeWent& went = v.time_went;
-  ReportTable parts_table = parts_table_for();
   phases.shown = phases.keys.size();
   for (const char* part : kLatencyParts) {
     for (double q : percentiles.values) {
@@ -258,8 +256,6 @@ std::vector<ReportTable> run_tables(const RunView& v, const PercentileList& perc
       phases.keys.push_back(key);
     }
   }
-  // A search run: a step column after op, in the phases and parts tables (machines: search_step).
-  const bool searched = v.searched;
   if (searched) {
     for (ReportTable* t : {&phases, &parts_table}) {
       t->header.insert(t->header.begin() + 3, "step");
@@ -267,50 +263,70 @@ std::vector<ReportTable> run_tables(const RunView& v, const PercentileList& perc
     }
     ++phases.shown;
   }
-  for (const Row& p : v.phases.rows) {
-    bool get = p.column_text(2) == "get";
-    auto get_only = [&](int col) { return get ? count(opt(p, col)) : text("-"); };
-    // Gets are checked only with --verify: without it none was, and "0 wrong" would claim
-    // they were (a file from before phases recorded `verify` shows the count).
-    const bool unverified = !p.is_null(17) && p.column_int(17) == 0;
-    std::vector<ReportCell> row{
-        text(p.column_text(0)), text(p.column_text(1)), text(p.column_text(2)),
-        count(opt(p, 3)),       fixed(opt(p, 4), 1),    count(opt(p, 5)),
-        count(opt(p, 16)),      fixed(opt(p, 6), 2),    ms(opt(p, 7))};
-    const auto it = pct.find({p.column_int(8), p.column_text(2)});
-    for (size_t i = 0; i < percentiles.values.size(); ++i) {
-      const bool known = it != pct.end() && it->second[i].has_value();
-      row.push_back(ms(known ? *it->second[i] : std::nan("")));
-    }
-    row.insert(row.end(),
-               {ms(opt(p, 9)), get_only(10), get_only(11), count(opt(p, 12)), count(opt(p, 13)),
-                unverified ? text("-") : get_only(14), text(p.column_text(15))});
-    const auto dr = dropped.find({p.column_int(8), p.column_text(2)});
-    row.push_back(count(dr == dropped.end() ? std::nan("") : dr->second));
-    if (dr != dropped.end() && dr->second > 0)
-      phases.notes_after.push_back(
-          row[0].text + " " + row[1].text + " " + row[2].text + ": " + fmt_int(dr->second) +
-          " requests due before the phase's end could not be sent within the request timeout "
-          "past it: dropped (requests + dropped = the requests due)");
-    for (const char* part : kLatencyParts) {
-      const auto f = parts.find({p.column_int(8), p.column_text(2), part});
-      for (size_t i = 0; i < percentiles.values.size(); ++i) {
-        const bool known =
-            f != parts.end() && i < f->second.values.size() && f->second.values[i].has_value();
-        row.push_back(ms(known ? *f->second.values[i] : std::nan("")));
-      }
-    }
-    std::optional<ReportCell> step;
-    if (searched) {  // a search's steps are phases of one kind: their number tells them apart
-      step = p.is_null(18) ? text("-") : count(p.column_double(18));
-      row.insert(row.begin() + 3, *step);
-    }
-    add_time_went(went, p.column_int(8), p.column_text(2), row, step, parts_table);
-    phases.rows.push_back(std::move(row));
-  }
   phases.narrow_first = {"timeouts",     "wrong",       "seconds", "mib_per_s",  "lat_mean_us",
                          "failed_per_s", "hits",        "misses",  "lat_p90_us", "lat_max_us",
                          "lat_p50_us",   "lat_p999_us", "status",  "errors",     "dropped"};
+  return phases;
+}
+
+// One row of the phases table (RunView::phases' row `p`), its note if requests were dropped,
+// and its rows of the parts table.
+void add_phase_row(const RunView& v, const Row& p, const PercentileList& percentiles,
+                   ReportTable& phases, ReportTable& parts_table) {
+  const bool get = p.column_text(2) == "get";
+  auto get_only = [&](int col) { return get ? count(opt(p, col)) : text("-"); };
+  // Gets are checked only with --verify: without it none was, and "0 wrong" would claim they
+  // were (a file from before phases recorded `verify` shows the count).
+  const bool unverified = !p.is_null(17) && p.column_int(17) == 0;
+  std::vector<ReportCell> row{
+      text(p.column_text(0)), text(p.column_text(1)), text(p.column_text(2)),
+      count(opt(p, 3)),       fixed(opt(p, 4), 1),    count(opt(p, 5)),
+      count(opt(p, 16)),      fixed(opt(p, 6), 2),    ms(opt(p, 7))};
+  const std::pair<int64_t, std::string> key{p.column_int(8), p.column_text(2)};
+  const auto it = v.percentiles.find(key);
+  for (size_t i = 0; i < percentiles.values.size(); ++i) {
+    const bool known = it != v.percentiles.end() && it->second[i].has_value();
+    row.push_back(ms(known ? *it->second[i] : std::nan("")));
+  }
+  row.insert(row.end(),
+             {ms(opt(p, 9)), get_only(10), get_only(11), count(opt(p, 12)), count(opt(p, 13)),
+              unverified ? text("-") : get_only(14), text(p.column_text(15))});
+  const auto dr = v.dropped.find(key);
+  row.push_back(count(dr == v.dropped.end() ? std::nan("") : dr->second));
+  if (dr != v.dropped.end() && dr->second > 0)
+    phases.notes_after.push_back(
+        row[0].text + " " + row[1].text + " " + row[2].text + ": " + fmt_int(dr->second) +
+        " requests due before the phase's end could not be sent within the request timeout "
+        "past it: dropped (requests + dropped = the requests due)");
+  for (const char* part : kLatencyParts) {
+    const auto f = v.parts.find({key.first, key.second, part});
+    for (size_t i = 0; i < percentiles.values.size(); ++i) {
+      const bool known =
+          f != v.parts.end() && i < f->second.values.size() && f->second.values[i].has_value();
+      row.push_back(ms(known ? *f->second.values[i] : std::nan("")));
+    }
+  }
+  std::optional<ReportCell> step;
+  if (v.searched) {  // a search's steps are phases of one kind: their number tells them apart
+    step = p.is_null(18) ? text("-") : count(p.column_double(18));
+    row.insert(row.begin() + 3, *step);
+  }
+  add_time_went(v.time_went, key.first, key.second, row, step, parts_table);
+  phases.rows.push_back(std::move(row));
+}
+
+}  // namespace
+
+std::vector<ReportTable> run_tables(const RunView& v, const PercentileList& percentiles,
+                                    bool keep_empty) {
+  std::vector<ReportTable> out;
+  add_steps(v, out, keep_empty);
+  ReportTable stores = stores_table(v);
+  if (stores.rows.empty() && !keep_empty) return out;
+  out.push_back(std::move(stores));
+  ReportTable parts_table = parts_table_for();
+  ReportTable phases = phases_table_for(percentiles, v.searched, parts_table);
+  for (const Row& p : v.phases.rows) add_phase_row(v, p, percentiles, phases, parts_table);
   out.push_back(std::move(phases));
   if (!parts_table.rows.empty() || keep_empty) out.push_back(std::move(parts_table));
   add_server_side(v, out, keep_empty);

@@ -32,7 +32,9 @@ RunView load_run_view(Database& db, int64_t run_id, const PercentileList& percen
                  "client_host, client_pid, scenario, scale, run_group, process_index, "
                  "process_count FROM runs WHERE run_id = ?",
                  run_id);
+  v.header = run_header(db, run_id);
   v.parameters = load_run_parameters(db, run_id);
+  v.validity = load_run_validity(db, run_id);
   v.metadata = by_run(db,
                       "SELECT t.uri AS store, m.name, m.value FROM run_metadata m "
                       "LEFT JOIN targets t ON t.target_id = m.target_id WHERE m.run_id = ? "

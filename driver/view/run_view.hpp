@@ -15,8 +15,20 @@
 #include "view/hints.hpp"
 #include "view/percentiles.hpp"
 #include "view/rows.hpp"
+#include "view/run_header.hpp"
 
 namespace kv::drive {
+
+// A run's validity figures, warm-up left out.
+struct RunValidity {
+  std::optional<std::string> status;  // none: no such run
+  std::optional<std::string> error;
+  int64_t failed = 0;         // errors + timeouts
+  int64_t dropped = 0;        // due requests never sent (rate mode)
+  int64_t client_stalls = 0;  // client_stall events
+  int64_t client_bound = 0;   // client_bound events
+};
+RunValidity load_run_validity(Database& db, int64_t run_id);
 
 struct RunView {
   int64_t run_id = 0;
@@ -24,7 +36,9 @@ struct RunView {
   // kvdrive_version, client_host, client_pid, scenario, scale, run_group, process_index,
   // process_count (one row; none when the file has no such run).
   Rows run;
+  RunHeader header;                       // the same row, typed, for a report's heading
   std::optional<std::string> parameters;  // runs.parameters, the workload as JSON text
+  RunValidity validity;
   // run_metadata: store (NULL: kvdrive and its host), name, value; the host's facts first, then
   // each target's settings in target order.
   Rows metadata;
@@ -87,16 +101,5 @@ Rows load_group_summary(Database& db, const std::string& group);
 // What can differ between two runs: run_metadata with each row's target position: ordinal
 // (NULL: kvdrive and its host), name, value.
 Rows load_run_settings(Database& db, int64_t run_id);
-
-// A run's validity figures, warm-up left out.
-struct RunValidity {
-  std::optional<std::string> status;  // none: no such run
-  std::optional<std::string> error;
-  int64_t failed = 0;         // errors + timeouts
-  int64_t dropped = 0;        // due requests never sent (rate mode)
-  int64_t client_stalls = 0;  // client_stall events
-  int64_t client_bound = 0;   // client_bound events
-};
-RunValidity load_run_validity(Database& db, int64_t run_id);
 
 }  // namespace kv::drive
