@@ -85,6 +85,30 @@ TEST(DriverLayout, IncludesFollowTheArrows) {
   EXPECT_TRUE(bad.empty()) << all;
 }
 
+// report/ renders what view/ read: no statement, no SQL text in any of its files (a query a
+// report needs is a loader in view/, which the HTML, text, JSON and CSV reports then share).
+TEST(DriverLayout, ReportFilesHoldNoSql) {
+  const fs::path root = fs::path(KV_SOURCE_DIR) / "driver" / "report";
+  const std::regex sql_re(
+      R"((\.prepare\(|\bStatement\b|\bexec\(|"[^"]*\b(SELECT|INSERT|UPDATE|DELETE|WITH)\s))");
+  std::vector<std::string> bad;
+  int files = 0;
+  for (const auto& e : fs::directory_iterator(root)) {
+    if (!e.is_regular_file()) continue;
+    ++files;
+    std::ifstream in(e.path());
+    std::string line;
+    for (int n = 1; std::getline(in, line); ++n)
+      if (std::regex_search(line, sql_re))
+        bad.push_back("driver/report/" + e.path().filename().string() + ":" + std::to_string(n) +
+                      ": " + line);
+  }
+  EXPECT_GT(files, 10) << "read too few files under " << root;
+  std::string all;
+  for (const auto& b : bad) all += b + "\n";
+  EXPECT_TRUE(bad.empty()) << "SQL belongs in driver/view/:\n" << all;
+}
+
 // The checker itself: a forbidden include is told from an allowed one.
 TEST(DriverLayout, RulesRefuseUpwardIncludes) {
   EXPECT_FALSE(allowed(rules().at("report"), "run/run.hpp"));
