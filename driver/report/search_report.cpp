@@ -303,142 +303,171 @@ void print_search_results(Database& db, int64_t run_id, std::ostream& out, size_
   }
 }
 
+namespace {
+
+// One store's steps of a search, by offered rate, and what both of its charts share.
+struct SearchCurve {
+  std::vector<const std::vector<ReportCell>*> rows;  // rows of the steps table
+  size_t offered = 0;                                // the offered_rate column
+  double lo = INFINITY, hi = 0;                      // the offered rates' range
+  svg::Axis x;
+  std::optional<double> knee;  // the max compliant rate
+};
+
+SearchCurve search_curve(const ReportTable& searches, const ReportTable& steps,
+                         const std::string& store) {
+  SearchCurve c;
+  c.offered = key_index(steps, "offered_rate");
+  for (const auto& row : steps.rows)
+    if (row[0].text == store && row[c.offered].value) {
+      c.rows.push_back(&row);
+      c.lo = std::min(c.lo, *row[c.offered].value);
+      c.hi = std::max(c.hi, *row[c.offered].value);
+    }
+  std::stable_sort(c.rows.begin(), c.rows.end(), [&](auto* a, auto* b) {
+    return *(*a)[c.offered].value < *(*b)[c.offered].value;
+  });
+  const bool log_x = c.lo > 0 && c.hi / c.lo > 30;
+  c.x = svg::Axis{log_x ? "offered rate (req/s, log scale)" : "offered rate (req/s)",
+                  log_x ? svg::Scale::log : svg::Scale::linear,
+                  {},
+                  {},
+                  true,
+                  {},
+                  {}};
+  for (const auto& row : searches.rows)
+    if (row[0].text == store) c.knee = row[key_index(searches, "max_compliant_rate")].value;
+  return c;
+}
+
+// Latency per step: the client's percentiles, the store's own p99 where it tells, and the
+// objective's bounds.
+svg::Chart latency_chart(const SearchCurve& c, const ReportTable& steps,
+                         const std::optional<SearchObjective>& objective) {
+  svg::Chart lat;
+  lat.title = "Latency per step (intended-time, whole step after its warm-up; log scale)";
+  lat.height = 300;
+  lat.x = c.x;
+  lat.y.label = "latency (ms)";
+  lat.y.scale = svg::Scale::log;
+  const std::pair<const char*, const char*> pcts[] = {{"lat_p50_us", "p50"},
+                                                      {"lat_p90_us", "p90"},
+                                                      {"lat_p99_us", "p99"},
+                                                      {"lat_p999_us", "p99.9"}};
+  const int colors[] = {2, 0, 3, 1};
+  for (size_t k = 0; k < std::size(pcts); ++k) {
+    svg::Series se;
+    se.name = pcts[k].second;
+    se.color = colors[k];
+    se.markers = true;
+    const size_t col = key_index(steps, pcts[k].first);
+    for (const auto* row : c.rows) {
+      const auto& cell = (*row)[col];
+      // A percentile of too few requests (n/a) is not drawn.
+      se.points.emplace_back(*(*row)[c.offered].value,
+                             cell.value && cell.text != "n/a" ? *cell.value / 1000 : kNaN);
+    }
+    lat.series.push_back(std::move(se));
+  }
+  {
+    // The store's own execution time (Redis 7 LATENCY HISTOGRAM): the gap to the client's
+    // p99 is network, queueing and the client.
+    svg::Series own;
+    own.name = "server p99 (the store's own)";
+    own.color = 3;
+    own.dotted = true;
+    own.markers = true;
+    const size_t col = key_index(steps, "server_p99_us");
+    for (const auto* row : c.rows)
+      own.points.emplace_back(*(*row)[c.offered].value,
+                              (*row)[col].value ? *(*row)[col].value / 1000 : kNaN);
+    bool any = false;
+    for (const auto& [px, py] : own.points) any = any || (std::isfinite(py) && py > 0);
+    if (any) lat.series.push_back(std::move(own));
+  }
+  if (objective)
+    for (const auto& b : objective->latency) {
+      svg::Series line;
+      line.name = "objective " + b.name + " ≤ " + duration_text(b.max_us);
+      line.css_color = "#c0392b";  // in its percentile's colour where that one is drawn
+      for (size_t k = 0; k < std::size(pcts); ++k)
+        if (b.name == pcts[k].second) line.css_color = svg::palette(colors[k]);
+      line.dashed = true;
+      line.width = 1.4;
+      line.points = {{c.lo, b.max_us / 1000}, {c.hi, b.max_us / 1000}};
+      lat.series.push_back(std::move(line));
+    }
+  if (c.knee) lat.markers.push_back({*c.knee, "max compliant " + fmt_int(*c.knee) + " req/s"});
+  return lat;
+}
+
+// Achieved against offered rate, each step a dot in its verdict's colour.
+svg::Chart achieved_chart(const SearchCurve& c, const ReportTable& steps,
+                          const std::optional<SearchObjective>& objective) {
+  const size_t achieved = key_index(steps, "achieved_rate"), verdict = key_index(steps, "verdict"),
+               limit = key_index(steps, "limit_reason");
+  svg::Chart ach;
+  ach.title = "Achieved vs offered rate, each step coloured by its verdict";
+  ach.height = 280;
+  ach.x = c.x;
+  ach.y.label = "achieved (req/s)";
+  if (c.x.scale == svg::Scale::log) ach.y.scale = svg::Scale::log;
+  svg::Series ideal;
+  ideal.name = "achieved = offered";
+  ideal.css_color = "#999999";
+  ideal.dotted = true;
+  ideal.points = {{c.lo, c.lo}, {c.hi, c.hi}};
+  ach.series.push_back(std::move(ideal));
+  if (objective && objective->min_achieved > 0) {
+    svg::Series floor;
+    floor.name = "objective: achieved ≥ " + fmt_fixed(objective->min_achieved, 2) + " × offered";
+    floor.css_color = "#c0392b";
+    floor.dashed = true;
+    floor.width = 1.4;
+    floor.points = {{c.lo, c.lo * objective->min_achieved}, {c.hi, c.hi * objective->min_achieved}};
+    ach.series.push_back(std::move(floor));
+  }
+  struct Kind {
+    const char* name;
+    const char* color;
+  };
+  const Kind kinds[] = {{"pass", "#2a9d4b"},
+                        {"fail: objective", "#e67e22"},
+                        {"fail: server distress", "#8e44ad"},
+                        {"invalid: client-bound or too few requests", "#7f8c8d"}};
+  for (int k = 0; k < 4; ++k) {
+    svg::Series dots;
+    dots.name = kinds[k].name;
+    dots.css_color = kinds[k].color;
+    dots.markers = true;
+    dots.width = 0;
+    for (const auto* row : c.rows) {
+      const std::string& v = (*row)[verdict].text;
+      const bool server = (*row)[limit].text.rfind("server", 0) == 0;
+      const int kind = v == "pass" ? 0 : v == "invalid" ? 3 : server ? 2 : 1;
+      if (kind != k || !(*row)[achieved].value) continue;
+      if (!dots.points.empty()) dots.points.emplace_back(*(*row)[c.offered].value, kNaN);
+      dots.points.emplace_back(*(*row)[c.offered].value, *(*row)[achieved].value);
+    }
+    if (!dots.points.empty()) ach.series.push_back(std::move(dots));
+  }
+  if (c.knee) ach.markers.push_back({*c.knee, "max compliant"});
+  return ach;
+}
+
+}  // namespace
+
 void write_search_html(Database& db, int64_t run_id, std::ostream& out) {
   auto tables = search_tables(db, run_id);
   if (tables.empty()) return;
   const ReportTable &searches = tables[0], &steps = tables[1];
   const auto objective = search_objective(db, run_id);
-  const size_t offered = key_index(steps, "offered_rate"),
-               achieved = key_index(steps, "achieved_rate"), verdict = key_index(steps, "verdict"),
-               limit = key_index(steps, "limit_reason");
   for (const auto& store : stores_of(steps)) {
     out << "<h3>Capacity search on " << svg::escape_xml(store) << "</h3>\n<p class=\"hints\">"
         << svg::escape_xml(summary_of(searches, store)) << "</p>\n";
-    double lo = INFINITY, hi = 0;
-    std::vector<const std::vector<ReportCell>*> rows;  // this store's steps by offered rate
-    for (const auto& row : steps.rows)
-      if (row[0].text == store && row[offered].value) {
-        rows.push_back(&row);
-        lo = std::min(lo, *row[offered].value);
-        hi = std::max(hi, *row[offered].value);
-      }
-    std::stable_sort(rows.begin(), rows.end(),
-                     [&](auto* a, auto* b) { return *(*a)[offered].value < *(*b)[offered].value; });
-    const bool log_x = lo > 0 && hi / lo > 30;
-    svg::Axis x{log_x ? "offered rate (req/s, log scale)" : "offered rate (req/s)",
-                log_x ? svg::Scale::log : svg::Scale::linear,
-                {},
-                {},
-                true,
-                {},
-                {}};
-    std::optional<double> knee;
-    for (const auto& row : searches.rows)
-      if (row[0].text == store) knee = row[key_index(searches, "max_compliant_rate")].value;
-
-    svg::Chart lat;
-    lat.title = "Latency per step (intended-time, whole step after its warm-up; log scale)";
-    lat.height = 300;
-    lat.x = x;
-    lat.y.label = "latency (ms)";
-    lat.y.scale = svg::Scale::log;
-    const std::pair<const char*, const char*> pcts[] = {{"lat_p50_us", "p50"},
-                                                        {"lat_p90_us", "p90"},
-                                                        {"lat_p99_us", "p99"},
-                                                        {"lat_p999_us", "p99.9"}};
-    const int colors[] = {2, 0, 3, 1};
-    for (size_t k = 0; k < std::size(pcts); ++k) {
-      svg::Series se;
-      se.name = pcts[k].second;
-      se.color = colors[k];
-      se.markers = true;
-      const size_t col = key_index(steps, pcts[k].first);
-      for (const auto* row : rows) {
-        const auto& c = (*row)[col];
-        // A percentile of too few requests (n/a) is not drawn.
-        se.points.emplace_back(*(*row)[offered].value,
-                               c.value && c.text != "n/a" ? *c.value / 1000 : kNaN);
-      }
-      lat.series.push_back(std::move(se));
-    }
-    {
-      // The store's own execution time (Redis 7 LATENCY HISTOGRAM): the gap to the client's
-      // p99 is network, queueing and the client.
-      svg::Series own;
-      own.name = "server p99 (the store's own)";
-      own.color = 3;
-      own.dotted = true;
-      own.markers = true;
-      const size_t col = key_index(steps, "server_p99_us");
-      for (const auto* row : rows)
-        own.points.emplace_back(*(*row)[offered].value,
-                                (*row)[col].value ? *(*row)[col].value / 1000 : kNaN);
-      bool any = false;
-      for (const auto& [px, py] : own.points) any = any || (std::isfinite(py) && py > 0);
-      if (any) lat.series.push_back(std::move(own));
-    }
-    if (objective)
-      for (const auto& b : objective->latency) {
-        svg::Series line;
-        line.name = "objective " + b.name + " ≤ " + duration_text(b.max_us);
-        line.css_color = "#c0392b";  // in its percentile's colour where that one is drawn
-        for (size_t k = 0; k < std::size(pcts); ++k)
-          if (b.name == pcts[k].second) line.css_color = svg::palette(colors[k]);
-        line.dashed = true;
-        line.width = 1.4;
-        line.points = {{lo, b.max_us / 1000}, {hi, b.max_us / 1000}};
-        lat.series.push_back(std::move(line));
-      }
-    if (knee) lat.markers.push_back({*knee, "max compliant " + fmt_int(*knee) + " req/s"});
-
-    svg::Chart ach;
-    ach.title = "Achieved vs offered rate, each step coloured by its verdict";
-    ach.height = 280;
-    ach.x = x;
-    ach.y.label = "achieved (req/s)";
-    if (log_x) ach.y.scale = svg::Scale::log;
-    svg::Series ideal;
-    ideal.name = "achieved = offered";
-    ideal.css_color = "#999999";
-    ideal.dotted = true;
-    ideal.points = {{lo, lo}, {hi, hi}};
-    ach.series.push_back(std::move(ideal));
-    if (objective && objective->min_achieved > 0) {
-      svg::Series floor;
-      floor.name = "objective: achieved ≥ " + fmt_fixed(objective->min_achieved, 2) + " × offered";
-      floor.css_color = "#c0392b";
-      floor.dashed = true;
-      floor.width = 1.4;
-      floor.points = {{lo, lo * objective->min_achieved}, {hi, hi * objective->min_achieved}};
-      ach.series.push_back(std::move(floor));
-    }
-    struct Kind {
-      const char* name;
-      const char* color;
-    };
-    const Kind kinds[] = {{"pass", "#2a9d4b"},
-                          {"fail: objective", "#e67e22"},
-                          {"fail: server distress", "#8e44ad"},
-                          {"invalid: client-bound or too few requests", "#7f8c8d"}};
-    for (int k = 0; k < 4; ++k) {
-      svg::Series dots;
-      dots.name = kinds[k].name;
-      dots.css_color = kinds[k].color;
-      dots.markers = true;
-      dots.width = 0;
-      for (const auto* row : rows) {
-        const std::string& v = (*row)[verdict].text;
-        const bool server = (*row)[limit].text.rfind("server", 0) == 0;
-        const int kind = v == "pass" ? 0 : v == "invalid" ? 3 : server ? 2 : 1;
-        if (kind != k || !(*row)[achieved].value) continue;
-        if (!dots.points.empty()) dots.points.emplace_back(*(*row)[offered].value, kNaN);
-        dots.points.emplace_back(*(*row)[offered].value, *(*row)[achieved].value);
-      }
-      if (!dots.points.empty()) ach.series.push_back(std::move(dots));
-    }
-    if (knee) ach.markers.push_back({*knee, "max compliant"});
-    html_chart(lat, "no step completed a request", out);
-    html_chart(ach, "no step completed a request", out);
+    const SearchCurve curve = search_curve(searches, steps, store);
+    html_chart(latency_chart(curve, steps, objective), "no step completed a request", out);
+    html_chart(achieved_chart(curve, steps, objective), "no step completed a request", out);
     out << "<p class=\"note\"><b>Curve</b> (steps in the order run)</p>\n";
     html_table(project(steps, store, kCurveColumns), out);
     out << "<p class=\"note\"><b>Validity</b>: was the client the limit?</p>\n";
