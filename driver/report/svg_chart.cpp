@@ -191,31 +191,47 @@ bool has_data(const Chart& c) {
   return false;
 }
 
-std::string render(const Chart& c) {
-  // Legend layout first: it sets the SVG's height.
-  double W = c.width;
-  std::vector<std::pair<double, double>> legend_pos;  // per series: x, row
-  double lx = kLeft, rows = 0;
-  if (c.legend) {
-    for (const auto& s : c.series) {
-      if (!s.in_legend) {
-        legend_pos.emplace_back(-1, -1);
-        continue;
-      }
-      double w = 34 + kCharWidth * static_cast<double>(s.name.size()) + 16;
-      if (lx + w > W - kRight && lx > kLeft) {
-        lx = kLeft;
-        rows += 1;
-      }
-      legend_pos.emplace_back(lx, rows);
-      lx += w;
-    }
-    if (std::any_of(c.series.begin(), c.series.end(), [](const Series& s) { return s.in_legend; }))
-      rows += 1;
-  }
-  double H = c.height + rows * kLegendRow + (rows > 0 ? 6 : 0);
-  double px0 = kLeft, px1 = W - kRight, py0 = kTop, py1 = c.height - kBottom;
+namespace {
 
+// Where the legend's entries go: per series (x, row), (-1, -1) for one left out; and how many
+// rows it takes, which sets the SVG's height.
+struct Legend {
+  std::vector<std::pair<double, double>> pos;
+  double rows = 0;
+};
+
+Legend legend_layout(const Chart& c) {
+  Legend l;
+  if (!c.legend) return l;
+  double lx = kLeft;
+  for (const auto& s : c.series) {
+    if (!s.in_legend) {
+      l.pos.emplace_back(-1, -1);
+      continue;
+    }
+    double w = 34 + kCharWidth * static_cast<double>(s.name.size()) + 16;
+    if (lx + w > c.width - kRight && lx > kLeft) {
+      lx = kLeft;
+      l.rows += 1;
+    }
+    l.pos.emplace_back(lx, l.rows);
+    lx += w;
+  }
+  if (std::any_of(c.series.begin(), c.series.end(), [](const Series& s) { return s.in_legend; }))
+    l.rows += 1;
+  return l;
+}
+
+// The plot area (px0..px1, py0..py1) and the axes mapped onto it.
+struct Frame {
+  double px0, px1, py0, py1;
+  Mapped mx, my;
+  bool any = false;  // a drawable point
+  double X(double v) const { return px0 + std::clamp(mx.frac(v), 0.0, 1.0) * (px1 - px0); }
+  double Y(double v) const { return py1 - std::clamp(my.frac(v), 0.0, 1.0) * (py1 - py0); }
+};
+
+Frame frame_of(const Chart& c) {
   Range xr, yr;
   bool any = false;
   for (const auto& s : c.series)
@@ -229,118 +245,144 @@ std::string render(const Chart& c) {
     xr.add(b.x0);
     xr.add(b.x1);
   }
-  Mapped mx = map_axis(c.x, xr), my = map_axis(c.y, yr);
-  auto X = [&](double v) { return px0 + std::clamp(mx.frac(v), 0.0, 1.0) * (px1 - px0); };
-  auto Y = [&](double v) { return py1 - std::clamp(my.frac(v), 0.0, 1.0) * (py1 - py0); };
+  return Frame{
+      kLeft, c.width - kRight, kTop, c.height - kBottom, map_axis(c.x, xr), map_axis(c.y, yr), any};
+}
 
+void draw_bands(const Chart& c, const Frame& f, std::ostream& o) {
+  for (size_t i = 0; i < c.bands.size(); ++i) {
+    const auto& b = c.bands[i];
+    double x0 = f.X(b.x0), x1 = f.X(b.x1);
+    o << "<rect x=\"" << num(x0) << "\" y=\"" << num(f.py0) << "\" width=\""
+      << num(std::max(0.0, x1 - x0)) << "\" height=\"" << num(f.py1 - f.py0) << "\" fill=\""
+      << (i % 2 ? "#eef1f6" : "#f6f7fa") << "\"/>\n";
+    if (x1 - x0 > kCharWidth * 0.9 * static_cast<double>(b.label.size()) + 4)
+      o << "<text x=\"" << num(x0 + 3) << "\" y=\"" << num(f.py0 + 11)
+        << "\" font-size=\"10\" fill=\"#667\">" << escape_xml(b.label) << "</text>\n";
+  }
+}
+
+// The grid, the ticks, the frame and the axes' labels.
+void draw_axes(const Chart& c, const Frame& f, std::ostream& o) {
+  for (const auto& [v, label] : f.my.ticks) {
+    if (!usable(v, f.my.scale)) continue;
+    double y = f.Y(v);
+    o << "<line x1=\"" << num(f.px0) << "\" x2=\"" << num(f.px1) << "\" y1=\"" << num(y)
+      << "\" y2=\"" << num(y) << "\" stroke=\"#dde\" stroke-width=\"1\"/>\n";
+    o << "<text x=\"" << num(f.px0 - 6) << "\" y=\"" << num(y + 4)
+      << "\" text-anchor=\"end\" fill=\"#333\">" << escape_xml(label) << "</text>\n";
+  }
+  for (const auto& [v, label] : f.mx.ticks) {
+    if (!usable(v, f.mx.scale)) continue;
+    double x = f.X(v);
+    o << "<line x1=\"" << num(x) << "\" x2=\"" << num(x) << "\" y1=\"" << num(f.py1) << "\" y2=\""
+      << num(f.py1 + 5) << "\" stroke=\"#555\"/>\n";
+    o << "<text x=\"" << num(x) << "\" y=\"" << num(f.py1 + 18)
+      << "\" text-anchor=\"middle\" fill=\"#333\">" << escape_xml(label) << "</text>\n";
+  }
+  o << "<rect x=\"" << num(f.px0) << "\" y=\"" << num(f.py0) << "\" width=\"" << num(f.px1 - f.px0)
+    << "\" height=\"" << num(f.py1 - f.py0) << "\" fill=\"none\" stroke=\"#888\"/>\n";
+  o << "<text x=\"" << num((f.px0 + f.px1) / 2) << "\" y=\"" << num(f.py1 + 36)
+    << "\" text-anchor=\"middle\" fill=\"#222\">" << escape_xml(c.x.label) << "</text>\n";
+  const double ym = (f.py0 + f.py1) / 2;
+  o << "<text x=\"14\" y=\"" << num(ym)
+    << "\" text-anchor=\"middle\" fill=\"#222\" transform=\"rotate(-90 14 " << num(ym) << ")\">"
+    << escape_xml(c.y.label) << "</text>\n";
+}
+
+// Phase boundaries (labels that would overlap left out), marked moments, "no data".
+void draw_marks(const Chart& c, const Frame& f, std::ostream& o) {
+  double last_label_end = -1e9;
+  for (const auto& m : c.boundaries) {
+    if (!usable(m.x, f.mx.scale)) continue;
+    double x = f.X(m.x);
+    o << "<line class=\"boundary\" x1=\"" << num(x) << "\" x2=\"" << num(x) << "\" y1=\""
+      << num(f.py0) << "\" y2=\"" << num(f.py1) << "\" stroke=\"#99a\" stroke-width=\"0.8\"/>\n";
+    double label_w = 5.5 * static_cast<double>(m.label.size());
+    if (x + 2 > last_label_end && x + 2 + label_w < f.px1) {
+      o << "<text x=\"" << num(x + 2) << "\" y=\"" << num(f.py1 - 4)
+        << "\" font-size=\"9\" fill=\"#556\">" << escape_xml(m.label) << "</text>\n";
+      last_label_end = x + 2 + label_w + 4;
+    }
+  }
+  for (const auto& m : c.markers) {
+    if (!usable(m.x, f.mx.scale)) continue;
+    double x = f.X(m.x);
+    o << "<line x1=\"" << num(x) << "\" x2=\"" << num(x) << "\" y1=\"" << num(f.py0) << "\" y2=\""
+      << num(f.py1) << "\" stroke=\"#c00\" stroke-dasharray=\"3 3\"/>\n";
+    o << "<text x=\"" << num(x + 3) << "\" y=\"" << num(f.py0 + 24)
+      << "\" font-size=\"10\" fill=\"#c00\">" << escape_xml(m.label) << "</text>\n";
+  }
+  if (!f.any) {
+    o << "<text class=\"nodata\" x=\"" << num((f.px0 + f.px1) / 2) << "\" y=\""
+      << num((f.py0 + f.py1) / 2)
+      << "\" text-anchor=\"middle\" fill=\"#999\" font-size=\"14\">no data</text>\n";
+  }
+}
+
+// Series `si`: its polylines (a gap where a point is unusable), its dots, its legend entry.
+void draw_series(const Chart& c, size_t si, const Frame& f, const Legend& legend, std::ostream& o) {
+  const auto& s = c.series[si];
+  std::string color =
+      !s.css_color.empty() ? s.css_color : palette(s.color >= 0 ? s.color : static_cast<int>(si));
+  std::string dash = s.dotted   ? " stroke-dasharray=\"1.5 3\""
+                     : s.dashed ? " stroke-dasharray=\"6 4\""
+                                : "";
+  std::vector<std::pair<double, double>> segment, dots;
+  auto flush = [&] {
+    if (segment.size() > 1) {
+      o << "<polyline fill=\"none\" stroke=\"" << color << "\" stroke-width=\"" << num(s.width)
+        << "\"" << dash << " stroke-linejoin=\"round\" points=\"";
+      for (size_t i = 0; i < segment.size(); ++i)
+        o << (i ? " " : "") << num(segment[i].first) << "," << num(segment[i].second);
+      o << "\"/>\n";
+    }
+    if (segment.size() == 1 || s.markers) dots.insert(dots.end(), segment.begin(), segment.end());
+    segment.clear();
+  };
+  for (const auto& [x, y] : s.points) {
+    if (usable(x, f.mx.scale) && usable(y, f.my.scale))
+      segment.emplace_back(f.X(x), f.Y(y));
+    else
+      flush();  // a gap
+  }
+  flush();
+  for (auto [x, y] : dots)
+    o << "<circle cx=\"" << num(x) << "\" cy=\"" << num(y) << "\" r=\"2.8\" fill=\"" << color
+      << "\"/>\n";
+  if (c.legend && s.in_legend) {
+    auto [lx0, row] = legend.pos[si];
+    double ly = c.height + 10 + row * kLegendRow;
+    o << "<line x1=\"" << num(lx0) << "\" x2=\"" << num(lx0 + 26) << "\" y1=\"" << num(ly - 4)
+      << "\" y2=\"" << num(ly - 4) << "\" stroke=\"" << color << "\" stroke-width=\"2.5\"" << dash
+      << "/>\n";
+    o << "<text x=\"" << num(lx0 + 32) << "\" y=\"" << num(ly) << "\" fill=\"#222\">"
+      << escape_xml(s.name) << "</text>\n";
+  }
+}
+
+}  // namespace
+
+std::string render(const Chart& c) {
+  // Legend layout first: it sets the SVG's height.
+  const Legend legend = legend_layout(c);
+  const double W = c.width;
+  const double H = c.height + legend.rows * kLegendRow + (legend.rows > 0 ? 6 : 0);
+  const Frame f = frame_of(c);
   std::ostringstream o;
   o << "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" viewBox=\"0 0 " << num(W) << " "
     << num(H) << "\" width=\"" << num(W) << "\" height=\"" << num(H)
     << "\" font-family=\"sans-serif\" font-size=\"12\">\n";
   o << "<rect x=\"0\" y=\"0\" width=\"" << num(W) << "\" height=\"" << num(H)
     << "\" fill=\"#fff\"/>\n";
-  o << "<text x=\"" << num(px0)
+  o << "<text x=\"" << num(f.px0)
     << "\" y=\"18\" font-size=\"14\" font-weight=\"bold\" fill=\"#222\">" << escape_xml(c.title)
     << "</text>\n";
   // Bands, then grid, then axes, then data on top.
-  for (size_t i = 0; i < c.bands.size(); ++i) {
-    const auto& b = c.bands[i];
-    double x0 = X(b.x0), x1 = X(b.x1);
-    o << "<rect x=\"" << num(x0) << "\" y=\"" << num(py0) << "\" width=\""
-      << num(std::max(0.0, x1 - x0)) << "\" height=\"" << num(py1 - py0) << "\" fill=\""
-      << (i % 2 ? "#eef1f6" : "#f6f7fa") << "\"/>\n";
-    if (x1 - x0 > kCharWidth * 0.9 * static_cast<double>(b.label.size()) + 4)
-      o << "<text x=\"" << num(x0 + 3) << "\" y=\"" << num(py0 + 11)
-        << "\" font-size=\"10\" fill=\"#667\">" << escape_xml(b.label) << "</text>\n";
-  }
-  for (const auto& [v, label] : my.ticks) {
-    if (!usable(v, my.scale)) continue;
-    double y = Y(v);
-    o << "<line x1=\"" << num(px0) << "\" x2=\"" << num(px1) << "\" y1=\"" << num(y) << "\" y2=\""
-      << num(y) << "\" stroke=\"#dde\" stroke-width=\"1\"/>\n";
-    o << "<text x=\"" << num(px0 - 6) << "\" y=\"" << num(y + 4)
-      << "\" text-anchor=\"end\" fill=\"#333\">" << escape_xml(label) << "</text>\n";
-  }
-  for (const auto& [v, label] : mx.ticks) {
-    if (!usable(v, mx.scale)) continue;
-    double x = X(v);
-    o << "<line x1=\"" << num(x) << "\" x2=\"" << num(x) << "\" y1=\"" << num(py1) << "\" y2=\""
-      << num(py1 + 5) << "\" stroke=\"#555\"/>\n";
-    o << "<text x=\"" << num(x) << "\" y=\"" << num(py1 + 18)
-      << "\" text-anchor=\"middle\" fill=\"#333\">" << escape_xml(label) << "</text>\n";
-  }
-  o << "<rect x=\"" << num(px0) << "\" y=\"" << num(py0) << "\" width=\"" << num(px1 - px0)
-    << "\" height=\"" << num(py1 - py0) << "\" fill=\"none\" stroke=\"#888\"/>\n";
-  o << "<text x=\"" << num((px0 + px1) / 2) << "\" y=\"" << num(py1 + 36)
-    << "\" text-anchor=\"middle\" fill=\"#222\">" << escape_xml(c.x.label) << "</text>\n";
-  double ym = (py0 + py1) / 2;
-  o << "<text x=\"14\" y=\"" << num(ym)
-    << "\" text-anchor=\"middle\" fill=\"#222\" transform=\"rotate(-90 14 " << num(ym) << ")\">"
-    << escape_xml(c.y.label) << "</text>\n";
-  double last_label_end = -1e9;
-  for (const auto& m : c.boundaries) {
-    if (!usable(m.x, mx.scale)) continue;
-    double x = X(m.x);
-    o << "<line class=\"boundary\" x1=\"" << num(x) << "\" x2=\"" << num(x) << "\" y1=\""
-      << num(py0) << "\" y2=\"" << num(py1) << "\" stroke=\"#99a\" stroke-width=\"0.8\"/>\n";
-    double label_w = 5.5 * static_cast<double>(m.label.size());
-    if (x + 2 > last_label_end && x + 2 + label_w < px1) {
-      o << "<text x=\"" << num(x + 2) << "\" y=\"" << num(py1 - 4)
-        << "\" font-size=\"9\" fill=\"#556\">" << escape_xml(m.label) << "</text>\n";
-      last_label_end = x + 2 + label_w + 4;
-    }
-  }
-  for (const auto& m : c.markers) {
-    if (!usable(m.x, mx.scale)) continue;
-    double x = X(m.x);
-    o << "<line x1=\"" << num(x) << "\" x2=\"" << num(x) << "\" y1=\"" << num(py0) << "\" y2=\""
-      << num(py1) << "\" stroke=\"#c00\" stroke-dasharray=\"3 3\"/>\n";
-    o << "<text x=\"" << num(x + 3) << "\" y=\"" << num(py0 + 24)
-      << "\" font-size=\"10\" fill=\"#c00\">" << escape_xml(m.label) << "</text>\n";
-  }
-  if (!any) {
-    o << "<text class=\"nodata\" x=\"" << num((px0 + px1) / 2) << "\" y=\"" << num(ym)
-      << "\" text-anchor=\"middle\" fill=\"#999\" font-size=\"14\">no data</text>\n";
-  }
-  for (size_t si = 0; si < c.series.size(); ++si) {
-    const auto& s = c.series[si];
-    std::string color =
-        !s.css_color.empty() ? s.css_color : palette(s.color >= 0 ? s.color : static_cast<int>(si));
-    std::string dash = s.dotted   ? " stroke-dasharray=\"1.5 3\""
-                       : s.dashed ? " stroke-dasharray=\"6 4\""
-                                  : "";
-    std::vector<std::pair<double, double>> segment, dots;
-    auto flush = [&] {
-      if (segment.size() > 1) {
-        o << "<polyline fill=\"none\" stroke=\"" << color << "\" stroke-width=\"" << num(s.width)
-          << "\"" << dash << " stroke-linejoin=\"round\" points=\"";
-        for (size_t i = 0; i < segment.size(); ++i)
-          o << (i ? " " : "") << num(segment[i].first) << "," << num(segment[i].second);
-        o << "\"/>\n";
-      }
-      if (segment.size() == 1 || s.markers) dots.insert(dots.end(), segment.begin(), segment.end());
-      segment.clear();
-    };
-    for (const auto& [x, y] : s.points) {
-      if (usable(x, mx.scale) && usable(y, my.scale))
-        segment.emplace_back(X(x), Y(y));
-      else
-        flush();  // a gap
-    }
-    flush();
-    for (auto [x, y] : dots)
-      o << "<circle cx=\"" << num(x) << "\" cy=\"" << num(y) << "\" r=\"2.8\" fill=\"" << color
-        << "\"/>\n";
-    if (c.legend && s.in_legend) {
-      auto [lx0, row] = legend_pos[si];
-      double ly = c.height + 10 + row * kLegendRow;
-      o << "<line x1=\"" << num(lx0) << "\" x2=\"" << num(lx0 + 26) << "\" y1=\"" << num(ly - 4)
-        << "\" y2=\"" << num(ly - 4) << "\" stroke=\"" << color << "\" stroke-width=\"2.5\"" << dash
-        << "/>\n";
-      o << "<text x=\"" << num(lx0 + 32) << "\" y=\"" << num(ly) << "\" fill=\"#222\">"
-        << escape_xml(s.name) << "</text>\n";
-    }
-  }
+  draw_bands(c, f, o);
+  draw_axes(c, f, o);
+  draw_marks(c, f, o);
+  for (size_t si = 0; si < c.series.size(); ++si) draw_series(c, si, f, legend, o);
   o << "</svg>\n";
   return o.str();
 }
