@@ -139,6 +139,90 @@ std::string CgroupSampler::describe(const ProcessKey& key) const {
   return out;
 }
 
+void CgroupSampler::open_files(Group& g, const ProcCgroup& pc) {
+  auto v1_dir = [&](const char* ctrl) -> std::string {
+    auto m = mounts_.v1.find(ctrl);
+    auto p = pc.v1.find(ctrl);
+    if (m == mounts_.v1.end() || p == pc.v1.end()) return {};
+    auto d = cgroup_dir(m->second, p->second);
+    return d ? under_sys(*d) : std::string();
+  };
+  if (mounts_.v2 && pc.v2) {
+    if (auto d = cgroup_dir(*mounts_.v2, *pc.v2)) g.v2_dir = under_sys(*d);
+  }
+  g.mem_v1 = mounts_.v1.count("memory") > 0;  // then the memory controller cannot be in v2
+  g.cpu_v1 = mounts_.v1.count("cpu") > 0 || mounts_.v1.count("cpuacct") > 0;
+  auto open = [](const std::string& d, const char* name) {
+    if (d.empty()) return OpenFile();
+    return OpenFile(AT_FDCWD, (d + "/" + name).c_str());
+  };
+  if (g.mem_v1) {
+    g.mem_dir = v1_dir("memory");
+    const std::string& m = g.mem_dir;
+    g.current = open(m, "memory.usage_in_bytes");
+    g.max = open(m, "memory.limit_in_bytes");
+    g.stat = open(m, "memory.stat");
+    g.memsw_usage = open(m, "memory.memsw.usage_in_bytes");
+    g.memsw_limit = open(m, "memory.memsw.limit_in_bytes");
+    g.kmem_usage = open(m, "memory.kmem.usage_in_bytes");
+    g.oom_control = open(m, "memory.oom_control");
+    g.failcnt = open(m, "memory.failcnt");
+  } else {
+    const std::string& v = g.v2_dir;
+    g.current = open(v, "memory.current");
+    g.max = open(v, "memory.max");
+    g.high = open(v, "memory.high");
+    g.swap_current = open(v, "memory.swap.current");
+    g.swap_max = open(v, "memory.swap.max");
+    g.stat = open(v, "memory.stat");
+    g.events = open(v, "memory.events");
+    g.swap_events = open(v, "memory.swap.events");
+    if (inotify_fd_ >= 0 && g.events.is_open()) {
+      g.wd_events = ::inotify_add_watch(inotify_fd_, (v + "/memory.events").c_str(), IN_MODIFY);
+    }
+    if (inotify_fd_ >= 0 && g.swap_events.is_open()) {
+      g.wd_swap_events =
+          ::inotify_add_watch(inotify_fd_, (v + "/memory.swap.events").c_str(), IN_MODIFY);
+    }
+  }
+  if (g.cpu_v1) {
+    g.cpu_dir = v1_dir("cpu");
+    g.cpuacct_dir = v1_dir("cpuacct");
+    g.cpu_stat = open(g.cpu_dir, "cpu.stat");
+    g.cpuacct_usage = open(g.cpuacct_dir, "cpuacct.usage");
+    g.cfs_quota = open(g.cpu_dir, "cpu.cfs_quota_us");
+    g.cfs_period = open(g.cpu_dir, "cpu.cfs_period_us");
+  } else {
+    g.cpu_stat = open(g.v2_dir, "cpu.stat");
+    g.cpu_max = open(g.v2_dir, "cpu.max");
+  }
+  g.io_stat = open(g.v2_dir, "io.stat");
+  g.psi_memory = open(g.v2_dir, "memory.pressure");
+  g.psi_io = open(g.v2_dir, "io.pressure");
+  g.psi_cpu = open(g.v2_dir, "cpu.pressure");
+}
+
+void CgroupSampler::set_psi_triggers(Group& g, std::string_view who) {
+  for (const PsiTriggerSpec& spec : psi_specs_) {
+    if (g.v2_dir.empty()) {
+      log_warn() << who << ": no cgroup v2 directory: the PSI trigger " << spec.describe()
+                 << " cannot be set on its cgroup";
+      continue;
+    }
+    PsiTrigger t(g.v2_dir + "/" + spec.resource + ".pressure", spec);
+    if (t.fd() < 0) {
+      log_warn() << who << ": cannot set the PSI trigger " << spec.describe() << " on " << t.path()
+                 << " (" << t.error()
+                 << "): only the polled avg10 is recorded (without CAP_SYS_RESOURCE, Linux "
+                    "6.5 and later take only windows of whole multiples of 2s)";
+      continue;
+    }
+    log_info() << who << ": PSI trigger set: " << spec.describe() << " on " << t.path();
+    g.psi_triggers.push_back(std::move(t));
+    ++psi_generation_;
+  }
+}
+
 CgroupSampler::Group* CgroupSampler::locate(const ProcessKey& key, std::string_view who,
                                             std::vector<EventRecord>& events) {
   auto it = groups_.find(key);
@@ -168,85 +252,8 @@ CgroupSampler::Group* CgroupSampler::locate(const ProcessKey& key, std::string_v
   ProcCgroup pc = parse_proc_cgroup(g->proc_cgroup_text);
   FileText mi = fs_.read("self/mountinfo");
   if (mi.ok()) mounts_ = parse_cgroup_mounts(mi.text);
-
-  auto v1_dir = [&](const char* ctrl) -> std::string {
-    auto m = mounts_.v1.find(ctrl);
-    auto p = pc.v1.find(ctrl);
-    if (m == mounts_.v1.end() || p == pc.v1.end()) return {};
-    auto d = cgroup_dir(m->second, p->second);
-    return d ? under_sys(*d) : std::string();
-  };
-  if (mounts_.v2 && pc.v2) {
-    if (auto d = cgroup_dir(*mounts_.v2, *pc.v2)) g->v2_dir = under_sys(*d);
-  }
-  g->mem_v1 = mounts_.v1.count("memory") > 0;  // then the memory controller cannot be in v2
-  g->cpu_v1 = mounts_.v1.count("cpu") > 0 || mounts_.v1.count("cpuacct") > 0;
-  auto open = [](const std::string& d, const char* name) {
-    if (d.empty()) return OpenFile();
-    return OpenFile(AT_FDCWD, (d + "/" + name).c_str());
-  };
-  if (g->mem_v1) {
-    g->mem_dir = v1_dir("memory");
-    const std::string& m = g->mem_dir;
-    g->current = open(m, "memory.usage_in_bytes");
-    g->max = open(m, "memory.limit_in_bytes");
-    g->stat = open(m, "memory.stat");
-    g->memsw_usage = open(m, "memory.memsw.usage_in_bytes");
-    g->memsw_limit = open(m, "memory.memsw.limit_in_bytes");
-    g->kmem_usage = open(m, "memory.kmem.usage_in_bytes");
-    g->oom_control = open(m, "memory.oom_control");
-    g->failcnt = open(m, "memory.failcnt");
-  } else {
-    const std::string& v = g->v2_dir;
-    g->current = open(v, "memory.current");
-    g->max = open(v, "memory.max");
-    g->high = open(v, "memory.high");
-    g->swap_current = open(v, "memory.swap.current");
-    g->swap_max = open(v, "memory.swap.max");
-    g->stat = open(v, "memory.stat");
-    g->events = open(v, "memory.events");
-    g->swap_events = open(v, "memory.swap.events");
-    if (inotify_fd_ >= 0 && g->events.is_open()) {
-      g->wd_events = ::inotify_add_watch(inotify_fd_, (v + "/memory.events").c_str(), IN_MODIFY);
-    }
-    if (inotify_fd_ >= 0 && g->swap_events.is_open()) {
-      g->wd_swap_events =
-          ::inotify_add_watch(inotify_fd_, (v + "/memory.swap.events").c_str(), IN_MODIFY);
-    }
-  }
-  if (g->cpu_v1) {
-    g->cpu_dir = v1_dir("cpu");
-    g->cpuacct_dir = v1_dir("cpuacct");
-    g->cpu_stat = open(g->cpu_dir, "cpu.stat");
-    g->cpuacct_usage = open(g->cpuacct_dir, "cpuacct.usage");
-    g->cfs_quota = open(g->cpu_dir, "cpu.cfs_quota_us");
-    g->cfs_period = open(g->cpu_dir, "cpu.cfs_period_us");
-  } else {
-    g->cpu_stat = open(g->v2_dir, "cpu.stat");
-    g->cpu_max = open(g->v2_dir, "cpu.max");
-  }
-  g->io_stat = open(g->v2_dir, "io.stat");
-  g->psi_memory = open(g->v2_dir, "memory.pressure");
-  g->psi_io = open(g->v2_dir, "io.pressure");
-  g->psi_cpu = open(g->v2_dir, "cpu.pressure");
-  for (const PsiTriggerSpec& spec : psi_specs_) {
-    if (g->v2_dir.empty()) {
-      log_warn() << who << ": no cgroup v2 directory: the PSI trigger " << spec.describe()
-                 << " cannot be set on its cgroup";
-      continue;
-    }
-    PsiTrigger t(g->v2_dir + "/" + spec.resource + ".pressure", spec);
-    if (t.fd() < 0) {
-      log_warn() << who << ": cannot set the PSI trigger " << spec.describe() << " on " << t.path()
-                 << " (" << t.error()
-                 << "): only the polled avg10 is recorded (without CAP_SYS_RESOURCE, Linux "
-                    "6.5 and later take only windows of whole multiples of 2s)";
-      continue;
-    }
-    log_info() << who << ": PSI trigger set: " << spec.describe() << " on " << t.path();
-    g->psi_triggers.push_back(std::move(t));
-    ++psi_generation_;
-  }
+  open_files(*g, pc);
+  set_psi_triggers(*g, who);
   g->last = g->read_counters();
   Group* out = g.get();
   const bool moved = it != groups_.end();
@@ -292,11 +299,7 @@ CgroupCounters CgroupSampler::read_events(Group& g, std::vector<EventRecord>& ev
   return now;
 }
 
-void CgroupSampler::sample(const ProcessKey& key, std::string_view who, ProcessSample& s,
-                           std::vector<EventRecord>& events) {
-  Group* gp = locate(key, who, events);
-  if (!gp) return;
-  Group& g = *gp;
+void CgroupSampler::sample_memory(Group& g, ProcessSample& s, std::vector<EventRecord>& events) {
   std::string_view st = text_of(g.stat);
   // memory.stat: v1's hierarchical total_ keys (rss and cache for anon and file), else v2's.
   auto stat = [&](std::string_view v1_key, std::string_view v2_key) {
@@ -333,7 +336,9 @@ void CgroupSampler::sample(const ProcessKey& key, std::string_view who, ProcessS
   s.cg_failcnt = c.failcnt;
   g.oom_kill_at_sample = g.oom_kill_at_last_sample ? g.oom_kill_at_last_sample : c.oom_kill;
   g.oom_kill_at_last_sample = c.oom_kill;
+}
 
+void CgroupSampler::sample_cpu(Group& g, ProcessSample& s) {
   std::string_view cpu = text_of(g.cpu_stat);
   s.cg_cpu_nr_periods = keyed_value(cpu, "nr_periods");
   s.cg_cpu_nr_throttled = keyed_value(cpu, "nr_throttled");
@@ -354,6 +359,9 @@ void CgroupSampler::sample(const ProcessKey& key, std::string_view who, ProcessS
       s.cg_cpu_period_us = cgroup_value(trim_blanks(max.substr(space + 1)));
     }
   }
+}
+
+void CgroupSampler::sample_io_pressure(Group& g, ProcessSample& s) const {
   if (g.io_stat.is_open() && g.io_stat.read()) {
     IoStat io = parse_io_stat(g.io_stat.text());
     s.cg_io_read_bytes = io.read_bytes;
@@ -376,6 +384,16 @@ void CgroupSampler::sample(const ProcessKey& key, std::string_view who, ProcessS
   s.cg_psi_io_some_us = g.psi_io_last.some_total_us;
   s.cg_psi_io_full_us = g.psi_io_last.full_total_us;
   s.cg_psi_cpu_some_us = g.psi_cpu_last.some_total_us;
+}
+
+void CgroupSampler::sample(const ProcessKey& key, std::string_view who, ProcessSample& s,
+                           std::vector<EventRecord>& events) {
+  Group* gp = locate(key, who, events);
+  if (!gp) return;
+  Group& g = *gp;
+  sample_memory(g, s, events);
+  sample_cpu(g, s);
+  sample_io_pressure(g, s);
 }
 
 std::string CgroupSampler::exit_cause(const ProcessKey& key, std::vector<EventRecord>& events) {

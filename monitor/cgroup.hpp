@@ -144,6 +144,14 @@ class CgroupSampler {
  private:
   struct Group;
   Group* locate(const ProcessKey& key, std::string_view who, std::vector<EventRecord>& events);
+  // locate's steps: the controllers' files of g's cgroup (`pc`: its /proc/PID/cgroup), opened
+  // once and read at each sample; the PSI triggers on its v2 directory.
+  void open_files(Group& g, const ProcCgroup& pc);
+  void set_psi_triggers(Group& g, std::string_view who);
+  // sample's steps: the memory and its events, the CPU, the I/O and pressure figures.
+  void sample_memory(Group& g, ProcessSample& s, std::vector<EventRecord>& events);
+  static void sample_cpu(Group& g, ProcessSample& s);
+  void sample_io_pressure(Group& g, ProcessSample& s) const;
   // Reads g's event counters, appends an event for each that grew since g.last, and makes
   // them g.last; returns them.
   CgroupCounters read_events(Group& g, std::vector<EventRecord>& events);
