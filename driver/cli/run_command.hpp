@@ -4,6 +4,7 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -72,5 +73,8 @@ class RunCommand {
   std::map<std::string, bool> workload_flags_;
   SearchCli search_cli_;  // --search and its options
 };
+
+// --scale's value: a number above 0 and at most 1000; throws UsageError otherwise.
+double parse_scale(std::string_view text);
 
 }  // namespace kv::drive
