@@ -32,15 +32,9 @@ namespace {
 
 // Where a phase stands in the run, for its rows and its progress line.
 struct PhaseSlot {
-  int64_t run_id, target_id;
+  PhaseSeconds::Where where;  // its label: "<target>[ [step]]", the phase's kind added per phase
   int ordinal;
   const std::string& step;
-  std::string label;
-  StoreStatsPoller* stats;  // the store's own counters, polled on their own connection
-  Monitors* monitors;       // kvmon links (--monitor)
-  Database* db;
-  const TargetSpec* spec;
-  HdrLogWriter* hdr_log;  // --hdr-log: this target's interval log; nullptr without
 };
 
 // Runs one phase and records it. Returns how it ended (and why, when not completed).
@@ -52,13 +46,15 @@ RunEnd run_one_phase(const RunOptions& opts, const PhaseSlot& at, const Workload
   plan.max_errors = opts.max_errors;
   plan.give_up_us = opts.give_up_us;
   const bool rate_mode = plan.rate > 0;
-  const std::string label = at.label + " " + phase_kind_name(kind);
+  PhaseSeconds::Where where = at.where;
+  where.label += " ";
+  where.label += phase_kind_name(kind);
+  const std::string& label = where.label;
   ProgressLine progress(opts.progress);
   int64_t phase_id = 0;
-  PhaseSeconds seconds({at.run_id, at.target_id, label, at.stats, at.monitors, at.db, at.hdr_log},
-                       plan, writer, progress);
+  PhaseSeconds seconds(where, plan, writer, progress);
   auto on_start = [&](int64_t ts) {
-    phase_id = writer.begin_phase({at.run_id, at.target_id, at.ordinal, at.step, plan, ts,
+    phase_id = writer.begin_phase({where.run_id, where.target_id, at.ordinal, at.step, plan, ts,
                                    w.threads, w.threads * w.connections, w.to_json()});
     seconds.began(phase_id, ts);
   };
@@ -75,7 +71,7 @@ RunEnd run_one_phase(const RunOptions& opts, const PhaseSlot& at, const Workload
                       " requests in flight at the interrupt were given up: not counted, but the "
                       "store may have executed them";
     log_warn() << msg;
-    writer.event(at.run_id, "requests_abandoned", msg);
+    writer.event(where.run_id, "requests_abandoned", msg);
   }
   writer.end_phase(phase_id, result.ended_ts_us, run_status_name(result.status), result.totals,
                    rate_mode);
@@ -91,7 +87,7 @@ RunEnd run_one_phase(const RunOptions& opts, const PhaseSlot& at, const Workload
         fmt_fixed(static_cast<double>(result.ended_ts_us - result.started_ts_us) / 1e6, 2) +
         " s it really took";
     log_info() << msg;
-    writer.event(at.run_id, "phase_extended", msg);
+    writer.event(where.run_id, "phase_extended", msg);
   }
   if (step) fill_step_run(result, phase_id, w, step);
   if (result.status == RunStatus::failed) return {result.status, label + ": " + result.error};
@@ -197,16 +193,11 @@ RunEnd run_target(const RunOptions& opts, const TargetSpec& spec, int64_t run_id
           record_target(opts, spec, run_id, ordinal, writer, clients.front()->server_version());
       stats.start();
     }
-    PhaseSlot at{run_id,
-                 target_id,
-                 0,
-                 step.name,
-                 spec.display + (step.name.empty() ? "" : " [" + step.name + "]"),
-                 &stats,
-                 &monitors,
-                 &db,
-                 &spec,
-                 hdr_log ? &*hdr_log : nullptr};
+    PhaseSlot at{
+        {run_id, target_id, spec.display + (step.name.empty() ? "" : " [" + step.name + "]"),
+         &stats, &monitors, &db, hdr_log ? &*hdr_log : nullptr},
+        0,
+        step.name};
     // --search: the phases before the last run once (the load), the last one is stepped.
     const size_t once = opts.search.enabled ? w.phases.size() - 1 : w.phases.size();
     RunEnd end;
@@ -241,7 +232,7 @@ RunEnd run_target(const RunOptions& opts, const TargetSpec& spec, int64_t run_id
         // Told to stop between two steps: the parent sends no more and the run is interrupted.
         if (end.completed() && stop.load()) end = {RunStatus::interrupted, "interrupted by signal"};
       } else
-        run_search(opts.search, db, run_id, target_id, spec.protocol, at.label, run_step);
+        run_search(opts.search, db, run_id, target_id, spec.protocol, at.where.label, run_step);
     }
     if (!end.completed()) {
       end_store_stats(stats, writer, target_id, end.status != RunStatus::interrupted);
