@@ -1,9 +1,12 @@
 #include "kvbench/recovery.hpp"
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <fstream>
+#include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -13,9 +16,38 @@
 namespace kv {
 namespace {
 
-// True if `pid` is a live kvdrive or kvmon (a reused pid running something else is not).
-bool writer_alive(int64_t pid, const char* program) {
+// When `pid` started, in µs of the wall clock (boot time + its start after boot); nullopt when
+// its /proc files cannot be read.
+std::optional<int64_t> process_start_us(int64_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return std::nullopt;
+  const auto close = line.rfind(')');  // the name may hold spaces and parentheses
+  if (close == std::string::npos) return std::nullopt;
+  std::istringstream fields(line.substr(close + 2));
+  std::string field;
+  for (int i = 3; i <= 22 && fields >> field; ++i) {  // field 22: starttime, clock ticks
+    if (i < 22) continue;
+    std::ifstream host("/proc/stat");
+    for (std::string l; std::getline(host, l);) {
+      if (l.rfind("btime ", 0) != 0) continue;
+      const long ticks = ::sysconf(_SC_CLK_TCK);
+      if (ticks <= 0) return std::nullopt;
+      return std::stoll(l.substr(6)) * 1'000'000 + std::stoll(field) * 1'000'000 / ticks;
+    }
+  }
+  return std::nullopt;
+}
+
+// True if `pid` may still be the writer of a row opened at `row_start_us`: a live process that
+// started before the row (boot time has whole seconds: 2 s of slack), whatever its name, so a
+// renamed or versioned kvdrive binary keeps its run; or one running `program` (its start can
+// look later than the row's once the wall clock was stepped). A pid reused by another program
+// started after the row began: its writer is gone.
+bool writer_alive(int64_t pid, int64_t row_start_us, const char* program) {
   if (pid <= 0 || ::kill(static_cast<pid_t>(pid), 0) != 0) return errno == EPERM;
+  const auto started = process_start_us(pid);
+  if (!started || *started <= row_start_us + 2'000'000) return true;
   std::ifstream comm("/proc/" + std::to_string(pid) + "/comm");
   std::string name;
   std::getline(comm, name);
@@ -25,13 +57,14 @@ bool writer_alive(int64_t pid, const char* program) {
 struct Open {
   int64_t id;
   int64_t pid;
+  int64_t started_us;
 };
 
 std::vector<Open> open_rows(Database& db, const char* sql) {
   std::vector<Open> rows;
   auto s = db.prepare(sql);
   s.bind(1, host_name());
-  while (s.step()) rows.push_back({s.column_int(0), s.column_int(1)});
+  while (s.step()) rows.push_back({s.column_int(0), s.column_int(1), s.column_int(2)});
   return rows;
 }
 
@@ -40,16 +73,19 @@ std::vector<Open> open_rows(Database& db, const char* sql) {
 // Status changes outside kvdrive's ResultsWriter, on purpose: this runs at open, in kvmon as in
 // kvdrive (common/ knows no writer of either), for rows whose writer is gone.
 int mark_abandoned(Database& db) {
-  auto runs = open_rows(
-      db, "SELECT run_id, client_pid FROM runs WHERE status = 'running' AND client_host = ?");
+  auto runs =
+      open_rows(db,
+                "SELECT run_id, client_pid, started_ts_us FROM runs WHERE status = 'running' AND "
+                "client_host = ?");
   auto sessions = open_rows(
       db,
-      "SELECT session_id, kvmon_pid FROM monitor_sessions WHERE status = 'running' AND host = ? "
+      "SELECT session_id, kvmon_pid, started_ts_us FROM monitor_sessions WHERE status = 'running' "
+      "AND host = ? "
       "AND link IS NULL");  // linked sessions are kvdrive's, and end with its run
   int marked = 0;
   WriteTransaction tx(db);
   for (const auto& r : runs) {
-    if (writer_alive(r.pid, "kvdrive")) continue;
+    if (writer_alive(r.pid, r.started_us, "kvdrive")) continue;
     db.prepare(
           "UPDATE runs SET status = 'incomplete', error = 'kvdrive (pid ' || client_pid || ') "
           "ended without closing the run', ended_ts_us = (SELECT MAX(d.ts_us + d.interval_us) "
@@ -89,7 +125,7 @@ int mark_abandoned(Database& db) {
     }
   }
   for (const auto& s : sessions) {
-    if (writer_alive(s.pid, "kvmon")) continue;
+    if (writer_alive(s.pid, s.started_us, "kvmon")) continue;
     db.prepare(
           "UPDATE monitor_sessions SET status = 'incomplete', ended_ts_us = (SELECT MAX(ts_us) "
           "FROM host_samples h WHERE h.session_id = monitor_sessions.session_id) "

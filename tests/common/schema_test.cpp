@@ -1,12 +1,15 @@
 #include "kvbench/schema.hpp"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <stdexcept>
 #include <string>
 
+#include "kvbench/clock.hpp"
 #include "kvbench/sqlite.hpp"
+#include "kvbench/version.hpp"
 #include "servers.hpp"
 
 namespace {
@@ -86,6 +89,29 @@ TEST(Schema, OpenMarksAPhaseLeftRunningUnderAnEndedRun) {
             1);
   EXPECT_EQ(
       count_rows(db, "SELECT count(*) FROM phases WHERE phase_id = 4 AND status = 'completed'"), 1);
+}
+
+// A run left `running` is its writer's while that process lives, whatever the binary is called
+// (a kvdrive copied to another name once lost its live run here); a pid that started after the
+// run began is another process's, reused: the run is marked incomplete.
+TEST(Schema, OpenKeepsARunWhoseWriterLivesUnderAnotherNameAndEndsOneWhosePidWasReused) {
+  kv::test::TempDir dir;
+  const int64_t pid = ::getpid();  // this test's process: not named "kvdrive"
+  const int64_t now = kv::now_ts_us();
+  {
+    auto db = kv::open_results_db(dir.file("r.db"));
+    auto s = db.prepare(
+        "INSERT INTO runs(run_id, started_ts_us, status, command_line, kvdrive_version, "
+        "client_host, client_pid) VALUES (1, ?1, 'running', 'kvdrive', 'x', ?3, ?4), "
+        "(2, ?2, 'running', 'kvdrive', 'x', ?3, ?4)");
+    s.bind(1, now).bind(2, int64_t{86'400'000'000}).bind(3, kv::host_name()).bind(4, pid);
+    s.run();
+  }
+  auto db = kv::open_results_db(dir.file("r.db"));
+  EXPECT_EQ(count_rows(db, "SELECT count(*) FROM runs WHERE run_id = 1 AND status = 'running'"), 1);
+  // Run 2 began in 1970, long before this process: its pid was reused.
+  EXPECT_EQ(count_rows(db, "SELECT count(*) FROM runs WHERE run_id = 2 AND status = 'incomplete'"),
+            1);
 }
 
 TEST(Schema, NewerFileIsRefusedWithClearError) {
