@@ -1,5 +1,5 @@
 // check_results_path on files whose -wal belongs to them: what a writer that died leaves must be
-// taken (only another file's -wal is refused, see tests/driver/integration/bad_input_test.cpp).
+// taken (only another file's -wal is refused: tests/driver/integration/bad_input_files_test.cpp).
 #include <gtest/gtest.h>
 
 #include <filesystem>
