@@ -1,16 +1,12 @@
 // `kvdrive merge`: two client hosts' segments of one group (the real kvdrive against two fake
-// stores, one slow) and a kvmon's own file, merged into one; every table of the schema handled;
-// the same result whatever the order, merging again adds nothing, a merged file merges again;
-// the group's p99 is the union's, not the mean of the hosts'; bad input is refused; the group's
-// HdrHistogram log is the merged histograms; Ctrl-C leaves the whole merge or nothing; each run
-// of a merged file reads its own kvmon copy and its own database host.
+// stores, one slow) and a kvmon's own file, merged into one; every row of every file there; the
+// same result whatever the order, merging again adds nothing, a merged file merges again; the
+// group's p99 is the union's, not the mean of the hosts'; bad input is refused; the group's
+// HdrHistogram log is the merged histograms; Ctrl-C leaves the whole merge or nothing.
 #include "results/merge.hpp"
 
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -30,7 +26,7 @@
 #include "kvbench/histogram.hpp"
 #include "kvbench/schema.hpp"
 #include "kvdrive_test_util.hpp"
-#include "redis_cluster.hpp"
+#include "merge_test_util.hpp"
 #include "view/group.hpp"
 #include "view/hints.hpp"
 
@@ -72,12 +68,6 @@ std::string dump(const std::string& path, bool drop_ids = false) {
 
 int64_t count(const std::string& path, const std::string& table) {
   return query_int(path, "SELECT COUNT(*) FROM " + table);
-}
-
-Outcome merge(const TempDir& dir, const std::string& out, const std::vector<std::string>& in) {
-  std::vector<std::string> args = {"merge", "--db", out};
-  args.insert(args.end(), in.begin(), in.end());
-  return run_kvdrive(dir, args);
 }
 
 // The inputs, made once: host 1's segment against a fast fake store, host 2's against one that
@@ -131,49 +121,6 @@ class Merge : public ::testing::Test {
 };
 std::unique_ptr<TempDir> Merge::dir_;
 int64_t Merge::sets_[2] = {0, 0};
-
-// A migration that adds a table merge does not know fails here (and merge refuses to run).
-TEST(MergeTables, EveryTableOfTheSchemaIsOneTheMergeCopies) {
-  auto db = kv::Database::open(":memory:");
-  kv::schema::migrate(db);
-  std::vector<std::string> tables;
-  kv::Statement q = db.prepare(
-      "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
-      "ORDER BY name");
-  while (q.step()) tables.push_back(q.column_text(0));
-  EXPECT_EQ(tables, kv::drive::merged_tables());
-  EXPECT_GE(tables.size(), 18U);
-}
-
-// A file of an older kvbench (schema 010: no run_uuid) is read as it is; its run is known by
-// its client host, pid and start time, so merging it again adds nothing.
-TEST(MergeTables, AnOlderFileWithoutRunUuidsMergesOnceByItsOrigin) {
-  TempDir dir;
-  const std::string old = dir.file("old.db"), out = dir.file("out.db");
-  {
-    auto db = kv::Database::open(old);
-    kv::schema::migrate(db, 10);
-    db.exec(
-        "INSERT INTO runs (started_ts_us, status, command_line, kvdrive_version, client_host, "
-        "client_pid) VALUES (1700000000000000, 'completed', 'kvdrive run', '0.1', 'h', 42);"
-        "INSERT INTO targets (run_id, ordinal, uri, protocol) VALUES (1, 0, 'redis://x', 'redis');"
-        "INSERT INTO phases (run_id, target_id, ordinal, name, kind, started_ts_us, threads, "
-        "connections) VALUES (1, 1, 0, 'load', 'load', 1700000000000000, 1, 1);"
-        "INSERT INTO driver_seconds (phase_id, ts_us, interval_us, op, ops, bytes_out, bytes_in, "
-        "hits, misses, errors, timeouts) VALUES (1, 1700000000000000, 1000000, 'set', 7, 0, 0, "
-        "0, 0, 0, 0);");
-  }
-  for (int i = 0; i < 2; ++i) {
-    auto r = merge(dir, out, {old});
-    ASSERT_EQ(r.exit_code, 0) << r.output;
-    EXPECT_NE(r.output.find(i == 0 ? "1 run added (0 there" : "0 runs added (1 there"),
-              std::string::npos)
-        << r.output;
-  }
-  EXPECT_EQ(query_int(out, "SELECT COUNT(*) FROM runs WHERE run_uuid IS NULL"), 1);
-  EXPECT_EQ(query_int(out, "SELECT SUM(ops) FROM driver_seconds"), 7);
-  EXPECT_EQ(kv::Database::open_read_only(old).user_version(), 10);  // the input as it was
-}
 
 TEST_F(Merge, EveryRowOfEveryFileIsInTheMergedFileWithItsHostNames) {
   ASSERT_FALSE(HasFatalFailure());
@@ -474,143 +421,6 @@ TEST_F(Merge, CtrlCLeavesTheInputsAndOutWholeOrAsTheyWere) {
     for (size_t i = 0; i < inputs().size(); ++i) EXPECT_EQ(dump(inputs()[i]), before[i]);
   }
   EXPECT_GE(interrupted, 1) << "no merge was caught before its commit";
-}
-
-bool kvmon_listens_within(int port, int timeout_ms) {
-  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-  while (std::chrono::steady_clock::now() < until) {
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(static_cast<uint16_t>(port));
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    const bool ok = ::connect(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a) == 0;
-    ::close(fd);
-    if (ok) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return false;
-}
-
-// Two client hosts' files whose kvmon copies come from two database hosts with the same store
-// pid at the same times (the second file is the first, its run given another UUID and its kvmon
-// session another host, rss and load marked): merged, each run's timeline, phase report and
-// store instance read only its own host's rows.
-TEST(MergeHosts, EachRunReadsItsOwnKvmonCopyAndDatabaseHost) {
-  StoreServer redis(StoreServer::Kind::redis);
-  KV_START_OR_SKIP(redis);
-  TempDir dir;
-  const int port = free_port();
-  Process kvmon({std::string(KV_BINARY_DIR) + "/monitor/kvmon", "--db", dir.file("kvmon.db"),
-                 "--pid", std::to_string(redis.pid()), "--interval", "100ms", "--host-interval",
-                 "100ms", "--listen", "127.0.0.1:" + std::to_string(port)},
-                dir.file("kvmon.log"));
-  ASSERT_TRUE(kvmon_listens_within(port, 30'000)) << slurp(dir.file("kvmon.log"));
-  const std::string a = dir.file("a.db"), b = dir.file("b.db"), m = dir.file("m.db");
-  auto r =
-      run_kvdrive(dir, {"run", "--db", a, "--target", redis.uri(), "--keys", "20000", "--threads",
-                        "2", "--phases", "load", "--monitor", "127.0.0.1:" + std::to_string(port)});
-  kvmon.signal(SIGTERM);
-  EXPECT_EQ(kvmon.wait(10'000), 0);
-  ASSERT_EQ(r.exit_code, 0) << r.output;
-  {
-    auto db = kv::Database::open(a);
-    db.exec("VACUUM INTO '" + b + "'");
-  }
-  {
-    auto db = kv::Database::open(b);
-    db.exec(
-        "UPDATE runs SET run_uuid = 'b-' || run_uuid, client_host = 'client-b';"
-        "UPDATE monitor_sessions SET host = 'db-b'; UPDATE process_instances SET host = 'db-b';"
-        "UPDATE process_samples SET rss_kib = rss_kib + 1000000000;"
-        "UPDATE host_samples SET load1 = 99.5;");
-  }
-  auto mr = merge(dir, m, {a, b});
-  ASSERT_EQ(mr.exit_code, 0) << mr.output;
-  EXPECT_NE(mr.output.find("2 runs added (0 there already), 2 kvmon sessions added"),
-            std::string::npos)
-      << mr.output;
-  auto db = kv::open_results_db(m);
-  const std::string host_a =
-      query_text(db, "SELECT host FROM monitor_sessions WHERE host <> 'db-b'");
-  for (const bool is_b : {false, true}) {
-    const std::string run = "(SELECT run_id FROM runs WHERE client_host " +
-                            std::string(is_b ? "=" : "<>") + " 'client-b')";
-    SCOPED_TRACE(is_b ? "run of b.db" : "run of a.db");
-    const std::string mine = is_b ? "rss_kib >= 1000000000" : "rss_kib < 1000000000";
-    const std::string theirs = is_b ? "rss_kib < 1000000000" : "rss_kib >= 1000000000";
-    EXPECT_GE(query_int(db, "SELECT COUNT(*) FROM timeline WHERE run_id = " + run + " AND " + mine),
-              1);
-    EXPECT_EQ(
-        query_int(db, "SELECT COUNT(*) FROM timeline WHERE run_id = " + run + " AND " + theirs), 0);
-    EXPECT_GE(query_int(db, "SELECT COUNT(*) FROM timeline WHERE run_id = " + run +
-                                " AND load1 IS NOT NULL"),
-              1);
-    EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM timeline WHERE run_id = " + run + " AND load1 " +
-                                (is_b ? "<>" : "=") + " 99.5"),
-              0);
-    EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM phase_report WHERE run_id = " + run +
-                                " AND (peak_rss_kib " + (is_b ? "<" : ">=") +
-                                " 1000000000 OR load1 " + (is_b ? "<>" : "=") + " 99.5)"),
-              0);
-    const int64_t target = query_int(db, "SELECT target_id FROM targets WHERE run_id = " + run);
-    EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM target_instances WHERE target_id = " +
-                                std::to_string(target)),
-              1);
-    auto inst = kv::drive::store_instance(db, target);
-    ASSERT_TRUE(inst.has_value());
-    EXPECT_EQ(query_text(db, "SELECT host FROM process_instances WHERE instance_id = " +
-                                 std::to_string(*inst)),
-              is_b ? "db-b" : host_a);
-  }
-}
-
-// A Redis Cluster of three nodes, one kvmon per node (each watching its node's process, as one
-// kvmon per node host would), all three pulled by one run: each node is matched to its own
-// kvmon's instance of its own pid (node_instances), never another node's.
-TEST(MergeHosts, EachClusterNodeIsMatchedToItsOwnKvmon) {
-  RedisCluster cluster(3);
-  KV_START_OR_SKIP(cluster);
-  TempDir dir;
-  std::vector<Process> kvmons;
-  std::vector<int> links;
-  std::vector<int64_t> pids;
-  for (int port : cluster.ports()) {
-    const std::string info = redis_info(port, "server");
-    const auto at = info.find("process_id:");
-    ASSERT_NE(at, std::string::npos) << info;
-    pids.push_back(std::stoll(info.substr(at + 11)));
-    links.push_back(free_port());
-    kvmons.emplace_back(
-        std::vector<std::string>{std::string(KV_BINARY_DIR) + "/monitor/kvmon", "--db",
-                                 dir.file("kvmon" + std::to_string(port) + ".db"), "--pid",
-                                 std::to_string(pids.back()), "--interval", "200ms", "--listen",
-                                 "127.0.0.1:" + std::to_string(links.back())},
-        dir.file("kvmon" + std::to_string(port) + ".log"));
-  }
-  std::vector<std::string> args = {"run",    "--db", dir.file("r.db"), "--target", cluster.uri(),
-                                   "--keys", "3000", "--threads",      "2",        "--phases",
-                                   "load"};
-  for (int l : links) {
-    ASSERT_TRUE(kvmon_listens_within(l, 30'000));
-    args.emplace_back("--monitor");
-    args.push_back("127.0.0.1:" + std::to_string(l));
-  }
-  auto r = run_kvdrive(dir, args);
-  for (auto& k : kvmons) {
-    k.signal(SIGTERM);
-    EXPECT_EQ(k.wait(10'000), 0);
-  }
-  ASSERT_EQ(r.exit_code, 0) << r.output;
-  auto db = kv::open_results_db(dir.file("r.db"));
-  EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM node_instances"), 3);
-  for (size_t i = 0; i < links.size(); ++i) {
-    const std::string node = "'127.0.0.1:" + std::to_string(cluster.ports()[i]) + "'";
-    EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM node_instances WHERE node = " + node), 1);
-    EXPECT_EQ(query_int(db, "SELECT pid FROM node_instances WHERE node = " + node), pids[i]);
-    EXPECT_EQ(query_text(db, "SELECT link FROM node_instances WHERE node = " + node),
-              "127.0.0.1:" + std::to_string(links[i]));
-  }
 }
 
 }  // namespace
