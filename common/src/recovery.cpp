@@ -16,6 +16,14 @@
 namespace kv {
 namespace {
 
+// The machine's boot time in µs of the wall clock (/proc/stat btime: whole seconds).
+std::optional<int64_t> boot_time_us() {
+  std::ifstream host("/proc/stat");
+  for (std::string l; std::getline(host, l);)
+    if (l.rfind("btime ", 0) == 0) return std::stoll(l.substr(6)) * 1'000'000;
+  return std::nullopt;
+}
+
 // When `pid` started, in µs of the wall clock (boot time + its start after boot); nullopt when
 // its /proc files cannot be read.
 std::optional<int64_t> process_start_us(int64_t pid) {
@@ -24,19 +32,14 @@ std::optional<int64_t> process_start_us(int64_t pid) {
   if (!std::getline(stat, line)) return std::nullopt;
   const auto close = line.rfind(')');  // the name may hold spaces and parentheses
   if (close == std::string::npos) return std::nullopt;
-  std::istringstream fields(line.substr(close + 2));
+  std::istringstream fields(line.substr(close + 2));  // from field 3, state
   std::string field;
-  for (int i = 3; i <= 22 && fields >> field; ++i) {  // field 22: starttime, clock ticks
-    if (i < 22) continue;
-    std::ifstream host("/proc/stat");
-    for (std::string l; std::getline(host, l);) {
-      if (l.rfind("btime ", 0) != 0) continue;
-      const long ticks = ::sysconf(_SC_CLK_TCK);
-      if (ticks <= 0) return std::nullopt;
-      return std::stoll(l.substr(6)) * 1'000'000 + std::stoll(field) * 1'000'000 / ticks;
-    }
-  }
-  return std::nullopt;
+  for (int i = 3; i <= 22; ++i)  // field 22: starttime, in clock ticks after boot
+    if (!(fields >> field)) return std::nullopt;
+  const long ticks = ::sysconf(_SC_CLK_TCK);
+  const auto boot = boot_time_us();
+  if (ticks <= 0 || !boot) return std::nullopt;
+  return *boot + std::stoll(field) * 1'000'000 / ticks;
 }
 
 // True if `pid` may still be the writer of a row opened at `row_start_us`: a live process that
