@@ -102,12 +102,12 @@ std::vector<ReportTable> series_tables(Database& db, int64_t run_id,
   return out;
 }
 
-ReportTable metadata_table(const RunView& view) {
-  return rows_table("metadata", "what the run ran on", view.metadata, {"store", "name", "value"});
+ReportTable metadata_table(const Rows& metadata) {
+  return rows_table("metadata", "what the run ran on", metadata, {"store", "name", "value"});
 }
 
-ReportTable run_row_table(const RunView& view) {
-  return rows_table("runs", "the run", view.run,
+ReportTable run_row_table(const Rows& run) {
+  return rows_table("runs", "the run", run,
                     {"name", "status", "error", "command_line", "kvdrive_version", "client_host",
                      "scenario", "run_group"});
 }

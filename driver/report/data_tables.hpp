@@ -23,9 +23,9 @@ std::vector<ReportTable> series_tables(Database& db, int64_t run_id,
 
 // What the run ran on ("metadata", run_metadata): store (null: kvdrive and its host), name,
 // value; the host's facts first, then each target's settings in target order.
-ReportTable metadata_table(const RunView& view);
+ReportTable metadata_table(const Rows& metadata);  // RunView::metadata
 
 // The run's own row ("runs": parameters, status, validity), one row.
-ReportTable run_row_table(const RunView& view);
+ReportTable run_row_table(const Rows& run);  // RunView::run
 
 }  // namespace kv::drive

@@ -104,10 +104,10 @@ Headline run_headline(Database& db, const RunView& v, const std::vector<ReportTa
                         " steps: the step charts and the per-step table below compare them.");
 
   const RunValidity& validity = v.validity;
-  if (validity.status && *validity.status != "completed") {
+  if (!v.run.empty() && v.header.status != "completed") {
     h.valid = false;
-    h.validity.push_back("The run " + *validity.status +
-                         (validity.error ? ": " + *validity.error : std::string(".")));
+    h.validity.push_back("The run " + v.header.status +
+                         (v.header.error ? ": " + *v.header.error : std::string(".")));
   }
   const int64_t failed = validity.failed, dropped = validity.dropped,
                 stalls = validity.client_stalls, bound = validity.client_bound;

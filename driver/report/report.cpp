@@ -33,7 +33,7 @@ void print_run_header(const RunView& v, std::ostream& out) {
 
 // What the run ran on, a line per scope: "  client: kernel=..., cpu_count=2, ...".
 void print_run_metadata(const RunView& v, std::ostream& out) {
-  const ReportTable t = metadata_table(v);
+  const ReportTable t = metadata_table(v.metadata);
   std::string scope = "\x01", line;
   for (const auto& row : t.rows) {
     const std::string s = row[0].text == "-" ? "client" : row[0].text;
@@ -187,7 +187,7 @@ Json json_rows(const ReportTable& t) {
 // The run object: its row, parameters, tables, validity and (with `series`) its series.
 Json run_json(Database& db, int64_t run_id, const PercentileList& percentiles, bool series) {
   const RunView v = load_run_view(db, run_id, percentiles);
-  const ReportTable row = run_row_table(v);
+  const ReportTable row = run_row_table(v.run);
   if (row.rows.empty()) throw UsageError("no run " + std::to_string(run_id) + " in " + db.path());
   Json run = json_rows(row).at(0);
   {
@@ -198,7 +198,7 @@ Json run_json(Database& db, int64_t run_id, const PercentileList& percentiles, b
     }
     run["parameters"] = std::move(params);
   }
-  run["metadata"] = json_rows(metadata_table(v));
+  run["metadata"] = json_rows(metadata_table(v.metadata));
   auto tables = run_tables(v, percentiles);
   for (const char* name : {"stores", "phases", "parts", "steps", "server"}) {
     run[name] = Json::array();
@@ -252,9 +252,9 @@ std::vector<LeadTable> tables_named(Database& db, const std::vector<int64_t>& ru
   for (int64_t id : runs) {
     std::vector<ReportTable> ts;
     if (name == "runs")
-      ts.push_back(run_row_table(load_run_view(db, id, percentiles, false)));
+      ts.push_back(run_row_table(load_run_row(db, id)));
     else if (name == "metadata")
-      ts.push_back(metadata_table(load_run_view(db, id, percentiles, false)));
+      ts.push_back(metadata_table(load_run_metadata(db, id)));
     else if (name == "timeline" || name == "process_samples" || name == "host_samples" ||
              name == "events")
       ts = series_tables(db, id, percentiles);

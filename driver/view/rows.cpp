@@ -34,4 +34,10 @@ Rows Rows::read(Statement& s) {
   return out;
 }
 
+Rows Rows::query(Database& db, std::string_view sql, int64_t id) {
+  auto s = db.prepare(sql);
+  s.bind(1, id);
+  return read(s);
+}
+
 }  // namespace kv::drive

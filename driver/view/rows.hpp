@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kvbench/sqlite.hpp"
@@ -41,6 +42,8 @@ struct Rows {
   bool empty() const { return rows.empty(); }
   // Every row of `s` (bound, not yet stepped), stepped to its end.
   static Rows read(Statement& s);
+  // Every row of `sql`, whose one parameter (?1) is `id`.
+  static Rows query(Database& db, std::string_view sql, int64_t id);
 };
 
 }  // namespace kv::drive

@@ -4,12 +4,6 @@
 namespace kv::drive {
 namespace {
 
-Rows by_run(Database& db, const char* sql, int64_t run_id) {
-  auto s = db.prepare(sql);
-  s.bind(1, run_id);
-  return Rows::read(s);
-}
-
 std::map<std::pair<int64_t, std::string>, double> dropped(Database& db, int64_t run_id) {
   std::map<std::pair<int64_t, std::string>, double> out;
   auto d = db.prepare(
@@ -26,38 +20,29 @@ std::map<std::pair<int64_t, std::string>, double> dropped(Database& db, int64_t 
 RunView load_run_view(Database& db, int64_t run_id, const PercentileList& percentiles, bool hints) {
   RunView v;
   v.run_id = run_id;
-  v.run = by_run(db,
-                 "SELECT run_id, name, status, error, started_ts_us, ended_ts_us, "
-                 "(ended_ts_us - started_ts_us) / 1e6 AS seconds, command_line, kvdrive_version, "
-                 "client_host, client_pid, scenario, scale, run_group, process_index, "
-                 "process_count FROM runs WHERE run_id = ?",
-                 run_id);
+  v.run = load_run_row(db, run_id);
   v.header = run_header(db, run_id);
   v.parameters = load_run_parameters(db, run_id);
   v.validity = load_run_validity(db, run_id);
-  v.metadata = by_run(db,
-                      "SELECT t.uri AS store, m.name, m.value FROM run_metadata m "
-                      "LEFT JOIN targets t ON t.target_id = m.target_id WHERE m.run_id = ? "
-                      "ORDER BY m.target_id IS NOT NULL, t.ordinal, m.rowid",
-                      run_id);
-  v.steps = by_run(db,
-                   "SELECT step, store, protocol, write_req_per_s, read_req_per_s, "
-                   "write_mib_per_s, read_mib_per_s, write_p99_us, read_p99_us, errors "
-                   "FROM step_summary WHERE run_id = ? AND step IS NOT NULL "
-                   "ORDER BY first_phase_id",
-                   run_id);
+  v.metadata = load_run_metadata(db, run_id);
+  v.steps = Rows::query(db,
+                        "SELECT step, store, protocol, write_req_per_s, read_req_per_s, "
+                        "write_mib_per_s, read_mib_per_s, write_p99_us, read_p99_us, errors "
+                        "FROM step_summary WHERE run_id = ? AND step IS NOT NULL "
+                        "ORDER BY first_phase_id",
+                        run_id);
   v.stores = load_store_summary(db, run_id);
   for (const Row& r : v.stores.rows) v.any_mixed = v.any_mixed || !r.is_null(6);
-  v.phases =
-      by_run(db,
-             "SELECT store, phase, op, ops, seconds, req_per_s, mib_per_s, lat_mean_us, phase_id, "
-             "lat_max_us, hits, misses, errors, timeouts, wrong, status, failed_per_s, "
-             "(SELECT json_extract(x.parameters, '$.verify') FROM phases x WHERE x.phase_id = "
-             "phase_summary.phase_id), "
-             "(SELECT s.ordinal + 1 FROM search_steps s WHERE s.phase_id = phase_summary.phase_id) "
-             "FROM phase_summary WHERE run_id = ? ORDER BY phase_id, op DESC",
-             run_id);
-  v.server = by_run(
+  v.phases = Rows::query(
+      db,
+      "SELECT store, phase, op, ops, seconds, req_per_s, mib_per_s, lat_mean_us, phase_id, "
+      "lat_max_us, hits, misses, errors, timeouts, wrong, status, failed_per_s, "
+      "(SELECT json_extract(x.parameters, '$.verify') FROM phases x WHERE x.phase_id = "
+      "phase_summary.phase_id), "
+      "(SELECT s.ordinal + 1 FROM search_steps s WHERE s.phase_id = phase_summary.phase_id) "
+      "FROM phase_summary WHERE run_id = ? ORDER BY phase_id, op DESC",
+      run_id);
+  v.server = Rows::query(
       db,
       "SELECT store, phase, MAX(load1), MAX(load5), MAX(load15), MAX(peak_rss_kib), "
       "MAX(peak_swap_kib), MAX(store_cpu_s), MAX(client_cpu_user_s), MAX(client_cpu_system_s) "
@@ -76,6 +61,23 @@ RunView load_run_view(Database& db, int64_t run_id, const PercentileList& percen
   return v;
 }
 
+Rows load_run_row(Database& db, int64_t run_id) {
+  return Rows::query(db,
+                     "SELECT run_id, name, status, error, started_ts_us, ended_ts_us, "
+                     "(ended_ts_us - started_ts_us) / 1e6 AS seconds, command_line, "
+                     "kvdrive_version, client_host, client_pid, scenario, scale, run_group, "
+                     "process_index, process_count FROM runs WHERE run_id = ?",
+                     run_id);
+}
+
+Rows load_run_metadata(Database& db, int64_t run_id) {
+  return Rows::query(db,
+                     "SELECT t.uri AS store, m.name, m.value FROM run_metadata m "
+                     "LEFT JOIN targets t ON t.target_id = m.target_id WHERE m.run_id = ? "
+                     "ORDER BY m.target_id IS NOT NULL, t.ordinal, m.rowid",
+                     run_id);
+}
+
 std::optional<std::string> load_run_parameters(Database& db, int64_t run_id) {
   auto p = db.prepare("SELECT parameters FROM runs WHERE run_id = ?");
   p.bind(1, run_id);
@@ -84,11 +86,11 @@ std::optional<std::string> load_run_parameters(Database& db, int64_t run_id) {
 }
 
 Rows load_store_summary(Database& db, int64_t run_id) {
-  return by_run(db,
-                "SELECT store, write_req_per_s, read_req_per_s, write_p99_us, read_p99_us, "
-                "errors, mixed_req_per_s, mixed_p99_us, protocol FROM store_summary "
-                "WHERE run_id = ? ORDER BY target_id",
-                run_id);
+  return Rows::query(db,
+                     "SELECT store, write_req_per_s, read_req_per_s, write_p99_us, read_p99_us, "
+                     "errors, mixed_req_per_s, mixed_p99_us, protocol FROM store_summary "
+                     "WHERE run_id = ? ORDER BY target_id",
+                     run_id);
 }
 
 std::vector<int64_t> load_run_ids(Database& db) {
@@ -115,20 +117,14 @@ Rows load_group_summary(Database& db, const std::string& group) {
 }
 
 Rows load_run_settings(Database& db, int64_t run_id) {
-  return by_run(db,
-                "SELECT t.ordinal, m.name, m.value FROM run_metadata m "
-                "LEFT JOIN targets t ON t.target_id = m.target_id WHERE m.run_id = ?",
-                run_id);
+  return Rows::query(db,
+                     "SELECT t.ordinal, m.name, m.value FROM run_metadata m "
+                     "LEFT JOIN targets t ON t.target_id = m.target_id WHERE m.run_id = ?",
+                     run_id);
 }
 
 RunValidity load_run_validity(Database& db, int64_t run_id) {
   RunValidity v;
-  auto r = db.prepare("SELECT status, error FROM runs WHERE run_id = ?");
-  r.bind(1, run_id);
-  if (r.step()) {
-    v.status = r.column_text(0);
-    if (!r.is_null(1)) v.error = r.column_text(1);
-  }
   auto c = db.prepare(
       "SELECT (SELECT TOTAL(d.errors + d.timeouts) FROM driver_seconds d JOIN phases p USING "
       "(phase_id) WHERE p.run_id = ?1 AND d.warmup = 0), "

@@ -19,10 +19,8 @@
 
 namespace kv::drive {
 
-// A run's validity figures, warm-up left out.
+// A run's validity figures, warm-up left out (its status and error: RunView::header).
 struct RunValidity {
-  std::optional<std::string> status;  // none: no such run
-  std::optional<std::string> error;
   int64_t failed = 0;         // errors + timeouts
   int64_t dropped = 0;        // due requests never sent (rate mode)
   int64_t client_stalls = 0;  // client_stall events
@@ -72,8 +70,10 @@ struct RunView {
 RunView load_run_view(Database& db, int64_t run_id, const PercentileList& percentiles,
                       bool hints = true);
 
-// The parts of a RunView that other readers need alone: runs.parameters (none: NULL or no such
-// run) and the store_summary rows (RunView::stores).
+// The parts of a RunView that other readers need alone: its `run` and `metadata` rows,
+// runs.parameters (none: NULL or no such run) and the store_summary rows (RunView::stores).
+Rows load_run_row(Database& db, int64_t run_id);
+Rows load_run_metadata(Database& db, int64_t run_id);
 std::optional<std::string> load_run_parameters(Database& db, int64_t run_id);
 Rows load_store_summary(Database& db, int64_t run_id);
 

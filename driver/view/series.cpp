@@ -23,16 +23,10 @@ std::string sample_columns(const SampleTable<S>& table, const char* alias) {
   return out;
 }
 
-Rows by_run(Database& db, const std::string& sql, int64_t run_id) {
-  auto s = db.prepare(sql);
-  s.bind(1, run_id);
-  return Rows::read(s);
-}
-
 }  // namespace
 
 Rows load_timeline(Database& db, int64_t run_id) {
-  return by_run(
+  return Rows::query(
       db,
       "SELECT d.phase_id, t.uri AS store, p.name AS phase, d.op, d.ts_us, d.interval_us, "
       "d.warmup, d.ops, "
@@ -81,20 +75,21 @@ Rows load_process_samples(Database& db, int64_t target_id, int64_t instance_id) 
 }
 
 Rows load_host_samples(Database& db, int64_t run_id) {
-  return by_run(db,
-                "SELECT m.host, h.ts_us, h.scheduled_ts_us" + sample_columns(kHostTable, "h") +
-                    " FROM host_samples h JOIN monitor_sessions m ON m.session_id = h.session_id "
-                    "JOIN runs r ON r.run_id = ?1 "
-                    "WHERE h.ts_us BETWEEN r.started_ts_us AND COALESCE(r.ended_ts_us, h.ts_us) "
-                    "ORDER BY m.host, h.ts_us",
-                run_id);
+  return Rows::query(
+      db,
+      "SELECT m.host, h.ts_us, h.scheduled_ts_us" + sample_columns(kHostTable, "h") +
+          " FROM host_samples h JOIN monitor_sessions m ON m.session_id = h.session_id "
+          "JOIN runs r ON r.run_id = ?1 "
+          "WHERE h.ts_us BETWEEN r.started_ts_us AND COALESCE(r.ended_ts_us, h.ts_us) "
+          "ORDER BY m.host, h.ts_us",
+      run_id);
 }
 
 Rows load_events(Database& db, int64_t run_id) {
-  return by_run(db,
-                "SELECT e.ts_us, e.source, e.kind, e.message FROM events e "
-                "WHERE e.run_id = ? ORDER BY e.ts_us, e.event_id",
-                run_id);
+  return Rows::query(db,
+                     "SELECT e.ts_us, e.source, e.kind, e.message FROM events e "
+                     "WHERE e.run_id = ? ORDER BY e.ts_us, e.event_id",
+                     run_id);
 }
 
 }  // namespace kv::drive
