@@ -88,8 +88,10 @@ std::optional<std::string> load_run_parameters(Database& db, int64_t run_id) {
 Rows load_store_summary(Database& db, int64_t run_id) {
   return Rows::query(db,
                      "SELECT store, write_req_per_s, read_req_per_s, write_p99_us, read_p99_us, "
-                     "errors, mixed_req_per_s, mixed_p99_us, protocol FROM store_summary "
-                     "WHERE run_id = ? ORDER BY target_id",
+                     "errors, mixed_req_per_s, mixed_p99_us, protocol FROM store_summary s "
+                     // by position (a --repeat round runs them in a rotated order)
+                     "WHERE run_id = ? ORDER BY (SELECT ordinal FROM targets t "
+                     "WHERE t.target_id = s.target_id), target_id",
                      run_id);
 }
 
