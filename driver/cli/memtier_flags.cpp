@@ -149,8 +149,8 @@ void MemtierFlags::apply(bool mode, bool scenario_given, Overrides& o,
                          std::vector<std::string>& notes) const {
   if (!run_count_.empty())
     throw UsageError(
-        "--run-count: kvdrive runs the workload once: run the command again for another round "
-        "(each run is kept; `kvdrive report --run A --run B` compares them)");
+        "--run-count: kvdrive runs the workload once and merges no rounds: --repeat N runs it "
+        "N times, each round kept as its own run");
   if (!expiry_range_.empty())
     throw UsageError("--expiry-range: kvdrive gives every value one expiry: --ttl DURATION");
   if (!data_size_range_.empty() && !data_size_list_.empty())

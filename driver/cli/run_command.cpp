@@ -175,8 +175,26 @@ void RunCommand::check(int argc, char** argv) {
   check_memcached_ttl(specs, opts_.steps);
   check_wire_start(specs, opts_.steps);
   check_descriptors(specs, opts_.steps);
+  if (!repeat_.empty())
+    opts_.rounds = static_cast<int>(parse_whole_number("--repeat", repeat_, 1, 1000));
+  check_repeat();
   for (const auto& n : memtier_notes) log_info() << n;
   for (const auto& n : password_notes_) log_warn() << n;
+}
+
+void RunCommand::check_repeat() const {
+  if (opts_.rounds <= 1) return;
+  const std::pair<bool, const char*> partners[] = {
+      {opts_.process_count > 1 || !process_index_.empty(),
+       "--processes: a group's processes run once; run the command N times for N groups"},
+      {!segment_.empty() || !group_.empty(),
+       "--segment or --group: the hosts of a multi-host run start together once; run the "
+       "command N times on each"},
+      {!start_at_.empty(), "--start-at: it names one start, and each round starts after the last"},
+      {!opts_.hdr_log_prefix.empty(), "--hdr-log: its files are one run's"},
+  };
+  for (const auto& [given, why] : partners)
+    if (given) throw UsageError(std::string("--repeat with ") + why);
 }
 
 // memtier_benchmark's flags: their workload overrides, and their outputs (one of each kind).
@@ -336,8 +354,31 @@ int RunCommand::execute(int argc, char** argv) {
   }
   opts_.quiet = opts_.quiet || !opts_.run_group.empty();
   opts_.progress = opts_.progress && opts_.run_group.empty();
+  if (opts_.rounds > 1) return run_rounds();
   RunRecord rec = run_benchmark(opts_, g_stop);
   return print_run_record(rec, opts_, std::cout, outputs_);
+}
+
+// --repeat N: N runs, one per round, until one does not complete (it ends the rounds: a store
+// that failed or a Ctrl-C would fail or cut short the next ones too).
+int RunCommand::run_rounds() {
+  opts_.repeat_group =
+      (opts_.name.empty() ? "repeat" : opts_.name) + "-" + std::to_string(now_ts_us());
+  std::vector<int64_t> ids;
+  std::optional<RunRecord> last;
+  int code = kExitOk;
+  for (int r = 1; r <= opts_.rounds && code == kExitOk; ++r) {
+    opts_.round = r;
+    log_info() << "round " << r << " of " << opts_.rounds << " (repeat group " << opts_.repeat_group
+               << ")";
+    last.emplace(run_benchmark(opts_, g_stop));
+    ids.push_back(last->run_id);
+    code = print_round_record(*last, opts_, std::cout, outputs_);
+    if (last->status != RunStatus::completed && r < opts_.rounds)
+      log_warn() << "round " << r << " did not complete: rounds " << r + 1 << " to " << opts_.rounds
+                 << " were not run";
+  }
+  return print_rounds_record(last->db, ids, code, opts_, std::cout, outputs_);
 }
 
 }  // namespace kv::drive

@@ -171,6 +171,12 @@ void RunCommand::add_group_options(CLI::App& app) {
                   "YYYY-MM-DDTHH:MM:SS[.fff]Z, @EPOCH-SECONDS, or +DURATION from now (+10s)")
       ->type_name("TIME")
       ->check(cli::non_empty());
+  run->add_option("--repeat", repeat_,
+                  "Run the whole workload N times, each round its own run (runs.repeat_group, "
+                  "round), the targets' order rotated each round (A B, B A ...) so that a drift "
+                  "of the machine hits each alike; 1 to 1000")
+      ->type_name("N")
+      ->check(cli::whole_number(1, 1000));
   run->add_option("--run-group", opts_.run_group)->group("");  // set for the group's processes
   run->add_option("--process-index", process_index_)->group("")->check(cli::non_empty());
   run->add_option("--search-follow", search_follow_)->group("")->check(cli::non_empty());

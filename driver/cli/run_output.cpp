@@ -31,28 +31,31 @@ size_t summary_width() {
   return end != env && *end == '\0' && cols >= 20 ? static_cast<size_t>(cols) : 0;
 }
 
+// Writes --json-out, the runs as one JSON document; false (the error logged) if it could not.
+bool write_json_out(Database& db, const std::vector<int64_t>& run_ids, const RunOptions& opts,
+                    const RunOutputs& outputs) {
+  if (outputs.json_out.empty()) return true;
+  try {
+    write_file_atomically(
+        outputs.json_out,
+        [&](std::ostream& o) { write_json_document(db, run_ids, outputs.percentiles, o); },
+        [&] {
+          check_not_results_file("--json-out", outputs.json_out, opts.db_path);
+          check_replaceable("--json-out", outputs.json_out, OutputKind::json, outputs.force);
+        });
+    return true;
+  } catch (const std::exception& e) {
+    log_error() << e.what();
+    return false;
+  }
+}
+
 }  // namespace
 
 int print_run_record(RunRecord& rec, const RunOptions& opts, std::ostream& out,
                      const RunOutputs& outputs) {
   const std::string status = run_status_name(rec.status);
-  bool outputs_failed = false;
-  if (!outputs.json_out.empty()) {
-    try {
-      write_file_atomically(
-          outputs.json_out,
-          [&](std::ostream& o) {
-            write_json_document(rec.db, {rec.run_id}, outputs.percentiles, o);
-          },
-          [&] {
-            check_not_results_file("--json-out", outputs.json_out, opts.db_path);
-            check_replaceable("--json-out", outputs.json_out, OutputKind::json, outputs.force);
-          });
-    } catch (const std::exception& e) {
-      log_error() << e.what();
-      outputs_failed = true;
-    }
-  }
+  const bool outputs_failed = !write_json_out(rec.db, {rec.run_id}, opts, outputs);
   if (opts.quiet) {
     // a group member: the parent prints the group's summary
   } else if (opts.json) {
@@ -79,6 +82,32 @@ int print_run_record(RunRecord& rec, const RunOptions& opts, std::ostream& out,
   if (rec.status == RunStatus::failed) log_error() << rec.error;
   const int code = run_status_exit_code(rec.status);
   return code == kExitOk && outputs_failed ? kExitFailed : code;
+}
+
+int print_round_record(RunRecord& rec, const RunOptions& opts, std::ostream& out,
+                       const RunOutputs& outputs) {
+  RunOptions round = opts;
+  round.quiet = opts.quiet || opts.json;  // the rounds' JSON is one document, at the end
+  RunOutputs without_file = outputs;
+  without_file.json_out.clear();
+  return print_run_record(rec, round, out, without_file);
+}
+
+int print_rounds_record(Database& db, const std::vector<int64_t>& run_ids, int code,
+                        const RunOptions& opts, std::ostream& out, const RunOutputs& outputs) {
+  const bool written = write_json_out(db, run_ids, opts, outputs);
+  if (opts.json) {
+    write_json_document(db, run_ids, outputs.percentiles, out);
+  } else if (!opts.quiet && !run_ids.empty()) {
+    out << "\n"
+        << wrap_words(std::to_string(run_ids.size()) + " of " + std::to_string(opts.rounds) +
+                          " rounds recorded as runs " + std::to_string(run_ids.front()) + " to " +
+                          std::to_string(run_ids.back()) + " (repeat group " + opts.repeat_group +
+                          ")",
+                      summary_width())
+        << "\n";
+  }
+  return code == kExitOk && !written ? kExitFailed : code;
 }
 
 int print_group_record(GroupRecord& rec, const RunOptions& opts, std::ostream& out,

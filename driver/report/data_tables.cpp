@@ -109,7 +109,7 @@ ReportTable metadata_table(const Rows& metadata) {
 ReportTable run_row_table(const Rows& run) {
   return rows_table("runs", "the run", run,
                     {"name", "status", "error", "command_line", "kvdrive_version", "client_host",
-                     "scenario", "run_group"});
+                     "scenario", "run_group", "repeat_group"});
 }
 
 }  // namespace kv::drive

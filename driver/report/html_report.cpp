@@ -311,6 +311,9 @@ void run_head(int64_t run_id, const RunHeader& h, std::ostream& out) {
   if (h.ended_us)
     out << ", " << fmt_fixed(static_cast<double>(*h.ended_us - h.started_us) / 1e6, 1) << " s";
   out << " on " << escape_xml(h.client_host);
+  if (h.repeat_group)
+    out << "; round " << h.round << " of " << h.rounds << " (" << escape_xml(*h.repeat_group)
+        << ")";
   if (h.scenario && !h.scenario->empty()) {
     out << "; scenario " << escape_xml(*h.scenario);
     if (h.scale) out << " at scale " << *h.scale;

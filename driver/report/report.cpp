@@ -27,7 +27,10 @@ void print_run_header(const RunView& v, std::ostream& out) {
   out << ": " << h.status << ", started " << format_ts_us(h.started_us);
   if (h.ended_us)
     out << ", " << fmt_fixed(static_cast<double>(*h.ended_us - h.started_us) / 1e6, 1) << " s";
-  out << " on " << h.client_host << "\n";
+  out << " on " << h.client_host;
+  if (h.repeat_group)
+    out << ", round " << h.round << " of " << h.rounds << " (" << *h.repeat_group << ")";
+  out << "\n";
   if (h.error) out << "  error: " << *h.error << "\n";
 }
 

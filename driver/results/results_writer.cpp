@@ -37,7 +37,8 @@ int64_t ResultsWriter::begin_run(const RunInfo& info) {
   db_.prepare(
          "INSERT INTO runs(name, started_ts_us, status, command_line, kvdrive_version, "
          "client_host, client_pid, parameters, scenario, scale, run_group, process_index, "
-         "process_count, run_uuid) VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+         "process_count, run_uuid, repeat_group, round, rounds) "
+         "VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
       .bind(1, info.name.empty() ? std::optional<std::string>() : info.name)
       .bind(2, info.started_ts_us)
       .bind(3, info.command_line)
@@ -51,6 +52,9 @@ int64_t ResultsWriter::begin_run(const RunInfo& info) {
       .bind(11, info.run_group.empty() ? std::optional<int64_t>() : info.process_index)
       .bind(12, info.run_group.empty() ? std::optional<int64_t>() : info.process_count)
       .bind(13, random_uuid())
+      .bind(14, info.repeat_group.empty() ? std::optional<std::string>() : info.repeat_group)
+      .bind(15, info.repeat_group.empty() ? std::optional<int64_t>() : info.round)
+      .bind(16, info.repeat_group.empty() ? std::optional<int64_t>() : info.rounds)
       .run();
   int64_t id = db_.last_insert_rowid();
   tx.commit();

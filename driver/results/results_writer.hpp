@@ -27,6 +27,9 @@ struct RunInfo {
   double scale = 1.0;
   std::string run_group;  // --processes: shared by the group's runs; empty alone
   int process_index = 0, process_count = 1;
+  // --repeat N: shared by the N rounds' runs, this run's round (1-based) and N; empty alone.
+  std::string repeat_group;
+  int round = 0, rounds = 0;
 };
 
 // A random (version 4) UUID, lower-case hex with dashes: each run's runs.run_uuid.

@@ -266,6 +266,13 @@ std::vector<TargetSpec> check_run_options(const RunOptions& opts) {
   return specs;
 }
 
+std::vector<size_t> round_target_order(size_t targets, int round) {
+  std::vector<size_t> order(targets);
+  for (size_t i = 0; i < targets; ++i)
+    order[i] = (i + static_cast<size_t>(std::max(round, 1) - 1)) % targets;
+  return order;
+}
+
 RunRecord run_benchmark(const RunOptions& opts, const std::atomic<bool>& stop) {
   // Everything that can be checked is checked before the file is touched.
   std::vector<TargetSpec> specs = check_run_options(opts);
@@ -290,7 +297,10 @@ RunRecord run_benchmark(const RunOptions& opts, const std::atomic<bool>& stop) {
                opts.scale,
                opts.run_group,
                segmented ? opts.segment_index - 1 : opts.process_index,
-               segmented ? opts.segment_count : opts.process_count};
+               segmented ? opts.segment_count : opts.process_count,
+               opts.repeat_group,
+               opts.round,
+               opts.rounds};
   const int64_t run_id = rec.run_id = writer.begin_run(info);
   ResultsWriter::Metadata facts = host_metadata();
   facts.emplace_back("engine", "events");  // the only engine since #16; kept for older files
@@ -304,7 +314,8 @@ RunRecord run_benchmark(const RunOptions& opts, const std::atomic<bool>& stop) {
   RunWatcher watcher(opts.db_path, run_id);  // a second Ctrl-C: mark the run, leave at once
 
   try {
-    for (size_t i = 0; i < specs.size() && rec.status == RunStatus::completed; ++i) {
+    for (size_t i : round_target_order(specs.size(), opts.round)) {
+      if (rec.status != RunStatus::completed) break;
       RunEnd end = run_target(opts, specs[i], run_id, static_cast<int>(i), writer, db, monitors,
                               values, stop);
       rec.status = end.status;

@@ -55,7 +55,15 @@ struct RunOptions {
   // --start-at: wall time (µs since the epoch) at which the first phase starts, after the
   // stores are connected; 0: at once.
   int64_t start_at_ts_us = 0;
+  // --repeat N: this run is round `round` (1-based) of `rounds`, all of them in repeat_group;
+  // the targets run in their order rotated by round - 1. Empty group: a run made once.
+  std::string repeat_group;
+  int round = 1, rounds = 1;
 };
+
+// --repeat: the order in which round `round` (1-based) runs `targets` targets: their positions
+// rotated left by round - 1 (A B C, then B C A, then C A B ...).
+std::vector<size_t> round_target_order(size_t targets, int round);
 
 // The HdrHistogram interval log of target `ordinal` (0-based, targets.ordinal) for `prefix`.
 inline std::string hdr_log_path(const std::string& prefix, int ordinal) {

@@ -1,5 +1,7 @@
 #include "view/run_header.hpp"
 
+#include "view/run_view.hpp"
+
 namespace kv::drive {
 
 RunHeader run_header(Database& db, int64_t run_id) {
@@ -19,6 +21,14 @@ RunHeader run_header(Database& db, int64_t run_id) {
   if (!r.is_null(6)) h.scenario = r.column_text(6);
   h.scale = r.column_opt_double(7);
   if (!r.is_null(8)) h.error = r.column_text(8);
+  if (!runs_have_rounds(db)) return h;
+  auto q = db.prepare("SELECT repeat_group, round, rounds FROM runs WHERE run_id = ?");
+  q.bind(1, run_id);
+  if (q.step() && !q.is_null(0)) {
+    h.repeat_group = q.column_text(0);
+    h.round = static_cast<int>(q.column_int(1));
+    h.rounds = static_cast<int>(q.column_int(2));
+  }
   return h;
 }
 

@@ -20,6 +20,9 @@ struct RunHeader {
   std::optional<std::string> scenario;  // --scenario NAME
   std::optional<double> scale;          // its --scale factor
   std::optional<std::string> error;     // why it failed or was interrupted
+  // --repeat N: the rounds' shared group, this run's round (1-based) and N; nullopt alone.
+  std::optional<std::string> repeat_group;
+  int round = 0, rounds = 0;
 };
 // Run `run_id`'s header; all defaults for a run not in the file.
 RunHeader run_header(Database& db, int64_t run_id);

@@ -61,12 +61,23 @@ RunView load_run_view(Database& db, int64_t run_id, const PercentileList& percen
   return v;
 }
 
+bool runs_have_rounds(Database& db) {
+  auto q = db.prepare("SELECT 1 FROM pragma_table_info('runs') WHERE name = 'repeat_group'");
+  return q.step();
+}
+
 Rows load_run_row(Database& db, int64_t run_id) {
+  // A file older than migration 019 opened read-only has no --repeat columns: NULL, as in a run
+  // made once.
+  const std::string rounds = runs_have_rounds(db)
+                                 ? "repeat_group, round, rounds"
+                                 : "NULL AS repeat_group, NULL AS round, NULL AS rounds";
   return Rows::query(db,
                      "SELECT run_id, name, status, error, started_ts_us, ended_ts_us, "
                      "(ended_ts_us - started_ts_us) / 1e6 AS seconds, command_line, "
                      "kvdrive_version, client_host, client_pid, scenario, scale, run_group, "
-                     "process_index, process_count FROM runs WHERE run_id = ?",
+                     "process_index, process_count, " +
+                         rounds + " FROM runs WHERE run_id = ?",
                      run_id);
 }
 

@@ -72,6 +72,9 @@ RunView load_run_view(Database& db, int64_t run_id, const PercentileList& percen
 
 // The parts of a RunView that other readers need alone: its `run` and `metadata` rows,
 // runs.parameters (none: NULL or no such run) and the store_summary rows (RunView::stores).
+// Whether the file's runs table has migration 019's --repeat columns (repeat_group, round,
+// rounds): an older file opened read-only has not.
+bool runs_have_rounds(Database& db);
 Rows load_run_row(Database& db, int64_t run_id);
 Rows load_run_metadata(Database& db, int64_t run_id);
 std::optional<std::string> load_run_parameters(Database& db, int64_t run_id);

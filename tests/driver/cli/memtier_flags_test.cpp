@@ -176,7 +176,7 @@ TEST(MemtierFlags, AMemtierCommandLineGetsMemtiersDefaultsAndMeanings) {
            {{"--key-pattern", "R:S"}, "kvdrive picks the keys of sets and gets alike"},
            {{"--key-pattern", "P:P"}, "--phases load"},
            {{"-n", "allkeys"}, "--phases load"},
-           {{"-x", "3"}, "kvdrive runs the workload once"},
+           {{"-x", "3"}, "--repeat N runs it N times"},
            {{"--expiry-range", "10-20"}, "--ttl"},
            {{"-n", "10", "--test-time", "1"}, "give one"},
            {{"--key-minimum", "10", "--key-maximum", "5"}, "--key-maximum must not be below"},

@@ -224,7 +224,7 @@ TEST_F(KvdriveBadInput, DamagedResultsFiles) {
       Database db = open_results_db(donor);
       ResultsWriter writer(db);
       writer.end_run(writer.begin_run(RunInfo{std::string(5000, 'd'), "kvdrive run ...", "{}", 2,
-                                              "", 1.0, "", 0, 1}),
+                                              "", 1.0, "", 0, 1, "", 0, 0}),
                      "completed", "");
     }
     Database db = open_results_db(donor);
@@ -232,7 +232,7 @@ TEST_F(KvdriveBadInput, DamagedResultsFiles) {
     ResultsWriter writer(db);
     for (int i = 0; i < 20; ++i)
       writer.end_run(writer.begin_run(RunInfo{std::string(2000, 'd'), "kvdrive run ...", "{}", 3,
-                                              "", 1.0, "", 0, 1}),
+                                              "", 1.0, "", 0, 1, "", 0, 0}),
                      "completed", "");
     std::filesystem::copy_file(donor + "-wal", victim + "-wal");  // while it is still open
   }
@@ -247,7 +247,7 @@ TEST_F(KvdriveBadInput, DamagedResultsFiles) {
     schema::migrate(db);
     ResultsWriter writer(db);
     writer.end_run(
-        writer.begin_run(RunInfo{"young", "kvdrive run ...", "{}", 3, "", 1.0, "", 0, 1}),
+        writer.begin_run(RunInfo{"young", "kvdrive run ...", "{}", 3, "", 1.0, "", 0, 1, "", 0, 0}),
         "completed", "");
     std::filesystem::copy_file(donor + "-wal", victim2 + "-wal");
   }

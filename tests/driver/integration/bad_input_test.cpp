@@ -356,6 +356,15 @@ TEST_F(KvdriveBadInput, RunOptions) {
   cases.push_back({run_args({"--segment", "1/3", "--threads", "2"}), {"--segment", "--threads 2"}});
   cases.push_back(
       {run_args({"--segment", "1/2", "--processes", "2"}), {"--segment", "--processes"}});
+  // --repeat N, and what it cannot go with
+  for (const char* v : {"0", "1001", "x", "-2", ""})
+    cases.push_back({run_args({"--repeat", v}), {"--repeat", in_quotes(v)}});
+  cases.push_back({run_args({"--repeat", "2", "--processes", "2"}), {"--repeat", "--processes"}});
+  cases.push_back({run_args({"--repeat", "2", "--segment", "1/2", "--threads", "2"}),
+                   {"--repeat", "--segment"}});
+  cases.push_back({run_args({"--repeat", "2", "--start-at", "+1s"}), {"--repeat", "--start-at"}});
+  cases.push_back(
+      {run_args({"--repeat", "2", "--hdr-log", dir_.file("rounds")}), {"--repeat", "--hdr-log"}});
   // --start-at, --group
   cases.push_back({run_args({"--start-at", ""}), {"--start-at"}});
   for (const char* v :

@@ -45,8 +45,8 @@ class KvdriveBadInput : public ::testing::Test {
     {
       Database db = open_results_db(previous_);
       ResultsWriter writer(db);
-      int64_t run =
-          writer.begin_run(RunInfo{"earlier", "kvdrive run ...", "{}", 1, "", 1.0, "", 0, 1});
+      int64_t run = writer.begin_run(
+          RunInfo{"earlier", "kvdrive run ...", "{}", 1, "", 1.0, "", 0, 1, "", 0, 0});
       writer.end_run(run, "completed", "");
     }
     previous_bytes_ = slurp(previous_);

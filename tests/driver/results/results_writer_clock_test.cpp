@@ -15,7 +15,8 @@ TEST(ResultsWriterClock, RunEndsAndEventsAreStampedByTheInjectedClock) {
   const int64_t t0 = 1'780'000'000'123'456;
   test::FakeClock clock(t0);
   ResultsWriter writer(db, clock);
-  const int64_t run = writer.begin_run(RunInfo{"n", "kvdrive run", "{}", t0, "", 1.0, "", 0, 1});
+  const int64_t run =
+      writer.begin_run(RunInfo{"n", "kvdrive run", "{}", t0, "", 1.0, "", 0, 1, "", 0, 0});
   clock.advance_by_us(2'500'000);
   writer.event(run, "client_bound", "a message");
   clock.step_wall_us(-10'000'000);  // a wall clock stepped back is stamped as it reads
