@@ -107,9 +107,9 @@ not_ours+='|HtmlReport\.ChartsRenderInHeadlessChromium|^docs\.'
 not_ours+='|^KvdriveSearch\.FindsAKneeThatFixedRateStepsConfirm$'
 not_ours+='|^KvdriveSearch\.AStarvedClientThreadIsReportedClientBound$'
 not_ours+='|^KvdriveSearch\.AnObjectiveBelowThePathsFloorIsSaidToBeAFloor$'
-# Whose time a stall is, what pacing spins, when kvmon samples: timing assertions, which run in
-# the plain build only.
-not_ours+="|$(suites LatencyAttribution GroupTiming KvmonTiming PacingCost PoolFailover ClusterFailover)"
+# Whose time a stall is, what pacing spins, when kvmon samples, whether B is faster: timing
+# assertions, which run in the plain build only.
+not_ours+="|$(suites LatencyAttribution GroupTiming KvmonTiming PacingCost PoolFailover ClusterFailover Compare)"
 # How fast kvdrive reads a flooding --monitor peer: past the byte bucket within the run (under
 # TSan it read less than the bucket's 80 MiB in the 3 s run).
 not_ours+='|^KvdriveMonitor\.APeerSendingMoreBytesThanAnyKvmonIsDropped$'

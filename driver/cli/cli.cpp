@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cli/compare_command.hpp"
 #include "cli/config_file.hpp"
 #include "cli/merge_command.hpp"
 #include "cli/report_command.hpp"
@@ -92,6 +93,7 @@ int kvdrive_main(int argc, char** argv) {
   ScenariosCommand scenarios(app);
   ReportCommand report(app);
   MergeCommand merge(app);
+  CompareCommand compare(app);
   // --log-level also after the subcommand (`kvdrive run ... --log-level debug`).
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
     sub->add_option("--log-level", log_level, "debug, info, warn, error or off")
@@ -120,6 +122,7 @@ int kvdrive_main(int argc, char** argv) {
     if (run.parsed()) run.check(argc, argv);
     if (report.parsed()) report.check();
     if (merge.parsed()) merge.check();
+    if (compare.parsed()) compare.check();
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
     if (!config.file->problem.empty()) return usage_error(config.file->problem);
@@ -128,9 +131,10 @@ int kvdrive_main(int argc, char** argv) {
       return usage_error(config_error_text(e, config));
     if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr && app.get_subcommands().empty()) {
       std::vector<std::string> rest = app.remaining();
-      return usage_error((rest.empty() ? std::string("missing subcommand")
-                                       : "unknown subcommand '" + rest.front() + "'") +
-                         " (expected run, report, merge or scenarios; see kvdrive --help)");
+      return usage_error(
+          (rest.empty() ? std::string("missing subcommand")
+                        : "unknown subcommand '" + rest.front() + "'") +
+          " (expected run, report, compare, merge or scenarios; see kvdrive --help)");
     }
     return usage_error(with_config_origin(e.what(), argc, argv, *config.file));
   } catch (const UsageError& e) {
@@ -141,6 +145,7 @@ int kvdrive_main(int argc, char** argv) {
     if (run.parsed()) return run.execute(argc, argv);
     if (scenarios.parsed()) return scenarios.execute();
     if (merge.parsed()) return merge.execute();
+    if (compare.parsed()) return compare.execute();
     return report.execute();
   } catch (const UsageError& e) {
     return usage_error(e.what());

@@ -37,7 +37,8 @@ const std::map<std::string, std::set<std::string>>& rules() {
       // view/ reads the results file back (the store's own histogram rows through the pure
       // reader); report/ renders what it read
       {"view", {"view", "store/redis_latency.hpp"}},
-      {"report", {"report", "view"}},
+      // ... and the comparison of rounds with the statistics of stats/compare_stats
+      {"report", {"report", "view", "stats/compare_stats.hpp"}},
       {"util", {"util"}},
   };
   return r;

@@ -127,6 +127,25 @@ TEST_F(KvdriveBadInput, ReportOptions) {
   for (const char* v : {"xml", "", "TEXT", "0"})
     cases.push_back({{"report", "--db", previous_, "--format", v}, {"--format", v}});
   cases.push_back({{"report", "--db", previous_, "--html", ""}, {"--html"}});
+  // compare: the file, the groups or runs, the figures
+  cases.push_back({{"compare"}, {"--db is required"}});
+  cases.push_back({{"compare", "--db", dir_.file("missing.db")}, {"--db", "no such file"}});
+  cases.push_back({{"compare", "--db", previous_}, {"--db", "no repeat group", "--repeat"}});
+  cases.push_back({{"compare", "--db", previous_, "--group", "nope"},
+                   {"--group", "'nope'", "no such repeat group"}});
+  cases.push_back({{"compare", "--db", previous_, "--group", ""}, {"--group"}});
+  cases.push_back({{"compare", "--db", previous_, "--group", "a", "--group", "b", "--group", "c"},
+                   {"--group", "one or two"}});
+  cases.push_back(
+      {{"compare", "--db", previous_, "--group", "a", "--run", "1"}, {"--group", "--run"}});
+  cases.push_back({{"compare", "--db", previous_, "--run", "99"}, {"--run 99", "no such run"}});
+  cases.push_back({{"compare", "--db", previous_, "--run", "x"}, names("run", "x")});
+  for (const char* v : {"x", "-1", "101", "", "5%%", "1e999"})
+    cases.push_back({{"compare", "--db", previous_, "--min-effect", v}, names("min-effect", v)});
+  for (const char* v : {"100", "40%", "abc"})
+    cases.push_back({{"compare", "--db", previous_, "--confidence", v}, names("confidence", v)});
+  cases.push_back({{"compare", "--db", previous_, "--format", "xml"}, {"--format", "xml"}});
+  cases.push_back({{"compare", "--db", previous_, "--percentiles", "100"}, {"--percentiles"}});
   cases.push_back(
       {{"report", "--db", previous_, "--html", dir_.file("adir")}, {"--html", "is a directory"}});
   cases.push_back({{"report", "--db", previous_, "--html", dir_.file("nodir/r.html")},
@@ -333,7 +352,7 @@ TEST_F(KvdriveBadInput, ReportReadsAResultsFileOnAReadOnlyFilesystem) {
 
 TEST_F(KvdriveBadInput, Subcommands) {
   std::vector<Case> cases = {
-      {{}, {"missing subcommand", "run, report, merge or scenarios"}},
+      {{}, {"missing subcommand", "run, report, compare, merge or scenarios"}},
       {{"bogus"}, {"unknown subcommand 'bogus'"}},
       {{"Run"}, {"unknown subcommand 'Run'"}},
       {{"--bogus"}, {"--bogus"}},
