@@ -36,7 +36,9 @@ memcached -p "$mc_port" -l 127.0.0.1 -U 0 -m 256 "${memcached_user[@]}" >"$work/
 pids+=($!)
 kv_wait_port "$mc_port" "$work/mc.log"
 kp=$(kv_free_port)
-"$kvmon" --db "$work/db/a.db" --pid "$redis_pid" --pid "${pids[-1]}" --interval 250ms \
+# kvmon writes a file of its own: a newer kvmon would migrate a.db past what OLD can open (the
+# runs pull its samples over --monitor all the same).
+"$kvmon" --db "$work/kvmon.db" --pid "$redis_pid" --pid "${pids[-1]}" --interval 250ms \
   --listen "127.0.0.1:$kp" 2>"$work/kvmon.log" &
 kvmon_pid=$!
 pids+=("$kvmon_pid")
