@@ -243,12 +243,16 @@ void print_comparison_json(const RoundsComparison& c, const CompareSettings& s, 
     r["higher_is_better"] = f.higher_is_better;
     r["a"] = f.a;
     r["b"] = f.b;
+    r["a_median"] = median(f.a);
+    r["b_median"] = median(f.b);
     r["ratio"] = f.interval.ratio;
     r["low"] = f.interval.low ? Json(*f.interval.low) : Json(nullptr);
     r["high"] = f.interval.high ? Json(*f.interval.high) : Json(nullptr);
     r["coverage"] = f.interval.low ? Json(f.interval.coverage) : Json(nullptr);
     r["a_spread"] = compare::relative_spread(f.a);
     r["b_spread"] = compare::relative_spread(f.b);
+    r["a_rounds"] = f.a.size();
+    r["b_rounds"] = f.b.size();
     r["verdict"] = compare::verdict_name(f.verdict);
     rows.push_back(std::move(r));
   }

@@ -7,6 +7,7 @@
 
 #include "cpu_cgroup.hpp"
 #include "kvdrive_test_util.hpp"
+#include "output_fields.hpp"
 
 namespace {
 using namespace kv::test;
@@ -124,6 +125,9 @@ TEST(Compare, TwoGroupsTargetByTargetInTextCsvAndJson) {
   // By the runs' --name: the latest group so named.
   EXPECT_EQ(compare(dir, {"--group", "before", "--group", "after"})["a"], c["a"]);
   EXPECT_EQ(c["comparisons"].size(), 6u) << c.dump(1);
+  // Every field documented in docs/output-fields.md, and no other.
+  const auto docs = documented_fields();
+  for (const json& row : c["comparisons"]) expect_documented(row, docs.at("comparisons"), "row");
   auto text =
       run_kvdrive(dir, {"compare", "--db", dir.file("r.db"), "--group", before, "--group", after});
   ASSERT_EQ(text.exit_code, 0) << text.output;

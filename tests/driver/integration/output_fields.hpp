@@ -28,8 +28,8 @@ inline std::map<std::string, std::vector<Field>> documented_fields() {
   std::map<std::string, std::vector<Field>> out;
   std::string line, table;
   while (std::getline(in, line)) {
-    if (line.rfind("### `", 0) == 0) {
-      table = line.substr(5, line.find('`', 5) - 5);
+    if (line.rfind("#", 0) == 0) {  // any heading ends a table's section
+      table = line.rfind("### `", 0) == 0 ? line.substr(5, line.find('`', 5) - 5) : "";
       continue;
     }
     if (table.empty() || line.rfind("| `", 0) != 0) continue;
