@@ -41,33 +41,32 @@ std::vector<Round> rounds_of(Database& db, const std::string& group, const Perce
 
 // A judged figure's line: "regression: STORE read get p99: 1.32 of the baseline (1.18 – 1.50),
 // more than the 10 % allowed".
-std::string judged_line(const FigureComparison& f, const Objective& o, CheckVerdict v) {
+std::string judged_line(const FigureComparison& f, const CheckObjective& o, CheckVerdict v) {
   std::string s = compare::check_verdict_name(v) + ": " + f.store + " " + f.kind + " " + f.op +
                   " " + f.figure + ": " + fmt_fixed(f.interval.ratio, 3) + " of the baseline";
   if (!f.interval.low) return s + " (too few rounds for an interval)";
   s += " (" + fmt_fixed(*f.interval.low, 3) + " – " + fmt_fixed(*f.interval.high, 3) + ")";
   const double bound = f.higher_is_better ? 1 - o.max_regression : 1 + o.max_regression;
-  if (v == CheckVerdict::regression) return s + ", more than the " + percent(o.max_regression) +
-                                            " allowed";
+  if (v == CheckVerdict::regression)
+    return s + ", more than the " + percent(o.max_regression) + " allowed";
   return s + ": the interval holds the bound " + fmt_fixed(bound, 3) + " (" +
          percent(o.max_regression) + " allowed)";
 }
 
-const Objective* objective_of(const std::vector<Objective>& objectives,
-                              const FigureComparison& f) {
-  for (const Objective& o : objectives)
-    if (o.percentile ? f.figure == percentile_label(*o.percentile) : f.figure == "req/s")
-      return &o;
+const CheckObjective* objective_of(const std::vector<CheckObjective>& objectives,
+                                   const FigureComparison& f) {
+  for (const CheckObjective& o : objectives)
+    if (o.percentile ? f.figure == percentile_label(*o.percentile) : f.figure == "req/s") return &o;
   return nullptr;
 }
 
 }  // namespace
 
-std::vector<Objective> parse_objectives(const std::string& text) {
+std::vector<CheckObjective> parse_objectives(const std::string& text) {
   const auto bad = [&](const std::string& why) {
     return UsageError("--max-regression '" + text + "': " + why);
   };
-  std::vector<Objective> out;
+  std::vector<CheckObjective> out;
   std::set<std::string> seen;
   size_t start = 0;
   while (start <= text.size()) {
@@ -77,7 +76,7 @@ std::vector<Objective> parse_objectives(const std::string& text) {
     const size_t eq = item.find('=');
     if (eq == std::string::npos)
       throw bad("expected FIGURE=PCT items, such as throughput=5%,p99=10%");
-    Objective o;
+    CheckObjective o;
     o.name = item.substr(0, eq);
     if (o.name != "throughput" && o.name != "req/s") {
       if (o.name.size() < 2 || o.name[0] != 'p')
@@ -131,7 +130,7 @@ void CheckCommand::check() {
   objectives_ = parse_objectives(objectives_text_);
   settings_.confidence = parse_percent("--confidence", confidence_, 50, 99.9);
   settings_.percentiles.values.clear();
-  for (const Objective& o : objectives_)
+  for (const CheckObjective& o : objectives_)
     if (o.percentile) settings_.percentiles.values.push_back(*o.percentile);
 }
 
@@ -143,17 +142,16 @@ int CheckCommand::execute() {
   const std::string base_group = group_of(base, "--baseline", baseline_group_, baseline_);
   const std::string baseline_label = baseline_ + "#" + base_group;
   const std::vector<Round> candidate = rounds_of(db, group, settings_.percentiles);
-  const RoundsComparison c =
-      compare_sides(rounds_of(base, base_group, settings_.percentiles), "baseline", candidate,
-                    "candidate", settings_);
+  const RoundsComparison c = compare_sides(rounds_of(base, base_group, settings_.percentiles),
+                                           "baseline", candidate, "candidate", settings_);
   std::vector<CheckRow> rows;
   std::vector<std::string> lines;
   int regressions = 0, unsure = 0;
   for (const FigureComparison& f : c.figures) {
-    const Objective* o = objective_of(objectives_, f);
+    const CheckObjective* o = objective_of(objectives_, f);
     if (o == nullptr) continue;  // req/s, compared always, with no objective for it
-    const CheckVerdict v = compare::check_verdict(f.interval, f.higher_is_better,
-                                                  o->max_regression);
+    const CheckVerdict v =
+        compare::check_verdict(f.interval, f.higher_is_better, o->max_regression);
     regressions += v == CheckVerdict::regression;
     unsure += v == CheckVerdict::indeterminate;
     if (v != CheckVerdict::pass) lines.push_back(judged_line(f, *o, v));
@@ -161,14 +159,14 @@ int CheckCommand::execute() {
                     o->max_regression, f.interval.ratio, f.interval.low, f.interval.high,
                     compare::check_verdict_name(v)});
   }
-  const int code = regressions > 0                    ? kExitRegression
-                   : unsure > 0 || rows.empty()       ? kExitIndeterminate
-                                                      : kExitOk;
+  const int code = regressions > 0              ? kExitRegression
+                   : unsure > 0 || rows.empty() ? kExitIndeterminate
+                                                : kExitOk;
   const std::string summary =
       "check of repeat group " + group + " against " + baseline_label + " at " +
       percent(settings_.confidence) + ": " + std::to_string(rows.size()) + " figures judged, " +
-      std::to_string(regressions) + " regression(s), " + std::to_string(unsure) +
-      " indeterminate" + (rows.empty() ? " (nothing to judge: no target matched)" : "");
+      std::to_string(regressions) + " regression(s), " + std::to_string(unsure) + " indeterminate" +
+      (rows.empty() ? " (nothing to judge: no target matched)" : "");
   std::cout << summary << "\n";
   for (const auto& l : lines) std::cout << l << "\n";
   for (const auto& l : c.left_out) std::cout << "left out: " << l << "\n";

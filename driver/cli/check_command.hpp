@@ -17,14 +17,14 @@ class App;
 namespace kv::drive {
 
 // One objective of --max-regression: a figure and how much worse it may be.
-struct Objective {
-  std::string name;               // as given: throughput, p99 ...
+struct CheckObjective {
+  std::string name;                  // as given: throughput, p99 ...
   std::optional<double> percentile;  // nullopt: throughput (req/s)
-  double max_regression = 0;      // 0.05: 5 %
+  double max_regression = 0;         // 0.05: 5 %
 };
 // "throughput=5%,p99=10%": throughput (or req/s) and latency percentiles (p50, p99, p99.9), each
 // with a percentage from 0 to 1000 (a p99 may double: 100 %); UsageError naming the problem.
-std::vector<Objective> parse_objectives(const std::string& text);
+std::vector<CheckObjective> parse_objectives(const std::string& text);
 
 class CheckCommand {
  public:
@@ -42,7 +42,7 @@ class CheckCommand {
  private:
   CLI::App* sub_ = nullptr;
   std::string db_, baseline_, objectives_text_, group_, baseline_group_, confidence_ = "95%";
-  std::vector<Objective> objectives_;
+  std::vector<CheckObjective> objectives_;
   CompareSettings settings_;
 };
 

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cli/check_command.hpp"
 #include "cli/compare_command.hpp"
 #include "cli/config_file.hpp"
 #include "cli/merge_command.hpp"
@@ -94,6 +95,7 @@ int kvdrive_main(int argc, char** argv) {
   ReportCommand report(app);
   MergeCommand merge(app);
   CompareCommand compare(app);
+  CheckCommand check(app);
   // --log-level also after the subcommand (`kvdrive run ... --log-level debug`).
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
     sub->add_option("--log-level", log_level, "debug, info, warn, error or off")
@@ -101,7 +103,8 @@ int kvdrive_main(int argc, char** argv) {
         ->capture_default_str();
   app.footer(
       "Exit codes: 0 done, 1 a store unreachable or the run failed, 2 bad arguments (nothing\n"
-      "written), 130 interrupted (what was measured is kept; the run is marked interrupted).");
+      "written), 4 check found a regression, 5 check could not tell, 130 interrupted (what was\n"
+      "measured is kept; the run is marked interrupted).");
 
   // The option reference, from the definition above (docs/kvdrive-options.md).
   if (argc == 2 && std::string_view(argv[1]) == "--options-reference") {
@@ -123,6 +126,7 @@ int kvdrive_main(int argc, char** argv) {
     if (report.parsed()) report.check();
     if (merge.parsed()) merge.check();
     if (compare.parsed()) compare.check();
+    if (check.parsed()) check.check();
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
     if (!config.file->problem.empty()) return usage_error(config.file->problem);
@@ -134,7 +138,7 @@ int kvdrive_main(int argc, char** argv) {
       return usage_error(
           (rest.empty() ? std::string("missing subcommand")
                         : "unknown subcommand '" + rest.front() + "'") +
-          " (expected run, report, compare, merge or scenarios; see kvdrive --help)");
+          " (expected run, report, compare, check, merge or scenarios; see kvdrive --help)");
     }
     return usage_error(with_config_origin(e.what(), argc, argv, *config.file));
   } catch (const UsageError& e) {
@@ -146,6 +150,7 @@ int kvdrive_main(int argc, char** argv) {
     if (scenarios.parsed()) return scenarios.execute();
     if (merge.parsed()) return merge.execute();
     if (compare.parsed()) return compare.execute();
+    if (check.parsed()) return check.execute();
     return report.execute();
   } catch (const UsageError& e) {
     return usage_error(e.what());

@@ -98,6 +98,7 @@ const std::vector<TableSpec>& specs() {
        nullptr,
        kIdKinds,
        {{"run_id", kRun}, {"target_id", kTarget}, {"limiting_phase_id", kPhase}}},
+      {"check_results", Owner::run, "run_id = ?1", nullptr, kIdKinds, {{"run_id", kRun}}},
       {"events",
        Owner::run,
        "run_id = ?1",

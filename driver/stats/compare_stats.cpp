@@ -126,6 +126,32 @@ Verdict verdict(const RatioInterval& r, bool higher_is_better, double min_effect
   return Verdict::indeterminate;
 }
 
+CheckVerdict check_verdict(const RatioInterval& r, bool higher_is_better, double max_regression) {
+  if (!r.low || !r.high) return CheckVerdict::indeterminate;
+  if (higher_is_better) {
+    const double bound = 1 - max_regression;
+    if (*r.high < bound) return CheckVerdict::regression;
+    if (*r.low >= bound) return CheckVerdict::pass;
+  } else {
+    const double bound = 1 + max_regression;
+    if (*r.low > bound) return CheckVerdict::regression;
+    if (*r.high <= bound) return CheckVerdict::pass;
+  }
+  return CheckVerdict::indeterminate;
+}
+
+std::string check_verdict_name(CheckVerdict v) {
+  switch (v) {
+    case CheckVerdict::pass:
+      return "pass";
+    case CheckVerdict::regression:
+      return "regression";
+    case CheckVerdict::indeterminate:
+      return "indeterminate";
+  }
+  return "indeterminate";
+}
+
 double relative_spread(std::vector<double> values) {
   if (values.size() < 2) return 0;
   std::sort(values.begin(), values.end());

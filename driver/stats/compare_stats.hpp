@@ -53,6 +53,13 @@ std::string verdict_name(Verdict v);  // "faster", "slower", "no detectable diff
 //   - else (it holds 1 and reaches past the effect): indeterminate, too noisy for e.
 Verdict verdict(const RatioInterval& r, bool higher_is_better, double min_effect);
 
+// `kvdrive check`: may B be worse than A by more than `max_regression` (0.05: 5 %)? A
+// regression when the whole interval is worse than that (throughput below 1 - max, latency
+// above 1 + max), a pass when none of it is, else (or without an interval) indeterminate.
+enum class CheckVerdict { pass, regression, indeterminate };
+CheckVerdict check_verdict(const RatioInterval& r, bool higher_is_better, double max_regression);
+std::string check_verdict_name(CheckVerdict v);  // "pass", "regression", "indeterminate"
+
 // The spread of one side's rounds: (max - min) / median, 0 for one round.
 double relative_spread(std::vector<double> values);
 

@@ -146,6 +146,25 @@ TEST_F(KvdriveBadInput, ReportOptions) {
     cases.push_back({{"compare", "--db", previous_, "--confidence", v}, names("confidence", v)});
   cases.push_back({{"compare", "--db", previous_, "--format", "xml"}, {"--format", "xml"}});
   cases.push_back({{"compare", "--db", previous_, "--percentiles", "100"}, {"--percentiles"}});
+  // check: the files, the objectives
+  const std::vector<std::string> check = {"check", "--db", previous_, "--baseline", previous_};
+  const auto with = [&](std::vector<std::string> more) {
+    std::vector<std::string> args = check;
+    args.insert(args.end(), more.begin(), more.end());
+    return args;
+  };
+  cases.push_back({{"check", "--db", previous_, "--max-regression", "throughput=5%"},
+                   {"--baseline is required"}});
+  cases.push_back({{"check", "--db", previous_, "--baseline", dir_.file("missing.db"),
+                    "--max-regression", "throughput=5%"},
+                   {"--baseline", "no such file"}});
+  cases.push_back({with({}), {"--max-regression is required"}});
+  for (const char* v : {"throughput", "x=5%", "p100=5%", "pq=5%", "throughput=5%,throughput=6%",
+                        "throughput=-1%", "p99=abc", "", "p99=5%,"})
+    cases.push_back({with({"--max-regression", v}), {"--max-regression"}});
+  cases.push_back({with({"--max-regression", "throughput=5%"}), {"--db", "no repeat group"}});
+  cases.push_back({with({"--max-regression", "throughput=5%", "--group", "nope"}),
+                   {"--db", "no repeat group 'nope'"}});
   cases.push_back(
       {{"report", "--db", previous_, "--html", dir_.file("adir")}, {"--html", "is a directory"}});
   cases.push_back({{"report", "--db", previous_, "--html", dir_.file("nodir/r.html")},
@@ -352,7 +371,7 @@ TEST_F(KvdriveBadInput, ReportReadsAResultsFileOnAReadOnlyFilesystem) {
 
 TEST_F(KvdriveBadInput, Subcommands) {
   std::vector<Case> cases = {
-      {{}, {"missing subcommand", "run, report, compare, merge or scenarios"}},
+      {{}, {"missing subcommand", "run, report, compare, check, merge or scenarios"}},
       {{"bogus"}, {"unknown subcommand 'bogus'"}},
       {{"Run"}, {"unknown subcommand 'Run'"}},
       {{"--bogus"}, {"--bogus"}},

@@ -11,12 +11,12 @@ using namespace kv::test;
 // Rounds of one target into `db` (closed loop, a load of 1,000 keys and 4,000 gets), until its
 // latest group has 4 rounds fit to judge by (kvdrive itself stalled in none, nothing failed):
 // on a busy host a round may be spoiled; three groups are tried.
-void record_rounds(const TempDir& dir, const std::string& db, const std::string& target,
-                   int rounds, bool need_fit = true) {
+void record_rounds(const TempDir& dir, const std::string& db, const std::string& target, int rounds,
+                   bool need_fit = true) {
   for (int attempt = 1; attempt <= 3; ++attempt) {
-    auto out = run_kvdrive(dir, {"--log-level", "warn", "run", "--db", db, "--target", target,
-                                 "--repeat", std::to_string(rounds), "--keys", "1000",
-                                 "--requests", "4000", "--threads", "1"});
+    auto out = run_kvdrive(
+        dir, {"--log-level", "warn", "run", "--db", db, "--target", target, "--repeat",
+              std::to_string(rounds), "--keys", "1000", "--requests", "4000", "--threads", "1"});
     ASSERT_EQ(out.exit_code, 0) << out.output;
     if (!need_fit) return;
     const int64_t fit = query_int(
@@ -48,21 +48,22 @@ TEST(Check, APlantedRegressionExitsFourAndIsRecorded) {
   auto out = run_kvdrive(dir, {"check", "--db", cand, "--baseline", base, "--max-regression",
                                "throughput=5%,p99=10%"});
   EXPECT_EQ(out.exit_code, 4) << out.output;
-  EXPECT_NE(out.output.find("regression: " + redis.uri() + " read get req/s: "),
-            std::string::npos)
+  EXPECT_NE(out.output.find("regression: " + redis.uri() + " read get req/s: "), std::string::npos)
       << out.output;
   EXPECT_NE(out.output.find("more than the 5.0 % allowed"), std::string::npos) << out.output;
   EXPECT_TRUE(slurp(base) == base_bytes) << "the baseline file changed";
   auto db = kv::open_results_db(cand);
-  EXPECT_EQ(query_int(db, "SELECT count(*) FROM check_results WHERE figure = 'req/s' AND phase = "
-                          "'read' AND verdict = 'regression' AND high < 0.95"),
+  EXPECT_EQ(query_int(db,
+                      "SELECT count(*) FROM check_results WHERE figure = 'req/s' AND phase = "
+                      "'read' AND verdict = 'regression' AND high < 0.95"),
             1);
   EXPECT_EQ(query_int(db, "SELECT count(DISTINCT figure) FROM check_results"), 2);  // req/s, p99
   EXPECT_EQ(query_int(db, "SELECT count(*) FROM events WHERE kind = 'check'"), 1);
   EXPECT_GE(query_int(db, "SELECT count(*) FROM events WHERE kind = 'check_regression'"), 1);
   // On the candidate's last round, which a merge carries with it.
-  EXPECT_EQ(query_int(db, "SELECT count(*) FROM check_results WHERE run_id = "
-                          "(SELECT max(run_id) FROM runs)"),
+  EXPECT_EQ(query_int(db,
+                      "SELECT count(*) FROM check_results WHERE run_id = "
+                      "(SELECT max(run_id) FROM runs)"),
             query_int(db, "SELECT count(*) FROM check_results"));
 }
 
@@ -73,8 +74,8 @@ TEST(Check, TwoRoundsOfNoiseExitFive) {
   const std::string base = dir.file("base.db"), cand = dir.file("cand.db");
   record_rounds(dir, base, redis.uri(), 2, false);
   record_rounds(dir, cand, redis.uri(), 2, false);
-  auto out = run_kvdrive(dir, {"check", "--db", cand, "--baseline", base, "--max-regression",
-                               "throughput=5%"});
+  auto out = run_kvdrive(
+      dir, {"check", "--db", cand, "--baseline", base, "--max-regression", "throughput=5%"});
   EXPECT_EQ(out.exit_code, 5) << out.output;
   EXPECT_NE(out.output.find("too few rounds for an interval"), std::string::npos) << out.output;
   EXPECT_EQ(query_int(cand, "SELECT count(*) FROM check_results WHERE verdict = 'indeterminate'"),

@@ -81,6 +81,21 @@ TEST(CompareStats, VerdictsByWhereTheIntervalLies) {
   EXPECT_EQ(relative_spread({5}), 0);
 }
 
+TEST(CompareStats, ACheckFailsOnlyWhenTheWholeIntervalIsWorseThanAllowed) {
+  const auto at = [](double lo, double hi) { return RatioInterval{(lo + hi) / 2, lo, hi, 0.95}; };
+  using CV = CheckVerdict;
+  // Throughput, 5 % allowed: the bound is 0.95.
+  EXPECT_EQ(check_verdict(at(0.80, 0.94), true, 0.05), CV::regression);
+  EXPECT_EQ(check_verdict(at(0.95, 1.10), true, 0.05), CV::pass);
+  EXPECT_EQ(check_verdict(at(0.90, 1.02), true, 0.05), CV::indeterminate);
+  // p99, 10 % allowed: the bound is 1.10.
+  EXPECT_EQ(check_verdict(at(1.11, 1.40), false, 0.10), CV::regression);
+  EXPECT_EQ(check_verdict(at(0.70, 1.10), false, 0.10), CV::pass);
+  EXPECT_EQ(check_verdict(at(1.00, 1.20), false, 0.10), CV::indeterminate);
+  EXPECT_EQ(check_verdict(ratio_interval({1, 2}, {3, 4}), true, 0.05), CV::indeterminate);
+  EXPECT_EQ(check_verdict_name(CV::regression), "regression");
+}
+
 // Draws `n` rounds around `level` with a lognormal spread of `sigma`.
 std::vector<double> rounds(std::mt19937_64& rng, int n, double level, double sigma) {
   std::normal_distribution<double> noise(0, sigma);
