@@ -5,6 +5,7 @@
 #include <iostream>
 #include <set>
 
+#include "cli/output_file.hpp"
 #include "kvbench/cli_validators.hpp"
 #include "kvbench/exit_codes.hpp"
 #include "kvbench/schema.hpp"
@@ -77,6 +78,12 @@ CompareCommand::CompareCommand(CLI::App& app)
                    "Latency percentiles compared besides req/s [default: 50,99]")
       ->type_name("LIST")
       ->check(cli::parsed_by(parse_percentiles));
+  sub_->add_option("--html", html_,
+                   "Also write the comparison as one HTML page: each figure's rounds as points "
+                   "with B's interval")
+      ->type_name("FILE")
+      ->check(cli::non_empty());
+  sub_->add_flag("--force", force_, "Let --html replace a file kvbench did not write");
   sub_->add_option("--format", format_, "text, csv or json")
       ->type_name("FORMAT")
       ->capture_default_str()
@@ -94,6 +101,11 @@ void CompareCommand::check() {
   settings_.min_effect = parse_percent("--min-effect", min_effect_, 0, 100);
   settings_.confidence = parse_percent("--confidence", confidence_, 50, 99.9);
   if (!percentiles_.empty()) settings_.percentiles = parse_percentiles(percentiles_);
+  if (!html_.empty()) {
+    check_output_path("--html", html_);
+    check_not_results_file("--html", html_, db_);
+    check_replaceable("--html", html_, OutputKind::html, force_);
+  }
 }
 
 int CompareCommand::execute() {
@@ -131,6 +143,15 @@ int CompareCommand::execute() {
     c = sides.size() == 1 ? compare_targets(sides[0], "repeat group " + groups_[0], settings_)
                           : compare_sides(sides[0], "repeat group " + groups_[0], sides[1],
                                           "repeat group " + groups_[1], settings_);
+  }
+  if (!html_.empty()) {
+    write_file_atomically(
+        html_, [&](std::ostream& o) { write_comparison_html(c, settings_, o); },
+        [&] {
+          check_not_results_file("--html", html_, db_);
+          check_replaceable("--html", html_, OutputKind::html, force_);
+        });
+    std::cerr << "kvdrive: wrote " << html_ << "\n";
   }
   if (format_ == "json") {
     print_comparison_json(c, settings_, std::cout);

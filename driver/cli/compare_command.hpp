@@ -31,7 +31,8 @@ class CompareCommand {
 
  private:
   CLI::App* sub_ = nullptr;
-  std::string db_, min_effect_ = "5%", confidence_ = "95%", percentiles_, format_ = "text";
+  std::string db_, min_effect_ = "5%", confidence_ = "95%", percentiles_, format_ = "text", html_;
+  bool force_ = false;
   std::vector<std::string> groups_, runs_text_;
   std::vector<int64_t> run_ids_;
   CompareSettings settings_;

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <tuple>
 
+#include "report/html_parts.hpp"
 #include "report/text_table.hpp"
 
 namespace kv::drive {
@@ -257,6 +258,53 @@ void print_comparison_json(const RoundsComparison& c, const CompareSettings& s, 
     rows.push_back(std::move(r));
   }
   out << j.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
+}
+
+namespace {
+
+// Row `f`'s chart: A's and B's rounds, and the interval of B as A's median times low and high.
+svg::Chart rounds_chart(const FigureComparison& f, const CompareSettings& s) {
+  const double scale = f.higher_is_better ? 1 : 1e-3;  // latency in ms
+  svg::Chart c;
+  c.title = f.store + " against " + f.against + ": " + f.kind + " " + f.op + " " + f.figure +
+            ", B/A " + fmt_fixed(f.interval.ratio, 3) + " — " + verdict_text(f, s);
+  c.height = 220;
+  c.x.label = "round (those that count, in order)";
+  c.x.min = 1;
+  c.y.label = f.higher_is_better ? "throughput (req/s)" : f.figure + " latency (ms)";
+  const std::pair<const std::vector<double>*, const char*> sides[] = {{&f.a, "A: "}, {&f.b, "B: "}};
+  double rounds = 1;
+  for (int i = 0; i < 2; ++i) {
+    svg::Series line = chart_series(sides[i].second + (i ? f.store : f.against), i, false, true);
+    for (size_t r = 0; r < sides[i].first->size(); ++r)
+      line.points.emplace_back(static_cast<double>(r + 1), (*sides[i].first)[r] * scale);
+    rounds = std::max(rounds, static_cast<double>(sides[i].first->size()));
+    c.series.push_back(std::move(line));
+  }
+  if (f.interval.low) {
+    const double am = median(f.a) * scale;
+    for (const double end : {*f.interval.low, *f.interval.high}) {
+      svg::Series bound = chart_series(
+          end == *f.interval.low ? "B's interval (A's median × B/A's ends)" : "", 1, true);
+      bound.in_legend = end == *f.interval.low;
+      bound.points = {{1, am * end}, {rounds, am * end}};
+      c.series.push_back(std::move(bound));
+    }
+  }
+  return c;
+}
+
+}  // namespace
+
+void write_comparison_html(const RoundsComparison& c, const CompareSettings& s, std::ostream& out) {
+  const std::string what = c.a_label == c.b_label ? c.b_label : c.b_label + " against " + c.a_label;
+  html_page_head("comparison of " + what, out);
+  out << "<h1>Is B faster than A?</h1>\n<p class=\"meta\">" << svg::escape_xml(what)
+      << " · kvdrive compare</p>\n";
+  html_table(comparison_table(c, s), out);
+  for (const FigureComparison& f : c.figures)
+    html_chart(rounds_chart(f, s), "no round counts", out);
+  out << "</body></html>\n";
 }
 
 }  // namespace kv::drive

@@ -54,6 +54,10 @@ RoundsComparison compare_sides(const std::vector<Round>& a, const std::string& a
 
 // The comparison as a table ("comparisons"), its method and the rounds left out as notes.
 ReportTable comparison_table(const RoundsComparison& c, const CompareSettings& settings);
+// The comparison as one HTML page: the table, then a chart per row with each side's rounds as
+// points (in the order they count) and B's interval scaled to A's median, so the spread shows.
+void write_comparison_html(const RoundsComparison& c, const CompareSettings& settings,
+                           std::ostream& out);
 // The comparison as one JSON object (docs/output-fields.md, "kvdrive compare").
 void print_comparison_json(const RoundsComparison& c, const CompareSettings& settings,
                            std::ostream& out);

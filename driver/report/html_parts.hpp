@@ -15,6 +15,9 @@
 
 namespace kv::drive {
 
+// A page's start, up to and with <body>: its title ("kvbench report: " + `title`, which
+// output_file.hpp takes for one of kvbench's own pages) and the report's style.
+void html_page_head(const std::string& title, std::ostream& out);
 // A report table as an HTML table (numbers right-aligned, wide tables dense and scrolling), with
 // its notes before and after.
 void html_table(const ReportTable& t, std::ostream& out);

@@ -56,6 +56,12 @@ th { white-space: normal; vertical-align: bottom; }
 
 }  // namespace
 
+void html_page_head(const std::string& title, std::ostream& out) {
+  out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>kvbench "
+         "report: "
+      << escape_xml(title) << "</title>\n<style>" << kStyle << "</style></head><body>\n";
+}
+
 svg::Series chart_series(std::string name, int color, bool dashed, bool markers) {
   svg::Series s;
   s.name = std::move(name);
@@ -385,10 +391,8 @@ void run_section(Database& db, const RunView& view, const std::vector<ReportTabl
 void write_html_report(Database& db, const std::vector<int64_t>& run_ids, std::ostream& out,
                        const PercentileList& percentiles) {
   auto runs = report_runs(db, run_ids);
-  out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>kvbench "
-         "report: "
-      << escape_xml(db.path()) << "</title>\n<style>" << kStyle << "</style></head><body>\n"
-      << "<h1>kvbench report</h1>\n<p class=\"meta\">" << escape_xml(db.path()) << " · "
+  html_page_head(db.path(), out);
+  out << "<h1>kvbench report</h1>\n<p class=\"meta\">" << escape_xml(db.path()) << " · "
       << runs.size() << (runs.size() == 1 ? " run" : " runs") << " · kvdrive "
       << escape_xml(version()) << "</p>\n";
   if (runs.empty()) out << "<p>This file holds no runs yet.</p>\n";

@@ -128,12 +128,28 @@ TEST(Compare, TwoGroupsTargetByTargetInTextCsvAndJson) {
   // Every field documented in docs/output-fields.md, and no other.
   const auto docs = documented_fields();
   for (const json& row : c["comparisons"]) expect_documented(row, docs.at("comparisons"), "row");
-  auto text =
-      run_kvdrive(dir, {"compare", "--db", dir.file("r.db"), "--group", before, "--group", after});
+  auto text = run_kvdrive(dir, {"compare", "--db", dir.file("r.db"), "--group", before, "--group",
+                                after, "--html", dir.file("c.html")});
   ASSERT_EQ(text.exit_code, 0) << text.output;
   EXPECT_NE(text.output.find("repeat group " + after + " (B) against repeat group " + before),
             std::string::npos)
       << text.output;
+  // The page: the table and a chart per row, each round a point.
+  const std::string html = slurp(dir.file("c.html"));
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_NE(html.find("<title>kvbench report: comparison of"), std::string::npos);
+  size_t charts = 0;
+  for (size_t at = html.find("<svg"); at != std::string::npos; at = html.find("<svg", at + 1))
+    ++charts;
+  EXPECT_EQ(charts, 6u);
+  // B's interval in every chart whose row has one (rounds left out on a busy host may leave
+  // too few for one).
+  size_t intervals = 0, legends = 0;
+  for (const json& row : c["comparisons"]) intervals += !row["low"].is_null();
+  for (size_t at = html.find("interval (A"); at != std::string::npos;
+       at = html.find("interval (A", at + 1))
+    ++legends;
+  EXPECT_EQ(legends, intervals);
   auto csv = run_kvdrive(dir, {"--log-level", "off", "compare", "--db", dir.file("r.db"), "--group",
                                before, "--group", after, "--format", "csv"});
   ASSERT_EQ(csv.exit_code, 0) << csv.output;
