@@ -76,6 +76,11 @@ void print_bash_completion(CLI::App& app) {
       {{"report", tables}, {"merge", "file"}});
 }
 
+constexpr const char* kFooter =
+    "Exit codes: 0 done, 1 a store unreachable or the run failed, 2 bad arguments (nothing\n"
+    "written), 4 check found a regression, 5 check could not tell, 130 interrupted (what was\n"
+    "measured is kept; the run is marked interrupted).";
+
 }  // namespace
 
 int kvdrive_main(int argc, char** argv) {
@@ -101,10 +106,7 @@ int kvdrive_main(int argc, char** argv) {
     sub->add_option("--log-level", log_level, "debug, info, warn, error or off")
         ->type_name("LEVEL")
         ->capture_default_str();
-  app.footer(
-      "Exit codes: 0 done, 1 a store unreachable or the run failed, 2 bad arguments (nothing\n"
-      "written), 4 check found a regression, 5 check could not tell, 130 interrupted (what was\n"
-      "measured is kept; the run is marked interrupted).");
+  app.footer(kFooter);
 
   // The option reference, from the definition above (docs/kvdrive-options.md).
   if (argc == 2 && std::string_view(argv[1]) == "--options-reference") {

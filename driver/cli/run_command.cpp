@@ -158,14 +158,7 @@ void RunCommand::check(int argc, char** argv) {
   parse_timeout();
   opts_.command_line = redacted_command_line(argc, argv);
   if (!percentiles_.empty()) outputs_.percentiles = parse_percentiles(percentiles_);
-  // A group's process (--process-index) writes only its rows: --json-out, from the command line
-  // or a --config file the processes read too, is the parent's (the group's document).
-  if (!json_out_.empty() && process_index_.empty()) {
-    check_output_path("--json-out", json_out_);
-    check_not_results_file("--json-out", json_out_, opts_.db_path);
-    check_replaceable("--json-out", json_out_, OutputKind::json, outputs_.force);
-    outputs_.json_out = json_out_;
-  }
+  check_json_out();
   opts_.progress = !opts_.json;
   const std::vector<TargetSpec> specs = check_run_options(opts_);
   // Nor --hdr-log (one from a --config file too): the parent writes the group's logs
@@ -175,14 +168,24 @@ void RunCommand::check(int argc, char** argv) {
   check_memcached_ttl(specs, opts_.steps);
   check_wire_start(specs, opts_.steps);
   check_descriptors(specs, opts_.steps);
-  if (!repeat_.empty())
-    opts_.rounds = static_cast<int>(parse_whole_number("--repeat", repeat_, 1, 1000));
   check_repeat();
   for (const auto& n : memtier_notes) log_info() << n;
   for (const auto& n : password_notes_) log_warn() << n;
 }
 
-void RunCommand::check_repeat() const {
+// A group's process (--process-index) writes only its rows: --json-out, from the command line or
+// a --config file the processes read too, is the parent's (the group's document).
+void RunCommand::check_json_out() {
+  if (json_out_.empty() || !process_index_.empty()) return;
+  check_output_path("--json-out", json_out_);
+  check_not_results_file("--json-out", json_out_, opts_.db_path);
+  check_replaceable("--json-out", json_out_, OutputKind::json, outputs_.force);
+  outputs_.json_out = json_out_;
+}
+
+void RunCommand::check_repeat() {
+  if (!repeat_.empty())
+    opts_.rounds = static_cast<int>(parse_whole_number("--repeat", repeat_, 1, 1000));
   if (opts_.rounds <= 1) return;
   const std::pair<bool, const char*> partners[] = {
       {opts_.process_count > 1 || !process_index_.empty(),

@@ -61,7 +61,8 @@ class RunCommand {
               search_follow_, phase_barrier_;
   std::string give_up_ = "30s", percentiles_, json_out_, segment_, group_, start_at_;
   std::string repeat_;         // --repeat N
-  void check_repeat() const;   // --repeat's partners: exit 2 for those it cannot go with
+  void check_json_out();       // --json-out: a path kvbench may write (not in a group's process)
+  void check_repeat();         // --repeat N and its partners: exit 2 for those it cannot go with
   int run_rounds();            // --repeat N: the rounds, then the rounds' outputs
   std::string password_file_;  // --password-file: redis targets' password, not in argv
   std::vector<std::string> password_notes_;  // warned once the command line is known good
