@@ -110,6 +110,8 @@ not_ours+='|^KvdriveSearch\.AnObjectiveBelowThePathsFloorIsSaidToBeAFloor$'
 # Whose time a stall is, what pacing spins, when kvmon samples, whether B is faster: timing
 # assertions, which run in the plain build only.
 not_ours+="|$(suites LatencyAttribution GroupTiming KvmonTiming PacingCost PoolFailover ClusterFailover Compare Check)"
+# How far behind its schedule a send leaves (µs): under TSan beside other work it was 1 ms.
+not_ours+='|^KvdriveTiming\.RateModeSendsWithinMicrosecondsOfTheSchedule$'
 # How fast kvdrive reads a flooding --monitor peer: past the byte bucket within the run (under
 # TSan it read less than the bucket's 80 MiB in the 3 s run).
 not_ours+='|^KvdriveMonitor\.APeerSendingMoreBytesThanAnyKvmonIsDropped$'
