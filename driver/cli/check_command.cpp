@@ -33,12 +33,6 @@ std::string group_of(Database& db, const std::string& option, const std::string&
                    "' (nor runs of that --name)");
 }
 
-std::vector<Round> rounds_of(Database& db, const std::string& group, const PercentileList& l) {
-  std::vector<Round> out;
-  for (int64_t id : load_repeat_group_runs(db, group)) out.push_back(load_round(db, id, l));
-  return out;
-}
-
 // A judged figure's line: "regression: STORE read get p99: 1.32 of the baseline (1.18 – 1.50),
 // more than the 10 % allowed".
 std::string judged_line(const FigureComparison& f, const CheckObjective& o, CheckVerdict v) {
@@ -141,9 +135,11 @@ int CheckCommand::execute() {
   const std::string group = group_of(db, "--db", group_, db_);
   const std::string base_group = group_of(base, "--baseline", baseline_group_, baseline_);
   const std::string baseline_label = baseline_ + "#" + base_group;
-  const std::vector<Round> candidate = rounds_of(db, group, settings_.percentiles);
-  const RoundsComparison c = compare_sides(rounds_of(base, base_group, settings_.percentiles),
-                                           "baseline", candidate, "candidate", settings_);
+  const std::vector<Round> candidate =
+      load_rounds(db, load_repeat_group_runs(db, group), settings_.percentiles);
+  const RoundsComparison c = compare_sides(
+      load_rounds(base, load_repeat_group_runs(base, base_group), settings_.percentiles),
+      "baseline", candidate, "candidate", settings_);
   std::vector<CheckRow> rows;
   std::vector<std::string> lines;
   int regressions = 0, unsure = 0;

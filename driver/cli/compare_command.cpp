@@ -16,13 +16,6 @@
 namespace kv::drive {
 namespace {
 
-std::vector<Round> load_rounds(Database& db, const std::vector<int64_t>& ids,
-                               const PercentileList& list) {
-  std::vector<Round> out;
-  for (int64_t id : ids) out.push_back(load_round(db, id, list));
-  return out;
-}
-
 size_t target_count(const std::vector<Round>& rounds) {
   std::set<int> ordinals;
   for (const Round& r : rounds)
@@ -112,11 +105,11 @@ int CompareCommand::execute() {
   Database db = results_file_writable(db_) ? open_results_db(db_) : open_results_read_only(db_);
   RoundsComparison c;
   if (!run_ids_.empty()) {
-    for (int64_t id : run_ids_)
-      if (load_round(db, id, settings_.percentiles).status.empty())
-        throw UsageError("--run " + std::to_string(id) + ": no such run in " + db_);
-    c = compare_targets(load_rounds(db, run_ids_, settings_.percentiles), runs_label(run_ids_),
-                        settings_);
+    const std::vector<Round> rounds = load_rounds(db, run_ids_, settings_.percentiles);
+    for (const Round& r : rounds)
+      if (r.status.empty())
+        throw UsageError("--run " + std::to_string(r.run_id) + ": no such run in " + db_);
+    c = compare_targets(rounds, runs_label(run_ids_), settings_);
   } else {
     if (groups_.empty()) {
       const auto latest = latest_repeat_group(db);

@@ -92,11 +92,7 @@ void compare_target(const TargetRounds& a, const TargetRounds& b, const CompareS
   }
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
+using compare::median;
 
 // A figure's value for people: req/s whole, latency in ms.
 std::string figure_text(const FigureComparison& c, double v) {

@@ -152,11 +152,17 @@ std::string check_verdict_name(CheckVerdict v) {
   return "indeterminate";
 }
 
+double median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  return median_of_sorted(values);
+}
+
 double relative_spread(std::vector<double> values) {
   if (values.size() < 2) return 0;
-  std::sort(values.begin(), values.end());
-  const double median = median_of_sorted(values);
-  return median > 0 ? (values.back() - values.front()) / median : 0;
+  const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
+  const double range = *hi - *lo, mid = median(std::move(values));
+  return mid > 0 ? range / mid : 0;
 }
 
 }  // namespace kv::drive::compare

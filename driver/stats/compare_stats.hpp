@@ -60,6 +60,9 @@ enum class CheckVerdict { pass, regression, indeterminate };
 CheckVerdict check_verdict(const RatioInterval& r, bool higher_is_better, double max_regression);
 std::string check_verdict_name(CheckVerdict v);  // "pass", "regression", "indeterminate"
 
+// The median of `values` (0 for none).
+double median(std::vector<double> values);
+
 // The spread of one side's rounds: (max - min) / median, 0 for one round.
 double relative_spread(std::vector<double> values);
 

@@ -29,14 +29,6 @@ std::optional<std::string> resolve_repeat_group(Database& db, const std::string&
   return std::nullopt;
 }
 
-std::optional<std::string> run_repeat_group(Database& db, int64_t run_id) {
-  if (!runs_have_rounds(db)) return std::nullopt;
-  auto q = db.prepare("SELECT repeat_group FROM runs WHERE run_id = ?");
-  q.bind(1, run_id);
-  if (q.step() && !q.is_null(0)) return q.column_text(0);
-  return std::nullopt;
-}
-
 Round load_round(Database& db, int64_t run_id, const PercentileList& list) {
   Round r;
   r.run_id = run_id;
@@ -71,6 +63,13 @@ Round load_round(Database& db, int64_t run_id, const PercentileList& list) {
     r.phases.push_back(std::move(ph));
   }
   return r;
+}
+
+std::vector<Round> load_rounds(Database& db, const std::vector<int64_t>& run_ids,
+                               const PercentileList& list) {
+  std::vector<Round> out;
+  for (int64_t id : run_ids) out.push_back(load_round(db, id, list));
+  return out;
 }
 
 }  // namespace kv::drive

@@ -38,9 +38,10 @@ std::optional<std::string> latest_repeat_group(Database& db);
 // `text` as a repeat group: itself when a run has it, else the latest repeat group of runs
 // named `text` (`run --name`); nullopt when neither.
 std::optional<std::string> resolve_repeat_group(Database& db, const std::string& text);
-// The repeat group of run `run_id`, or nullopt.
-std::optional<std::string> run_repeat_group(Database& db, int64_t run_id);
 // Run `run_id` as a round; `list`: the percentiles wanted.
 Round load_round(Database& db, int64_t run_id, const PercentileList& list);
+// load_round of each run of `run_ids`, in their order.
+std::vector<Round> load_rounds(Database& db, const std::vector<int64_t>& run_ids,
+                               const PercentileList& list);
 
 }  // namespace kv::drive
