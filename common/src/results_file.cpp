@@ -322,6 +322,14 @@ Database open_results_read_only(const std::string& path) {
   }
 }
 
+Database open_results_for_reading(const std::string& path) {
+  Database db = open_results_read_only(path);
+  if (db.user_version() >= schema::latest_version()) return db;
+  Database copy = db.copy_in_memory(path + " (a copy in memory)");
+  schema::migrate(copy);
+  return copy;
+}
+
 void check_no_orphan_wal(std::string_view option, const std::string& path) {
   if (wal_info(path + "-wal").has_frames && !open_elsewhere(path))
     throw UsageError(std::string(option) + " '" + path + "': a -wal '" + path +

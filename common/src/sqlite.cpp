@@ -92,6 +92,22 @@ Database Database::open_immutable(const std::string& path) {
   return Database(std::move(db), path);
 }
 
+Database Database::copy_in_memory(const std::string& label) const {
+  sqlite3* raw = nullptr;
+  int rc = sqlite3_open_v2(":memory:", &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+  std::unique_ptr<sqlite3, Closer> db(raw);
+  if (rc != SQLITE_OK) raise(raw, rc, "cannot open a database in memory for '" + label + "'");
+  sqlite3_extended_result_codes(raw, 1);
+  sqlite3_backup* backup = sqlite3_backup_init(raw, "main", db_.get(), "main");
+  if (backup == nullptr) raise(raw, sqlite3_errcode(raw), "cannot copy '" + path_ + "'");
+  rc = sqlite3_backup_step(backup, -1);
+  sqlite3_backup_finish(backup);
+  if (rc != SQLITE_DONE) raise(db_.get(), rc, "cannot copy '" + path_ + "' into memory");
+  Database d(std::move(db), label);
+  d.exec("PRAGMA foreign_keys=ON");
+  return d;
+}
+
 void Database::exec(std::string_view sql) {
   std::string s(sql);
   char* err = nullptr;

@@ -202,12 +202,9 @@ void ReportCommand::write_csv_files(Database& db) {
 
 int ReportCommand::execute() {
   // A file that can be written is opened as usual (which also marks runs whose kvdrive
-  // died); one on a read-only filesystem or in a read-only directory is only read.
-  Database db = results_file_writable(db_) ? open_results_db(db_) : open_results_read_only(db_);
-  if (db.user_version() < schema::latest_version())
-    throw UsageError("--db '" + db_ + "': schema version " + std::to_string(db.user_version()) +
-                     " cannot be upgraded to " + std::to_string(schema::latest_version()) +
-                     " read-only");
+  // died); one on a read-only filesystem or in a read-only directory is only read (an older
+  // schema: a copy in memory, upgraded).
+  Database db = results_file_writable(db_) ? open_results_db(db_) : open_results_for_reading(db_);
   if (!group_.empty()) {
     report_group(db);
     return kExitOk;

@@ -41,6 +41,10 @@ void check_output_path(std::string_view option, const std::string& path);
 // SQLite cannot open it read-only (a WAL-mode file in a directory that cannot be written, where
 // no -shm can be created; a -wal's frames are then not seen, with a warning). Throws SqliteError.
 Database open_results_read_only(const std::string& path);
+// open_results_read_only at the latest schema: a file whose schema is older is copied into
+// memory and the copy migrated (logged), so the readers of the latest schema can read it; the
+// file is left as it was. Throws SqliteError, std::runtime_error for a newer schema.
+Database open_results_for_reading(const std::string& path);
 // True if the file and its directory can be written (so the file can be opened for writing).
 bool results_file_writable(const std::string& path);
 // Checks that the schema of `db`, at user_version `version`, has every table, view, index and

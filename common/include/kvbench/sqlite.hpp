@@ -37,6 +37,9 @@ class Database {
   // not read. For files on a read-only filesystem, where SQLite cannot open a WAL-mode file
   // otherwise.
   static Database open_immutable(const std::string& path);
+  // A copy of this database in memory (SQLite's online backup), named `label` in messages; for
+  // changing what was opened read-only without touching the file. Throws SqliteError.
+  Database copy_in_memory(const std::string& label) const;
 
   Database(Database&&) noexcept = default;
   Database& operator=(Database&&) noexcept = default;

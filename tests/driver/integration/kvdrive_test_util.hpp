@@ -37,6 +37,16 @@ inline Outcome run_kvdrive(const TempDir& dir, std::vector<std::string> args,
   return {code, slurp(log)};
 }
 
+// The results file at `path` made as schema 018 left it (without 019's repeat columns and
+// 020's check_results), as a kvdrive of that schema would hand it over: checkpointed, no -wal.
+inline void make_schema_018(const std::string& path) {
+  auto db = kv::open_results_db(path);
+  db.exec(
+      "DROP INDEX runs_by_repeat_group; ALTER TABLE runs DROP COLUMN repeat_group; "
+      "ALTER TABLE runs DROP COLUMN round; ALTER TABLE runs DROP COLUMN rounds; "
+      "DROP TABLE check_results; PRAGMA user_version = 18; PRAGMA wal_checkpoint(TRUNCATE)");
+}
+
 // Sum of a driver_seconds column over one protocol's op (optionally one phase kind).
 inline int64_t driver_sum(kv::Database& db, const std::string& column, const std::string& protocol,
                           const std::string& op, const std::string& kind = "") {
