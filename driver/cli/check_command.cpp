@@ -111,6 +111,9 @@ CheckCommand::CheckCommand(CLI::App& app)
   sub_->add_option("--baseline-group", baseline_group_,
                    "The baseline's repeat group, or the --name of its runs [default: the latest]")
       ->type_name("GROUP");
+  sub_->add_flag("--keep-client-bound", settings_.keep_client_bound,
+                 "Count the rounds whose client was near a whole core: for gating a kvdrive "
+                 "build, where the client is what is measured");
   sub_->add_option("--confidence", confidence_, "Confidence of the intervals")
       ->type_name("PCT")
       ->capture_default_str();
@@ -130,8 +133,8 @@ void CheckCommand::check() {
 
 int CheckCommand::execute() {
   const bool writable = results_file_writable(db_);
-  Database db = writable ? open_results_db(db_) : open_results_read_only(db_);
-  Database base = open_results_read_only(baseline_);
+  Database db = writable ? open_results_db(db_) : open_results_for_reading(db_);
+  Database base = open_results_for_reading(baseline_);
   const std::string group = group_of(db, "--db", group_, db_);
   const std::string base_group = group_of(base, "--baseline", baseline_group_, baseline_);
   const std::string baseline_label = baseline_ + "#" + base_group;

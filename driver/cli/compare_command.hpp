@@ -1,12 +1,14 @@
 // `kvdrive compare`: is B really faster than A? The rounds of a `run --repeat N` (or runs named
-// with --run), each target against the first, or two repeat groups position by position; each
-// figure's ratio with its interval and a verdict. CLI11 stays in the .cpp.
+// with --run), each target against the first; or two sides position by position: two repeat
+// groups, or a baseline (another file's, or other runs') against --db's rounds. Each figure's
+// ratio with its interval and a verdict. CLI11 stays in the .cpp.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "kvbench/sqlite.hpp"
 #include "report/compare_rounds.hpp"
 
 namespace CLI {
@@ -30,11 +32,16 @@ class CompareCommand {
   int execute();
 
  private:
+  bool has_baseline() const;
+  RoundsComparison compare_with_baseline(Database& db);
+  RoundsComparison compare_within(Database& db);
+
   CLI::App* sub_ = nullptr;
   std::string db_, min_effect_ = "5%", confidence_ = "95%", percentiles_, format_ = "text", html_;
   bool force_ = false;
-  std::vector<std::string> groups_, runs_text_;
-  std::vector<int64_t> run_ids_;
+  std::vector<std::string> groups_, runs_text_, baseline_runs_text_;
+  std::vector<int64_t> run_ids_, baseline_run_ids_;
+  std::string baseline_, baseline_group_;  // the A side, when given apart from --db's
   CompareSettings settings_;
 };
 

@@ -15,8 +15,8 @@ namespace {
 using compare::Verdict;
 
 std::string round_name(const Round& r) {
-  return (r.round ? "round " + std::to_string(*r.round) + " (run " : "run (") +
-         std::to_string(r.run_id) + ")";
+  return r.round ? "round " + std::to_string(*r.round) + " (run " + std::to_string(r.run_id) + ")"
+                 : "run " + std::to_string(r.run_id);
 }
 
 // A phase of a target across rounds: (phase ordinal, op).
@@ -44,10 +44,11 @@ std::map<int, TargetRounds> by_target(const std::vector<const Round*>& rounds) {
 }
 
 std::vector<const Round*> fit_rounds(const std::vector<Round>& rounds,
-                                     std::vector<std::string>& left_out, const std::string& label) {
+                                     std::vector<std::string>& left_out, const std::string& label,
+                                     const CompareSettings& settings) {
   std::vector<const Round*> out;
   for (const Round& r : rounds) {
-    const std::string why = round_unfit(r);
+    const std::string why = round_unfit(r, settings.keep_client_bound);
     if (why.empty())
       out.push_back(&r);
     else
@@ -110,7 +111,7 @@ std::string verdict_text(const FigureComparison& c, const CompareSettings& s) {
 
 }  // namespace
 
-std::string round_unfit(const Round& r) {
+std::string round_unfit(const Round& r, bool keep_client_bound) {
   std::vector<std::string> why;
   if (r.status != "completed") why.push_back(r.status);
   if (r.validity.failed > 0)
@@ -120,7 +121,8 @@ std::string round_unfit(const Round& r) {
   if (r.validity.client_stalls > 0)
     why.push_back(fmt_int(static_cast<double>(r.validity.client_stalls)) +
                   " seconds with a client stall");
-  if (r.validity.client_bound > 0) why.emplace_back("client-bound (a worker thread near a core)");
+  if (r.validity.client_bound > 0 && !keep_client_bound)
+    why.emplace_back("client-bound (a worker thread near a core)");
   std::string out;
   for (const auto& w : why) out += (out.empty() ? "" : ", ") + w;
   return out;
@@ -130,7 +132,7 @@ RoundsComparison compare_targets(const std::vector<Round>& rounds, const std::st
                                  const CompareSettings& settings) {
   RoundsComparison c;
   c.a_label = c.b_label = label;
-  const auto targets = by_target(fit_rounds(rounds, c.left_out, label));
+  const auto targets = by_target(fit_rounds(rounds, c.left_out, label, settings));
   if (targets.empty()) return c;
   const TargetRounds& first = targets.begin()->second;
   for (auto t = std::next(targets.begin()); t != targets.end(); ++t)
@@ -144,8 +146,8 @@ RoundsComparison compare_sides(const std::vector<Round>& a, const std::string& a
   RoundsComparison c;
   c.a_label = a_label;
   c.b_label = b_label;
-  const auto as = by_target(fit_rounds(a, c.left_out, a_label));
-  const auto bs = by_target(fit_rounds(b, c.left_out, b_label));
+  const auto as = by_target(fit_rounds(a, c.left_out, a_label, settings));
+  const auto bs = by_target(fit_rounds(b, c.left_out, b_label, settings));
   for (const auto& [ordinal, bt] : bs) {
     const auto at = as.find(ordinal);
     if (at == as.end() || at->second.protocol != bt.protocol) {
@@ -179,7 +181,8 @@ ReportTable comparison_table(const RoundsComparison& c, const CompareSettings& s
       "; B/A is the Hodges-Lehmann ratio with its exact " + conf +
       " Mann-Whitney interval over the rounds (latency in ms, from each round's merged "
       "histograms); an effect under " +
-      fmt_fixed(s.min_effect * 100, 0) + " % does not count (--min-effect).");
+      fmt_fixed(s.min_effect * 100, 0) + " % does not count (--min-effect)." +
+      (s.keep_client_bound ? " Client-bound rounds count (--keep-client-bound)." : ""));
   for (const FigureComparison& f : c.figures) {
     const double am = median(f.a), bm = median(f.b);
     const double sa = compare::relative_spread(f.a), sb = compare::relative_spread(f.b);
@@ -225,6 +228,7 @@ void print_comparison_json(const RoundsComparison& c, const CompareSettings& s, 
   j["method"] = "Hodges-Lehmann ratio B/A, exact Mann-Whitney interval";
   j["confidence"] = s.confidence;
   j["min_effect"] = s.min_effect;
+  j["keep_client_bound"] = s.keep_client_bound;
   j["left_out"] = c.left_out;
   j["notes"] = c.notes;
   Json& rows = j["comparisons"] = Json::array();

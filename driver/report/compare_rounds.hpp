@@ -16,6 +16,9 @@ struct CompareSettings {
   double confidence = 0.95;
   double min_effect = 0.05;                  // the smallest difference that matters: 5 %
   PercentileList percentiles{{50.0, 99.0}};  // the latency figures compared, besides req/s
+  // Count client-bound rounds: comparing two kvdrive builds (or client settings), where the
+  // client is what is measured.
+  bool keep_client_bound = false;
 };
 
 // One figure of one phase: B's rounds against A's.
@@ -39,8 +42,9 @@ struct RoundsComparison {
 
 // Why a round cannot be judged by (empty: it can): not completed, requests failed or dropped
 // (due and never sent), seconds when kvdrive itself stalled, or a worker thread that used
-// nearly a whole core (the client may have set the pace, not the store).
-std::string round_unfit(const Round& r);
+// nearly a whole core (the client may have set the pace, not the store) unless
+// `keep_client_bound`.
+std::string round_unfit(const Round& r, bool keep_client_bound = false);
 
 // One set of rounds (a repeat group, or given runs): each target after the first against the
 // first (B = target 2, 3 ..., A = target 1), phases matched by position and op.

@@ -162,4 +162,54 @@ TEST(Compare, TwoGroupsTargetByTargetInTextCsvAndJson) {
   EXPECT_NE(alone.output.find("one target"), std::string::npos) << alone.output;
 }
 
+// Two builds' A/B as bench/driver_vs_peers.sh records it: runs made one at a time into two
+// files, the baseline's of an older schema (as an older kvdrive leaves it). compare --baseline
+// reads that file without changing it, takes the listed runs as rounds, and finds pipeline 16
+// faster than pipeline 1. Closed loop with one thread is client-bound, which is what a
+// comparison of clients measures: --keep-client-bound counts those rounds.
+TEST(Compare, RunsOfABaselineFileOfAnOlderSchemaAgainstRunsOfAnother) {
+  StoreServer redis(StoreServer::Kind::redis);
+  KV_START_OR_SKIP(redis);
+  TempDir dir;
+  const auto one_run = [&](const std::string& db, const std::string& pipeline) {
+    auto out = run_kvdrive(dir, {"--log-level", "warn", "run", "--db", dir.file(db), "--target",
+                                 redis.uri(), "--keys", "1000", "--requests", "4000", "--threads",
+                                 "1", "--connections", "2", "--pipeline", pipeline});
+    EXPECT_EQ(out.exit_code, 0) << out.output;
+  };
+  std::vector<std::string> listed;
+  for (int i = 1; i <= 6; ++i) {
+    one_run("a.db", "1");
+    one_run("b.db", "16");
+    listed.insert(listed.end(), {"--baseline-run", std::to_string(i), "--run", std::to_string(i)});
+  }
+  make_schema_018(dir.file("a.db"));
+  const std::string a_bytes = slurp(dir.file("a.db"));
+  std::vector<std::string> args = {
+      "--log-level",    "off",        "compare",        "--db",
+      dir.file("b.db"), "--baseline", dir.file("a.db"), "--keep-client-bound",
+      "--format",       "json"};
+  args.insert(args.end(), listed.begin(), listed.end());
+  auto out = run_kvdrive(dir, args);
+  ASSERT_EQ(out.exit_code, 0) << out.output;
+  const json c = json::parse(out.output);
+  EXPECT_EQ(c["a"], dir.file("a.db") + " runs 1, 2, 3, 4, 5, 6");
+  EXPECT_EQ(c["b"], dir.file("b.db") + " runs 1, 2, 3, 4, 5, 6");
+  EXPECT_TRUE(c["keep_client_bound"].get<bool>());
+  for (const json& l : c["left_out"])
+    EXPECT_EQ(l.get<std::string>().find("client-bound"), std::string::npos) << l;
+  int judged = 0;
+  for (const json& row : c["comparisons"]) {
+    if (row["figure"] != "req/s") continue;
+    ++judged;
+    EXPECT_EQ(row["verdict"], "faster") << row.dump();
+    ASSERT_FALSE(row["low"].is_null()) << row.dump();
+    EXPECT_GT(row["low"].get<double>(), 1.0) << row.dump();
+  }
+  EXPECT_EQ(judged, 2) << c.dump(1);  // load set, read get
+  EXPECT_EQ(slurp(dir.file("a.db")), a_bytes) << "the baseline file was written";
+  auto a = kv::Database::open_read_only(dir.file("a.db"));
+  EXPECT_EQ(a.user_version(), 18);
+}
+
 }  // namespace

@@ -38,6 +38,32 @@ const FigureComparison* find(const RoundsComparison& c, const std::string& figur
   return nullptr;
 }
 
+// Client-bound rounds are left out unless the client is what is compared; a run made once is
+// named by its run id alone.
+TEST(CompareRounds, ClientBoundRoundsCountOnlyWhenKept) {
+  std::vector<Round> rounds;
+  for (int n = 1; n <= 5; ++n) rounds.push_back(round_of(n, 1000, 1000, 100, 100));
+  rounds[2].validity.client_bound = 1;
+  rounds[2].round.reset();
+  const RoundsComparison left = compare_targets(rounds, "runs", CompareSettings{});
+  ASSERT_EQ(left.left_out.size(), 1u);
+  EXPECT_EQ(left.left_out[0], "runs run 103: client-bound (a worker thread near a core)");
+  EXPECT_EQ(find(left, "req/s")->a.size(), 4u);
+  CompareSettings keep;
+  keep.keep_client_bound = true;
+  const RoundsComparison kept = compare_targets(rounds, "runs", keep);
+  EXPECT_TRUE(kept.left_out.empty());
+  EXPECT_EQ(find(kept, "req/s")->a.size(), 5u);
+  // Said in the table's heading and the JSON.
+  EXPECT_NE(comparison_table(kept, keep).notes_before.at(0).find("--keep-client-bound"),
+            std::string::npos);
+  EXPECT_EQ(comparison_table(left, CompareSettings{}).notes_before.at(0).find("client-bound"),
+            std::string::npos);
+  std::ostringstream json;
+  print_comparison_json(kept, keep, json);
+  EXPECT_TRUE(nlohmann::json::parse(json.str())["keep_client_bound"].get<bool>());
+}
+
 TEST(CompareRounds, EachTargetAgainstTheFirstAndUnfitRoundsLeftOutByName) {
   std::vector<Round> rounds;
   for (int n = 1; n <= 8; ++n)
