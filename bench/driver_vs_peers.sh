@@ -24,7 +24,10 @@
 #   --memtier-only  no redis-benchmark / memcslap rows (e.g. for --conns 1000)
 #   --baseline PATH a second kvdrive build (e.g. before a change), run right after kvdrive in
 #                   every round with the same flags; its rows (tool kvdrive-baseline) give the
-#                   kvdrive/baseline ratios of one run on the same machine
+#                   kvdrive/baseline ratios of one run on the same machine, and `kvdrive compare
+#                   --baseline` of the two builds' rounds gives, per configuration, req/s, p50
+#                   and p99 as kvdrive/baseline with a 95 % interval and a verdict (an interval
+#                   needs 4 rounds or more: --rounds 5)
 #   --configs GLOB  only configurations whose name matches (e.g. 'redis-*-c50p16')
 #   --out FILE      markdown report (default bench/results/driver_vs_peers-<date>.md)
 #   --keep          keep the temp dir (raw rows, logs, results dbs)
@@ -133,6 +136,7 @@ timed() { # SERVER_PID OUTFILE CMD...
 }
 raw="$work/raw.tsv"
 : >"$raw"
+: >"$work/run_ids.tsv"  # config tool run_id: each kvdrive build's runs, for compare
 # config tool round ops seconds client_cpu_s server_cpu_s mean_us p99_us
 emit() { printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$@" >>"$raw"; }
 skip() { printf '%s\t%s\tskipped\n' "$1" "$2" >>"$raw"; }
@@ -163,6 +167,7 @@ kvdrive_run() { # config proto uri ratio size pipeline round [binary tool]
       GROUP BY upper_us), t AS (SELECT upper_us, SUM(n) OVER (ORDER BY upper_us) cum, SUM(n) OVER () tot FROM c)
       SELECT MIN(upper_us) FROM t WHERE cum >= 0.99 * tot")
   [[ $tool == kvdrive ]] && last_rate=$(awk -v o="$ops" -v s="$secs" 'BEGIN { printf "%d", o / s }')
+  printf '%s\t%s\t%s\n' "$cfg" "$tool" "$run_id" >>"$work/run_ids.tsv"
   emit "$cfg" "$tool" "$r" "$ops" "$secs" "$cli_cpu" "$srv_cpu" "$mean" "$p99"
 }
 
@@ -327,6 +332,34 @@ table=$(awk -F'\t' '
     }
   }' "$raw")
 
+# The two kvdrive builds' rounds of each configuration through `kvdrive compare --baseline`
+# (the baseline's file read by today's kvdrive, its schema upgraded in memory): B = kvdrive,
+# A = kvdrive-baseline, each round one run.
+ab_table=""
+if [[ -n "$baseline" ]]; then
+  ab_table="| configuration | op | figure | baseline | kvdrive | kvdrive/baseline | 95 % interval | verdict |"$'\n'"|---|---|---|---:|---:|---:|---|---|"
+  for cfg in $(cut -f1 "$work/run_ids.tsv" | awk '!seen[$0]++'); do
+    runs=() base_runs=()
+    while IFS=$'\t' read -r c t id; do
+      [[ $c == "$cfg" ]] || continue
+      if [[ $t == kvdrive ]]; then runs+=(--run "$id"); else base_runs+=(--baseline-run "$id"); fi
+    done <"$work/run_ids.tsv"
+    if ((${#runs[@]} == 0 || ${#base_runs[@]} == 0)); then
+      ab_table+=$'\n'"| $cfg | | | | | | | a build recorded no run |"; continue
+    fi
+    if ! "$kvdrive" compare --db "$work/kvdrive.db" --baseline "$work/kvdrive-baseline.db" \
+        "${runs[@]}" "${base_runs[@]}" --keep-client-bound --format json >"$work/ab.json" 2>"$work/ab.err"; then
+      ab_table+=$'\n'"| $cfg | | | | | | | compare failed: $(tail -1 "$work/ab.err") |"; continue
+    fi
+    ab_table+=$'\n'$(jq -r --arg cfg "$cfg" '.comparisons[] | select(.phase == "mixed") |
+      (if .unit == "us" then 0.001 else 1 end) as $k |
+      def n: if . == null then "" elif $k == 1 then (. | round | tostring) else ((. * $k * 1000 | round) / 1000 | tostring) end;
+      "| \($cfg) | \(.op) | \(.figure) | \(.a_median | n) | \(.b_median | n) | \(.ratio * 1000 | round / 1000) | " +
+      (if .low == null then "none (too few rounds)" else "\(.low * 1000 | round / 1000) – \(.high * 1000 | round / 1000)" end) +
+      " | \(.verdict) |"' "$work/ab.json")
+  done
+fi
+
 cpu_model=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
 {
   echo "# kvdrive vs peers — $(date '+%Y-%m-%d %H:%M %Z')"
@@ -344,6 +377,12 @@ cpu_model=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
   echo
   echo "$table"
   echo
+  if [[ -n "$ab_table" ]]; then
+    echo "kvdrive against the baseline build: \`kvdrive compare --baseline\` over the ${rounds} rounds of each (Hodges-Lehmann ratio, exact Mann-Whitney interval; latency in ms; an effect under 5 % is no difference): docs/reference.md, \"Is B faster than A\"."
+    echo
+    echo "$ab_table"
+    echo
+  fi
   echo "<details><summary>raw rows (config, tool, round, ops, seconds, client CPU s, server CPU s, mean µs, p99 µs)</summary>"
   echo
   echo '```'
@@ -352,4 +391,5 @@ cpu_model=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
   echo "</details>"
 } >"$out"
 echo "$table"
+[[ -z "$ab_table" ]] || printf '\n%s\n' "$ab_table"
 echo "driver_vs_peers: wrote $out (${elapsed} s)"
