@@ -9,6 +9,7 @@ packages=(
   cmake ninja-build g++ pkg-config ccache
   libboost-dev libhiredis-dev libmemcached-dev libproc2-dev libsqlite3-dev libcli11-dev nlohmann-json3-dev zlib1g-dev
   libssl-dev  # TLS targets
+  libzstd-dev  # zstd-compressed cache traces (driver/workload/trace.cpp)
   libgtest-dev
   redis-server memcached sqlite3
   redis-tools openssl  # the Cluster tests (redis-cli --cluster create) and the TLS tests' certificates

@@ -1,0 +1,95 @@
+// Cache traces in the open format of the Twitter production cache traces (Yang et al., OSDI
+// '20): one request per line, `timestamp,anonymized key,key size,value size,client id,operation,
+// TTL`, timestamps in whole seconds, operation one of get, gets, set, add, replace, cas, append,
+// prepend, delete, incr, decr. Read streamed, plain or zstd-compressed (never loaded whole), and
+// written by a generator from a workload description, for tests and users without a trace.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace kv::drive {
+
+enum class TraceOp : uint8_t {
+  get,
+  gets,
+  set,
+  add,
+  replace,
+  cas,
+  append,
+  prepend,
+  del,  // "delete"
+  incr,
+  decr,
+};
+
+// The operation's name in the trace ("delete" for del).
+std::string_view trace_op_name(TraceOp op);
+// True for get and gets: the operations that read (and can miss).
+bool trace_op_reads(TraceOp op);
+
+struct TraceRecord {
+  int64_t ts_s = 0;      // whole seconds, from the trace's start
+  std::string_view key;  // anonymized; valid until the reader's next line
+  uint32_t key_size = 0, value_size = 0;
+  uint32_t client_id = 0;
+  TraceOp op = TraceOp::get;
+  int64_t ttl_s = 0;  // 0: no expiry
+};
+
+// One line into `out`; nullopt when it parses, else what is wrong with it. The key is taken as
+// everything between the first comma and the fifth from the end, so a key holding a comma parses.
+std::optional<std::string> parse_trace_line(std::string_view line, TraceRecord& out);
+
+// A trace file that cannot be read, or a line of it that does not parse: "FILE:LINE: why".
+class TraceError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Reads a trace file line by line, decompressing a zstd file (by its magic number) as it goes.
+class TraceReader {
+ public:
+  explicit TraceReader(const std::string& path);  // throws TraceError
+  TraceReader(const TraceReader&) = delete;
+  TraceReader& operator=(const TraceReader&) = delete;
+  ~TraceReader();
+
+  // The next request, or nullopt at the end. Blank lines are skipped. Throws TraceError.
+  std::optional<TraceRecord> next();
+  uint64_t line() const { return line_; }  // the number of the line last read
+  bool compressed() const;
+
+ private:
+  struct Source;
+  bool fill();  // more bytes into buf_; false at the end
+  std::unique_ptr<Source> src_;
+  std::string path_, buf_, line_buf_;
+  size_t pos_ = 0;
+  uint64_t line_ = 0;
+};
+
+// A synthetic trace: `requests` requests over `keys` keys, a fraction of them writes (set) and
+// of deletes, the rest gets; popularity zipf with exponent `zipf` (0: uniform); each key a fixed
+// value size drawn from [value_min, value_max] (log-uniform: a long tail); `rate` requests a
+// second; the same seed, the same trace.
+struct TraceSpec {
+  uint64_t requests = 100'000, keys = 10'000;
+  double zipf = 1.0;
+  double write_fraction = 0.1, delete_fraction = 0.0;
+  uint32_t value_min = 100, value_max = 100;
+  uint32_t rate = 10'000;
+  int64_t ttl_s = 0;
+  uint64_t seed = 1;
+};
+
+// Writes the trace of `spec` to `out`, a line per request.
+void write_trace(const TraceSpec& spec, std::ostream& out);
+
+}  // namespace kv::drive
