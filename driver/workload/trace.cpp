@@ -155,6 +155,9 @@ std::optional<TraceRecord> TraceReader::next() {
 }
 
 void write_trace(const TraceSpec& spec, std::ostream& out) {
+  if (spec.keys == 0 || spec.rate == 0 || spec.value_min == 0 || spec.value_min > spec.value_max)
+    throw std::invalid_argument(
+        "write_trace: keys and rate must be >= 1, and 1 <= value_min <= value_max");
   std::mt19937_64 rng(spec.seed);
   std::uniform_real_distribution<double> u01(0.0, 1.0);
   std::optional<ZipfSampler> zipf;

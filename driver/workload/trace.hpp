@@ -89,7 +89,8 @@ struct TraceSpec {
   uint64_t seed = 1;
 };
 
-// Writes the trace of `spec` to `out`, a line per request.
+// Writes the trace of `spec` to `out`, a line per request. std::invalid_argument for no keys, a
+// rate of 0, or a value range that is empty or starts at 0.
 void write_trace(const TraceSpec& spec, std::ostream& out);
 
 }  // namespace kv::drive

@@ -167,6 +167,12 @@ TEST(Trace, TheGeneratorWritesTheMixSizesAndTimesAsked) {
   EXPECT_NEAR(ops["delete"] / 1e5, 0.1, 0.01);
   EXPECT_NEAR(ops["get"] / 1e5, 0.7, 0.01);
   EXPECT_LE(size_of.size(), 5'000u);
+  TraceSpec empty = spec;
+  empty.keys = 0;
+  EXPECT_THROW(generated(empty), std::invalid_argument);
+  TraceSpec backwards = spec;
+  backwards.value_min = 20'000;
+  EXPECT_THROW(generated(backwards), std::invalid_argument);
   EXPECT_NE(text, generated(TraceSpec{spec.requests, spec.keys, spec.zipf, spec.write_fraction,
                                       spec.delete_fraction, spec.value_min, spec.value_max,
                                       spec.rate, spec.ttl_s, 2}));
