@@ -11,6 +11,7 @@
 #include "cli/compare_command.hpp"
 #include "cli/config_file.hpp"
 #include "cli/merge_command.hpp"
+#include "cli/mrc_command.hpp"
 #include "cli/report_command.hpp"
 #include "cli/run_command.hpp"
 #include "cli/scenarios_command.hpp"
@@ -101,6 +102,7 @@ int kvdrive_main(int argc, char** argv) {
   MergeCommand merge(app);
   CompareCommand compare(app);
   CheckCommand check(app);
+  MrcCommand mrc(app);
   // --log-level also after the subcommand (`kvdrive run ... --log-level debug`).
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
     sub->add_option("--log-level", log_level, "debug, info, warn, error or off")
@@ -129,6 +131,7 @@ int kvdrive_main(int argc, char** argv) {
     if (merge.parsed()) merge.check();
     if (compare.parsed()) compare.check();
     if (check.parsed()) check.check();
+    if (mrc.parsed()) mrc.check();
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
     if (!config.file->problem.empty()) return usage_error(config.file->problem);
@@ -140,7 +143,7 @@ int kvdrive_main(int argc, char** argv) {
       return usage_error(
           (rest.empty() ? std::string("missing subcommand")
                         : "unknown subcommand '" + rest.front() + "'") +
-          " (expected run, report, compare, check, merge or scenarios; see kvdrive --help)");
+          " (expected run, report, compare, check, mrc, merge or scenarios; see kvdrive --help)");
     }
     return usage_error(with_config_origin(e.what(), argc, argv, *config.file));
   } catch (const UsageError& e) {
@@ -153,6 +156,7 @@ int kvdrive_main(int argc, char** argv) {
     if (merge.parsed()) return merge.execute();
     if (compare.parsed()) return compare.execute();
     if (check.parsed()) return check.execute();
+    if (mrc.parsed()) return mrc.execute();
     return report.execute();
   } catch (const UsageError& e) {
     return usage_error(e.what());

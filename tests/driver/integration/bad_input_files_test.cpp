@@ -162,6 +162,17 @@ TEST_F(KvdriveBadInput, ReportOptions) {
     cases.push_back({{"compare", "--db", previous_, "--confidence", v}, names("confidence", v)});
   cases.push_back({{"compare", "--db", previous_, "--format", "xml"}, {"--format", "xml"}});
   cases.push_back({{"compare", "--db", previous_, "--percentiles", "100"}, {"--percentiles"}});
+  // mrc: the trace, its lines, the numbers
+  std::ofstream(dir_.file("bad-trace.csv")) << "0,a,1,10,1,set,0\n1,b,1,20,1,fetch,0\n";
+  cases.push_back({{"mrc"}, {"--trace is required"}});
+  cases.push_back({{"mrc", "--trace", dir_.file("missing.csv")}, {"--trace", "no such file"}});
+  cases.push_back({{"mrc", "--trace", dir_.file("bad-trace.csv")},
+                   {"--trace", "bad-trace.csv:2:", "operation 'fetch'"}});
+  for (const char* v : {"0", "x", "-1", ""})
+    cases.push_back(
+        {{"mrc", "--trace", dir_.file("bad-trace.csv"), "--max-keys", v}, names("max-keys", v)});
+  cases.push_back(
+      {{"mrc", "--trace", dir_.file("bad-trace.csv"), "--format", "xml"}, {"--format", "xml"}});
   // check: the files, the objectives
   const std::vector<std::string> check = {"check", "--db", previous_, "--baseline", previous_};
   const auto with = [&](std::vector<std::string> more) {
@@ -392,7 +403,7 @@ TEST_F(KvdriveBadInput, ReportReadsAResultsFileOnAReadOnlyFilesystem) {
 
 TEST_F(KvdriveBadInput, Subcommands) {
   std::vector<Case> cases = {
-      {{}, {"missing subcommand", "run, report, compare, check, merge or scenarios"}},
+      {{}, {"missing subcommand", "run, report, compare, check, mrc, merge or scenarios"}},
       {{"bogus"}, {"unknown subcommand 'bogus'"}},
       {{"Run"}, {"unknown subcommand 'Run'"}},
       {{"--bogus"}, {"--bogus"}},
