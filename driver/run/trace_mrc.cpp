@@ -32,8 +32,8 @@ TraceCurve trace_miss_ratio_curve(const std::string& path, size_t max_keys,
   while (auto r = second.next()) {
     ++out.requests;
     const uint32_t size = r->key_size + r->value_size;
-    curve.access(r->key, size, access_of(r->op));
     const uint64_t h = sample_hash(r->key);
+    curve.access_hashed(h, size, access_of(r->op));
     if (h <= threshold) {
       uint32_t& l = largest[h];
       l = std::max(l, size);

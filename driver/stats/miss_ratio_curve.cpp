@@ -56,6 +56,8 @@ double MissRatioCurve::bin_low(size_t bin) {
 }
 
 void MissRatioCurve::add_weight(uint64_t time, int64_t objects, int64_t bytes) {
+  objects_total_ += objects;
+  bytes_total_ += bytes;
   for (size_t i = time; i < objects_tree_.size(); i += i & (~i + 1)) {
     objects_tree_[i] += objects;
     bytes_tree_[i] += bytes;
@@ -69,7 +71,7 @@ uint64_t MissRatioCurve::count_after(uint64_t time, bool bytes) const {
     for (; i > 0; i -= i & (~i + 1)) sum += tree[i];
     return sum;
   };
-  return static_cast<uint64_t>(prefix(tree.size() - 1) - prefix(time));
+  return static_cast<uint64_t>((bytes ? bytes_total_ : objects_total_) - prefix(time));
 }
 
 // The clock ran to the trees' end: the followed keys renumbered 1..n in the order of their
@@ -81,6 +83,7 @@ void MissRatioCurve::compact() {
   std::sort(by_time.begin(), by_time.end());
   std::fill(objects_tree_.begin(), objects_tree_.end(), 0);
   std::fill(bytes_tree_.begin(), bytes_tree_.end(), 0);
+  objects_total_ = bytes_total_ = 0;
   clock_ = 0;
   for (const auto& [time, hash] : by_time) {
     Entry& e = keys_.at(hash);
@@ -89,9 +92,8 @@ void MissRatioCurve::compact() {
   }
 }
 
-void MissRatioCurve::access(std::string_view key, uint32_t size, CacheAccess kind) {
+void MissRatioCurve::access_hashed(uint64_t hash, uint32_t size, CacheAccess kind) {
   if (kind == CacheAccess::read) ++reads_;
-  const uint64_t hash = sample_hash(key);
   if (hash > threshold_) return;
   if (clock_ + 1 >= objects_tree_.size()) compact();
   const auto it = keys_.find(hash);

@@ -52,7 +52,11 @@ class MissRatioCurve {
   explicit MissRatioCurve(uint64_t threshold = UINT64_MAX, size_t max_keys = 8192);
 
   // One request for `key`, whose object has `size` bytes.
-  void access(std::string_view key, uint32_t size, CacheAccess kind);
+  void access(std::string_view key, uint32_t size, CacheAccess kind) {
+    access_hashed(sample_hash(key), size, kind);
+  }
+  // The same for a key whose sample_hash the caller has already.
+  void access_hashed(uint64_t hash, uint32_t size, CacheAccess kind);
 
   struct Point {
     uint64_t cache;     // objects or bytes
@@ -83,8 +87,10 @@ class MissRatioCurve {
   uint64_t threshold_;
   uint64_t reads_ = 0, clock_ = 0;
   std::unordered_map<uint64_t, Entry> keys_;  // by hash
-  // Fenwick trees over the clock (1-based): 1 and the size at each key's last access.
+  // Fenwick trees over the clock (1-based): 1 and the size at each key's last access; and
+  // their totals (the followed keys and their bytes).
   std::vector<int64_t> objects_tree_, bytes_tree_;
+  int64_t objects_total_ = 0, bytes_total_ = 0;
   std::vector<double> objects_hist_, bytes_hist_;  // the followed reads per bin
   double cold_ = 0;                                // reads never seen before (or after delete)
 };

@@ -6,6 +6,7 @@
 #include <iterator>
 #include <list>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -28,7 +29,8 @@ inline std::vector<Request> requests_of_trace(const std::string& text) {
   std::vector<Request> out;
   for (std::string line; std::getline(in, line);) {
     kv::drive::TraceRecord r;
-    if (kv::drive::parse_trace_line(line, r)) continue;
+    if (auto why = kv::drive::parse_trace_line(line, r))
+      throw std::runtime_error("requests_of_trace: '" + line + "': " + *why);
     out.push_back({std::string(r.key), r.key_size + r.value_size,
                    kv::drive::trace_op_reads(r.op)   ? kv::drive::CacheAccess::read
                    : r.op == kv::drive::TraceOp::del ? kv::drive::CacheAccess::remove
