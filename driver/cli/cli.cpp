@@ -82,6 +82,25 @@ constexpr const char* kFooter =
     "written), 4 check found a regression, 5 check could not tell, 130 interrupted (what was\n"
     "measured is kept; the run is marked interrupted).";
 
+// The exit for a parse error: --help and --version print and exit 0; anything else is one line
+// naming the problem (its config file and line where it came from one), exit 2.
+int parse_error_exit(const CLI::ParseError& e, CLI::App& app, const ConfigOption& config, int argc,
+                     char** argv) {
+  if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+  if (!config.file->problem.empty()) return usage_error(config.file->problem);
+  if (dynamic_cast<const CLI::ConfigError*>(&e) != nullptr ||
+      (dynamic_cast<const CLI::FileError*>(&e) != nullptr && config.option->count() > 0))
+    return usage_error(config_error_text(e, config));
+  if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr && app.get_subcommands().empty()) {
+    std::vector<std::string> rest = app.remaining();
+    return usage_error(
+        (rest.empty() ? std::string("missing subcommand")
+                      : "unknown subcommand '" + rest.front() + "'") +
+        " (expected run, report, compare, check, mrc, merge or scenarios; see kvdrive --help)");
+  }
+  return usage_error(with_config_origin(e.what(), argc, argv, *config.file));
+}
+
 }  // namespace
 
 int kvdrive_main(int argc, char** argv) {
@@ -133,19 +152,7 @@ int kvdrive_main(int argc, char** argv) {
     if (check.parsed()) check.check();
     if (mrc.parsed()) mrc.check();
   } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
-    if (!config.file->problem.empty()) return usage_error(config.file->problem);
-    if (dynamic_cast<const CLI::ConfigError*>(&e) != nullptr ||
-        (dynamic_cast<const CLI::FileError*>(&e) != nullptr && config.option->count() > 0))
-      return usage_error(config_error_text(e, config));
-    if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr && app.get_subcommands().empty()) {
-      std::vector<std::string> rest = app.remaining();
-      return usage_error(
-          (rest.empty() ? std::string("missing subcommand")
-                        : "unknown subcommand '" + rest.front() + "'") +
-          " (expected run, report, compare, check, mrc, merge or scenarios; see kvdrive --help)");
-    }
-    return usage_error(with_config_origin(e.what(), argc, argv, *config.file));
+    return parse_error_exit(e, app, config, argc, argv);
   } catch (const UsageError& e) {
     return usage_error(with_config_origin(e.what(), argc, argv, *config.file));
   }
