@@ -20,7 +20,15 @@ enum class ReadStatus : uint8_t { reply, need_more, protocol_error };
 
 // What a request was, so that its reply can be judged (the codecs match replies to requests in
 // order; the caller keeps one Op per request in flight, e.g. in an ExpectFifo).
-enum class Op : uint8_t { get, set, other };
+//   get     a get (GET)
+//   set     a store answered STORED / +OK (set, add, replace; NOT_STORED or nil: not stored)
+//   other   anything answered OK (handshakes: AUTH, SELECT, ...)
+//   del     a delete: DELETED / :1 = hit, NOT_FOUND / :0 = miss
+//   arith   incr or decr: the new value (a number line / an integer) = hit, NOT_FOUND = miss
+//   touch   a touch: TOUCHED / EXPIRE's :1 = hit, NOT_FOUND / :0 = miss
+//   append  append or prepend: memcached STORED (NOT_STORED: not stored); Redis APPEND's
+//           integer (the new length) = ok
+enum class Op : uint8_t { get, set, other, del, arith, touch, append };
 
 // The verdict of one reply for the request it answers.
 //   ok          a set stored, or any other command succeeded

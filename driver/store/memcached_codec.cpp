@@ -79,6 +79,12 @@ const char* text_kind_name(TextKind k) {
       return "client_error";
     case TextKind::server_error:
       return "server_error";
+    case TextKind::deleted:
+      return "deleted";
+    case TextKind::touched:
+      return "touched";
+    case TextKind::number:
+      return "number";
   }
   return "?";
 }
@@ -106,6 +112,16 @@ Verdict text_verdict(TextOp op, const TextReply& reply) {
       return Verdict::mismatch;
     case TextOp::version:
       return reply.kind == TextKind::version ? Verdict::ok : Verdict::mismatch;
+    case TextOp::del:
+    case TextOp::arith:
+    case TextOp::touch: {
+      const TextKind found = op == TextOp::del     ? TextKind::deleted
+                             : op == TextOp::touch ? TextKind::touched
+                                                   : TextKind::number;
+      if (reply.kind == found) return Verdict::hit;
+      if (reply.kind == TextKind::not_found) return Verdict::miss;
+      return Verdict::mismatch;
+    }
   }
   return Verdict::mismatch;
 }
@@ -147,6 +163,20 @@ ReadStatus TextDecoder::next(TextOp op, TextReply* out) {
       out->kind = TextKind::not_found;
     else
       return fail("unexpected reply to a storage command");
+  } else if (op == TextOp::del || op == TextOp::touch || op == TextOp::arith) {
+    uint64_t number = 0;
+    if (line == "NOT_FOUND")
+      out->kind = TextKind::not_found;
+    else if (op == TextOp::del && line == "DELETED")
+      out->kind = TextKind::deleted;
+    else if (op == TextOp::touch && line == "TOUCHED")
+      out->kind = TextKind::touched;
+    else if (op == TextOp::arith && parse_uint(line, &number)) {
+      out->kind = TextKind::number;
+      out->text = line;
+    } else {
+      return fail("unexpected reply to a delete, incr, decr or touch");
+    }
   } else if (op == TextOp::version) {
     if (!word_with_message(line, "VERSION", &message)) return fail("unexpected reply to version");
     out->kind = TextKind::version;
@@ -197,6 +227,52 @@ bool append_text_set(std::string& out, std::string_view key, std::string_view va
   append_decimal(out, value.size());
   out.append("\r\n", 2);
   out.append(value.data(), value.size());
+  out.append("\r\n", 2);
+  return true;
+}
+
+bool append_text_store(std::string& out, std::string_view command, std::string_view key,
+                       std::string_view value, uint32_t flags, uint32_t exptime_s) {
+  if (!valid_text_key(key)) return false;
+  out.append(command.data(), command.size());
+  out.push_back(' ');
+  out.append(key.data(), key.size());
+  out.push_back(' ');
+  append_decimal(out, flags);
+  out.push_back(' ');
+  append_decimal(out, exptime_s);
+  out.push_back(' ');
+  append_decimal(out, value.size());
+  out.append("\r\n", 2);
+  out.append(value.data(), value.size());
+  out.append("\r\n", 2);
+  return true;
+}
+
+bool append_text_delete(std::string& out, std::string_view key) {
+  if (!valid_text_key(key)) return false;
+  out.append("delete ", 7);
+  out.append(key.data(), key.size());
+  out.append("\r\n", 2);
+  return true;
+}
+
+bool append_text_arith(std::string& out, bool increment, std::string_view key, uint64_t delta) {
+  if (!valid_text_key(key)) return false;
+  out.append(increment ? "incr " : "decr ", 5);
+  out.append(key.data(), key.size());
+  out.push_back(' ');
+  append_decimal(out, delta);
+  out.append("\r\n", 2);
+  return true;
+}
+
+bool append_text_touch(std::string& out, std::string_view key, uint32_t exptime_s) {
+  if (!valid_text_key(key)) return false;
+  out.append("touch ", 6);
+  out.append(key.data(), key.size());
+  out.push_back(' ');
+  append_decimal(out, exptime_s);
   out.append("\r\n", 2);
   return true;
 }
@@ -260,11 +336,30 @@ Verdict binary_verdict(Op op, const BinaryReply& reply) {
       if (reply.status == status::kKeyNotFound) return Verdict::miss;
       return Verdict::error;
     case Op::set:
-      if (opcode != BinaryOpcode::set) return Verdict::mismatch;
+    case Op::append: {
+      const bool matches = op == Op::set
+                               ? opcode == BinaryOpcode::set || opcode == BinaryOpcode::add ||
+                                     opcode == BinaryOpcode::replace
+                               : opcode == BinaryOpcode::append || opcode == BinaryOpcode::prepend;
+      if (!matches) return Verdict::mismatch;
       if (reply.status == status::kOk) return Verdict::ok;
-      if (reply.status == status::kKeyExists || reply.status == status::kNotStored)
+      if (reply.status == status::kKeyExists || reply.status == status::kNotStored ||
+          reply.status == status::kKeyNotFound)
         return Verdict::not_stored;
       return Verdict::error;
+    }
+    case Op::del:
+    case Op::arith:
+    case Op::touch: {
+      const bool matches = op == Op::del     ? opcode == BinaryOpcode::del
+                           : op == Op::touch ? opcode == BinaryOpcode::touch
+                                             : opcode == BinaryOpcode::increment ||
+                                                   opcode == BinaryOpcode::decrement;
+      if (!matches) return Verdict::mismatch;
+      if (reply.status == status::kOk) return Verdict::hit;
+      if (reply.status == status::kKeyNotFound) return Verdict::miss;
+      return Verdict::error;
+    }
     case Op::other:
       return reply.status == status::kOk ? Verdict::ok : Verdict::error;
   }
@@ -312,6 +407,58 @@ bool append_binary_set(std::string& out, std::string_view key, std::string_view 
   out.append(extras, sizeof extras);
   out.append(key.data(), key.size());
   out.append(value.data(), value.size());
+  return true;
+}
+
+bool append_binary_store(std::string& out, BinaryOpcode opcode, std::string_view key,
+                         std::string_view value, uint32_t opaque, uint32_t flags,
+                         uint32_t exptime_s) {
+  const bool extras = opcode != BinaryOpcode::append && opcode != BinaryOpcode::prepend;
+  const size_t extras_len = extras ? 8 : 0;
+  if (!valid_binary_key(key) || value.size() > 0xffffffffULL - extras_len - key.size())
+    return false;
+  put_header(out, opcode, key.size(), extras_len, extras_len + key.size() + value.size(), opaque,
+             0);
+  if (extras) {
+    char e[8];
+    put_be(e, flags, 4);
+    put_be(e + 4, exptime_s, 4);
+    out.append(e, sizeof e);
+  }
+  out.append(key.data(), key.size());
+  out.append(value.data(), value.size());
+  return true;
+}
+
+bool append_binary_delete(std::string& out, std::string_view key, uint32_t opaque) {
+  if (!valid_binary_key(key)) return false;
+  put_header(out, BinaryOpcode::del, key.size(), 0, key.size(), opaque, 0);
+  out.append(key.data(), key.size());
+  return true;
+}
+
+bool append_binary_arith(std::string& out, bool increment, std::string_view key, uint64_t delta,
+                         uint32_t opaque) {
+  if (!valid_binary_key(key)) return false;
+  put_header(out, increment ? BinaryOpcode::increment : BinaryOpcode::decrement, key.size(), 20,
+             20 + key.size(), opaque, 0);
+  char e[20];
+  put_be(e, delta, 8);
+  put_be(e + 8, 0, 8);            // initial: unused (never created)
+  put_be(e + 16, 0xffffffff, 4);  // expiration all ones: a missing key is not created
+  out.append(e, sizeof e);
+  out.append(key.data(), key.size());
+  return true;
+}
+
+bool append_binary_touch(std::string& out, std::string_view key, uint32_t exptime_s,
+                         uint32_t opaque) {
+  if (!valid_binary_key(key)) return false;
+  put_header(out, BinaryOpcode::touch, key.size(), 4, 4 + key.size(), opaque, 0);
+  char e[4];
+  put_be(e, exptime_s, 4);
+  out.append(e, sizeof e);
+  out.append(key.data(), key.size());
   return true;
 }
 

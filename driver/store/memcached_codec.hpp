@@ -35,9 +35,11 @@ class InputBuffer {
 
 // ---- text protocol ----
 
-// What a text request expects back. storage: set (add/replace/... answer the same way);
-// get / gets: exactly one key (VALUE ... END or END); version: VERSION x.
-enum class TextOp : uint8_t { storage, get, gets, version };
+// What a text request expects back. storage: set (add/replace/append/prepend answer the same
+// way); get / gets: exactly one key (VALUE ... END or END); version: VERSION x; del: DELETED
+// or NOT_FOUND; arith (incr/decr): the new value's digits or NOT_FOUND; touch: TOUCHED or
+// NOT_FOUND.
+enum class TextOp : uint8_t { storage, get, gets, version, del, arith, touch };
 
 enum class TextKind : uint8_t {
   stored,  // the storage replies: stored ... not_found
@@ -50,6 +52,9 @@ enum class TextKind : uint8_t {
   error,         // ERROR (unknown command)
   client_error,  // CLIENT_ERROR text
   server_error,  // SERVER_ERROR text (too large, out of memory, ...)
+  deleted,       // DELETED
+  touched,       // TOUCHED
+  number,        // incr/decr's new value (text = its digits)
 };
 
 const char* text_kind_name(TextKind k);
@@ -69,8 +74,9 @@ struct TextReply {
 };
 
 // Verdict of a text reply for its request: storage: stored = ok, not_stored / exists /
-// not_found = not_stored; get(s): value = hit, end = miss; version: version = ok; ERROR /
-// CLIENT_ERROR / SERVER_ERROR = error; any other kind = mismatch.
+// not_found = not_stored; get(s): value = hit, end = miss; version: version = ok; del /
+// arith / touch: deleted / number / touched = hit, not_found = miss; ERROR / CLIENT_ERROR /
+// SERVER_ERROR = error; any other kind = mismatch.
 Verdict text_verdict(TextOp op, const TextReply& reply);
 
 // Decodes text replies. The protocol is not self-describing (STORED and END mean nothing
@@ -105,6 +111,13 @@ bool append_text_set(std::string& out, std::string_view key, std::string_view va
                      uint32_t flags = 0, uint32_t exptime_s = 0);
 bool append_text_get(std::string& out, std::string_view key);
 bool append_text_gets(std::string& out, std::string_view key);
+// `command` is add, replace, append or prepend (set: append_text_set): as a set.
+bool append_text_store(std::string& out, std::string_view command, std::string_view key,
+                       std::string_view value, uint32_t flags = 0, uint32_t exptime_s = 0);
+bool append_text_delete(std::string& out, std::string_view key);
+// incr or decr (decr: !increment) by `delta`.
+bool append_text_arith(std::string& out, bool increment, std::string_view key, uint64_t delta);
+bool append_text_touch(std::string& out, std::string_view key, uint32_t exptime_s);
 void append_text_version(std::string& out);
 
 // ---- binary protocol ----
@@ -112,9 +125,17 @@ void append_text_version(std::string& out);
 enum class BinaryOpcode : uint8_t {
   get = 0x00,
   set = 0x01,
+  add = 0x02,
+  replace = 0x03,
+  del = 0x04,
+  increment = 0x05,
+  decrement = 0x06,
   noop = 0x0a,
   version = 0x0b,
   getk = 0x0c,
+  append = 0x0e,
+  prepend = 0x0f,
+  touch = 0x1c,
 };
 
 // Response statuses (the memcached binary protocol's table).
@@ -146,9 +167,11 @@ struct BinaryReply {
   std::string_view value;
 };
 
-// Verdict of a binary reply for a request of kind `op`: the opcode must be a get/getk for
-// Op::get and set for Op::set (else mismatch); status 0 = ok / hit, key not found = miss (get),
-// key exists / not stored = not_stored (set), anything else = error.
+// Verdict of a binary reply for a request of kind `op`: the opcode must be the request's (get
+// or getk for Op::get; set, add or replace for Op::set; append or prepend for Op::append;
+// delete, increment or decrement, touch), else mismatch. Status 0 = ok (stores) or hit (get,
+// del, arith, touch); key not found = miss (get, del, arith, touch) or not_stored (replace,
+// append, prepend); key exists / not stored = not_stored; anything else = error.
 Verdict binary_verdict(Op op, const BinaryReply& reply);
 
 // Decodes binary responses (self-delimiting: a 24-byte header then total-body bytes). Not
@@ -176,6 +199,17 @@ class BinaryDecoder {
 bool append_binary_set(std::string& out, std::string_view key, std::string_view value,
                        uint32_t opaque, uint32_t flags = 0, uint32_t exptime_s = 0,
                        uint64_t cas = 0);
+// add, replace (as a set: flags and expiry) or append, prepend (no extras: value only).
+bool append_binary_store(std::string& out, BinaryOpcode opcode, std::string_view key,
+                         std::string_view value, uint32_t opaque, uint32_t flags = 0,
+                         uint32_t exptime_s = 0);
+bool append_binary_delete(std::string& out, std::string_view key, uint32_t opaque);
+// increment / decrement by `delta`; a missing key is not created (expiration 0xffffffff):
+// NOT_FOUND, as the text protocol answers.
+bool append_binary_arith(std::string& out, bool increment, std::string_view key, uint64_t delta,
+                         uint32_t opaque);
+bool append_binary_touch(std::string& out, std::string_view key, uint32_t exptime_s,
+                         uint32_t opaque);
 bool append_binary_get(std::string& out, std::string_view key, uint32_t opaque);
 bool append_binary_getk(std::string& out, std::string_view key, uint32_t opaque);
 void append_binary_noop(std::string& out, uint32_t opaque);

@@ -62,6 +62,14 @@ Verdict resp_verdict(Op op, const RespReply& reply) {
       return Verdict::mismatch;
     case Op::other:
       return Verdict::ok;
+    case Op::del:
+    case Op::touch:
+      if (reply.kind != RespKind::integer) return Verdict::mismatch;
+      return reply.integer > 0 ? Verdict::hit : Verdict::miss;
+    case Op::arith:
+      return reply.kind == RespKind::integer ? Verdict::hit : Verdict::mismatch;
+    case Op::append:
+      return reply.kind == RespKind::integer ? Verdict::ok : Verdict::mismatch;
   }
   return Verdict::mismatch;
 }
@@ -219,6 +227,34 @@ void append_set(std::string& out, std::string_view key, std::string_view value, 
     auto r = std::to_chars(digits, digits + sizeof digits, px_ms);
     append_bulk(out, std::string_view(digits, static_cast<size_t>(r.ptr - digits)));
   }
+}
+
+void append_set_if(std::string& out, std::string_view key, std::string_view value, bool exists,
+                   uint64_t px_ms) {
+  out.append(px_ms > 0 ? "*6\r\n$3\r\nSET\r\n" : "*4\r\n$3\r\nSET\r\n");
+  append_bulk(out, key);
+  append_bulk(out, value);
+  out.append(exists ? "$2\r\nXX\r\n" : "$2\r\nNX\r\n");
+  if (px_ms > 0) {
+    out.append("$2\r\nPX\r\n");
+    char digits[20];
+    auto r = std::to_chars(digits, digits + sizeof digits, px_ms);
+    append_bulk(out, std::string_view(digits, static_cast<size_t>(r.ptr - digits)));
+  }
+}
+
+void append_key_command(std::string& out, std::string_view command, std::string_view key) {
+  append_array_header(out, 2);
+  append_bulk(out, command);
+  append_bulk(out, key);
+}
+
+void append_key_value_command(std::string& out, std::string_view command, std::string_view key,
+                              std::string_view value) {
+  append_array_header(out, 3);
+  append_bulk(out, command);
+  append_bulk(out, key);
+  append_bulk(out, value);
 }
 
 void append_get(std::string& out, std::string_view key) {

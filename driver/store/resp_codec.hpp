@@ -79,6 +79,13 @@ namespace resp {
 // SET key value, or SET key value PX px_ms when px_ms > 0.
 void append_set(std::string& out, std::string_view key, std::string_view value, uint64_t px_ms = 0);
 void append_get(std::string& out, std::string_view key);
+// SET key value NX (exists false: memcached's add) or XX (true: replace) [PX px_ms].
+void append_set_if(std::string& out, std::string_view key, std::string_view value, bool exists,
+                   uint64_t px_ms = 0);
+// COMMAND key (DEL, INCR, DECR, ...), COMMAND key value (APPEND, EXPIRE with its seconds).
+void append_key_command(std::string& out, std::string_view command, std::string_view key);
+void append_key_value_command(std::string& out, std::string_view command, std::string_view key,
+                              std::string_view value);
 // AUTH password (user empty) or AUTH user password (Redis 6 ACL).
 void append_auth(std::string& out, std::string_view user, std::string_view password);
 void append_select(std::string& out, uint32_t db);

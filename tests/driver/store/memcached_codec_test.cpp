@@ -105,6 +105,46 @@ TEST(MemcachedText, EveryReplyKind) {
   EXPECT_EQ(d.buffered(), 0u);
 }
 
+// delete, incr/decr and touch: their own replies, found or not, at any split.
+const std::string kKeyOpBatch = bytes_of(
+    "DELETED\r\nNOT_FOUND\r\n18446744073709551615\r\n0\r\nNOT_FOUND\r\n"
+    "CLIENT_ERROR cannot increment or decrement non-numeric value\r\nTOUCHED\r\nNOT_FOUND\r\n");
+const std::vector<mc::TextOp> kKeyOps = {T::del,   T::del,   T::arith, T::arith,
+                                         T::arith, T::arith, T::touch, T::touch};
+
+TEST(MemcachedText, DeleteArithAndTouchReplies) {
+  const std::vector<std::string> want = {"deleted(|||0)",
+                                         "not_found(|||0)",
+                                         "number(18446744073709551615|||0)",
+                                         "number(0|||0)",
+                                         "not_found(|||0)",
+                                         "client_error(cannot increment or decrement "
+                                         "non-numeric value|||0)",
+                                         "touched(|||0)",
+                                         "not_found(|||0)"};
+  EXPECT_EQ(decode_text(kKeyOpBatch, kKeyOps), want);
+  for (size_t cut = 0; cut <= kKeyOpBatch.size(); ++cut)
+    EXPECT_EQ(decode_text(kKeyOpBatch, kKeyOps, {cut}), want) << "cut at " << cut;
+  mc::TextDecoder d;
+  d.feed(kKeyOpBatch);
+  mc::TextReply r;
+  std::vector<Verdict> verdicts;
+  for (T op : kKeyOps) {
+    ASSERT_EQ(d.next(op, &r), ReadStatus::reply);
+    verdicts.push_back(mc::text_verdict(op, r));
+  }
+  EXPECT_EQ(verdicts,
+            (std::vector<Verdict>{Verdict::hit, Verdict::miss, Verdict::hit, Verdict::hit,
+                                  Verdict::miss, Verdict::error, Verdict::hit, Verdict::miss}));
+  // A reply of another command's kind is out of step: a protocol error, not a verdict.
+  for (const auto& [op, line] : std::vector<std::pair<T, std::string>>{
+           {T::del, "STORED\r\n"}, {T::arith, "-1\r\n"}, {T::touch, "DELETED\r\n"}}) {
+    mc::TextDecoder bad;
+    bad.feed(line);
+    EXPECT_EQ(bad.next(op, &r), ReadStatus::protocol_error) << line;
+  }
+}
+
 TEST(MemcachedText, SplitAtEveryByteDecodesIdentically) {
   auto whole = decode_text(kTextBatch, kTextOps);
   ASSERT_EQ(whole.size(), kTextOps.size());
@@ -194,6 +234,22 @@ TEST(MemcachedTextWriters, ExactBytesAndKeysRefused) {
     EXPECT_EQ(out, "keep");
   }
   EXPECT_TRUE(mc::append_text_get(out, std::string(250, 'k')));
+  out.clear();
+  EXPECT_TRUE(mc::append_text_store(out, "add", "k", "ab", 1, 60));
+  EXPECT_TRUE(mc::append_text_store(out, "prepend", "k", "c"));
+  EXPECT_TRUE(mc::append_text_delete(out, "k"));
+  EXPECT_TRUE(mc::append_text_arith(out, true, "n", 1));
+  EXPECT_TRUE(mc::append_text_arith(out, false, "n", 18446744073709551615ULL));
+  EXPECT_TRUE(mc::append_text_touch(out, "k", 300));
+  EXPECT_EQ(out,
+            "add k 1 60 2\r\nab\r\nprepend k 0 0 1\r\nc\r\ndelete k\r\nincr n 1\r\n"
+            "decr n 18446744073709551615\r\ntouch k 300\r\n");
+  out = "keep";
+  EXPECT_FALSE(mc::append_text_delete(out, "a b"));
+  EXPECT_FALSE(mc::append_text_arith(out, true, "", 1));
+  EXPECT_FALSE(mc::append_text_touch(out, std::string(251, 'k'), 1));
+  EXPECT_FALSE(mc::append_text_store(out, "add", "a\rb", "v"));
+  EXPECT_EQ(out, "keep");
 }
 
 // ---- binary ----
@@ -369,6 +425,57 @@ TEST(MemcachedBinaryWriters, ExactBytes) {
   EXPECT_FALSE(mc::append_binary_get(out, "", 1));
   EXPECT_FALSE(mc::append_binary_set(out, std::string(251, 'k'), "v", 1));
   EXPECT_EQ(out, "keep");
+  // delete: no extras; increment: delta, initial, expiration all ones (never create); touch:
+  // the expiry; add as a set; append with no extras.
+  out.clear();
+  EXPECT_TRUE(mc::append_binary_delete(out, "k", 9));
+  EXPECT_EQ(out, bytes_of("\x80\x04\x00\x01\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x09"
+                          "\0\0\0\0\0\0\0\0k"));
+  out.clear();
+  EXPECT_TRUE(mc::append_binary_arith(out, false, "n", 2, 1));
+  EXPECT_EQ(out, bytes_of("\x80\x06\x00\x01\x14\x00\x00\x00\x00\x00\x00\x15\x00\x00\x00\x01"
+                          "\0\0\0\0\0\0\0\0"
+                          "\0\0\0\0\0\0\0\x02\0\0\0\0\0\0\0\0\xff\xff\xff\xff"
+                          "n"));
+  out.clear();
+  EXPECT_TRUE(mc::append_binary_touch(out, "k", 60, 1));
+  EXPECT_EQ(out, bytes_of("\x80\x1c\x00\x01\x04\x00\x00\x00\x00\x00\x00\x05\x00\x00\x00\x01"
+                          "\0\0\0\0\0\0\0\0\0\0\0\x3ck"));
+  out.clear();
+  EXPECT_TRUE(mc::append_binary_store(out, mc::BinaryOpcode::add, "k", "v", 1, 0, 60));
+  EXPECT_EQ(out.size(), 24u + 8 + 1 + 1);
+  EXPECT_EQ(static_cast<uint8_t>(out[1]), 0x02);
+  EXPECT_EQ(static_cast<uint8_t>(out[4]), 8);
+  out.clear();
+  EXPECT_TRUE(mc::append_binary_store(out, mc::BinaryOpcode::append, "k", "v", 1));
+  EXPECT_EQ(out.size(), 24u + 1 + 1);
+  EXPECT_EQ(static_cast<uint8_t>(out[1]), 0x0e);
+  EXPECT_EQ(static_cast<uint8_t>(out[4]), 0);
+}
+
+// The verdict of a binary reply for each kind of request: its own opcode's statuses, and any
+// other opcode a mismatch.
+TEST(MemcachedBinary, VerdictsOfTheKeyOps) {
+  auto reply = [](mc::BinaryOpcode opcode, uint16_t status) {
+    mc::BinaryReply r;
+    r.opcode = static_cast<uint8_t>(opcode);
+    r.status = status;
+    return r;
+  };
+  using B = mc::BinaryOpcode;
+  namespace st = mc::status;
+  EXPECT_EQ(mc::binary_verdict(Op::del, reply(B::del, st::kOk)), Verdict::hit);
+  EXPECT_EQ(mc::binary_verdict(Op::del, reply(B::del, st::kKeyNotFound)), Verdict::miss);
+  EXPECT_EQ(mc::binary_verdict(Op::arith, reply(B::decrement, st::kOk)), Verdict::hit);
+  EXPECT_EQ(mc::binary_verdict(Op::arith, reply(B::increment, st::kNonNumeric)), Verdict::error);
+  EXPECT_EQ(mc::binary_verdict(Op::touch, reply(B::touch, st::kKeyNotFound)), Verdict::miss);
+  EXPECT_EQ(mc::binary_verdict(Op::set, reply(B::add, st::kKeyExists)), Verdict::not_stored);
+  EXPECT_EQ(mc::binary_verdict(Op::set, reply(B::replace, st::kKeyNotFound)), Verdict::not_stored);
+  EXPECT_EQ(mc::binary_verdict(Op::append, reply(B::prepend, st::kNotStored)), Verdict::not_stored);
+  EXPECT_EQ(mc::binary_verdict(Op::append, reply(B::append, st::kOk)), Verdict::ok);
+  EXPECT_EQ(mc::binary_verdict(Op::del, reply(B::get, st::kOk)), Verdict::mismatch);
+  EXPECT_EQ(mc::binary_verdict(Op::append, reply(B::set, st::kOk)), Verdict::mismatch);
+  EXPECT_EQ(mc::binary_verdict(Op::arith, reply(B::touch, st::kOk)), Verdict::mismatch);
 }
 
 }  // namespace

@@ -153,6 +153,17 @@ TEST(RespDecoder, VerdictsOfMismatchedReplies) {
   EXPECT_EQ(resp_verdict(Op::other, integer), Verdict::ok);
   EXPECT_EQ(resp_verdict(Op::set, RespReply{RespKind::nil, {}, 0}), Verdict::not_stored);
   EXPECT_EQ(resp_verdict(Op::get, RespReply{RespKind::status, "OK", 0}), Verdict::mismatch);
+  // DEL / EXPIRE: 1 found, 0 not; INCR: its new value (any integer, negative too); APPEND: the
+  // new length; anything else out of step.
+  EXPECT_EQ(resp_verdict(Op::del, RespReply{RespKind::integer, {}, 1}), Verdict::hit);
+  EXPECT_EQ(resp_verdict(Op::del, RespReply{RespKind::integer, {}, 0}), Verdict::miss);
+  EXPECT_EQ(resp_verdict(Op::touch, RespReply{RespKind::integer, {}, 0}), Verdict::miss);
+  EXPECT_EQ(resp_verdict(Op::arith, RespReply{RespKind::integer, {}, -4}), Verdict::hit);
+  EXPECT_EQ(resp_verdict(Op::append, integer), Verdict::ok);
+  EXPECT_EQ(resp_verdict(Op::del, RespReply{RespKind::status, "OK", 0}), Verdict::mismatch);
+  EXPECT_EQ(resp_verdict(Op::arith, RespReply{RespKind::nil, {}, 0}), Verdict::mismatch);
+  EXPECT_EQ(resp_verdict(Op::arith, RespReply{RespKind::error, "ERR not an integer", 0}),
+            Verdict::error);
 }
 
 TEST(RespDecoder, GarbageIsAStickyProtocolError) {
@@ -194,6 +205,16 @@ TEST(RespWriters, ExactBytes) {
   out.clear();
   resp::append_get(out, "key:000123");
   EXPECT_EQ(out, "*2\r\n$3\r\nGET\r\n$10\r\nkey:000123\r\n");
+  out.clear();
+  resp::append_set_if(out, "k", "v", false);
+  resp::append_set_if(out, "k", "v", true, 60000);
+  EXPECT_EQ(out,
+            "*4\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n$2\r\nNX\r\n"
+            "*6\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n$2\r\nXX\r\n$2\r\nPX\r\n$5\r\n60000\r\n");
+  out.clear();
+  resp::append_key_command(out, "DEL", "k");
+  resp::append_key_value_command(out, "EXPIRE", "k", "300");
+  EXPECT_EQ(out, "*2\r\n$3\r\nDEL\r\n$1\r\nk\r\n*3\r\n$6\r\nEXPIRE\r\n$1\r\nk\r\n$3\r\n300\r\n");
   out.clear();
   resp::append_auth(out, "", "secret");
   resp::append_auth(out, "alice", "pw");
