@@ -43,7 +43,7 @@ void BM_StatsSlot_record(benchmark::State& state) {
     r.latency_ns = r.sent_latency_ns = v[i & 4095];
     r.bytes_out = 10;
     r.bytes_in = 100;
-    slot.record((i % 11) ? kv::drive::OpType::get : kv::drive::OpType::set, r);
+    slot.record((i % 11) ? kv::OpType::get : kv::OpType::set, r);
     ++i;
   }
 }
@@ -67,7 +67,7 @@ void BM_StatsSlot_record_with_collector(benchmark::State& state) {
   size_t i = 0;
   for (auto _ : state) {
     r.latency_ns = r.sent_latency_ns = v[i++ & 4095];
-    slot.record(kv::drive::OpType::get, r);
+    slot.record(kv::OpType::get, r);
   }
   done = true;
   collector.join();

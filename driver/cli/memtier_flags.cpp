@@ -152,7 +152,9 @@ void MemtierFlags::apply(bool mode, bool scenario_given, Overrides& o,
         "--run-count: kvdrive runs the workload once and merges no rounds: --repeat N runs it "
         "N times, each round kept as its own run");
   if (!expiry_range_.empty())
-    throw UsageError("--expiry-range: kvdrive gives every value one expiry: --ttl DURATION");
+    throw UsageError(
+        "--expiry-range: kvdrive gives each key one expiry: --ttl DURATION, or weighted per key "
+        "(--ttl 10s:50,20s:50)");
   if (!data_size_range_.empty() && !data_size_list_.empty())
     throw UsageError("--data-size-range and --data-size-list: give one");
   for (const std::string* sizes : {&data_size_range_, &data_size_list_}) {

@@ -45,11 +45,24 @@ void check_memcached_ttl(const std::vector<TargetSpec>& specs, const std::vector
   for (const auto& spec : specs) {
     if (spec.protocol != Protocol::memcached) continue;
     for (const auto& step : steps)
-      if (step.workload.ttl_s > kMemcachedMaxRelativeTtlS)
-        throw UsageError("--ttl " + format_duration_us(int64_t{step.workload.ttl_s} * 1'000'000) +
+      if (step.workload.ttl.largest() > kMemcachedMaxRelativeTtlS)
+        throw UsageError("--ttl " +
+                         format_duration_us(int64_t{step.workload.ttl.largest()} * 1'000'000) +
                          ": " + spec.display +
                          " reads an expiry above 30 days as a Unix time (long past); at most "
                          "720h for memcached targets");
+  }
+}
+
+// Redis has no command for memcached's prepend.
+void check_mix_commands(const std::vector<TargetSpec>& specs, const std::vector<RunStep>& steps) {
+  for (const auto& spec : specs) {
+    if (spec.protocol != Protocol::redis) continue;
+    for (const auto& step : steps)
+      if (step.workload.has_mixed_phase() &&
+          step.workload.phase_sends(PhaseKind::mixed, OpType::prepend))
+        throw UsageError("--mix prepend: " + spec.display +
+                         " is a Redis target, and Redis has no prepend (memcached only)");
   }
 }
 

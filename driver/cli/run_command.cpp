@@ -166,6 +166,7 @@ void RunCommand::check(int argc, char** argv) {
   if (!process_index_.empty()) opts_.hdr_log_prefix.clear();
   check_hdr_logs(specs.size());
   check_memcached_ttl(specs, opts_.steps);
+  check_mix_commands(specs, opts_.steps);
   check_wire_start(specs, opts_.steps);
   check_descriptors(specs, opts_.steps);
   check_repeat();

@@ -252,21 +252,20 @@ class Workers {
 class RowBuilder {
  public:
   RowBuilder(const std::vector<std::unique_ptr<StatsSlot>>& slots, std::vector<std::string> pool,
-             bool sends_sets, bool sends_gets, bool redirects)
+             std::array<bool, kOpTypes> sends, bool redirects)
       : slots_(slots),
         pool_(std::move(pool)),
         pool_seen_(pool_.size()),
         spin_seen_(slots.size(), 0),
-        sends_sets_(sends_sets),
-        sends_gets_(sends_gets),
+        sends_(sends),
         redirects_(redirects) {}
 
   // A second the collector slept through: a row with nothing in it.
   SecondReport empty(const RowFrame& f) const {
     SecondReport r;
     frame(f, r);
-    r.by_op[0] = summarize(OpStats(), sends_sets_);
-    r.by_op[1] = summarize(OpStats(), sends_gets_);
+    for (size_t i = 0; i < kOpTypes; ++i)
+      if (sends_[i]) r.by_op[i] = summarize(OpStats(), true);
     for (const std::string& server : pool_) r.pool.push_back({server, {}});
     return r;
   }
@@ -276,8 +275,10 @@ class RowBuilder {
                    std::vector<uint64_t>* spin_delta) {
     SecondReport r;
     frame(f, r);
-    r.by_op[0] = summarize(second[OpType::set], sends_sets_);
-    r.by_op[1] = summarize(second[OpType::get], sends_gets_);
+    for (OpType op : kAllOps) {
+      const auto i = static_cast<size_t>(op);
+      if (sends_[i] || !second[op].empty()) r.by_op[i] = summarize(second[op], sends_[i]);
+    }
     spin_delta->assign(slots_.size(), 0);
     for (size_t i = 0; i < slots_.size(); ++i) {
       const uint64_t total = slots_[i]->spin_ns_total();
@@ -321,7 +322,8 @@ class RowBuilder {
   std::vector<std::array<uint64_t, kPoolCounts>> pool_seen_;
   std::vector<uint64_t> spin_seen_;
   uint64_t moved_seen_ = 0, asked_seen_ = 0;
-  const bool sends_sets_, sends_gets_, redirects_;
+  const std::array<bool, kOpTypes> sends_;  // the ops the phase sends
+  const bool redirects_;
 };
 
 enum class Why { none, max_errors, gave_up };
@@ -398,14 +400,18 @@ PhaseResult run_phase(const PhasePlan& plan, const WorkloadSpec& w,
   // A memcached pool's servers, each counted apart (pool_server_seconds).
   std::vector<std::string> pool =
       clients.empty() ? std::vector<std::string>{} : clients.front()->pool_servers();
+  // The ops this phase sends get a row every second, even one in which nothing completed; their
+  // stats are allocated before the workers start.
+  std::array<bool, kOpTypes> sends{};
+  for (OpType op : kAllOps) {
+    sends[static_cast<size_t>(op)] = w.phase_sends(plan.kind, op);
+    if (sends[static_cast<size_t>(op)])
+      for (auto& s : slots) s->prepare(op);
+  }
   for (auto& s : slots) s->set_pool_servers(pool.size());
   std::atomic<bool> abort{false};
-  // The ops this phase sends get a row every second, even one in which nothing completed.
-  RowBuilder rows(
-      slots, std::move(pool),
-      plan.kind == PhaseKind::load || (plan.kind == PhaseKind::mixed && w.ratio_sets > 0),
-      plan.kind == PhaseKind::read || (plan.kind == PhaseKind::mixed && w.ratio_gets > 0),
-      !clients.empty() && clients.front()->follows_redirects());
+  RowBuilder rows(slots, std::move(pool), sends,
+                  !clients.empty() && clients.front()->follows_redirects());
 
   SecondCutter cutter(clock, plan.warmup_us);
   const int64_t start_ns = cutter.start_ns();

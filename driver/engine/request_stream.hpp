@@ -5,6 +5,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <string_view>
 
@@ -24,24 +25,46 @@ class RequestPicker {
         kind_(ctx.plan.kind),
         key_begin_(w_.keys * index / count),
         key_end_(w_.keys * (index + 1) / count),
-        cycle_(w_.ratio_sets + w_.ratio_gets),
         rate_mode_(ctx.plan.rate > 0 && ctx.plan.kind != PhaseKind::load),
         first_(rate_mode_ ? index : ctx.plan.requests * index / count),
         stride_(rate_mode_ ? count : 1),
-        chooser_(w_.pattern, w_.keys, key_begin_, key_end_, w_.hit_rate, w_.seed * 7919 + index) {}
+        chooser_(w_.pattern, w_.keys, key_begin_, key_end_, w_.hit_rate, w_.seed * 7919 + index) {
+    if (kind_ != PhaseKind::mixed) return;
+    for (const MixEntry& e : w_.op_mix()) {
+      if (e.weight == 0) continue;
+      cycle_ += e.weight;
+      mix_[mix_size_++] = {e.op, cycle_};
+    }
+  }
   explicit RequestPicker(const WorkerContext& ctx) : RequestPicker(ctx, ctx.index, ctx.count) {}
 
-  // False when a load phase has set all of this stream's keys.
-  bool pick(uint64_t i, bool* is_set, uint64_t* key) {
+  // False when a load phase has set all of this stream's keys (and counter keys).
+  bool pick(uint64_t i, OpType* op, uint64_t* key) {
     if (kind_ == PhaseKind::load) {
-      *is_set = true;
-      *key = key_begin_ + i;
-      return *key < key_end_;
+      *op = OpType::set;
+      const uint64_t n = key_end_ - key_begin_;
+      if (i < n) {
+        *key = key_begin_ + i;
+        return true;
+      }
+      *key = (key_begin_ + i - n) | kCounterKey;
+      return w_.uses_counters() && i < 2 * n;
     }
-    // Sets and gets by the request's place in the whole phase (see stream_share), not in this
+    if (kind_ == PhaseKind::read) {
+      *op = OpType::get;
+      *key = chooser_.next_get();
+      return true;
+    }
+    // The op by the request's place in the whole phase (see stream_share), not in this
     // stream: the phase's count of each is exact however many streams share it.
-    *is_set = kind_ == PhaseKind::mixed && ((first_ + i * stride_) % cycle_) < w_.ratio_sets;
-    *key = *is_set ? chooser_.next_set() : chooser_.next_get();
+    const uint64_t at = (first_ + i * stride_) % cycle_;
+    size_t k = 0;
+    while (at >= mix_[k].end) ++k;
+    *op = mix_[k].op;
+    if (*op == OpType::get)
+      *key = chooser_.next_get();
+    else
+      *key = op_on_counter(*op) ? chooser_.next_set() | kCounterKey : chooser_.next_set();
     return true;
   }
 
@@ -49,7 +72,14 @@ class RequestPicker {
   const WorkloadSpec& w_;
   PhaseKind kind_;
   uint64_t key_begin_, key_end_;
-  uint32_t cycle_;
+  // Mixed phases: request `at` of each cycle_ is the first op whose end exceeds it.
+  struct Slice {
+    OpType op;
+    uint64_t end;
+  };
+  std::array<Slice, kOpTypes> mix_{};
+  size_t mix_size_ = 0;
+  uint64_t cycle_ = 0;
   bool rate_mode_;
   uint64_t first_, stride_;  // request i of this stream is request first_ + i * stride_
   KeyChooser chooser_;
@@ -64,8 +94,16 @@ struct Pending {
   // Rate mode: of intended -> queued, the time its connection's --pipeline window was full
   // (waiting for the store's replies, whichever request was at the head then); else 0.
   int64_t queue_ns;
-  bool is_set;
+  OpType op;
 };
+
+// The value a request of `p` carries: none (get, delete, incr, decr, touch), "0" for a counter
+// key (set by a load phase), else the key's value.
+inline std::string_view value_of(const WorkerContext& ctx, const Pending& p) {
+  if (!op_has_value(p.op)) return {};
+  if (p.key & kCounterKey) return "0";
+  return ctx.values.value_for(p.key, ctx.workload.values.size_for(p.key));
+}
 
 // Where a request was on its way, beside its Pending's times (0: not known).
 struct Stamps {
@@ -106,7 +144,7 @@ inline void record_reply(const WorkerContext& ctx, const Pending& p, OpStatus st
   RequestRecord r{};
   r.status = st;
   r.bytes_out = p.bytes_out;
-  if (!p.is_set && st == OpStatus::hit) {
+  if (p.op == OpType::get && st == OpStatus::hit) {
     r.bytes_in = value.size();
     if (ctx.workload.verify)
       r.wrong = value != ctx.values.value_for(p.key, ctx.workload.values.size_for(p.key));
@@ -121,7 +159,7 @@ inline void record_reply(const WorkerContext& ctx, const Pending& p, OpStatus st
     r.latency_ns = r.sent_latency_ns;
   }
   if (st != OpStatus::timeout && st != OpStatus::error) split_latency(p, stamps, done_ns, &r);
-  ctx.slot.record(p.is_set ? OpType::set : OpType::get, r);
+  ctx.slot.record(p.op, r);
 }
 
 inline bool should_stop(const WorkerContext& ctx) {
@@ -146,6 +184,12 @@ inline uint64_t stream_share(const WorkerContext& ctx, uint64_t index, uint64_t 
   if (total == 0) return UINT64_MAX;  // the phase ends by duration
   if (ctx.plan.rate > 0 && ctx.plan.kind != PhaseKind::load)
     return index < total ? (total - index - 1) / count + 1 : 0;
+  if (ctx.plan.kind == PhaseKind::load) {
+    // Its keys (and as many counter keys when the phase sets those too): RequestPicker's range.
+    const uint64_t keys = ctx.workload.keys;
+    return (ctx.workload.uses_counters() ? 2 : 1) *
+           (keys * (index + 1) / count - keys * index / count);
+  }
   return total * (index + 1) / count - total * index / count;
 }
 

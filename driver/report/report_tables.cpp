@@ -275,6 +275,10 @@ void add_phase_row(const RunView& v, const Row& p, const PercentileList& percent
                    ReportTable& phases, ReportTable& parts_table) {
   const bool get = p.column_text(2) == "get";
   auto get_only = [&](int col) { return get ? count(opt(p, col)) : text("-"); };
+  // Hits and misses of every op that finds or misses its key (delete, incr, touch, ...; for
+  // add, replace, append and prepend a miss is "not stored"); a set has neither.
+  const bool finds = p.column_text(2) != "set";
+  auto if_finds = [&](int col) { return finds ? count(opt(p, col)) : text("-"); };
   // Gets are checked only with --verify: without it none was, and "0 wrong" would claim they
   // were (a file from before phases recorded `verify` shows the count).
   const bool unverified = !p.is_null(17) && p.column_int(17) == 0;
@@ -289,7 +293,7 @@ void add_phase_row(const RunView& v, const Row& p, const PercentileList& percent
     row.push_back(ms(known ? *it->second[i] : std::nan("")));
   }
   row.insert(row.end(),
-             {ms(opt(p, 9)), get_only(10), get_only(11), count(opt(p, 12)), count(opt(p, 13)),
+             {ms(opt(p, 9)), if_finds(10), if_finds(11), count(opt(p, 12)), count(opt(p, 13)),
               unverified ? text("-") : get_only(14), text(p.column_text(15))});
   const auto dr = v.dropped.find(key);
   row.push_back(count(dr == v.dropped.end() ? std::nan("") : dr->second));

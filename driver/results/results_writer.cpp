@@ -229,7 +229,7 @@ void ResultsWriter::write_driver_rows(int64_t phase_id, const SecondReport& sec,
       "lat_p90_us, lat_p99_us, lat_p999_us, lat_max_us, uncorrected_p50_us, uncorrected_p99_us, "
       "uncorrected_max_us, slip_p50_us, slip_p99_us, slip_max_us, dropped) "
       "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-  for (OpType op : {OpType::set, OpType::get}) {
+  for (OpType op : kAllOps) {
     const OpSecond& s = sec[op];
     if (!s.sent) continue;  // an op type the phase does not send
     // Latency figures describe completed requests: NULL in a second where none completed.
@@ -278,7 +278,7 @@ void ResultsWriter::write_second_histograms(int64_t phase_id, const SecondReport
   auto part_bucket = db_.prepare(
       "INSERT INTO second_part_buckets(phase_id, ts_us, op, part, upper_us, count) "
       "VALUES (?, ?, ?, ?, ?, ?)");
-  for (OpType op : {OpType::set, OpType::get}) {
+  for (OpType op : kAllOps) {
     // The timings of latency_buckets: in rate mode lat_* is from the intended send time.
     write_second_buckets(bucket, phase_id, sec.ts_us, op, rate_mode ? "intended" : "sent",
                          sec[op].latency);
@@ -325,7 +325,7 @@ void ResultsWriter::write_part_totals(int64_t phase_id, const IntervalStats& tot
       "INSERT INTO latency_part_bins(phase_id, op, upper_us, count, latency_us, queue_us, "
       "client_send_us, wire_us, client_recv_us) VALUES (?,?,?,?,?,?,?,?,?)");
   auto us = [](uint64_t ns) { return static_cast<double>(ns) / 1000.0; };
-  for (OpType op : {OpType::set, OpType::get}) {
+  for (OpType op : kAllOps) {
     const PartBins& bins = totals[op].part_bins;
     for (int b = 0; b < PartBins::kBins; ++b) {
       const PartBins::Bin& x = bins.bins[static_cast<size_t>(b)];
@@ -347,7 +347,7 @@ void ResultsWriter::write_part_totals(int64_t phase_id, const IntervalStats& tot
   auto range = db_.prepare(
       "INSERT INTO latency_part_range(phase_id, op, part, count, min_us, max_us, mean_us) "
       "VALUES (?, ?, ?, ?, ?, ?, ?)");
-  for (OpType op : {OpType::set, OpType::get})
+  for (OpType op : kAllOps)
     for (const auto& [part, h] : parts_of<LatencyHistogram>(totals[op]))
       write_phase_histogram(range, ins, phase_id, op, part, *h);
 }
@@ -368,7 +368,7 @@ void ResultsWriter::end_phase(int64_t phase_id, int64_t ended_ts_us, const std::
   auto write = [&](OpType op, const char* timing, const LatencyHistogram& h) {
     write_phase_histogram(range, ins, phase_id, op, timing, h);
   };
-  for (OpType op : {OpType::set, OpType::get}) {
+  for (OpType op : kAllOps) {
     if (rate_mode) {
       write(op, "intended", totals[op].latency);
       write(op, "sent", totals[op].sent_latency);

@@ -21,7 +21,7 @@ void PhaseSeconds::began(int64_t phase_id, int64_t started_ts_us) {
 }
 
 void PhaseSeconds::note_client_stall(const SecondReport& sec) {
-  for (OpType op : {OpType::set, OpType::get}) {
+  for (OpType op : kAllOps) {
     const OpSecond& s = sec[op];
     if (s.ops == 0 || !is_client_stall(s)) continue;
     // How long a worker waited for a CPU in that second: a descheduled client, or a machine
@@ -51,7 +51,7 @@ void PhaseSeconds::operator()(const SecondReport& sec) {
   const bool rate_mode = plan_.rate > 0;
   writer_.write_second(phase_id_, sec, rate_mode);
   if (at_.hdr_log) {
-    for (OpType op : {OpType::set, OpType::get}) {
+    for (OpType op : kAllOps) {
       const OpSecond& s = sec[op];
       if (!s.sent) continue;
       at_.hdr_log->interval(op_name(op), sec.ts_us, sec.interval_us, s.latency.dense());

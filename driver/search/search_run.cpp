@@ -35,7 +35,8 @@ void fill_step_run(const PhaseResult& result, int64_t phase_id, const WorkloadSp
   StepMeasure& m = step->measure;
   m.seconds = static_cast<double>(step->ended_ts_us - step->measured_from_ts_us) / 1e6;
   LatencyHistogram sent, slip;
-  for (const auto& op : result.totals.by_op) {
+  for (OpType type : kAllOps) {
+    const OpStats& op = result.totals[type];
     m.ops += op.ops;
     m.failed += op.failed();
     m.latency.merge(op.latency);

@@ -4,8 +4,6 @@
 
 namespace kv::drive {
 
-const char* op_name(OpType op) { return op == OpType::set ? "set" : "get"; }
-
 void OpStats::merge(const OpStats& o) noexcept {
   ops += o.ops;
   bytes_out += o.bytes_out;
@@ -67,12 +65,28 @@ const PartBins::Bin* PartBins::at_quantile(double q) const noexcept {
   return nullptr;
 }
 
-void IntervalStats::merge(const IntervalStats& o) noexcept {
-  for (size_t i = 0; i < by_op.size(); ++i) by_op[i].merge(o.by_op[i]);
+IntervalStats& IntervalStats::operator=(const IntervalStats& o) {
+  if (this == &o) return *this;
+  for (size_t i = 0; i < kOpTypes; ++i)
+    by_op_[i] = o.by_op_[i] ? std::make_unique<OpStats>(*o.by_op_[i]) : nullptr;
+  return *this;
+}
+
+const OpStats& IntervalStats::empty_op() {
+  static const OpStats empty;
+  return empty;
+}
+
+void IntervalStats::merge(const IntervalStats& o) {
+  for (OpType op : kAllOps) {
+    const OpStats& s = o[op];
+    if (!s.empty()) (*this)[op].merge(s);
+  }
 }
 
 void IntervalStats::reset() noexcept {
-  for (auto& s : by_op) s.reset();
+  for (auto& p : by_op_)
+    if (p && !p->empty()) p->reset();
 }
 
 void StatsSlot::set_pool_servers(size_t servers) {

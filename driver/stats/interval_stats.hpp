@@ -14,13 +14,19 @@
 #include <vector>
 
 #include "kvbench/histogram.hpp"
+#include "kvbench/op_type.hpp"
 #include "store/op_status.hpp"
 
 namespace kv::drive {
 
-enum class OpType : uint8_t { set = 0, get = 1 };
-constexpr int kOpTypes = 2;
-const char* op_name(OpType op);
+using kv::kOpTypes;
+using kv::op_name;
+using kv::OpType;
+
+// The operations (kvbench/op_type.hpp), each with its own OpStats.
+inline constexpr std::array<OpType, kOpTypes> kAllOps = {
+    OpType::set,     OpType::get,    OpType::del,     OpType::incr,  OpType::decr,    OpType::add,
+    OpType::replace, OpType::append, OpType::prepend, OpType::touch, OpType::backfill};
 
 // One completed request, as a worker measured it.
 struct RequestRecord {
@@ -153,14 +159,40 @@ struct OpStats {
   }
   void merge(const OpStats& o) noexcept;
   void reset() noexcept { *this = OpStats(); }
+  // Nothing recorded (merging or resetting it is a no-op: the hot path's cost per second stays
+  // that of the ops a phase sends, not of every op there is).
+  bool empty() const noexcept { return ops == 0 && dropped == 0; }
 };
 
-struct IntervalStats {
-  std::array<OpStats, kOpTypes> by_op;
-  OpStats& operator[](OpType op) { return by_op[static_cast<size_t>(op)]; }
-  const OpStats& operator[](OpType op) const { return by_op[static_cast<size_t>(op)]; }
-  void merge(const IntervalStats& o) noexcept;
+// One OpStats per operation, each allocated when first used (an OpStats is ~250 KB: all ten
+// would put 2.5 MB on a stack). Reading an op never used gives an empty OpStats. A worker's
+// slot prepares the ops its phase sends before it starts (StatsSlot::prepare), so recording
+// never allocates; merge and reset touch only the ops that recorded something.
+class IntervalStats {
+ public:
+  IntervalStats() = default;
+  IntervalStats(const IntervalStats& o) { *this = o; }
+  IntervalStats& operator=(const IntervalStats& o);
+  IntervalStats(IntervalStats&&) noexcept = default;
+  IntervalStats& operator=(IntervalStats&&) noexcept = default;
+  ~IntervalStats() = default;
+
+  OpStats& operator[](OpType op) {
+    auto& p = by_op_[static_cast<size_t>(op)];
+    if (!p) p = std::make_unique<OpStats>();
+    return *p;
+  }
+  const OpStats& operator[](OpType op) const {
+    const auto& p = by_op_[static_cast<size_t>(op)];
+    return p ? *p : empty_op();
+  }
+  void prepare(OpType op) { (void)(*this)[op]; }
+  void merge(const IntervalStats& o);
   void reset() noexcept;
+
+ private:
+  static const OpStats& empty_op();
+  std::array<std::unique_ptr<OpStats>, kOpTypes> by_op_;
 };
 
 // What became of a request a memcached pool's server got (schema: pool_server_seconds), and the
@@ -181,6 +213,11 @@ struct WorkerNote {
 class StatsSlot {
  public:
   explicit StatsSlot(bool rate_mode = false) : rate_mode_(rate_mode) {}
+  // Before the worker starts: the ops it will record, so that recording never allocates.
+  void prepare(OpType op) {
+    a_.prepare(op);
+    b_.prepare(op);
+  }
   void record(OpType op, const RequestRecord& r) {
     std::lock_guard<std::mutex> lock(mu_);
     (*active_)[op].record(r, rate_mode_);

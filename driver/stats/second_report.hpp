@@ -93,8 +93,16 @@ struct SecondReport {
   std::vector<WorkerNote> notes;
 
   const OpSecond& operator[](OpType op) const { return by_op[static_cast<size_t>(op)]; }
-  uint64_t ops() const { return by_op[0].ops + by_op[1].ops; }
-  uint64_t ok() const { return by_op[0].ok + by_op[1].ok; }
+  uint64_t ops() const {
+    uint64_t n = 0;
+    for (const OpSecond& s : by_op) n += s.ops;
+    return n;
+  }
+  uint64_t ok() const {
+    uint64_t n = 0;
+    for (const OpSecond& s : by_op) n += s.ok;
+    return n;
+  }
   uint64_t failed() const { return ops() - ok(); }
 };
 

@@ -166,4 +166,12 @@ std::optional<ServerLatency> read_server_latency(Database& db, int64_t target_id
   return server_latency_between(before, after, command);
 }
 
+std::string_view redis_command_of(std::string_view op) {
+  if (op == "delete") return "del";
+  if (op == "touch") return "expire";
+  if (op == "add" || op == "replace" || op == "backfill") return "set";
+  if (op == "prepend") return {};
+  return op;
+}
+
 }  // namespace kv::drive

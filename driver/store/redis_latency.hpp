@@ -58,4 +58,9 @@ std::optional<ServerLatency> read_server_latency(Database& db, int64_t target_id
                                                  int64_t from_ts_us, int64_t to_ts_us,
                                                  std::string_view command = {});
 
+// The Redis command (lower case) an op of the results file ("delete") is sent as ("del"), whose
+// histogram is the store's own latency of that op: add and replace are SET NX / XX, so theirs
+// is every SET's; empty for an op Redis has no command for.
+std::string_view redis_command_of(std::string_view op);
+
 }  // namespace kv::drive

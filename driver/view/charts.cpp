@@ -1,5 +1,7 @@
 #include "view/charts.hpp"
 
+#include "view/op_order.hpp"
+
 namespace kv::drive {
 
 std::vector<StepThroughput> step_throughput(Database& db, int64_t run_id) {
@@ -31,7 +33,9 @@ std::vector<LatencyBucket> latency_buckets(Database& db, int64_t run_id) {
       "MIN(p.phase_id) "
       "FROM latency_buckets b JOIN phases p USING (phase_id) JOIN targets t USING (target_id) "
       "WHERE p.run_id = ? AND b.timing = CASE WHEN p.rate IS NULL THEN 'sent' ELSE 'intended' END "
-      "GROUP BY t.target_id, b.op, p.step, b.upper_us ORDER BY t.ordinal, b.op DESC, "
+      "GROUP BY t.target_id, b.op, p.step, b.upper_us ORDER BY t.ordinal, " +
+      view::op_order("b.op") +
+      ", "
       "MIN(p.phase_id)");
   s.bind(1, run_id);
   while (s.step())
@@ -48,7 +52,9 @@ std::vector<OverlaySecond> overlay_seconds(Database& db, int64_t run_id) {
       "d.lat_p50_us, d.lat_p99_us, "
       "(SELECT MAX(x.interval_us) FROM driver_seconds x WHERE x.phase_id = d.phase_id) "
       "FROM driver_seconds d JOIN phases p USING (phase_id) JOIN targets t USING (target_id) "
-      "JOIN runs r ON r.run_id = p.run_id WHERE p.run_id = ? ORDER BY t.ordinal, d.op DESC, "
+      "JOIN runs r ON r.run_id = p.run_id WHERE p.run_id = ? ORDER BY t.ordinal, " +
+      view::op_order("d.op") +
+      ", "
       "d.ts_us");
   d.bind(1, run_id);
   while (d.step()) {
@@ -80,7 +86,8 @@ std::vector<SideBySideSecond> side_by_side_seconds(Database& db, int64_t run_id)
       "(d.ops - d.errors - d.timeouts) * 1e6 / d.interval_us, d.lat_p99_us / 1e3 "
       "FROM driver_seconds d JOIN phases p USING (phase_id) JOIN targets t USING (target_id) "
       "WHERE p.run_id = ? AND d.warmup = 0 AND d.interval_us >= 500000 "
-      "ORDER BY MIN(p.ordinal) OVER (PARTITION BY p.name), t.ordinal, d.op DESC, d.ts_us");
+      "ORDER BY MIN(p.ordinal) OVER (PARTITION BY p.name), t.ordinal, " +
+      view::op_order("d.op") + ", d.ts_us");
   s.bind(1, run_id);
   while (s.step())
     out.push_back({s.column_text(0), s.column_text(1), static_cast<int>(s.column_int(2)),

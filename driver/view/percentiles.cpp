@@ -259,8 +259,10 @@ void add_store_time(Database& db, int64_t run_id, const PercentileList& list, Ru
     for (auto it = out.lower_bound({phase_id, ""}); it != out.end() && it->first.first == phase_id;
          ++it) {
       auto& [key, rows] = *it;
+      const std::string_view command = redis_command_of(key.second);
+      if (command.empty()) continue;
       const auto own =
-          read_server_latency(db, s.column_int(1), s.column_int(2), s.column_int(3), key.second);
+          read_server_latency(db, s.column_int(1), s.column_int(2), s.column_int(3), command);
       if (!own) continue;
       for (size_t i = 0; i < rows.size(); ++i) {
         if (i < list.values.size())

@@ -1,5 +1,7 @@
 #include "view/rounds.hpp"
 
+#include "view/op_order.hpp"
+
 namespace kv::drive {
 
 std::vector<int64_t> load_repeat_group_runs(Database& db, const std::string& group) {
@@ -45,7 +47,8 @@ Round load_round(Database& db, int64_t run_id, const PercentileList& list) {
   auto q = db.prepare(
       "SELECT t.ordinal, t.uri, t.protocol, p.ordinal, p.kind, s.op, p.status, s.req_per_s, "
       "p.phase_id FROM phase_summary s JOIN phases p USING (phase_id) JOIN targets t ON "
-      "t.target_id = p.target_id WHERE p.run_id = ? ORDER BY t.ordinal, p.ordinal, s.op DESC");
+      "t.target_id = p.target_id WHERE p.run_id = ? ORDER BY t.ordinal, p.ordinal, " +
+      view::op_order("s.op"));
   q.bind(1, run_id);
   while (q.step()) {
     RoundPhase ph{static_cast<int>(q.column_int(0)),

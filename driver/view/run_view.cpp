@@ -1,6 +1,8 @@
 // One run read back for the reports: see run_view.hpp.
 #include "view/run_view.hpp"
 
+#include "view/op_order.hpp"
+
 namespace kv::drive {
 namespace {
 
@@ -40,7 +42,8 @@ RunView load_run_view(Database& db, int64_t run_id, const PercentileList& percen
       "(SELECT json_extract(x.parameters, '$.verify') FROM phases x WHERE x.phase_id = "
       "phase_summary.phase_id), "
       "(SELECT s.ordinal + 1 FROM search_steps s WHERE s.phase_id = phase_summary.phase_id) "
-      "FROM phase_summary WHERE run_id = ? ORDER BY phase_id, op DESC",
+      "FROM phase_summary WHERE run_id = ? ORDER BY phase_id, " +
+          view::op_order("op"),
       run_id);
   v.server = Rows::query(
       db,
@@ -124,7 +127,8 @@ std::vector<int64_t> load_group_run_ids(Database& db, const std::string& group) 
 Rows load_group_summary(Database& db, const std::string& group) {
   auto s = db.prepare(
       "SELECT store, kind, op, processes, ops, wall_seconds, req_per_s, failed FROM group_summary "
-      "WHERE run_group = ? ORDER BY store, kind = 'load' DESC, op DESC");
+      "WHERE run_group = ? ORDER BY store, kind = 'load' DESC, " +
+      view::op_order("op"));
   s.bind(1, group);
   return Rows::read(s);
 }

@@ -5,6 +5,7 @@
 
 #include "kvbench/samples.hpp"
 #include "view/hints.hpp"
+#include "view/op_order.hpp"
 
 namespace kv::drive {
 namespace {
@@ -45,7 +46,8 @@ Rows load_timeline(Database& db, int64_t run_id) {
       "JOIN targets t ON t.target_id = p.target_id "
       "LEFT JOIN client_seconds c ON c.phase_id = d.phase_id AND c.ts_us = d.ts_us "
       "LEFT JOIN timeline tl ON tl.phase_id = d.phase_id AND tl.ts_us = d.ts_us AND tl.op = d.op "
-      "WHERE p.run_id = ? ORDER BY t.ordinal, p.ordinal, d.ts_us, d.op DESC",
+      "WHERE p.run_id = ? ORDER BY t.ordinal, p.ordinal, d.ts_us, " +
+          view::op_order("d.op"),
       run_id);
 }
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "view/op_order.hpp"
+
 namespace kv::drive {
 
 TimelineWindow timeline_window(Database& db, int64_t run_id) {
@@ -53,7 +55,8 @@ std::vector<TimelineSecond> timeline_seconds(Database& db, int64_t run_id) {
       "d.hits, d.misses, "
       "(SELECT MAX(x.interval_us) FROM driver_seconds x WHERE x.phase_id = d.phase_id) "
       "FROM driver_seconds d JOIN phases p USING (phase_id) JOIN targets t USING (target_id) "
-      "WHERE p.run_id = ? ORDER BY t.ordinal, d.op DESC, d.ts_us");
+      "WHERE p.run_id = ? ORDER BY t.ordinal, " +
+      view::op_order("d.op") + ", d.ts_us");
   d.bind(1, run_id);
   while (d.step()) {
     TimelineSecond s;

@@ -3,6 +3,7 @@
 #include <cctype>
 #include <charconv>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
 #include <stdexcept>
 
@@ -29,19 +30,76 @@ uint64_t mix64(uint64_t x) {  // splitmix64 finalizer: a key's stable pseudo-ran
   return x ^ (x >> 31);
 }
 
+// Salts that keep a key's size and TTL independent of its value's size (all mix64 of the key).
+constexpr uint64_t kKeySizeSalt = 0x6b65792d73697a65ull;
+constexpr uint64_t kTtlSalt = 0x74746c2d6b657973ull;
+
 constexpr uint64_t kMaxValueSize = 64ull << 20;
 
-uint64_t checked_size(std::string_view text, std::string_view whole) {
+// What a size list is of: its name in errors, its forms, and its sizes' bounds.
+struct SizeKind {
+  const char* name;  // "value size"
+  const char* forms;
+  uint64_t max;
+  const char* bounds;
+};
+constexpr SizeKind kValueSize{"value size", "100, 100-1000 or 1K:60,10K:40", kMaxValueSize,
+                              "from 1 byte to 64 MiB"};
+constexpr SizeKind kKeySize{"key size", "40, 10-100 or 16:60,40:30,100:10", kMaxKeySize,
+                            "from 1 to 250 bytes (memcached's limit)"};
+
+uint64_t checked_size(std::string_view text, std::string_view whole, const SizeKind& kind) {
   uint64_t v = 0;
   try {
     v = parse_size(text);
   } catch (const UsageError&) {
-    throw UsageError("invalid value size '" + std::string(whole) +
-                     "': expected 100, 100-1000 or 1K:60,10K:40");
+    throw UsageError("invalid " + std::string(kind.name) + " '" + std::string(whole) +
+                     "': expected " + kind.forms);
   }
-  if (v == 0 || v > kMaxValueSize)
-    throw UsageError("invalid value size '" + std::string(whole) +
-                     "': each size must be from 1 byte to 64 MiB");
+  if (v == 0 || v > kind.max)
+    throw UsageError("invalid " + std::string(kind.name) + " '" + std::string(whole) +
+                     "': each size must be " + kind.bounds);
+  return v;
+}
+
+ValueSizes parse_sizes(std::string_view text, const SizeKind& kind) {
+  ValueSizes v;
+  if (text.find(':') != std::string_view::npos) {
+    uint64_t total = 0;
+    for (auto item : split(text, ',')) {
+      auto colon = item.find(':');
+      if (colon == std::string_view::npos)
+        throw UsageError("invalid " + std::string(kind.name) + " '" + std::string(text) +
+                         "': every item of a weighted list is SIZE:WEIGHT");
+      uint64_t size = checked_size(item.substr(0, colon), text, kind);
+      uint32_t weight = 0;
+      auto w = item.substr(colon + 1);
+      auto [ptr, ec] = std::from_chars(w.data(), w.data() + w.size(), weight);
+      if (ec != std::errc() || ptr != w.data() + w.size() || weight == 0 || weight > 1'000'000)
+        throw UsageError("invalid " + std::string(kind.name) + " '" + std::string(text) +
+                         "': weight '" + std::string(w) +
+                         "' must be a whole number from 1 to 1000000");
+      v.weighted.push_back({size, weight});
+      total += weight;
+    }
+    v.total_weight = total;
+    v.min = v.max = v.weighted.front().size;
+    for (const auto& w : v.weighted) {
+      v.min = std::min(v.min, w.size);
+      v.max = std::max(v.max, w.size);
+    }
+    return v;
+  }
+  auto dash = text.find('-');
+  if (dash != std::string_view::npos && dash > 0) {
+    v.min = checked_size(text.substr(0, dash), text, kind);
+    v.max = checked_size(text.substr(dash + 1), text, kind);
+    if (v.min > v.max)
+      throw UsageError("invalid " + std::string(kind.name) + " '" + std::string(text) +
+                       "': the range's low end is above its high end");
+    return v;
+  }
+  v.min = v.max = checked_size(text, text, kind);
   return v;
 }
 
@@ -135,45 +193,9 @@ std::string key_pattern_name(const KeyPattern& p) {
   return "?";
 }
 
-ValueSizes parse_value_sizes(std::string_view text) {
-  ValueSizes v;
-  if (text.find(':') != std::string_view::npos) {
-    uint64_t total = 0;
-    for (auto item : split(text, ',')) {
-      auto colon = item.find(':');
-      if (colon == std::string_view::npos)
-        throw UsageError("invalid value size '" + std::string(text) +
-                         "': every item of a weighted list is SIZE:WEIGHT");
-      uint64_t size = checked_size(item.substr(0, colon), text);
-      uint32_t weight = 0;
-      auto w = item.substr(colon + 1);
-      auto [ptr, ec] = std::from_chars(w.data(), w.data() + w.size(), weight);
-      if (ec != std::errc() || ptr != w.data() + w.size() || weight == 0 || weight > 1'000'000)
-        throw UsageError("invalid value size '" + std::string(text) + "': weight '" +
-                         std::string(w) + "' must be a whole number from 1 to 1000000");
-      v.weighted.push_back({size, weight});
-      total += weight;
-    }
-    v.total_weight = total;
-    v.min = v.max = v.weighted.front().size;
-    for (const auto& w : v.weighted) {
-      v.min = std::min(v.min, w.size);
-      v.max = std::max(v.max, w.size);
-    }
-    return v;
-  }
-  auto dash = text.find('-');
-  if (dash != std::string_view::npos && dash > 0) {
-    v.min = checked_size(text.substr(0, dash), text);
-    v.max = checked_size(text.substr(dash + 1), text);
-    if (v.min > v.max)
-      throw UsageError("invalid value size '" + std::string(text) +
-                       "': the range's low end is above its high end");
-    return v;
-  }
-  v.min = v.max = checked_size(text, text);
-  return v;
-}
+ValueSizes parse_value_sizes(std::string_view text) { return parse_sizes(text, kValueSize); }
+
+ValueSizes parse_key_sizes(std::string_view text) { return parse_sizes(text, kKeySize); }
 
 uint64_t ValueSizes::size_for(uint64_t key_index) const {
   if (!weighted.empty()) {
@@ -214,14 +236,18 @@ std::string WorkloadSpec::to_json() const {
   j["threads"] = threads;
   j["connections"] = connections;
   j["pipeline"] = pipeline;
-  j["ttl_s"] = ttl_s;
+  j["ttl_s"] = ttl.largest();
+  if (!ttl.weighted.empty()) j["ttl"] = ttl.describe();
+  if (key_sizes.max > 0) j["key_size"] = key_sizes.describe();
   auto& kinds = j["phases"] = nlohmann::ordered_json::array();
   for (PhaseKind k : phases) kinds.push_back(phase_kind_name(k));
   j["key_pattern"] = key_pattern_name(pattern);
   j["requests"] = requests;
   j["duration_us"] = duration_us;
   j["ratio"] = std::to_string(ratio_sets) + ":" + std::to_string(ratio_gets);
+  if (!mix.empty()) j["mix"] = mix_text(mix);
   j["hit_rate"] = hit_rate;
+  if (cache_aside) j["cache_aside"] = true;
   j["verify"] = verify;
   j["rate"] = rate;
   if (rate > 0) j["spin_budget"] = spin_budget;
@@ -236,17 +262,146 @@ std::string WorkloadSpec::to_json() const {
   return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
+uint32_t Ttls::ttl_for(uint64_t key_index) const noexcept {
+  if (weighted.empty()) return single_s;
+  uint64_t pick = mix64(key_index ^ kTtlSalt) % total_weight;
+  for (const Weighted& w : weighted) {
+    if (pick < w.weight) return w.ttl_s;
+    pick -= w.weight;
+  }
+  return weighted.back().ttl_s;
+}
+
+uint32_t Ttls::largest() const noexcept {
+  uint32_t m = single_s;
+  for (const Weighted& w : weighted) m = std::max(m, w.ttl_s);
+  return m;
+}
+
+bool Ttls::some_never() const noexcept {
+  if (weighted.empty()) return single_s == 0;
+  for (const Weighted& w : weighted)
+    if (w.ttl_s == 0) return true;
+  return false;
+}
+
+std::string Ttls::describe() const {
+  if (weighted.empty()) return std::to_string(single_s);
+  std::string out;
+  for (const Weighted& w : weighted) {
+    if (!out.empty()) out += ',';
+    out += std::to_string(w.ttl_s) + ":" + std::to_string(w.weight);
+  }
+  return out;
+}
+
+std::vector<MixEntry> WorkloadSpec::op_mix() const {
+  if (!mix.empty()) return mix;
+  return {{OpType::set, ratio_sets}, {OpType::get, ratio_gets}};
+}
+
+bool WorkloadSpec::phase_sends(PhaseKind kind, OpType op) const {
+  if (op == OpType::backfill) return cache_aside && phase_sends(kind, OpType::get);
+  switch (kind) {
+    case PhaseKind::load:
+      return op == OpType::set;
+    case PhaseKind::read:
+      return op == OpType::get;
+    case PhaseKind::mixed:
+      for (const MixEntry& e : op_mix())
+        if (e.op == op && e.weight > 0) return true;
+      return false;
+  }
+  return false;
+}
+
+bool WorkloadSpec::has_mixed_phase() const {
+  for (PhaseKind k : phases)
+    if (k == PhaseKind::mixed) return true;
+  return false;
+}
+
+bool WorkloadSpec::uses_counters() const {
+  return has_mixed_phase() && (phase_sends(PhaseKind::mixed, OpType::incr) ||
+                               phase_sends(PhaseKind::mixed, OpType::decr));
+}
+
+std::vector<MixEntry> parse_mix(std::string_view text) {
+  auto bad = [&](std::string_view part, const std::string& why) {
+    throw UsageError("'" + std::string(text) + "': '" + std::string(part) + "' " + why);
+  };
+  std::vector<MixEntry> mix;
+  uint64_t total = 0;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t comma = text.find(',', pos);
+    if (comma == std::string_view::npos) comma = text.size();
+    std::string_view part = text.substr(pos, comma - pos);
+    pos = comma + 1;
+    const size_t colon = part.find(':');
+    if (colon == std::string_view::npos) bad(part, "is not OP:WEIGHT (such as get:60)");
+    const std::optional<OpType> op = parse_op_name(part.substr(0, colon));
+    if (!op)
+      bad(part.substr(0, colon),
+          "is not an operation (set, get, delete, incr, decr, add, replace, append, prepend, "
+          "touch)");
+    uint32_t weight = 0;
+    std::string_view w = part.substr(colon + 1);
+    auto [p, ec] = std::from_chars(w.data(), w.data() + w.size(), weight);
+    if (w.empty() || ec != std::errc() || p != w.data() + w.size() || weight > 1'000'000)
+      bad(part, "needs a whole weight from 0 to 1000000");
+    for (const MixEntry& e : mix)
+      if (e.op == *op) bad(part, "names an operation twice");
+    mix.push_back({*op, weight});
+    total += weight;
+  }
+  if (total == 0) throw UsageError("'" + std::string(text) + "': no weight above 0");
+  return mix;
+}
+
+std::string mix_text(const std::vector<MixEntry>& mix) {
+  std::string out;
+  for (const MixEntry& e : mix) {
+    if (!out.empty()) out += ',';
+    out += op_name(e.op);
+    out += ':';
+    out += std::to_string(e.weight);
+  }
+  return out;
+}
+
 KeyFormatter::KeyFormatter(std::string_view prefix) : buf_(prefix), prefix_len_(prefix.size()) {
-  buf_.resize(prefix_len_ + kMissMarker.size() + 24);
+  buf_.resize(prefix_len_ + kCounterMarker.size() + kMissMarker.size() + 24);
+}
+
+KeyFormatter::KeyFormatter(std::string_view prefix, const ValueSizes& sizes)
+    : KeyFormatter(prefix) {
+  if (sizes.max == 0) return;
+  sizes_ = &sizes;
+  buf_.resize(std::max<size_t>(buf_.size(), static_cast<size_t>(sizes.max)));
 }
 
 std::string_view KeyFormatter::format(uint64_t index) {
   char* begin = buf_.data() + prefix_len_;
+  if (index & kCounterKey) {
+    index &= ~kCounterKey;
+    begin = std::copy(kCounterMarker.begin(), kCounterMarker.end(), begin);
+  }
   if (index & kMissKey) {
     index &= ~kMissKey;
     begin = std::copy(kMissMarker.begin(), kMissMarker.end(), begin);
   }
-  char* end = std::to_chars(begin, buf_.data() + buf_.size(), index).ptr;
+  char digits[20];
+  const auto n =
+      static_cast<size_t>(std::to_chars(digits, digits + sizeof digits, index).ptr - digits);
+  if (sizes_ != nullptr) {
+    // Zeros between the marker and the number make it the key's size. The size is a function
+    // of the index (salted apart from the value's), so a key is always written the same way.
+    const auto want = static_cast<size_t>(sizes_->size_for(mix64(index ^ kKeySizeSalt)));
+    const auto have = static_cast<size_t>(begin - buf_.data()) + n;
+    if (want > have) begin = std::fill_n(begin, want - have, '0');
+  }
+  char* end = std::copy(digits, digits + n, begin);
   return std::string_view(buf_.data(), static_cast<size_t>(end - buf_.data()));
 }
 

@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include "kvbench/op_type.hpp"
+
 namespace kv::drive {
 
 // load: every key set once, in order. read: gets. mixed: sets and gets at a ratio.
@@ -43,6 +45,40 @@ struct ValueSizes {
 };
 // Throws UsageError naming the input. Sizes from 1 byte to 64 MiB.
 ValueSizes parse_value_sizes(std::string_view text);
+// Key sizes (--key-size), in the same forms: 1 to 250 bytes (memcached's limit), each key's a
+// function of the key as a value's size is.
+inline constexpr uint64_t kMaxKeySize = 250;
+ValueSizes parse_key_sizes(std::string_view text);
+
+// Expiry of what is written (--ttl): one duration, or weighted ("60s:40,300s:30,1h:30"), each
+// key's a function of the key (so every write of a key sets the same expiry).
+struct Ttls {
+  struct Weighted {
+    uint32_t ttl_s;  // 0: no expiry
+    uint32_t weight;
+  };
+  uint32_t single_s = 0;           // weighted empty: every key's (0: none)
+  std::vector<Weighted> weighted;  // non-empty: weighted mode
+  uint64_t total_weight = 0;
+  uint32_t ttl_for(uint64_t key_index) const noexcept;
+  uint32_t largest() const noexcept;
+  bool any() const noexcept { return largest() > 0; }
+  // Some key never expires (a touch of it would make it so: see check_workload).
+  bool some_never() const noexcept;
+  std::string describe() const;  // "3600", "60:40,300:30,3600:30" (seconds)
+};
+
+// One operation of a mixed phase's mix and its weight: of every sum-of-weights requests of the
+// phase, `weight` are this op (by the request's place in the phase: the counts are exact).
+struct MixEntry {
+  OpType op;
+  uint32_t weight;
+  bool operator==(const MixEntry& o) const { return op == o.op && weight == o.weight; }
+};
+// "get:60,set:20,delete:10,incr:10" → its entries, in that order. Weights are whole numbers up
+// to 1000000, each op at most once, not all 0. Throws UsageError naming the bad element.
+std::vector<MixEntry> parse_mix(std::string_view text);
+std::string mix_text(const std::vector<MixEntry>& mix);
 
 // --connections per thread: the event engine holds up to kMaxEventConnections (one fd each:
 // ulimit -n must allow them).
@@ -53,16 +89,22 @@ struct WorkloadSpec {
   std::string key_prefix = "kv:";
   ValueSizes values;
   int threads = 4;
-  int connections = 1;  // per thread
-  int pipeline = 1;     // requests in flight per connection
-  uint32_t ttl_s = 0;   // 0: no expiry
+  int connections = 1;                // per thread
+  int pipeline = 1;                   // requests in flight per connection
+  Ttls ttl;                           // --ttl; none: no expiry
+  ValueSizes key_sizes{0, 0, {}, 0};  // --key-size; max 0: each key as long as it is
   std::vector<PhaseKind> phases = {PhaseKind::load, PhaseKind::read};
   KeyPattern pattern;       // read and mixed phases
   uint64_t requests = 0;    // read / mixed: requests per phase; 0 = keys
   int64_t duration_us = 0;  // read / mixed: phase length; 0 = end by requests
-  uint32_t ratio_sets = 1;  // mixed: sets : gets
+  uint32_t ratio_sets = 1;  // mixed: sets : gets (--ratio; --mix set:S,get:G)
   uint32_t ratio_gets = 10;
+  bool ratio_given = false;   // --ratio was given (it and --mix exclude each other)
+  std::vector<MixEntry> mix;  // --mix; empty: set and get at --ratio
   double hit_rate = 1.0;      // read / mixed: fraction of gets aimed at written keys
+  // --cache-aside: a get that misses is followed, on its connection, by a set of its key (a
+  // backfill, its own op), as a cache client fills its cache
+  bool cache_aside = false;
   bool verify = false;        // compare every value read with what was written
   double rate = 0;            // requests/s over all threads; 0 = as fast as possible
   double spin_budget = 0.10;  // rate mode: spin for send times, a share of one core per thread
@@ -82,6 +124,14 @@ struct WorkloadSpec {
 
   // The parameters as a JSON object, as stored in runs.parameters.
   std::string to_json() const;
+  // Mixed phases' ops: --mix, or set and get at --ratio.
+  std::vector<MixEntry> op_mix() const;
+  // A phase of `kind` sends `op`: load sets, read gets, mixed the mix's ops of weight > 0;
+  // with --cache-aside, a phase that gets also backfills.
+  bool phase_sends(PhaseKind kind, OpType op) const;
+  bool has_mixed_phase() const;
+  // A mixed phase sends incr or decr: their counter keys exist (a load phase sets them to 0).
+  bool uses_counters() const;
 };
 
 // A key index with this bit set names a key of the miss key space (hit-rate control):
@@ -90,18 +140,27 @@ struct WorkloadSpec {
 // misses exactly where it should.
 constexpr uint64_t kMissKey = uint64_t{1} << 63;
 constexpr std::string_view kMissMarker = "~miss:";
+// A key index with this bit set names a counter key (incr, decr): "<prefix>~n:<index>",
+// holding a decimal number, apart from the keys that hold values.
+constexpr uint64_t kCounterKey = uint64_t{1} << 62;
+constexpr std::string_view kCounterMarker = "~n:";
 
-// Formats "<prefix><index>" (or, for index | kMissKey, "<prefix>~miss:<index>") into an
+// Formats "<prefix><index>" (or, for index | kMissKey, "<prefix>~miss:<index>"; for
+// index | kCounterKey, "<prefix>~n:<index>") into an
 // internal buffer: no allocation per key.
 class KeyFormatter {
  public:
   explicit KeyFormatter(std::string_view prefix);
+  // With --key-size: the number is padded with leading zeros to make the key its size (a key
+  // longer than its size keeps its length). Distinct indexes still give distinct keys.
+  KeyFormatter(std::string_view prefix, const ValueSizes& sizes);
   // Valid until the next call.
   std::string_view format(uint64_t index);
 
  private:
   std::string buf_;
   size_t prefix_len_;
+  const ValueSizes* sizes_ = nullptr;
 };
 
 // Incompressible value bytes: a random table generated once; a key's value is a slice of it

@@ -92,6 +92,54 @@ void set_ratio(WorkloadSpec& w, std::string_view value) {
       !whole(value.substr(colon + 1), w.ratio_gets))
     bad("ratio", value, "expected SETS:GETS, whole numbers up to 1000000, such as 1:10");
   if (w.ratio_sets + w.ratio_gets == 0) bad("ratio", value, "must not be 0:0");
+  if (!w.mix.empty())
+    bad("ratio", value, "and --mix both given (--ratio S:G is --mix set:S,get:G)");
+  w.ratio_given = true;
+}
+
+uint32_t ttl_seconds_of(std::string_view value) {
+  const int64_t us = with_name("ttl", value, parse_duration_us);
+  if (us % 1'000'000 != 0) bad("ttl", value, "must be whole seconds");
+  if (us / 1'000'000 > UINT32_MAX) bad("ttl", value, "is too long");
+  return static_cast<uint32_t>(us / 1'000'000);
+}
+
+uint32_t ttl_seconds(std::string_view whole, std::string_view text) {
+  int64_t us = 0;
+  try {
+    us = parse_duration_us(text);
+  } catch (const UsageError&) {
+    bad("ttl", whole, "'" + std::string(text) + "' is not a duration such as 60s or 1h");
+  }
+  if (us % 1'000'000 != 0) bad("ttl", whole, "must be whole seconds");
+  if (us / 1'000'000 > UINT32_MAX) bad("ttl", whole, "is too long");
+  return static_cast<uint32_t>(us / 1'000'000);
+}
+
+// "1h", or weighted "60s:40,300s:30,1h:30" (each key's TTL one of them, by weight).
+Ttls parse_ttls(std::string_view value) {
+  Ttls t;
+  if (value.find(':') == std::string_view::npos) {
+    t.single_s = ttl_seconds_of(value);
+    return t;
+  }
+  size_t pos = 0;
+  while (pos <= value.size()) {
+    size_t comma = value.find(',', pos);
+    if (comma == std::string_view::npos) comma = value.size();
+    const std::string_view item = value.substr(pos, comma - pos);
+    pos = comma + 1;
+    const size_t colon = item.find(':');
+    uint32_t weight = 0;
+    const std::string_view wt = colon == std::string_view::npos ? "" : item.substr(colon + 1);
+    auto [p, ec] = std::from_chars(wt.data(), wt.data() + wt.size(), weight);
+    if (colon == std::string_view::npos || wt.empty() || ec != std::errc() ||
+        p != wt.data() + wt.size() || weight == 0 || weight > 1'000'000)
+      bad("ttl", value, "every item of a weighted list is DURATION:WEIGHT, weights 1 to 1000000");
+    t.weighted.push_back({ttl_seconds(value, item.substr(0, colon)), weight});
+    t.total_weight += weight;
+  }
+  return t;
 }
 
 }  // namespace
@@ -107,8 +155,15 @@ const std::vector<WorkloadOption>& workload_options() {
       {"requests", "Requests per read/mixed phase", "one per key", false},
       {"duration", "Length of each read/mixed phase (instead of --requests)", "none", false},
       {"ratio", "Mixed phases: sets:gets", "1:10", false},
+      {"mix",
+       "Mixed phases: operations and weights, such as get:60,set:20,delete:10,incr:10 (set, get, "
+       "delete, incr, decr, add, replace, append, prepend, touch)",
+       "set and get at --ratio", false},
       {"hit-rate", "Fraction of gets aimed at keys that exist (0-1)", "1", false},
       {"verify", "Check every value read against what was written", "false", true},
+      {"cache-aside",
+       "A get that misses is followed on its connection by a set of its key (op backfill)", "false",
+       true},
       {"rate", "Open loop: requests/s over all threads, latency from the intended send time",
        "none: closed loop", false},
       {"spin-budget",
@@ -123,7 +178,14 @@ const std::vector<WorkloadOption>& workload_options() {
       {"connections", "Connections per thread", "1", false},
       {"pipeline", "Requests in flight per connection (memcached: one server only)", "1", false},
       {"key-prefix", "Prefix of every key", "kv:", false},
-      {"ttl", "Expiry of the values written (0: none)", "none", false},
+      {"ttl",
+       "Expiry of the values written: one duration (0: none) or weighted per key "
+       "(60s:40,300s:30,1h:30)",
+       "none", false},
+      {"key-size",
+       "Key size in bytes, the number padded with zeros: fixed (40), a range (10-100) or "
+       "weighted per key (16:60,40:30,100:10)",
+       "as long as the key", false},
       {"seed", "Seed of the key and value generators", "1", false},
   };
   return all;
@@ -148,10 +210,16 @@ void set_workload_option(WorkloadSpec& w, std::string_view name, std::string_vie
     w.duration_us = with_name(name, value, parse_duration_us);
   else if (name == "ratio")
     set_ratio(w, value);
-  else if (name == "hit-rate")
+  else if (name == "mix") {
+    if (w.ratio_given)
+      bad(name, value, "and --ratio both given (--ratio S:G is --mix set:S,get:G)");
+    w.mix = with_name(name, value, parse_mix);
+  } else if (name == "hit-rate")
     w.hit_rate = parse_number<double>(name, value, 0.0, 1.0);
   else if (name == "verify")
     w.verify = parse_bool(name, value);
+  else if (name == "cache-aside")
+    w.cache_aside = parse_bool(name, value);
   else if (name == "rate")
     w.rate = parse_number<double>(name, value, 0.0, 1e9);
   else if (name == "spin-budget")
@@ -171,12 +239,11 @@ void set_workload_option(WorkloadSpec& w, std::string_view name, std::string_vie
     w.key_prefix = parse_key_prefix(value);
   else if (name == "seed")
     w.seed = parse_number<uint64_t>(name, value, 0, UINT64_MAX);
-  else if (name == "ttl") {
-    int64_t us = with_name(name, value, parse_duration_us);
-    if (us % 1'000'000 != 0) bad(name, value, "must be whole seconds");
-    if (us / 1'000'000 > UINT32_MAX) bad(name, value, "is too long");
-    w.ttl_s = static_cast<uint32_t>(us / 1'000'000);
-  } else {
+  else if (name == "ttl")
+    w.ttl = parse_ttls(value);
+  else if (name == "key-size")
+    w.key_sizes = with_name(name, value, parse_key_sizes);
+  else {
     throw UsageError("unknown option '" + std::string(name) + "'");
   }
 }
@@ -196,6 +263,23 @@ void check_workload(const WorkloadSpec& w, bool warmup_added) {
   if (static_cast<uint64_t>(w.threads) > w.keys)
     throw UsageError("--threads (" + std::to_string(w.threads) + ") must not exceed --keys (" +
                      std::to_string(w.keys) + ")");
+  for (const MixEntry& e : w.op_mix()) {
+    if (e.weight == 0 || !w.has_mixed_phase()) continue;
+    if (e.op == OpType::touch && w.ttl.some_never())
+      throw UsageError(
+          "--mix touch: needs a --ttl above 0 for every key (the expiry a touch sets; Redis's "
+          "EXPIRE 0 would delete the key)");
+    if (w.verify && (e.op == OpType::append || e.op == OpType::prepend))
+      throw UsageError(std::string("--verify with --mix ") + op_name(e.op) +
+                       ": the values it changes cannot be checked");
+  }
+  if (w.key_sizes.max > 0) {
+    const size_t natural = w.key_prefix.size() + std::to_string(w.keys - 1).size();
+    if (w.key_sizes.min < natural)
+      throw UsageError("--key-size " + w.key_sizes.describe() + ": the smallest is below " +
+                       std::to_string(natural) + " bytes, the prefix '" + w.key_prefix +
+                       "' and the largest key number");
+  }
   if (!warmup_added && w.duration_us > 0 && w.warmup_us >= w.duration_us)
     throw UsageError("--warmup must be shorter than --duration");
 }

@@ -1,5 +1,7 @@
 #include "engine/loop/codec.hpp"
 
+#include <charconv>
+
 namespace kv::drive::loop {
 namespace {
 
@@ -11,43 +13,171 @@ size_t decimal_digits(size_t v) {
   return d;
 }
 
-// The bytes of a RESP SET before its value's data: "*3\r\n$3\r\nSET\r\n" (or *5, with PX
-// after the value), the key's bulk string, then "$<length>\r\n".
-size_t resp_set_head(size_t key, size_t value) {
-  return 13 + (1 + decimal_digits(key) + 2 + key + 2) + (1 + decimal_digits(value) + 2);
+// The bytes of a RESP SET before its value's data: "*3\r\n$3\r\nSET\r\n" (or *4-*6, with NX /
+// XX / PX after the value; APPEND: "*3\r\n$6\r\nAPPEND\r\n"), the key's bulk string, then
+// "$<length>\r\n".
+size_t resp_set_head(OpType op, size_t key, size_t value) {
+  return (op == OpType::append ? 16 : 13) + (1 + decimal_digits(key) + 2 + key + 2) +
+         (1 + decimal_digits(value) + 2);
 }
 
 st::mc::TextOp text_op(st::Op op) {
-  return op == st::Op::set ? st::mc::TextOp::storage : st::mc::TextOp::get;
+  switch (op) {
+    case st::Op::set:
+    case st::Op::append:
+    case st::Op::other:
+      return st::mc::TextOp::storage;
+    case st::Op::del:
+      return st::mc::TextOp::del;
+    case st::Op::arith:
+      return st::mc::TextOp::arith;
+    case st::Op::touch:
+      return st::mc::TextOp::touch;
+    case st::Op::get:
+      break;
+  }
+  return st::mc::TextOp::get;
+}
+
+bool append_resp(std::string& out, OpType op, std::string_view key, std::string_view value,
+                 uint32_t ttl_s) {
+  namespace r = st::resp;
+  const uint64_t px = uint64_t{ttl_s} * 1000;
+  switch (op) {
+    case OpType::set:
+    case OpType::backfill:
+      r::append_set(out, key, value, px);
+      return true;
+    case OpType::get:
+      r::append_get(out, key);
+      return true;
+    case OpType::del:
+      r::append_key_command(out, "DEL", key);
+      return true;
+    case OpType::incr:
+      r::append_key_command(out, "INCR", key);
+      return true;
+    case OpType::decr:
+      r::append_key_command(out, "DECR", key);
+      return true;
+    case OpType::add:
+    case OpType::replace:
+      r::append_set_if(out, key, value, op == OpType::replace, px);
+      return true;
+    case OpType::append:
+      r::append_key_value_command(out, "APPEND", key, value);
+      return true;
+    case OpType::touch: {
+      char digits[10];
+      auto d = std::to_chars(digits, digits + sizeof digits, ttl_s);
+      r::append_key_value_command(out, "EXPIRE", key,
+                                  std::string_view(digits, static_cast<size_t>(d.ptr - digits)));
+      return true;
+    }
+    case OpType::prepend:
+      break;  // no Redis command (refused before a run: run_checks)
+  }
+  return false;
+}
+
+bool append_text(std::string& out, OpType op, std::string_view key, std::string_view value,
+                 uint32_t ttl_s) {
+  namespace mc = st::mc;
+  switch (op) {
+    case OpType::set:
+    case OpType::backfill:
+      return mc::append_text_set(out, key, value, 0, ttl_s);
+    case OpType::get:
+      return mc::append_text_get(out, key);
+    case OpType::del:
+      return mc::append_text_delete(out, key);
+    case OpType::incr:
+    case OpType::decr:
+      return mc::append_text_arith(out, op == OpType::incr, key, 1);
+    case OpType::add:
+    case OpType::replace:
+    case OpType::append:
+    case OpType::prepend:
+      return mc::append_text_store(out, op_name(op), key, value, 0, ttl_s);
+    case OpType::touch:
+      return mc::append_text_touch(out, key, ttl_s);
+  }
+  return false;
+}
+
+bool append_binary(std::string& out, OpType op, std::string_view key, std::string_view value,
+                   uint32_t ttl_s, uint32_t opaque) {
+  namespace mc = st::mc;
+  switch (op) {
+    case OpType::set:
+    case OpType::backfill:
+      return mc::append_binary_set(out, key, value, opaque, 0, ttl_s);
+    case OpType::get:
+      return mc::append_binary_get(out, key, opaque);
+    case OpType::del:
+      return mc::append_binary_delete(out, key, opaque);
+    case OpType::incr:
+    case OpType::decr:
+      return mc::append_binary_arith(out, op == OpType::incr, key, 1, opaque);
+    case OpType::add:
+      return mc::append_binary_store(out, mc::BinaryOpcode::add, key, value, opaque, 0, ttl_s);
+    case OpType::replace:
+      return mc::append_binary_store(out, mc::BinaryOpcode::replace, key, value, opaque, 0, ttl_s);
+    case OpType::append:
+      return mc::append_binary_store(out, mc::BinaryOpcode::append, key, value, opaque);
+    case OpType::prepend:
+      return mc::append_binary_store(out, mc::BinaryOpcode::prepend, key, value, opaque);
+    case OpType::touch:
+      return mc::append_binary_touch(out, key, ttl_s, opaque);
+  }
+  return false;
 }
 
 }  // namespace
 
 Codec::Codec(Wire wire) : wire_(wire) { reset(); }
 
-bool Codec::append(std::string& out, bool is_set, std::string_view key, std::string_view value,
+bool Codec::append(std::string& out, OpType op, std::string_view key, std::string_view value,
                    uint32_t ttl_s) {
   switch (wire_) {
     case Wire::resp:
-      if (is_set)
-        st::resp::append_set(out, key, value, uint64_t{ttl_s} * 1000);
-      else
-        st::resp::append_get(out, key);
-      return true;
+      return append_resp(out, op, key, value, ttl_s);
     case Wire::text:
-      return is_set ? st::mc::append_text_set(out, key, value, 0, ttl_s)
-                    : st::mc::append_text_get(out, key);
+      return append_text(out, op, key, value, ttl_s);
     case Wire::binary:
-      return is_set ? st::mc::append_binary_set(out, key, value, opaque_++, 0, ttl_s)
-                    : st::mc::append_binary_get(out, key, opaque_++);
+      return append_binary(out, op, key, value, ttl_s, opaque_++);
   }
   return false;
 }
 
-size_t Codec::set_head(size_t appended, std::string_view key, std::string_view value) const {
+st::Op Codec::reply_kind(OpType op) noexcept {
+  switch (op) {
+    case OpType::get:
+      return st::Op::get;
+    case OpType::set:
+    case OpType::add:
+    case OpType::replace:
+    case OpType::backfill:
+      return st::Op::set;
+    case OpType::del:
+      return st::Op::del;
+    case OpType::incr:
+    case OpType::decr:
+      return st::Op::arith;
+    case OpType::touch:
+      return st::Op::touch;
+    case OpType::append:
+    case OpType::prepend:
+      return st::Op::append;
+  }
+  return st::Op::other;
+}
+
+size_t Codec::set_head(OpType op, size_t appended, std::string_view key,
+                       std::string_view value) const {
   switch (wire_) {
     case Wire::resp:
-      return resp_set_head(key.size(), value.size());
+      return resp_set_head(op, key.size(), value.size());
     case Wire::text:
       return appended - value.size() - 2;  // the data block, then CRLF
     case Wire::binary:

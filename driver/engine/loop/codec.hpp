@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 
+#include "kvbench/op_type.hpp"
 #include "store/memcached_codec.hpp"
 #include "store/resp_codec.hpp"
 
@@ -23,13 +24,16 @@ class Codec {
   explicit Codec(Wire wire);
   Wire wire() const noexcept { return wire_; }
 
-  // Appends a get or a set (expiring after ttl_s, 0: never); false when the protocol cannot
-  // carry the key (memcached: empty, too long, or with spaces in text), and nothing appended.
-  bool append(std::string& out, bool is_set, std::string_view key, std::string_view value,
+  // Appends a request of `op` (a store expiring after ttl_s, 0: never; a touch setting that
+  // expiry; incr and decr by 1); false when the protocol cannot carry it (memcached: a key
+  // empty, too long, or with spaces in text; Redis: prepend), and nothing appended.
+  bool append(std::string& out, OpType op, std::string_view key, std::string_view value,
               uint32_t ttl_s);
-  // writes=split: how many bytes of the set just appended (`appended` of them, its value
-  // `key` and `value`) come before the value's data.
-  size_t set_head(size_t appended, std::string_view key, std::string_view value) const;
+  // What the reply to a request of `op` is judged as.
+  static store::Op reply_kind(OpType op) noexcept;
+  // writes=split: how many bytes of the store of `op` just appended (`appended` of them, its
+  // key `key` and value `value`) come before the value's data.
+  size_t set_head(OpType op, size_t appended, std::string_view key, std::string_view value) const;
 
   // Takes what one read returned; false on a protocol error (the link fails).
   bool feed(std::string_view bytes);

@@ -10,7 +10,7 @@
 namespace kv::drive::loop {
 namespace {
 
-OpStatus status_of(st::Verdict v) {
+OpStatus status_of(st::Verdict v, OpType op) {
   switch (v) {
     case st::Verdict::ok:
       return OpStatus::ok;
@@ -18,6 +18,8 @@ OpStatus status_of(st::Verdict v) {
       return OpStatus::hit;
     case st::Verdict::miss:
       return OpStatus::miss;
+    case st::Verdict::not_stored:  // add, replace, append, prepend refused: their miss
+      return op_is_conditional_store(op) ? OpStatus::miss : OpStatus::error;
     default:
       return OpStatus::error;  // refused (not stored, an error reply) or out of step
   }
@@ -48,7 +50,7 @@ void Link::mark_dirty() {
 void Link::send(User* u, const Pending& p, std::string_view key, std::string_view value,
                 uint8_t redirects) {
   const size_t before = out_.size();
-  const bool ok = codec_.append(out_, p.is_set, key, value, w_.ctx.workload.ttl_s);
+  const bool ok = codec_.append(out_, p.op, key, value, w_.ctx.workload.ttl.ttl_for(p.key));
   if (!ok) {
     // A key the protocol cannot carry: refused before sending, as libmemcached refuses it.
     boost::asio::post(w_.io, [u, p, this] {
@@ -58,15 +60,14 @@ void Link::send(User* u, const Pending& p, std::string_view key, std::string_vie
     });
     return;
   }
-  if (split_ && p.is_set) {
+  if (split_ && op_has_value(p.op)) {
     // Where the value begins: the command line (header) before it is one send(), the value
     // (with what follows it) the next.
-    splits_.push_back(queued_bytes_ + codec_.set_head(out_.size() - before, key, value));
+    splits_.push_back(queued_bytes_ + codec_.set_head(p.op, out_.size() - before, key, value));
   }
   const uint64_t start = queued_bytes_;
   queued_bytes_ += out_.size() - before;
-  fifo_.push(
-      Flight{u, p, p.is_set ? st::Op::set : st::Op::get, start, queued_bytes_, 0, redirects});
+  fifo_.push(Flight{u, p, Codec::reply_kind(p.op), start, queued_bytes_, 0, redirects});
   mark_dirty();
 }
 
@@ -84,10 +85,7 @@ void Link::append_asking(int64_t queued_ns) {
 
 void Link::send_parked(const Parked& r) {
   if (r.asking) append_asking(r.p.queued_ns);
-  const WorkloadSpec& w = w_.ctx.workload;
-  std::string_view value;
-  if (r.p.is_set) value = w_.ctx.values.value_for(r.p.key, w.values.size_for(r.p.key));
-  send(r.user, r.p, r.user->keys.format(r.p.key), value, r.redirects);
+  send(r.user, r.p, r.user->keys.format(r.p.key), value_of(w_.ctx, r.p), r.redirects);
 }
 
 void Link::count(PoolCount c) { w_.ctx.slot.add_pool(server_, c); }
@@ -222,7 +220,10 @@ bool Link::complete(st::Verdict v, std::string_view value, int64_t now, int64_t 
   const Stamps stamps = f.redirects == 0 ? Stamps{f.sent_ns, arrived} : Stamps{};
   if (w_.ctx.workload.wire_start_kernel && f.redirects == 0)
     ++(f.kernel_sent ? w_.kernel_sent : w_.call_sent);
-  record_reply(w_.ctx, f.p, status_of(v), value, now, stamps);
+  const OpStatus status = status_of(v, f.p.op);
+  record_reply(w_.ctx, f.p, status, value, now, stamps);
+  if (status == OpStatus::miss && f.p.op == OpType::get && w_.ctx.workload.cache_aside)
+    f.user->backfill(f.p.key);
   count(PoolCount::answered);
   if (w_.router && v != st::Verdict::error && !out_of_step)
     w_.note_answer(client_.spec().servers[server_]);

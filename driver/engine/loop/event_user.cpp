@@ -24,22 +24,39 @@ void User::drop_due(int64_t now) {
     const int64_t due_by = std::min(worker.end_ns, now);
     std::array<uint64_t, kOpTypes> dropped{};
     for (; next < share && schedule.at(next) < due_by; ++next) {
-      bool is_set = false;
+      OpType op = OpType::get;
       uint64_t key = 0;
-      if (!picker.pick(next, &is_set, &key)) break;
-      ++dropped[static_cast<size_t>(is_set ? OpType::set : OpType::get)];
+      if (!picker.pick(next, &op, &key)) break;
+      ++dropped[static_cast<size_t>(op)];
     }
-    for (OpType op : {OpType::set, OpType::get})
+    for (OpType op : kAllOps)
       if (dropped[static_cast<size_t>(op)] > 0)
         ctx.slot.add_dropped(op, dropped[static_cast<size_t>(op)]);
   }
   finish();
 }
 
+void User::backfill(uint64_t key) {
+  if (finished || backfill_count == backfills.size()) return;  // nothing more leaves
+  backfills[(backfill_head + backfill_count++) % backfills.size()] = key;
+}
+
 void User::refill(int64_t now) {
   const WorkerContext& ctx = worker.ctx;
   const WorkloadSpec& w = ctx.workload;
   while (!finished && !has_held && inflight < static_cast<size_t>(w.pipeline)) {
+    if (backfill_count > 0 && !worker.stopping(now)) {
+      // A cache client's set after its get missed: now, ahead of the stream's next request,
+      // outside its count and schedule (latency from now: it was never due).
+      Pending p{};
+      p.op = OpType::backfill;
+      p.key = backfills[backfill_head];
+      backfill_head = (backfill_head + 1) % backfills.size();
+      --backfill_count;
+      p.queued_ns = worker.now();
+      if (!send_picked(p)) return;
+      continue;
+    }
     if (next >= share) {
       finish();
       return;
@@ -71,7 +88,7 @@ void User::refill(int64_t now) {
       return;
     }
     Pending p{};
-    if (!picker.pick(next, &p.is_set, &p.key)) {
+    if (!picker.pick(next, &p.op, &p.key)) {
       finish();
       return;
     }
@@ -80,19 +97,22 @@ void User::refill(int64_t now) {
     p.queued_ns = schedule.on() ? worker.now() : now;
     if (schedule.on() && intended < p.queued_ns)
       p.queue_ns = std::min(full_since(intended), p.queued_ns - intended);
-    std::string_view key = keys.format(p.key);
-    std::string_view value;
-    if (p.is_set) value = ctx.values.value_for(p.key, w.values.size_for(p.key));
-    p.bytes_out = key.size() + value.size();
-    Link& l = worker.router ? *link_to_node(p.is_set ? worker.router->node_for(key)
-                                                     : worker.router->node_for_read(key))
-                            : *links[place(key, p.queued_ns)];
-    if (l.state() != Link::State::up && l.in_pool()) {
-      to_pool(l, p);
-      continue;
-    }
-    if (!dispatch(l, p, key, value)) return;
+    if (!send_picked(p)) return;
   }
+}
+
+bool User::send_picked(Pending& p) {
+  std::string_view key = keys.format(p.key);
+  const std::string_view value = value_of(worker.ctx, p);
+  p.bytes_out = key.size() + value.size();
+  Link& l = worker.router ? *link_to_node(p.op != OpType::get ? worker.router->node_for(key)
+                                                              : worker.router->node_for_read(key))
+                          : *links[place(key, p.queued_ns)];
+  if (l.state() != Link::State::up && l.in_pool()) {
+    to_pool(l, p);
+    return true;
+  }
+  return dispatch(l, p, key, value);
 }
 
 bool User::dispatch(Link& l, const Pending& p, std::string_view key, std::string_view value) {
@@ -199,10 +219,8 @@ void User::send_held(int64_t /*now*/) {
     --worker.busy;
     return;
   }
-  const WorkloadSpec& w = worker.ctx.workload;
   std::string_view key = keys.format(held.key);
-  std::string_view value;
-  if (held.is_set) value = worker.ctx.values.value_for(held.key, w.values.size_for(held.key));
+  const std::string_view value = value_of(worker.ctx, held);
   held_link->send(this, held, key, value);
   ++inflight;  // busy was counted when it was held
 }

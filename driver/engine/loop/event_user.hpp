@@ -34,7 +34,8 @@ struct User {
         picker(ctx, index, count),
         schedule(ctx, index, count),
         share(stream_share(ctx, index, count)),
-        keys(ctx.workload.key_prefix) {}
+        keys(ctx.workload.key_prefix, ctx.workload.key_sizes),
+        backfills(ctx.workload.cache_aside ? static_cast<size_t>(ctx.workload.pipeline) : 0) {}
 
   // Sends what is due while the window has room; schedules a wake-up for what is not due yet.
   void refill(int64_t now);
@@ -42,6 +43,9 @@ struct User {
   // the slot really came free (the reply's arrival, when stamped; else now).
   void done(int64_t now, int64_t freed_at = 0);
   void finish();
+  // --cache-aside: a get of `key` missed; its backfill (a set of the key) leaves before the
+  // next picked request. Called before done() frees the get's slot.
+  void backfill(uint64_t key);
   // The phase stopped sending (its end's late window passed, or an abort): finishes, and in
   // rate mode counts the requests that were due by then (before the phase's end) and never
   // left as dropped, per op (StatsSlot::add_dropped). Not at Ctrl-C.
@@ -61,7 +65,10 @@ struct User {
   // Its held request (picked while its connection was connecting) leaves now, or fails.
   void send_held(int64_t now);
   void fail_held(int64_t now);
-  // refill's last step: sends `p` on `l`; fails it at once when `l`'s server is down and not to
+  // refill's last steps: `p`'s key and value, the link its key goes to, and the send (or the
+  // pool's fast failure); false: refill stops there (held while a link connects).
+  bool send_picked(Pending& p);
+  // Sends `p` on `l`; fails it at once when `l`'s server is down and not to
   // be retried yet; else holds it while `l` connects (false: refill stops there).
   bool dispatch(Link& l, const Pending& p, std::string_view key, std::string_view value);
   void hold(Link& l, const Pending& p);
@@ -80,6 +87,10 @@ struct User {
   Schedule schedule;
   uint64_t share;
   KeyFormatter keys;
+  // --cache-aside: the keys of the gets that missed, to be set (at most --pipeline: one per
+  // request in flight); allocated once.
+  std::vector<uint64_t> backfills;
+  size_t backfill_head = 0, backfill_count = 0;
   uint64_t next = 0;  // requests picked so far
   size_t inflight = 0;
   // Rate mode: the spans in which the --pipeline window was full (no request could leave until

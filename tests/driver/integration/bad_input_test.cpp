@@ -46,6 +46,9 @@ const std::vector<BadValues>& bad_workload_values() {
         {"ratio",
          {"abc", "-1:10", "0:0", "1:", ":1", "x:1", "99999999999999999999:1", "", "1e400:1",
           "1:2:3", "0"}},
+        {"mix",
+         {"abc", "get", "get:x", "get:-1", "get:60,get:10", "get:0,set:0", "fetch:1", "", "get:1,",
+          "get:2000000", "GET:1"}},
         {"hit-rate", {"abc", "-0.1", "1.5", "1e400", "nan", "inf", "", "50%"}},
         {"rate", {"abc", "-1", "1e400", "2e9", "nan", "", "-inf"}},
         {"spin-budget", {"abc", "-1", "101", "101%", "%", "", "nan", "10%%", "1e400"}},
@@ -55,7 +58,10 @@ const std::vector<BadValues>& bad_workload_values() {
         {"connections", {"abc", "-1", "0", "99999999999999999999", "1e400", "1.5", "", "200000"}},
         {"pipeline", ints},
         {"key-prefix", {"a b", "new\nline", std::string(300, 'k')}},
-        {"ttl", {"abc", "-1", "99999999999999999999", "1e400", "64Ti", "", "1.5s", "2000000h"}},
+        {"ttl",
+         {"abc", "-1", "99999999999999999999", "1e400", "64Ti", "", "1.5s", "2000000h",
+          "1s:", "1s:0", ":5", "1s:5,x", "1.5s:1", "1s:5,,2s:5"}},
+        {"key-size", {"abc", "0", "251", "1K", "10-5", "16:0", "16:x", "", "-3"}},
         {"seed", {"abc", "-1", "99999999999999999999", "1e400", "", "1.5"}},
     };
     v.front().values.push_back("read,mixed,x");
@@ -76,6 +82,22 @@ TEST_F(KvdriveBadInput, WorkloadOptionsOnTheCommandLine) {
   // Each value alone is fine; together they do not fit.
   cases.push_back({run_args({"--keys", "3", "--threads", "4"}), {"--threads", "--keys"}});
   cases.push_back({run_args({"--duration", "5s", "--warmup", "5s"}), {"--warmup", "--duration"}});
+  // --mix: --ratio is its shorthand, not a second mix; a touch needs the expiry it sets;
+  // --verify cannot check what append changes; Redis has no prepend.
+  cases.push_back({run_args({"--ratio", "1:2", "--mix", "get:1"}), {"--ratio", "--mix"}});
+  cases.push_back({run_args({"--mix", "get:1", "--ratio", "1:2"}), {"--ratio", "--mix"}});
+  cases.push_back(
+      {run_args({"--phases", "load,mixed", "--mix", "get:9,touch:1"}), {"--mix touch", "--ttl"}});
+  cases.push_back(
+      {run_args({"--phases", "load,mixed", "--mix", "get:9,touch:1", "--ttl", "0:1,1h:1"}),
+       {"--mix touch", "--ttl"}});
+  // A key shorter than its prefix and number cannot be made: kv: + 99999 is 8 bytes.
+  cases.push_back({run_args({"--key-size", "6"}), {"--key-size", "8 bytes"}});
+  cases.push_back({run_args({"--phases", "load,mixed", "--mix", "get:9,append:1", "--verify"}),
+                   {"--verify", "append"}});
+  cases.push_back({{"run", "--db", kDb, "--target", "redis://127.0.0.1:1", "--phases", "mixed",
+                    "--mix", "get:9,prepend:1"},
+                   {"--mix prepend", "Redis"}});
   // memcached reads an expiry above 30 days as a Unix time: every value would expire at once.
   cases.push_back({{"run", "--db", kDb, "--target", "memcached://127.0.0.1:1", "--ttl", "721h"},
                    {"--ttl", "memcached", "30 days"}});

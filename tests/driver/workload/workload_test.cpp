@@ -7,8 +7,11 @@
 #include <sstream>
 #include <string>
 
+#include "kvbench/usage_error.hpp"
 #include "report/text_table.hpp"
 #include "stats/interval_stats.hpp"
+#include "workload/phase_plan.hpp"
+#include "workload/workload_options.hpp"
 
 namespace {
 using namespace kv::drive;
@@ -17,7 +20,9 @@ TEST(KeyFormatter, PrefixAndNumber) {
   KeyFormatter k("kv:");
   EXPECT_EQ(k.format(0), "kv:0");
   EXPECT_EQ(k.format(4999999), "kv:4999999");
-  EXPECT_EQ(k.format(kMissKey - 1), "kv:9223372036854775807");  // the largest written key
+  EXPECT_EQ(k.format(kCounterKey - 1), "kv:4611686018427387903");  // the largest written key
+  EXPECT_EQ(k.format(kCounterKey | 42), "kv:~n:42");               // incr/decr's counter
+  EXPECT_EQ(k.format(kCounterKey | kMissKey | 7), "kv:~n:~miss:7");
 }
 
 TEST(ValueTable, SizesAndDistinctValues) {
@@ -137,6 +142,44 @@ TEST(KeyPatternParse, Forms) {
   EXPECT_EQ(parse_key_pattern("gaussian").kind, KeyPattern::Kind::gaussian);
   for (const char* bad : {"zipf:", "zipf:-1", "zipf:abc", "zipfy", "normal", ""})
     EXPECT_THROW(parse_key_pattern(bad), std::invalid_argument) << bad;
+}
+
+}  // namespace
+
+namespace {
+
+TEST(OpMix, ParsedInOrderAndRatioIsItsShorthand) {
+  using kv::drive::MixEntry;
+  const auto mix = parse_mix("get:60,set:20,delete:10,incr:10,touch:0");
+  ASSERT_EQ(mix.size(), 5u);
+  EXPECT_EQ(mix[0], (MixEntry{OpType::get, 60}));
+  EXPECT_EQ(mix[2], (MixEntry{OpType::del, 10}));
+  EXPECT_EQ(mix_text(mix), "get:60,set:20,delete:10,incr:10,touch:0");
+  WorkloadSpec w;
+  EXPECT_EQ(w.op_mix(), (std::vector<MixEntry>{{OpType::set, 1}, {OpType::get, 10}}));
+  set_workload_option(w, "mix", "get:1,decr:1");
+  EXPECT_EQ(w.to_json().find("\"mix\":\"get:1,decr:1\"") != std::string::npos, true) << w.to_json();
+  for (const char* bad : {"get", "get:1,get:2", "x:1", "get:0", "get:1,,set:1", "get:1000001"})
+    EXPECT_THROW(parse_mix(bad), kv::UsageError) << bad;
+}
+
+TEST(OpMix, WhatEachPhaseSendsAndTheCounterKeysLoaded) {
+  WorkloadSpec w;
+  w.keys = 1000;
+  w.phases = {PhaseKind::load, PhaseKind::read};
+  w.mix = parse_mix("get:5,incr:1,touch:0");
+  EXPECT_TRUE(w.phase_sends(PhaseKind::load, OpType::set));
+  EXPECT_FALSE(w.phase_sends(PhaseKind::load, OpType::get));
+  EXPECT_TRUE(w.phase_sends(PhaseKind::read, OpType::get));
+  EXPECT_TRUE(w.phase_sends(PhaseKind::mixed, OpType::incr));
+  EXPECT_FALSE(w.phase_sends(PhaseKind::mixed, OpType::touch));  // weight 0
+  EXPECT_FALSE(w.phase_sends(PhaseKind::mixed, OpType::set));
+  // No mixed phase: no counters, one set per key.
+  EXPECT_FALSE(w.uses_counters());
+  EXPECT_EQ(plan_phase(PhaseKind::load, w).requests, 1000u);
+  w.phases = {PhaseKind::load, PhaseKind::mixed};
+  EXPECT_TRUE(w.uses_counters());
+  EXPECT_EQ(plan_phase(PhaseKind::load, w).requests, 2000u);
 }
 
 }  // namespace

@@ -1,0 +1,51 @@
+// The operations kvdrive sends, by the names its rows, options and reports use (`op`): the
+// memcached protocol's own names; a Redis target sends the equivalent command
+// (docs/workloads.md). The order is the schema's: never reorder, only append.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace kv {
+
+enum class OpType : uint8_t {
+  set = 0,  // SET
+  get,      // GET
+  del,      // "delete": DEL
+  incr,     // INCR (a counter key)
+  decr,     // DECR (a counter key)
+  add,      // SET NX
+  replace,  // SET XX
+  append,   // APPEND
+  prepend,  // memcached only
+  touch,    // EXPIRE
+  // --cache-aside: the set of a key a get just missed, on the same connection, as a cache
+  // client fills its cache (SET)
+  backfill,
+};
+inline constexpr size_t kOpTypes = 11;
+
+// "set", "get", "delete", ...
+const char* op_name(OpType op) noexcept;
+// The op named `name` (op_name's spelling); nullopt for any other.
+std::optional<OpType> parse_op_name(std::string_view name) noexcept;
+
+// A request of `op` carries a value (set, add, replace, append, prepend, backfill).
+constexpr bool op_has_value(OpType op) noexcept {
+  return op == OpType::set || op == OpType::add || op == OpType::replace || op == OpType::append ||
+         op == OpType::prepend || op == OpType::backfill;
+}
+// It acts on a counter key (incr, decr): "<prefix>~n:<index>", holding a decimal number.
+constexpr bool op_on_counter(OpType op) noexcept {
+  return op == OpType::incr || op == OpType::decr;
+}
+// A store that refuses it for want of the key (or, for add, for its presence) answers a miss:
+// memcached NOT_STORED, Redis nil (add, replace, append, prepend).
+constexpr bool op_is_conditional_store(OpType op) noexcept {
+  return op == OpType::add || op == OpType::replace || op == OpType::append ||
+         op == OpType::prepend;
+}
+
+}  // namespace kv
