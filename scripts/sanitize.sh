@@ -213,7 +213,7 @@ run_fuzz() {
   CXX=clang++ configure "$dir" -DKV_FUZZ=ON -DKV_BUILD_TESTS=OFF \
     -DCMAKE_CXX_FLAGS="-fno-sanitize-recover=undefined"
   local targets=(protocol_fuzz units_fuzz target_uri_fuzz scenario_fuzz store_stats_fuzz
-                 proc_parsers_fuzz resp_codec_fuzz memcached_codec_fuzz)
+                 proc_parsers_fuzz resp_codec_fuzz memcached_codec_fuzz trace_line_fuzz)
   ((${#fuzz_only[@]})) && targets=("${fuzz_only[@]}")
   cmake --build "$dir" --parallel "$(nproc)" --target "${targets[@]}"
   reports=$dir/sanitizer-reports
