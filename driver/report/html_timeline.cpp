@@ -212,8 +212,12 @@ void add_driver_seconds(const std::vector<TimelineSecond>& seconds, const RunSec
     const std::string& op = d.op;
     auto key = std::pair{target, op};
     auto [it, fresh] = index.try_emplace(key, p.rate.series.size());
-    if (fresh)
+    // Sets solid, gets dashed, every other op (--mix, --cache-aside) dotted.
+    const bool dotted = op != "set" && op != "get";
+    if (fresh) {
       p.rate.series.push_back(chart_series(d.uri + " " + op, d.target_ordinal, op == "get"));
+      p.rate.series.back().dotted = dotted;
+    }
     double iv = static_cast<double>(d.interval_us);
     // A phase's last, partial second (under 0.5 s, beside full ones) is noise as a rate: left out.
     if (iv < 5e5 && d.phase_max_interval_us >= 1'000'000) continue;
@@ -223,10 +227,12 @@ void add_driver_seconds(const std::vector<TimelineSecond>& seconds, const RunSec
     const auto sp = pct.find({d.phase_id, d.ts_us, op});
     for (size_t k = 0; k < percentiles.values.size(); ++k) {
       auto [li, lfresh] = lat_index.try_emplace(std::tuple{target, op, k}, lc.series.size());
-      if (lfresh)
+      if (lfresh) {
         lc.series.push_back(chart_series(op + " " + percentile_label(percentiles.values[k]),
                                          second_percentile_color(percentiles.values[k], k).first,
                                          op == "get"));
+        lc.series.back().dotted = dotted;
+      }
       const std::optional<double> v = sp == pct.end() ? std::nullopt : sp->second.values[k];
       add_point(lc.series[li->second], x, v ? *v / 1000 : kNaN, 1.6);
     }
@@ -297,7 +303,8 @@ void write_panels(Panels& p, bool steps, const std::string& colors, int64_t stor
   out << "<h3>Timeline</h3>\n<p class=\"note\">One time axis for all panels; shaded bands show "
          "which store"
       << (steps ? " ran when, grey lines where each scenario step began" : " and phase ran when")
-      << ". Writes (set) solid, reads (get) dashed; in the latency panels " << colors
+      << ". Writes (set) solid, reads (get) dashed, other operations dotted; in the latency panels "
+      << colors
       << " (each second's own histogram, never above its max). Memory: RSS solid, swap dashed "
          "(kvmon's samples of the store's "
          "process), the store's own figure dotted, all in MiB on one scale. A phase's last "
