@@ -340,7 +340,8 @@ std::vector<MixEntry> parse_mix(std::string_view text) {
     pos = comma + 1;
     const size_t colon = part.find(':');
     if (colon == std::string_view::npos) bad(part, "is not OP:WEIGHT (such as get:60)");
-    const std::optional<OpType> op = parse_op_name(part.substr(0, colon));
+    std::optional<OpType> op = parse_op_name(part.substr(0, colon));
+    if (op == OpType::backfill) op.reset();  // --cache-aside's, never a mix's
     if (!op)
       bad(part.substr(0, colon),
           "is not an operation (set, get, delete, incr, decr, add, replace, append, prepend, "

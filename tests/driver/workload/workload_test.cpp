@@ -159,7 +159,8 @@ TEST(OpMix, ParsedInOrderAndRatioIsItsShorthand) {
   EXPECT_EQ(w.op_mix(), (std::vector<MixEntry>{{OpType::set, 1}, {OpType::get, 10}}));
   set_workload_option(w, "mix", "get:1,decr:1");
   EXPECT_EQ(w.to_json().find("\"mix\":\"get:1,decr:1\"") != std::string::npos, true) << w.to_json();
-  for (const char* bad : {"get", "get:1,get:2", "x:1", "get:0", "get:1,,set:1", "get:1000001"})
+  for (const char* bad :
+       {"get", "get:1,get:2", "x:1", "get:0", "get:1,,set:1", "get:1000001", "backfill:1"})
     EXPECT_THROW(parse_mix(bad), kv::UsageError) << bad;
 }
 
