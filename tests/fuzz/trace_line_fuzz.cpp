@@ -21,11 +21,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       r.key.data() + r.key.size() > line.data() + line.size())
     std::abort();
   if (r.ts_s < 0 || r.ttl_s < 0) std::abort();
-  const std::string again = std::to_string(r.ts_s) + "," + std::string(r.key) + "," +
-                            std::to_string(r.key_size) + "," + std::to_string(r.value_size) +
-                            "," + std::to_string(r.client_id) + "," +
-                            std::string(kv::drive::trace_op_name(r.op)) + "," +
-                            std::to_string(r.ttl_s);
+  const std::string again =
+      std::to_string(r.ts_s) + "," + std::string(r.key) + "," + std::to_string(r.key_size) + "," +
+      std::to_string(r.value_size) + "," + std::to_string(r.client_id) + "," +
+      std::string(kv::drive::trace_op_name(r.op)) + "," + std::to_string(r.ttl_s);
   kv::drive::TraceRecord s;
   if (kv::drive::parse_trace_line(again, s)) std::abort();
   if (s.ts_s != r.ts_s || s.key != r.key || s.key_size != r.key_size ||
