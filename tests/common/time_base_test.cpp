@@ -78,6 +78,39 @@ TEST(TimeBase, OffsetShowsTheSlew) {
   EXPECT_NEAR(static_cast<double>(base.offset_us() - before), 50'000.0, 2.0);
 }
 
+// A clock whose reader is descheduled for `stall_ns` right after its first wall reading (between
+// the two monotonic reads of an anchor), as a thread beside a build can be.
+class StallingClock final : public ClockSource {
+ public:
+  explicit StallingClock(int64_t stall_ns) : stall_ns_(stall_ns) {}
+  int64_t wall_us() override {
+    const int64_t w = 1'780'000'000'000'000 + steady_ / 1000;  // wall = monotonic + a constant
+    if (stall_ns_ > 0) {
+      steady_ += stall_ns_;
+      stall_ns_ = 0;
+    }
+    return w;
+  }
+  int64_t steady_ns() override {
+    steady_ += 50;  // each read takes 50 ns
+    return steady_;
+  }
+
+ private:
+  int64_t steady_ = 1'000'000'000;
+  int64_t stall_ns_;
+};
+
+// An anchor preempted between its reads reads again: the instant it maps is exact, not off by
+// half the stall (120 ms of a 240 ms one, which made a 0.5 s phase look 0.38 s long).
+TEST(TimeBase, AnAnchorPreemptedBetweenItsReadsReadsAgain) {
+  StallingClock clock(240'000'000);
+  TimeBase base(clock);
+  const int64_t at = clock.steady_ns();
+  EXPECT_NEAR(static_cast<double>(base.to_ts_us(at)),
+              static_cast<double>(1'780'000'000'000'000 + at / 1000), 1.0);
+}
+
 TEST(TimeBase, NextMultiple) {
   EXPECT_EQ(next_multiple_us(1'500'000, 1'000'000), 2'000'000);
   EXPECT_EQ(next_multiple_us(2'000'000, 1'000'000), 3'000'000);  // strictly after
