@@ -99,6 +99,12 @@ void MemtierFlags::add_to(CLI::App& run) {
   run.add_option("--expiry-range", expiry_range_)->group("");  // refused, with the reason
 }
 
+namespace {
+const char* const kExpiryRangeRefused =
+    "--expiry-range: kvdrive gives each key one expiry: --ttl DURATION, or weighted per key "
+    "(--ttl 10s:50,20s:50)";
+}  // namespace
+
 bool MemtierFlags::names_a_target() const {
   return !server_.empty() || !port_.empty() || !protocol_.empty() || !authenticate_.empty() ||
          !select_db_.empty() || cluster_mode_;
@@ -151,10 +157,7 @@ void MemtierFlags::apply(bool mode, bool scenario_given, Overrides& o,
     throw UsageError(
         "--run-count: kvdrive runs the workload once and merges no rounds: --repeat N runs it "
         "N times, each round kept as its own run");
-  if (!expiry_range_.empty())
-    throw UsageError(
-        "--expiry-range: kvdrive gives each key one expiry: --ttl DURATION, or weighted per key "
-        "(--ttl 10s:50,20s:50)");
+  if (!expiry_range_.empty()) throw UsageError(kExpiryRangeRefused);
   if (!data_size_range_.empty() && !data_size_list_.empty())
     throw UsageError("--data-size-range and --data-size-list: give one");
   for (const std::string* sizes : {&data_size_range_, &data_size_list_}) {

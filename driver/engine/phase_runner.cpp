@@ -381,6 +381,19 @@ void judge(PhaseResult& result, Why why, const PhasePlan& plan, uint64_t failed_
   if (result.status != RunStatus::failed && stopped) result.status = RunStatus::interrupted;
 }
 
+// The ops a phase sends: each gets a row every second, even one in which nothing completed,
+// and its stats are allocated in every slot before the workers start.
+std::array<bool, kOpTypes> ops_sent(const PhasePlan& plan, const WorkloadSpec& w,
+                                    const std::vector<std::unique_ptr<StatsSlot>>& slots) {
+  std::array<bool, kOpTypes> sends{};
+  for (OpType op : kAllOps) {
+    sends[static_cast<size_t>(op)] = w.phase_sends(plan.kind, op);
+    if (sends[static_cast<size_t>(op)])
+      for (const auto& s : slots) s->prepare(op);
+  }
+  return sends;
+}
+
 }  // namespace
 
 double thread_wanted_fraction(uint64_t wanted_delta_ns, uint64_t spin_ns, double interval_s) {
@@ -400,17 +413,9 @@ PhaseResult run_phase(const PhasePlan& plan, const WorkloadSpec& w,
   // A memcached pool's servers, each counted apart (pool_server_seconds).
   std::vector<std::string> pool =
       clients.empty() ? std::vector<std::string>{} : clients.front()->pool_servers();
-  // The ops this phase sends get a row every second, even one in which nothing completed; their
-  // stats are allocated before the workers start.
-  std::array<bool, kOpTypes> sends{};
-  for (OpType op : kAllOps) {
-    sends[static_cast<size_t>(op)] = w.phase_sends(plan.kind, op);
-    if (sends[static_cast<size_t>(op)])
-      for (auto& s : slots) s->prepare(op);
-  }
   for (auto& s : slots) s->set_pool_servers(pool.size());
   std::atomic<bool> abort{false};
-  RowBuilder rows(slots, std::move(pool), sends,
+  RowBuilder rows(slots, std::move(pool), ops_sent(plan, w, slots),
                   !clients.empty() && clients.front()->follows_redirects());
 
   SecondCutter cutter(clock, plan.warmup_us);

@@ -55,6 +55,25 @@ bool valid_text_key(std::string_view key) {
 
 constexpr std::string_view kEnd = "END\r\n";
 
+// The one-line reply to a delete, incr/decr or touch (found or NOT_FOUND) into *out; false for
+// any other line.
+bool key_op_reply(TextOp op, std::string_view line, TextReply* out) {
+  uint64_t number = 0;
+  if (line == "NOT_FOUND")
+    out->kind = TextKind::not_found;
+  else if (op == TextOp::del && line == "DELETED")
+    out->kind = TextKind::deleted;
+  else if (op == TextOp::touch && line == "TOUCHED")
+    out->kind = TextKind::touched;
+  else if (op == TextOp::arith && parse_uint(line, &number)) {
+    out->kind = TextKind::number;
+    out->text = line;
+  } else {
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 const char* text_kind_name(TextKind k) {
@@ -164,19 +183,8 @@ ReadStatus TextDecoder::next(TextOp op, TextReply* out) {
     else
       return fail("unexpected reply to a storage command");
   } else if (op == TextOp::del || op == TextOp::touch || op == TextOp::arith) {
-    uint64_t number = 0;
-    if (line == "NOT_FOUND")
-      out->kind = TextKind::not_found;
-    else if (op == TextOp::del && line == "DELETED")
-      out->kind = TextKind::deleted;
-    else if (op == TextOp::touch && line == "TOUCHED")
-      out->kind = TextKind::touched;
-    else if (op == TextOp::arith && parse_uint(line, &number)) {
-      out->kind = TextKind::number;
-      out->text = line;
-    } else {
+    if (!key_op_reply(op, line, out))
       return fail("unexpected reply to a delete, incr, decr or touch");
-    }
   } else if (op == TextOp::version) {
     if (!word_with_message(line, "VERSION", &message)) return fail("unexpected reply to version");
     out->kind = TextKind::version;
