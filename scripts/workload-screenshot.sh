@@ -17,36 +17,22 @@ for p in redis-server memcached chromium; do
   command -v "$p" >/dev/null || { echo "missing $p" >&2; exit 2; }
 done
 mkdir -p "$out"
+source "$root/scripts/lib.sh"
 work=$(mktemp -d)
 pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-free_port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_port() {
-  for _ in $(seq 100); do
-    /usr/bin/python3 -c "import socket,sys; socket.create_connection(('127.0.0.1',$1),0.2)" \
-      2>/dev/null && return 0
-    sleep 0.1
-  done
-  echo "nothing listens on port $1" >&2
-  exit 1
-}
+kv_stop_on_exit workload-screenshot "$work"
 
-rport=$(free_port)
+rport=$(kv_free_port)
 redis-server --port "$rport" --save "" --appendonly no --bind 127.0.0.1 --maxmemory 64mb \
   --maxmemory-policy allkeys-lru >"$work/redis.log" 2>&1 &
 pids+=($!)
 rpid=$!
-mport=$(free_port)
+mport=$(kv_free_port)
 memcached -p "$mport" -l 127.0.0.1 -t 1 -m 64 -U 0 -u root >"$work/memcached.log" 2>&1 &
 pids+=($!)
 mpid=$!
-wait_port "$rport"
-wait_port "$mport"
+kv_wait_port "$rport" "$work/redis.log"
+kv_wait_port "$mport" "$work/memcached.log"
 db=$work/production.db
 "$kvmon" --db "$db" --pid "$rpid" --pid "$mpid" --flush-interval 1s 2>"$work/kvmon.log" &
 mon=$!

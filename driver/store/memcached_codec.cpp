@@ -222,23 +222,6 @@ ReadStatus TextDecoder::next(TextOp op, TextReply* out) {
   return ReadStatus::reply;
 }
 
-bool append_text_set(std::string& out, std::string_view key, std::string_view value, uint32_t flags,
-                     uint32_t exptime_s) {
-  if (!valid_text_key(key)) return false;
-  out.append("set ", 4);
-  out.append(key.data(), key.size());
-  out.push_back(' ');
-  append_decimal(out, flags);
-  out.push_back(' ');
-  append_decimal(out, exptime_s);
-  out.push_back(' ');
-  append_decimal(out, value.size());
-  out.append("\r\n", 2);
-  out.append(value.data(), value.size());
-  out.append("\r\n", 2);
-  return true;
-}
-
 bool append_text_store(std::string& out, std::string_view command, std::string_view key,
                        std::string_view value, uint32_t flags, uint32_t exptime_s) {
   if (!valid_text_key(key)) return false;
@@ -255,6 +238,11 @@ bool append_text_store(std::string& out, std::string_view command, std::string_v
   out.append(value.data(), value.size());
   out.append("\r\n", 2);
   return true;
+}
+
+bool append_text_set(std::string& out, std::string_view key, std::string_view value, uint32_t flags,
+                     uint32_t exptime_s) {
+  return append_text_store(out, "set", key, value, flags, exptime_s);
 }
 
 bool append_text_delete(std::string& out, std::string_view key) {
