@@ -25,7 +25,6 @@ st::mc::TextOp text_op(st::Op op) {
   switch (op) {
     case st::Op::set:
     case st::Op::append:
-    case st::Op::other:
       return st::mc::TextOp::storage;
     case st::Op::del:
       return st::mc::TextOp::del;
@@ -34,6 +33,7 @@ st::mc::TextOp text_op(st::Op op) {
     case st::Op::touch:
       return st::mc::TextOp::touch;
     case st::Op::get:
+    case st::Op::other:  // as before there were other kinds (a text link sends no handshake)
       break;
   }
   return st::mc::TextOp::get;
