@@ -397,8 +397,9 @@ std::string_view KeyFormatter::format(uint64_t index) {
       static_cast<size_t>(std::to_chars(digits, digits + sizeof digits, index).ptr - digits);
   if (sizes_ != nullptr) {
     // Zeros between the marker and the number make it the key's size. The size is a function
-    // of the index (salted apart from the value's), so a key is always written the same way.
-    const auto want = static_cast<size_t>(sizes_->size_for(mix64(index ^ kKeySizeSalt)));
+    // of the index (size_for hashes it; the salt sets it apart from the value's), so a key is
+    // always written the same way.
+    const auto want = static_cast<size_t>(sizes_->size_for(index ^ kKeySizeSalt));
     const auto have = static_cast<size_t>(begin - buf_.data()) + n;
     if (want > have) begin = std::fill_n(begin, want - have, '0');
   }
