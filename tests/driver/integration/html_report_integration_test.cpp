@@ -115,7 +115,10 @@ TEST(HtmlReport, ChartsRenderInHeadlessChromiumWithData) {
   ASSERT_NE(answers, std::string::npos);
   EXPECT_LT(answers, first_chart);
   EXPECT_LT(page.find("is the fastest, "), first_chart);
-  EXPECT_NE(page.find("x " + memcached.uri()), std::string::npos);
+  // By how much, against the other store: whichever of the two was faster on this machine (the
+  // test assumed Redis; a clean-clone run had memcached 1.19-1.31x ahead in every phase).
+  EXPECT_TRUE(page.find("x " + memcached.uri()) != std::string::npos ||
+              page.find("x " + redis.uri()) != std::string::npos);
   const size_t run1 = page.find("<h2>Run 1"), box = page.find("<b>The answer</b>", run1);
   EXPECT_LT(box, page.find("Timeline", run1));
   EXPECT_NE(page.find("class=\"valid\"", box), std::string::npos);
