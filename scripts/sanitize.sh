@@ -109,7 +109,7 @@ not_ours+='|^KvdriveSearch\.AStarvedClientThreadIsReportedClientBound$'
 not_ours+='|^KvdriveSearch\.AnObjectiveBelowThePathsFloorIsSaidToBeAFloor$'
 # Whose time a stall is, what pacing spins, when kvmon samples, whether B is faster: timing
 # assertions, which run in the plain build only.
-not_ours+="|$(suites LatencyAttribution GroupTiming KvmonTiming PacingCost PoolFailover ClusterFailover Compare Check)"
+not_ours+="|$(suites LatencyAttribution GroupTiming KvmonTiming PacingCost PoolFailover ClusterFailover Compare Check TraceTiming)"
 # How far behind its schedule a send leaves (µs): under TSan beside other work it was 1 ms.
 not_ours+='|^KvdriveTiming\.RateModeSendsWithinMicrosecondsOfTheSchedule$'
 # Two requests due 0.5 s apart make a phase of at least 0.5 s: under TSan beside a build it

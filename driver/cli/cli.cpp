@@ -10,6 +10,7 @@
 #include "cli/check_command.hpp"
 #include "cli/compare_command.hpp"
 #include "cli/config_file.hpp"
+#include "cli/gen_trace_command.hpp"
 #include "cli/merge_command.hpp"
 #include "cli/mrc_command.hpp"
 #include "cli/report_command.hpp"
@@ -93,10 +94,10 @@ int parse_error_exit(const CLI::ParseError& e, CLI::App& app, const ConfigOption
     return usage_error(config_error_text(e, config));
   if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr && app.get_subcommands().empty()) {
     std::vector<std::string> rest = app.remaining();
-    return usage_error(
-        (rest.empty() ? std::string("missing subcommand")
-                      : "unknown subcommand '" + rest.front() + "'") +
-        " (expected run, report, compare, check, mrc, merge or scenarios; see kvdrive --help)");
+    return usage_error((rest.empty() ? std::string("missing subcommand")
+                                     : "unknown subcommand '" + rest.front() + "'") +
+                       " (expected run, report, compare, check, mrc, gen-trace, merge or "
+                       "scenarios; see kvdrive --help)");
   }
   return usage_error(with_config_origin(e.what(), argc, argv, *config.file));
 }
@@ -122,6 +123,7 @@ int kvdrive_main(int argc, char** argv) {
   CompareCommand compare(app);
   CheckCommand check(app);
   MrcCommand mrc(app);
+  GenTraceCommand gen_trace(app);
   // --log-level also after the subcommand (`kvdrive run ... --log-level debug`).
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
     sub->add_option("--log-level", log_level, "debug, info, warn, error or off")
@@ -151,6 +153,7 @@ int kvdrive_main(int argc, char** argv) {
     if (compare.parsed()) compare.check();
     if (check.parsed()) check.check();
     if (mrc.parsed()) mrc.check();
+    if (gen_trace.parsed()) gen_trace.check();
   } catch (const CLI::ParseError& e) {
     return parse_error_exit(e, app, config, argc, argv);
   } catch (const UsageError& e) {
@@ -164,6 +167,7 @@ int kvdrive_main(int argc, char** argv) {
     if (compare.parsed()) return compare.execute();
     if (check.parsed()) return check.execute();
     if (mrc.parsed()) return mrc.execute();
+    if (gen_trace.parsed()) return gen_trace.execute();
     return report.execute();
   } catch (const UsageError& e) {
     return usage_error(e.what());

@@ -10,11 +10,15 @@
 #include <cstdint>
 #include <cstring>
 #include <ctime>
+#include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_set>
+#include <utility>
 
 #include "kvbench/units.hpp"
 #include "kvbench/usage_error.hpp"
+#include "workload/trace.hpp"
 
 namespace kv::drive {
 
@@ -38,19 +42,41 @@ void check_bytes_in_flight(const WorkloadSpec& w, int processes) {
         format_size(static_cast<uint64_t>(memory)) + ")");
 }
 
+void scan_replay(WorkloadSpec& w) {
+  TraceScan scan;
+  try {
+    scan = scan_trace(w.trace.path, w.trace.keys_scale);
+  } catch (const TraceError& e) {
+    throw UsageError(std::string("--trace ") + e.what());
+  }
+  if (scan.requests == 0)
+    throw UsageError("--trace " + w.trace.path + ": no request to replay" +
+                     (scan.records > 0 ? " (--trace-keys-scale left out every key)" : ""));
+  w.trace.requests = scan.requests;
+  w.trace.span_s = scan.last_ts - scan.first_ts + 1;
+  w.trace.ops = scan.ops;
+  w.trace.largest_ttl = scan.largest_ttl;
+  w.trace.counters = std::make_shared<const std::unordered_set<uint64_t>>(std::move(scan.counters));
+}
+
 // memcached reads an expiry above 30 days as a Unix time, which would be long past: every value
 // would expire at once while the run looks fine.
 void check_memcached_ttl(const std::vector<TargetSpec>& specs, const std::vector<RunStep>& steps) {
   constexpr uint32_t kMemcachedMaxRelativeTtlS = 30 * 86'400;
   for (const auto& spec : specs) {
     if (spec.protocol != Protocol::memcached) continue;
-    for (const auto& step : steps)
+    for (const auto& step : steps) {
+      if (step.workload.trace.largest_ttl > kMemcachedMaxRelativeTtlS)
+        throw UsageError("--trace " + step.workload.trace.path + ": a TTL of " +
+                         std::to_string(step.workload.trace.largest_ttl) + " s: " + spec.display +
+                         " reads an expiry above 30 days as a Unix time (long past)");
       if (step.workload.ttl.largest() > kMemcachedMaxRelativeTtlS)
         throw UsageError("--ttl " +
                          format_duration_us(int64_t{step.workload.ttl.largest()} * 1'000'000) +
                          ": " + spec.display +
                          " reads an expiry above 30 days as a Unix time (long past); at most "
                          "720h for memcached targets");
+    }
   }
 }
 

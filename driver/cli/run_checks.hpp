@@ -23,6 +23,10 @@ void check_mix_commands(const std::vector<TargetSpec>& specs, const std::vector<
 void check_descriptors(const std::vector<TargetSpec>& specs, const std::vector<RunStep>& steps);
 // --wire-start kernel with a TLS target.
 void check_wire_start(const std::vector<TargetSpec>& specs, const std::vector<RunStep>& steps);
+// --trace: reads the trace once (every line checked, its requests and ops counted into
+// w.trace); a file that cannot be read, a line that does not parse or no request to replay is
+// a UsageError naming the file and line.
+void scan_replay(WorkloadSpec& w);
 // --start-at's value as wall time (µs since the epoch): UTC YYYY-MM-DDTHH:MM:SS[.fff]Z,
 // @EPOCH-SECONDS or +DURATION from now_us, in the next 7 days; throws UsageError.
 int64_t parse_start_at(const std::string& text, int64_t now_us);

@@ -137,11 +137,14 @@ void RunCommand::check(int argc, char** argv) {
   parse_process_place();
   const bool warmup_given = std::any_of(overrides.begin(), overrides.end(),
                                         [](const auto& o) { return o.first == "warmup"; });
+  if (search_cli_.search && !opts_.steps.empty() && opts_.steps.front().workload.trace.on())
+    throw UsageError("--search with --trace: a replay's rate is its trace's (--speed scales it)");
   opts_.search = finish_search_options(search_cli_, opts_.steps, phases_given, warmup_given);
   if (opts_.search.enabled && opts_.process_count > 1 && opts_.targets.size() > 1)
     throw UsageError("--search with --processes takes one --target (the group steps one store)");
   parse_group_pipes();
   for (auto& step : opts_.steps) {
+    if (step.workload.trace.on()) scan_replay(step.workload);
     step.workload.process_index = opts_.process_index;
     step.workload.process_count = opts_.process_count;
     check_bytes_in_flight(step.workload, opts_.process_count);

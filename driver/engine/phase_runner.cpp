@@ -16,6 +16,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -362,7 +363,12 @@ class Watchdog {
 
 // The phase's status and error, once it is over.
 void judge(PhaseResult& result, Why why, const PhasePlan& plan, uint64_t failed_since_answer,
-           bool stopped) {
+           bool stopped, const std::string& trace_error) {
+  if (!trace_error.empty()) {
+    result.status = RunStatus::failed;
+    result.error = "the trace could not be read on: " + trace_error;
+    return;
+  }
   if (why == Why::max_errors) {
     // The count includes what completed after the limit was passed, so it is the table's figure.
     result.status = RunStatus::failed;
@@ -381,13 +387,23 @@ void judge(PhaseResult& result, Why why, const PhasePlan& plan, uint64_t failed_
   if (result.status != RunStatus::failed && stopped) result.status = RunStatus::interrupted;
 }
 
+// A replay's trace that could not be read on (a worker's note): the first one, which fails the
+// phase.
+void keep_trace_error(const SecondReport& report, std::string& first) {
+  for (const WorkerNote& note : report.notes)
+    if (std::string_view(note.kind) == kTraceErrorNote && first.empty()) first = note.text;
+}
+
 // The ops a phase sends: each gets a row every second, even one in which nothing completed,
 // and its stats are allocated in every slot before the workers start.
-std::array<bool, kOpTypes> ops_sent(const PhasePlan& plan, const WorkloadSpec& w,
+// (A replay's prepends go to a Redis target as APPEND: replay_op.)
+std::array<bool, kOpTypes> ops_sent(const PhasePlan& plan, const WorkloadSpec& w, bool redis,
                                     const std::vector<std::unique_ptr<StatsSlot>>& slots) {
   std::array<bool, kOpTypes> sends{};
   for (OpType op : kAllOps) {
-    sends[static_cast<size_t>(op)] = w.phase_sends(plan.kind, op);
+    sends[static_cast<size_t>(op)] =
+        w.phase_sends(plan.kind, op) &&
+        !(plan.kind == PhaseKind::trace && redis && op == OpType::prepend);
     if (sends[static_cast<size_t>(op)])
       for (const auto& s : slots) s->prepare(op);
   }
@@ -409,13 +425,14 @@ PhaseResult run_phase(const PhasePlan& plan, const WorkloadSpec& w,
                       const std::function<void(const SecondReport&)>& on_second, LoopClock& clock) {
   const size_t n = clients.size() / static_cast<size_t>(w.connections);  // workers
   std::vector<std::unique_ptr<StatsSlot>> slots;
-  for (size_t i = 0; i < n; ++i) slots.push_back(std::make_unique<StatsSlot>(plan.rate > 0));
+  for (size_t i = 0; i < n; ++i) slots.push_back(std::make_unique<StatsSlot>(plan.open_loop()));
   // A memcached pool's servers, each counted apart (pool_server_seconds).
   std::vector<std::string> pool =
       clients.empty() ? std::vector<std::string>{} : clients.front()->pool_servers();
   for (auto& s : slots) s->set_pool_servers(pool.size());
   std::atomic<bool> abort{false};
-  RowBuilder rows(slots, std::move(pool), ops_sent(plan, w, slots),
+  const bool redis = !clients.empty() && clients.front()->spec().protocol == Protocol::redis;
+  RowBuilder rows(slots, std::move(pool), ops_sent(plan, w, redis, slots),
                   !clients.empty() && clients.front()->follows_redirects());
 
   SecondCutter cutter(clock, plan.warmup_us);
@@ -434,6 +451,7 @@ PhaseResult run_phase(const PhasePlan& plan, const WorkloadSpec& w,
   CpuMeter cpu(n);
   IntervalStats second;
   Watchdog watchdog(plan, start_ns);
+  std::string trace_error;  // a replay's trace that could not be read on
   for (bool done = false; !done;) {
     // The row ends at the next whole second, or when the last worker is done. The phase's
     // duration ends inside a row: the collector wakes then to stop the workers, and the row
@@ -460,6 +478,7 @@ PhaseResult run_phase(const PhasePlan& plan, const WorkloadSpec& w,
                &report.busiest_thread_cpu);
     cpu.sample_wanted(workers.tids(), workers.finals(), interval_s, spin_delta,
                       &report.busiest_thread_wanted, &report.run_delay_us);
+    keep_trace_error(report, trace_error);
     if (!report.warmup) result.totals.merge(second);
     result.ops += report.ops();
     result.failed += report.failed();
@@ -474,7 +493,7 @@ PhaseResult run_phase(const PhasePlan& plan, const WorkloadSpec& w,
   result.ended_ts_us = cutter.row_start_ts_us();
   sink.close();
   sink.rethrow();
-  judge(result, watchdog.why(), plan, watchdog.failed_since_answer(), stop.load());
+  judge(result, watchdog.why(), plan, watchdog.failed_since_answer(), stop.load(), trace_error);
   return result;
 }
 

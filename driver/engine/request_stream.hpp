@@ -94,15 +94,20 @@ struct Pending {
   // Rate mode: of intended -> queued, the time its connection's --pipeline window was full
   // (waiting for the store's replies, whichever request was at the head then); else 0.
   int64_t queue_ns;
+  uint32_t value_size;  // of a request that carries a value: the workload's size for the key,
+  uint32_t ttl_s;       // and its TTL (a replay: the recorded ones)
   OpType op;
+  uint8_t key_size;  // a replay: the recorded key size (0: the workload's, KeyFormatter's)
 };
 
 // The value a request of `p` carries: none (get, delete, incr, decr, touch), "0" for a counter
-// key (set by a load phase), else the key's value.
+// key (set by a load phase; a replay's append to one adds nothing, keeping it a number: Redis's
+// INCR refuses "00"), else the key's value.
 inline std::string_view value_of(const WorkerContext& ctx, const Pending& p) {
   if (!op_has_value(p.op)) return {};
-  if (p.key & kCounterKey) return "0";
-  return ctx.values.value_for(p.key, ctx.workload.values.size_for(p.key));
+  if (p.key & kCounterKey)
+    return p.op == OpType::append || p.op == OpType::prepend ? std::string_view() : "0";
+  return ctx.values.value_for(p.key, p.value_size);
 }
 
 // Where a request was on its way, beside its Pending's times (0: not known).
@@ -173,7 +178,7 @@ inline bool stop_sending(const WorkerContext& ctx, int64_t end_ns, int64_t now,
                          int64_t late_ns = kEndGraceNs) {
   if (ctx.stop.load(std::memory_order_relaxed)) return true;
   if (!ctx.abort.load(std::memory_order_relaxed)) return false;
-  return !abort_may_be_duration_end(ctx.plan.rate > 0, end_ns, now, late_ns);
+  return !abort_may_be_duration_end(ctx.plan.open_loop(), end_ns, now, late_ns);
 }
 
 // A stream's number of requests. Load phases: exactly its key range. Rate mode: request g of

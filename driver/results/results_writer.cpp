@@ -132,7 +132,9 @@ int64_t ResultsWriter::begin_phase(const PhaseRow& row) {
                                  : std::nullopt)
       .bind(10, plan.duration_us > 0 ? std::optional<int64_t>(plan.duration_us) : std::nullopt)
       .bind(11, plan.warmup_us)
-      .bind(12, plan.rate > 0 ? std::optional<double>(plan.rate) : std::nullopt)
+      .bind(12, plan.rate > 0         ? std::optional<double>(plan.rate)
+                : plan.trace_rate > 0 ? std::optional<double>(plan.trace_rate)
+                                      : std::nullopt)
       .bind(13, row.parameters_json)
       .bind(14, row.step.empty() ? std::optional<std::string>() : row.step)
       .run();

@@ -48,7 +48,7 @@ void PhaseSeconds::note_client_stall(const SecondReport& sec) {
 }
 
 void PhaseSeconds::operator()(const SecondReport& sec) {
-  const bool rate_mode = plan_.rate > 0;
+  const bool rate_mode = plan_.open_loop();
   writer_.write_second(phase_id_, sec, rate_mode);
   if (at_.hdr_log) {
     for (OpType op : kAllOps) {

@@ -26,6 +26,7 @@
 #include "store/stats_sources.hpp"
 #include "store/store_stats.hpp"
 #include "store/tls_context.hpp"
+#include "workload/trace.hpp"
 
 namespace kv::drive {
 namespace {
@@ -45,7 +46,7 @@ RunEnd run_one_phase(const RunOptions& opts, const PhaseSlot& at, const Workload
   PhasePlan plan = plan_phase(kind, w);
   plan.max_errors = opts.max_errors;
   plan.give_up_us = opts.give_up_us;
-  const bool rate_mode = plan.rate > 0;
+  const bool rate_mode = plan.open_loop();
   PhaseSeconds::Where where = at.where;
   where.label += " ";
   where.label += phase_kind_name(kind);
@@ -278,7 +279,8 @@ RunRecord run_benchmark(const RunOptions& opts, const std::atomic<bool>& stop) {
   std::vector<TargetSpec> specs = check_run_options(opts);
   uint64_t largest_value = 1;
   for (const auto& step : opts.steps)
-    largest_value = std::max(largest_value, step.workload.values.largest());
+    largest_value = std::max<uint64_t>(
+        largest_value, step.workload.trace.on() ? kTraceMaxValue : step.workload.values.largest());
   for (const auto& spec : specs) connect_event_clients(spec, 1, opts.client);  // reachable?
 
   // kvmon links are checked before the file is touched too (an unreachable one is an error).

@@ -201,7 +201,9 @@ enum class PoolCount : uint8_t { answered = 0, failed, failed_fast, probes, reha
 constexpr size_t kPoolCounts = 5;
 
 // What a worker noted (StatsSlot::add_note): an events row of `kind` (cluster_topology,
-// pool_topology) saying `text`.
+// pool_topology, trace_error) saying `text`. A trace_error (a replay's line that did not parse)
+// also fails the phase.
+inline constexpr const char* kTraceErrorNote = "trace_error";
 struct WorkerNote {
   const char* kind;
   std::string text;

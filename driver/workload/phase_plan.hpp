@@ -20,6 +20,13 @@ struct PhasePlan {
   // that died for good); 0: never. A store that comes back sooner is reconnected and the phase
   // goes on.
   int64_t give_up_us = 0;
+  // Open loop: latency from each request's intended send time, slip, queue and drops counted:
+  // a --rate, or a trace replayed at its recorded timing.
+  bool open_loop() const noexcept { return kind == PhaseKind::trace ? !trace_fast : rate > 0; }
+  bool trace_fast = false;  // a trace phase: --trace-timing fast
+  // A replay at recorded timing: the trace's mean rate (its requests over its time / --speed),
+  // the phases row's rate (what the open loop was asked for); 0 otherwise.
+  double trace_rate = 0;
 };
 
 // Builds the plan of phase `kind` from the workload (load: every key once; read/mixed:

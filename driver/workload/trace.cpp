@@ -2,6 +2,7 @@
 
 #include <zstd.h>
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cmath>
@@ -177,6 +178,69 @@ void write_trace(const TraceSpec& spec, std::ostream& out) {
     out << i / spec.rate << ',' << name << ',' << name.size() << ',' << value << ",1," << op << ','
         << spec.ttl_s << '\n';
   }
+}
+
+OpType replay_op(TraceOp op, bool redis) {
+  switch (op) {
+    case TraceOp::get:
+    case TraceOp::gets:
+      return OpType::get;
+    case TraceOp::set:
+    case TraceOp::cas:
+      return OpType::set;
+    case TraceOp::add:
+      return OpType::add;
+    case TraceOp::replace:
+      return OpType::replace;
+    case TraceOp::append:
+      return OpType::append;
+    case TraceOp::prepend:
+      return redis ? OpType::append : OpType::prepend;
+    case TraceOp::del:
+      return OpType::del;
+    case TraceOp::incr:
+      return OpType::incr;
+    case TraceOp::decr:
+      return OpType::decr;
+  }
+  return OpType::get;
+}
+
+uint64_t trace_key_id(std::string_view key) {
+  uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a, then a finalizer
+  for (unsigned char c : key) h = (h ^ c) * 0x100000001b3ULL;
+  return splitmix64(h) >> 2;  // the top bits are KeyFormatter's markers (kMissKey, kCounterKey)
+}
+
+std::optional<uint64_t> scaled_key(uint64_t key_id, uint64_t ordinal, double scale) {
+  constexpr uint64_t kSalt = 0x7363616c65ULL;
+  if (scale == 1) return key_id;
+  if (scale < 1) {
+    const double u = static_cast<double>(splitmix64(key_id ^ kSalt) >> 11) * 0x1.0p-53;
+    if (u < scale) return key_id;
+    return std::nullopt;
+  }
+  const uint64_t copy = splitmix64(ordinal ^ kSalt) % static_cast<uint64_t>(scale);
+  return copy == 0 ? key_id : splitmix64(key_id + copy * 0x9e3779b97f4a7c15ULL) >> 2;
+}
+
+TraceScan scan_trace(const std::string& path, double keys_scale) {
+  TraceScan s;
+  TraceReader reader(path);
+  while (auto r = reader.next()) {
+    if (s.records == 0) s.first_ts = r->ts_s;
+    s.last_ts = std::max(s.last_ts, r->ts_s);
+    if (const auto id = scaled_key(trace_key_id(r->key), s.records, keys_scale)) {
+      ++s.requests;
+      if (r->op == TraceOp::incr || r->op == TraceOp::decr) s.counters.insert(*id);
+      s.ops[static_cast<size_t>(replay_op(r->op, false))] = true;
+      if (r->op != TraceOp::get && r->op != TraceOp::gets && r->op != TraceOp::del)
+        s.largest_ttl =
+            std::max(s.largest_ttl, static_cast<uint32_t>(std::min<int64_t>(r->ttl_s, UINT32_MAX)));
+    }
+    ++s.records;
+  }
+  return s;
 }
 
 }  // namespace kv::drive

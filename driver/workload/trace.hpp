@@ -5,6 +5,7 @@
 // written by a generator from a workload description, for tests and users without a trace.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -12,6 +13,9 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <unordered_set>
+
+#include "kvbench/op_type.hpp"
 
 namespace kv::drive {
 
@@ -88,6 +92,35 @@ struct TraceSpec {
   int64_t ttl_s = 0;
   uint64_t seed = 1;
 };
+
+// How a replay (run --trace) sends a record. Operations: gets as get, cas as set (the trace has
+// no cas unique), and on Redis prepend as APPEND (`redis`); the rest as themselves. Keys: a
+// record's key becomes a number (trace_key_id, below 2^62) written "<prefix><number>", zero-padded
+// to the recorded key size; a key that some incr or decr acts on is a counter key
+// ("<prefix>~n:<number>") for every request, its writes holding "0". Values: the recorded size,
+// at most kTraceMaxValue (memcached's default item limit is 1 MiB with the key).
+inline constexpr uint32_t kTraceMaxValue = 1'000'000;
+OpType replay_op(TraceOp op, bool redis);
+uint64_t trace_key_id(std::string_view key);
+
+// --trace-keys-scale F: below 1, a record is replayed when its key is one of that share of the
+// keys (its requests with it, so each key's sequence is whole); an integer F above 1 makes each
+// key F keys, record `ordinal` (its place in the file, from 0) going to one of them. Returns the
+// key id to replay, or nullopt when the record is left out.
+std::optional<uint64_t> scaled_key(uint64_t key_id, uint64_t ordinal, double scale);
+
+// What a replay will send, read once before it starts (every line checked).
+struct TraceScan {
+  uint64_t records = 0;   // lines, blank ones aside
+  uint64_t requests = 0;  // after --trace-keys-scale
+  int64_t first_ts = 0, last_ts = 0;
+  uint32_t largest_ttl = 0;
+  std::array<bool, kOpTypes> ops{};       // the ops it sends (replay_op on memcached)
+  std::unordered_set<uint64_t> counters;  // the key ids some incr or decr acts on
+};
+// Throws TraceError ("FILE:LINE: why") for a file that cannot be read or a line that does not
+// parse.
+TraceScan scan_trace(const std::string& path, double keys_scale);
 
 // Writes the trace of `spec` to `out`, a line per request. std::invalid_argument for no keys, a
 // rate of 0, or a value range that is empty or starts at 0.

@@ -113,6 +113,8 @@ const char* phase_kind_name(PhaseKind k) {
       return "read";
     case PhaseKind::mixed:
       return "mixed";
+    case PhaseKind::trace:
+      return "trace";
   }
   return "?";
 }
@@ -248,6 +250,12 @@ std::string WorkloadSpec::to_json() const {
   if (!mix.empty()) j["mix"] = mix_text(mix);
   j["hit_rate"] = hit_rate;
   if (cache_aside) j["cache_aside"] = true;
+  if (trace.on()) {
+    j["trace"] = trace.path;
+    j["trace_timing"] = trace.fast ? "fast" : "recorded";
+    if (!trace.fast) j["speed"] = trace.speed;
+    if (trace.keys_scale != 1) j["trace_keys_scale"] = trace.keys_scale;
+  }
   j["verify"] = verify;
   j["rate"] = rate;
   if (rate > 0) j["spin_budget"] = spin_budget;
@@ -311,6 +319,9 @@ bool WorkloadSpec::phase_sends(PhaseKind kind, OpType op) const {
       for (const MixEntry& e : op_mix())
         if (e.op == op && e.weight > 0) return true;
       return false;
+    case PhaseKind::trace:  // its prepends go to Redis as APPEND (replay_op)
+      return trace.ops[static_cast<size_t>(op)] ||
+             (op == OpType::append && trace.ops[static_cast<size_t>(OpType::prepend)]);
   }
   return false;
 }
@@ -372,7 +383,9 @@ std::string mix_text(const std::vector<MixEntry>& mix) {
 }
 
 KeyFormatter::KeyFormatter(std::string_view prefix) : buf_(prefix), prefix_len_(prefix.size()) {
-  buf_.resize(prefix_len_ + kCounterMarker.size() + kMissMarker.size() + 24);
+  // Room for the longest key: a number with both markers, or a padded one (kMaxKeySize).
+  buf_.resize(
+      std::max<size_t>(prefix_len_ + kCounterMarker.size() + kMissMarker.size() + 24, kMaxKeySize));
 }
 
 KeyFormatter::KeyFormatter(std::string_view prefix, const ValueSizes& sizes)
@@ -382,7 +395,7 @@ KeyFormatter::KeyFormatter(std::string_view prefix, const ValueSizes& sizes)
   buf_.resize(std::max<size_t>(buf_.size(), static_cast<size_t>(sizes.max)));
 }
 
-std::string_view KeyFormatter::format(uint64_t index) {
+std::string_view KeyFormatter::format(uint64_t index, size_t size) {
   char* begin = buf_.data() + prefix_len_;
   if (index & kCounterKey) {
     index &= ~kCounterKey;
@@ -395,11 +408,11 @@ std::string_view KeyFormatter::format(uint64_t index) {
   char digits[20];
   const auto n =
       static_cast<size_t>(std::to_chars(digits, digits + sizeof digits, index).ptr - digits);
-  if (sizes_ != nullptr) {
+  if (sizes_ != nullptr || size > 0) {
     // Zeros between the marker and the number make it the key's size. The size is a function
     // of the index (size_for hashes it; the salt sets it apart from the value's), so a key is
     // always written the same way.
-    const auto want = static_cast<size_t>(sizes_->size_for(index ^ kKeySizeSalt));
+    const auto want = size > 0 ? size : static_cast<size_t>(sizes_->size_for(index ^ kKeySizeSalt));
     const auto have = static_cast<size_t>(begin - buf_.data()) + n;
     if (want > have) begin = std::fill_n(begin, want - have, '0');
   }

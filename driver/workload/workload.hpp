@@ -2,17 +2,21 @@
 // and values are chosen, and the parsers for their command-line forms.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "kvbench/op_type.hpp"
 
 namespace kv::drive {
 
-// load: every key set once, in order. read: gets. mixed: sets and gets at a ratio.
-enum class PhaseKind { load, read, mixed };
+// load: every key set once, in order. read: gets. mixed: sets and gets at a ratio. trace: the
+// requests of a trace file (--trace), the one phase of a replay.
+enum class PhaseKind { load, read, mixed, trace };
 const char* phase_kind_name(PhaseKind k);
 // "load,read,mixed" → kinds. Throws UsageError naming the bad element.
 std::vector<PhaseKind> parse_phases(std::string_view text);
@@ -80,6 +84,26 @@ struct MixEntry {
 std::vector<MixEntry> parse_mix(std::string_view text);
 std::string mix_text(const std::vector<MixEntry>& mix);
 
+// --trace: a cache trace replayed (workload/trace.hpp has the format; engine/trace_feed.hpp how
+// its requests are spread over the connections and timed).
+struct TraceReplay {
+  std::string path;       // empty: no replay
+  double speed = 1;       // recorded timing: the trace's time divided by this
+  bool fast = false;      // --trace-timing fast: closed loop, as fast as the window allows
+  double keys_scale = 1;  // below 1: that share of the keys (and their requests); above, an
+                          // integer: that many copies of each key, a request going to one
+  // What a scan of the file found before the run (scan_trace): the requests it replays and the
+  // ops it sends.
+  uint64_t requests = 0;
+  int64_t span_s = 0;  // from its first timestamp to its last, plus the last second
+  std::array<bool, kOpTypes> ops{};
+  uint32_t largest_ttl = 0;
+  // The keys some incr or decr acts on: every request of such a key goes to its counter key,
+  // whose writes hold "0" (a number, as an application's counter does).
+  std::shared_ptr<const std::unordered_set<uint64_t>> counters;
+  bool on() const { return !path.empty(); }
+};
+
 // --connections per thread: the event engine holds up to kMaxEventConnections (one fd each:
 // ulimit -n must allow them).
 inline constexpr int kMaxEventConnections = 100000;
@@ -94,10 +118,12 @@ struct WorkloadSpec {
   Ttls ttl;                           // --ttl; none: no expiry
   ValueSizes key_sizes{0, 0, {}, 0};  // --key-size; max 0: each key as long as it is
   std::vector<PhaseKind> phases = {PhaseKind::load, PhaseKind::read};
-  KeyPattern pattern;       // read and mixed phases
-  uint64_t requests = 0;    // read / mixed: requests per phase; 0 = keys
-  int64_t duration_us = 0;  // read / mixed: phase length; 0 = end by requests
-  uint32_t ratio_sets = 1;  // mixed: sets : gets (--ratio; --mix set:S,get:G)
+  bool phases_given = false;  // --phases was given (a replay's one phase is trace)
+  TraceReplay trace;          // --trace
+  KeyPattern pattern;         // read and mixed phases
+  uint64_t requests = 0;      // read / mixed: requests per phase; 0 = keys
+  int64_t duration_us = 0;    // read / mixed: phase length; 0 = end by requests
+  uint32_t ratio_sets = 1;    // mixed: sets : gets (--ratio; --mix set:S,get:G)
   uint32_t ratio_gets = 10;
   bool ratio_given = false;   // --ratio was given (it and --mix exclude each other)
   std::vector<MixEntry> mix;  // --mix; empty: set and get at --ratio
@@ -154,8 +180,9 @@ class KeyFormatter {
   // With --key-size: the number is padded with leading zeros to make the key its size (a key
   // longer than its size keeps its length). Distinct indexes still give distinct keys.
   KeyFormatter(std::string_view prefix, const ValueSizes& sizes);
-  // Valid until the next call.
-  std::string_view format(uint64_t index);
+  // Valid until the next call. `size` above 0: pad to that size instead (a replay's recorded
+  // key size).
+  std::string_view format(uint64_t index, size_t size = 0);
 
  private:
   std::string buf_;

@@ -142,6 +142,47 @@ Ttls parse_ttls(std::string_view value) {
   return t;
 }
 
+void set_trace_option(WorkloadSpec& w, std::string_view name, std::string_view value) {
+  if (name == "trace") {
+    if (value.empty()) bad(name, value, "names no file");
+    w.trace.path = std::string(value);
+    w.phases = {PhaseKind::trace};
+  } else if (name == "trace-timing") {
+    if (value != "recorded" && value != "fast") bad(name, value, "must be recorded or fast");
+    w.trace.fast = value == "fast";
+  } else if (name == "speed") {
+    w.trace.speed = parse_number<double>(name, value, 1e-3, 1e6);
+  } else {
+    const double f = parse_number<double>(name, value, 1e-6, 1000);
+    if (f > 1 && f != std::floor(f))
+      bad(name, value, "above 1 must be a whole number (that many copies of each key)");
+    w.trace.keys_scale = f;
+  }
+}
+
+// The options a replay takes from the trace, or that shape what it does not send.
+void check_trace_workload(const WorkloadSpec& w) {
+  const TraceReplay none;
+  if (!w.trace.on()) {
+    if (w.trace.fast || w.trace.speed != none.speed || w.trace.keys_scale != none.keys_scale)
+      throw UsageError("--trace-timing, --speed and --trace-keys-scale need --trace");
+    return;
+  }
+  const auto refuse = [&](const std::string& option, const std::string& why) {
+    throw UsageError(option + " with --trace: " + why);
+  };
+  if (w.phases_given) refuse("--phases", "a replay is one phase, its trace's requests");
+  if (w.ratio_given || !w.mix.empty()) refuse("--ratio/--mix", "the trace's operations are sent");
+  if (w.rate > 0) refuse("--rate", "the trace's timing paces a replay (--speed scales it)");
+  if (w.cache_aside) refuse("--cache-aside", "a trace holds its own sets after misses");
+  if (w.verify) refuse("--verify", "a key's values differ in size from one set to the next");
+  if (w.hit_rate != 1) refuse("--hit-rate", "the trace decides what misses");
+  if (w.ttl.any()) refuse("--ttl", "each write has the trace's TTL");
+  if (w.key_sizes.max > 0) refuse("--key-size", "each key has the trace's key size");
+  if (w.trace.fast && w.trace.speed != none.speed)
+    refuse("--speed", "it scales recorded timing, and --trace-timing is fast");
+}
+
 }  // namespace
 
 const std::vector<WorkloadOption>& workload_options() {
@@ -187,14 +228,29 @@ const std::vector<WorkloadOption>& workload_options() {
        "weighted per key (16:60,40:30,100:10)",
        "as long as the key", false},
       {"seed", "Seed of the key and value generators", "1", false},
+      {"trace",
+       "Replay a cache trace (Twitter's format, plain or zstd): its requests, at its timing, "
+       "each key on one connection",
+       "none", false},
+      {"trace-timing",
+       "A replay's timing: recorded (open loop, latency from each request's recorded time) or "
+       "fast (closed loop)",
+       "recorded", false},
+      {"speed", "A replay at recorded timing: the trace's time divided by this (2: twice as fast)",
+       "1", false},
+      {"trace-keys-scale",
+       "A replay's working set: below 1, that share of its keys (and their requests); an "
+       "integer above 1, that many copies of each key",
+       "1", false},
   };
   return all;
 }
 
 void set_workload_option(WorkloadSpec& w, std::string_view name, std::string_view value) {
-  if (name == "phases")
+  if (name == "phases") {
     w.phases = with_name(name, value, parse_phases);
-  else if (name == "keys") {
+    w.phases_given = true;
+  } else if (name == "keys") {
     w.keys = with_name(name, value, parse_count);
     if (w.keys == 0) bad(name, value, "must be at least 1");
     if (w.keys > kMaxKeys) bad(name, value, "more than " + std::to_string(kMaxKeys) + kMaxKeysWhy);
@@ -243,6 +299,9 @@ void set_workload_option(WorkloadSpec& w, std::string_view name, std::string_vie
     w.ttl = parse_ttls(value);
   else if (name == "key-size")
     w.key_sizes = with_name(name, value, parse_key_sizes);
+  else if (name == "trace" || name == "trace-timing" || name == "speed" ||
+           name == "trace-keys-scale")
+    set_trace_option(w, name, value);
   else {
     throw UsageError("unknown option '" + std::string(name) + "'");
   }
@@ -260,7 +319,8 @@ void check_workload(const WorkloadSpec& w, bool warmup_added) {
   if (w.duration_us > kMaxDurationUs)
     throw UsageError("--duration (after --scale) is longer than " +
                      format_duration_us(kMaxDurationUs));
-  if (static_cast<uint64_t>(w.threads) > w.keys)
+  check_trace_workload(w);
+  if (static_cast<uint64_t>(w.threads) > w.keys && !w.trace.on())
     throw UsageError("--threads (" + std::to_string(w.threads) + ") must not exceed --keys (" +
                      std::to_string(w.keys) + ")");
   for (const MixEntry& e : w.op_mix()) {

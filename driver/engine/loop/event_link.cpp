@@ -50,7 +50,7 @@ void Link::mark_dirty() {
 void Link::send(User* u, const Pending& p, std::string_view key, std::string_view value,
                 uint8_t redirects) {
   const size_t before = out_.size();
-  const bool ok = codec_.append(out_, p.op, key, value, w_.ctx.workload.ttl.ttl_for(p.key));
+  const bool ok = codec_.append(out_, p.op, key, value, p.ttl_s);
   if (!ok) {
     // A key the protocol cannot carry: refused before sending, as libmemcached refuses it.
     boost::asio::post(w_.io, [u, p, this] {
@@ -85,7 +85,7 @@ void Link::append_asking(int64_t queued_ns) {
 
 void Link::send_parked(const Parked& r) {
   if (r.asking) append_asking(r.p.queued_ns);
-  send(r.user, r.p, r.user->keys.format(r.p.key), value_of(w_.ctx, r.p), r.redirects);
+  send(r.user, r.p, r.user->keys.format(r.p.key, r.p.key_size), value_of(w_.ctx, r.p), r.redirects);
 }
 
 void Link::count(PoolCount c) { w_.ctx.slot.add_pool(server_, c); }

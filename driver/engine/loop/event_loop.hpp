@@ -23,6 +23,7 @@
 #include "engine/loop/socket_transport.hpp"
 #include "engine/pacer.hpp"
 #include "engine/request_stream.hpp"
+#include "engine/trace_feed.hpp"
 #include "engine/worker.hpp"
 #include "store/cluster.hpp"
 #include "store/cluster_topology.hpp"
@@ -83,6 +84,8 @@ class Worker {
   // when every server is).
   bool ejected(size_t server) const { return server < ejected_.size() && ejected_[server]; }
   size_t live_server_for(std::string_view key) const;
+  // A replay (run --trace): this thread's reader of the trace; null otherwise.
+  std::unique_ptr<TraceFeed> feed;
   // A Redis Cluster target: this thread's slot map and redirects (a copy of the map CLUSTER
   // SLOTS gave when the clients were made); null for other targets.
   std::unique_ptr<st::ClusterRouter> router;

@@ -20,10 +20,11 @@ void User::finish() {
 void User::drop_due(int64_t now) {
   if (finished) return;
   const WorkerContext& ctx = worker.ctx;
-  if (schedule.on() && !ctx.stop.load(std::memory_order_relaxed)) {
+  if (open_loop && !ctx.stop.load(std::memory_order_relaxed)) {
     const int64_t due_by = std::min(worker.end_ns, now);
     std::array<uint64_t, kOpTypes> dropped{};
-    for (; next < share && schedule.at(next) < due_by; ++next) {
+    if (worker.feed) worker.feed->drop_due(local, due_by - ctx.start_ns, dropped);
+    for (; !worker.feed && next < share && schedule.at(next) < due_by; ++next) {
       OpType op = OpType::get;
       uint64_t key = 0;
       if (!picker.pick(next, &op, &key)) break;
@@ -45,64 +46,119 @@ void User::refill(int64_t now) {
   const WorkerContext& ctx = worker.ctx;
   const WorkloadSpec& w = ctx.workload;
   while (!finished && !has_held && inflight < static_cast<size_t>(w.pipeline)) {
+    Pending p{};
     if (backfill_count > 0 && !worker.stopping(now)) {
       // A cache client's set after its get missed: now, ahead of the stream's next request,
       // outside its count and schedule (latency from now: it was never due).
-      Pending p{};
       p.op = OpType::backfill;
       p.key = backfills[backfill_head];
       backfill_head = (backfill_head + 1) % backfills.size();
       --backfill_count;
       p.queued_ns = worker.now();
-      if (!send_picked(p)) return;
-      continue;
-    }
-    if (next >= share) {
-      finish();
+    } else if (!(worker.feed ? pick_traced(now, p) : pick_scheduled(now, p))) {
       return;
     }
-    if (worker.stopping(now)) {
-      drop_due(now);
-      return;
-    }
-    if (now < pause_until) {
-      worker.schedule_wake(this, pause_until);
-      return;
-    }
-    const int64_t intended = schedule.at(next);
-    if (schedule.on()) {
-      if (intended >= worker.end_ns) {
-        worker.waits_for_end = true;
-        finish();
-        return;
-      }
-      if (intended > now) {
-        now = worker.now();
-        if (intended > now) {
-          worker.schedule_wake(this, intended);
-          return;
-        }
-      }
-    } else if (now >= worker.end_ns) {
-      finish();
-      return;
-    }
-    Pending p{};
-    if (!picker.pick(next, &p.op, &p.key)) {
-      finish();
-      return;
-    }
-    ++next;
-    p.intended_ns = intended;
-    p.queued_ns = schedule.on() ? worker.now() : now;
-    if (schedule.on() && intended < p.queued_ns)
-      p.queue_ns = std::min(full_since(intended), p.queued_ns - intended);
     if (!send_picked(p)) return;
   }
 }
 
+bool User::pick_scheduled(int64_t& now, Pending& p) {
+  if (next >= share) {
+    finish();
+    return false;
+  }
+  if (worker.stopping(now)) {
+    drop_due(now);
+    return false;
+  }
+  if (now < pause_until) {
+    worker.schedule_wake(this, pause_until);
+    return false;
+  }
+  const int64_t intended = schedule.at(next);
+  if (schedule.on()) {
+    if (!wait_until(intended, now)) return false;
+  } else if (now >= worker.end_ns) {
+    finish();
+    return false;
+  }
+  if (!picker.pick(next, &p.op, &p.key)) {
+    finish();
+    return false;
+  }
+  ++next;
+  queue(intended, now, p);
+  return true;
+}
+
+bool User::pick_traced(int64_t& now, Pending& p) {
+  TraceFeed& feed = *worker.feed;
+  if (worker.stopping(now)) {
+    drop_due(now);
+    return false;
+  }
+  if (now < pause_until) {
+    worker.schedule_wake(this, pause_until);
+    return false;
+  }
+  const TraceItem* item = nullptr;
+  switch (feed.peek(local, now - worker.ctx.start_ns, &item)) {
+    case TraceFeed::Next::end:
+      finish();
+      return false;
+    case TraceFeed::Next::later:  // recorded: the next second's read; fast: others send first
+      worker.schedule_wake(
+          this, feed.recorded() ? worker.ctx.start_ns + feed.read_next_at() : now + kTraceRetryNs);
+      return false;
+    case TraceFeed::Next::item:
+      break;
+  }
+  const int64_t intended = feed.recorded() ? worker.ctx.start_ns + item->due_ns : 0;
+  if (feed.recorded()) {
+    if (!wait_until(intended, now)) return false;
+  } else if (now >= worker.end_ns) {
+    finish();
+    return false;
+  }
+  p.op = item->op;
+  p.key = item->key;
+  p.value_size = item->value_size;
+  p.ttl_s = item->ttl_s;
+  p.key_size = std::max<uint8_t>(item->key_size, 1);
+  feed.pop(local);
+  queue(intended, now, p);
+  return true;
+}
+
+bool User::wait_until(int64_t intended, int64_t& now) {
+  if (intended >= worker.end_ns) {
+    worker.waits_for_end = true;
+    finish();
+    return false;
+  }
+  if (intended > now) {
+    now = worker.now();
+    if (intended > now) {
+      worker.schedule_wake(this, intended);
+      return false;
+    }
+  }
+  return true;
+}
+
+void User::queue(int64_t intended, int64_t now, Pending& p) {
+  p.intended_ns = intended;
+  p.queued_ns = intended != 0 ? worker.now() : now;
+  if (intended != 0 && intended < p.queued_ns)
+    p.queue_ns = std::min(full_since(intended), p.queued_ns - intended);
+}
+
 bool User::send_picked(Pending& p) {
-  std::string_view key = keys.format(p.key);
+  if (p.key_size == 0) {  // not a replay's: the workload's size and TTL for the key
+    p.value_size = static_cast<uint32_t>(worker.ctx.workload.values.size_for(p.key));
+    p.ttl_s = worker.ctx.workload.ttl.ttl_for(p.key);
+  }
+  std::string_view key = keys.format(p.key, p.key_size);
   const std::string_view value = value_of(worker.ctx, p);
   p.bytes_out = key.size() + value.size();
   Link& l = worker.router ? *link_to_node(p.op != OpType::get ? worker.router->node_for(key)
@@ -121,7 +177,7 @@ bool User::dispatch(Link& l, const Pending& p, std::string_view key, std::string
       l.send(this, p, key, value);
       ++inflight;
       ++worker.busy;
-      if (schedule.on() && inflight == static_cast<size_t>(worker.ctx.workload.pipeline))
+      if (open_loop && inflight == static_cast<size_t>(worker.ctx.workload.pipeline))
         full_start = p.queued_ns;
       return true;
     case Link::State::down:
@@ -156,7 +212,7 @@ void User::to_pool(Link& l, const Pending& p) {
   if (s.backoff_ns == 0) {  // it answered its last connect: this link reconnects
     ++inflight;
     ++worker.busy;
-    if (schedule.on() && inflight == static_cast<size_t>(worker.ctx.workload.pipeline))
+    if (open_loop && inflight == static_cast<size_t>(worker.ctx.workload.pipeline))
       full_start = now;
     l.park(this, p, now);
     return;
@@ -219,7 +275,7 @@ void User::send_held(int64_t /*now*/) {
     --worker.busy;
     return;
   }
-  std::string_view key = keys.format(held.key);
+  std::string_view key = keys.format(held.key, held.key_size);
   const std::string_view value = value_of(worker.ctx, held);
   held_link->send(this, held, key, value);
   ++inflight;  // busy was counted when it was held

@@ -22,6 +22,9 @@ namespace kv::drive::loop {
 class Worker;
 class Link;
 
+// A replay at fast timing whose stream has nothing read while the others' queues are full looks
+// again this much later.
+inline constexpr int64_t kTraceRetryNs = 200'000;
 // A connection whose server is down: one error per this long.
 inline constexpr int64_t kFailPauseNs = 10'000'000;
 // A Redis Cluster request redirected (MOVED / ASK) this often fails (as redis-cli's limit).
@@ -33,12 +36,22 @@ struct User {
         client(c),
         picker(ctx, index, count),
         schedule(ctx, index, count),
+        open_loop(ctx.plan.open_loop()),
         share(stream_share(ctx, index, count)),
         keys(ctx.workload.key_prefix, ctx.workload.key_sizes),
         backfills(ctx.workload.cache_aside ? static_cast<size_t>(ctx.workload.pipeline) : 0) {}
 
   // Sends what is due while the window has room; schedules a wake-up for what is not due yet.
   void refill(int64_t now);
+  // refill's next request: from the stream's picker and schedule, or from the worker's trace
+  // feed; false when none leaves now (finished, dropped, paused, not due: a wake-up is set).
+  bool pick_scheduled(int64_t& now, Pending& p);
+  bool pick_traced(int64_t& now, Pending& p);
+  // An open-loop send time: true when it is due by now (`now` read again when not yet); false
+  // when it lies past the phase's end (finished) or ahead (a wake-up set).
+  bool wait_until(int64_t intended, int64_t& now);
+  // p's times: intended (0: closed loop), queued, and the part of the wait the window was full.
+  void queue(int64_t intended, int64_t now, Pending& p);
   // The reply to one of its requests arrived (or it failed): frees its slot. `freed_at`: when
   // the slot really came free (the reply's arrival, when stamped; else now).
   void done(int64_t now, int64_t freed_at = 0);
@@ -85,6 +98,8 @@ struct User {
   std::vector<Link*> node_links;  // a Redis Cluster: by router node index (null: not looked up)
   RequestPicker picker;
   Schedule schedule;
+  bool open_loop;    // rate mode, or a replay at recorded timing
+  size_t local = 0;  // its place among its worker's users (the trace feed's stream)
   uint64_t share;
   KeyFormatter keys;
   // --cache-aside: the keys of the gets that missed, to be set (at most --pipeline: one per

@@ -26,7 +26,7 @@ Worker::Worker(const WorkerContext& context)
       end_ns(phase_end_ns(context)),
       ready_(io),
       guard_(asio::make_work_guard(io)),
-      waiter_(context.clock.waiter(io, context.plan.rate > 0 ? &margin_ : nullptr)) {}
+      waiter_(context.clock.waiter(io, context.plan.open_loop() ? &margin_ : nullptr)) {}
 
 std::unique_ptr<Transport> Worker::make_transport(const EventClient& client, size_t server,
                                                   TransportEvents& events) {
@@ -160,10 +160,20 @@ void Worker::start_users() {
       router = std::make_unique<st::ClusterRouter>(*client.slot_map());
     // Each connection is a stream of its own among every connection of the phase.
     users_.push_back(std::make_unique<User>(*this, ctx, client, ctx.index * n + c, ctx.count * n));
+    users_.back()->local = c;
     for (size_t s = 0; s < client.servers(); ++s)
       users_.back()->links.push_back(add_link(client, s));
   }
   unfinished = users_.size();
+  if (ctx.plan.kind != PhaseKind::trace || n == 0) return;
+  try {
+    feed = std::make_unique<TraceFeed>(ctx.workload.trace, ctx.index * n, n, ctx.count * n,
+                                       ctx.plan.requests,
+                                       ctx.clients[0]->spec().protocol == Protocol::redis);
+  } catch (const TraceError& e) {  // gone since it was scanned: nothing is sent
+    ctx.slot.add_note(kTraceErrorNote, e.what());
+    for (auto& u : users_) u->finish();
+  }
 }
 
 void Worker::wake_due(int64_t now) {
@@ -191,6 +201,7 @@ void Worker::tick(int64_t now) {
 }
 
 void Worker::hand_back(bool interrupted) {
+  if (feed && !feed->error().empty()) ctx.slot.add_note(kTraceErrorNote, feed->error());
   for (auto& l : links_) {
     if (interrupted)
       l->interrupt();
@@ -207,7 +218,7 @@ void Worker::hand_back(bool interrupted) {
 }
 
 void Worker::run() {
-  if (ctx.plan.rate > 0) prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);  // wake on time (pacer.hpp)
+  if (ctx.plan.open_loop()) prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);  // wake on time (pacer.hpp)
   spin_ = SpinBudget(ctx.workload.spin_budget);
   start_users();
   int64_t now = this->now();

@@ -173,6 +173,24 @@ TEST_F(KvdriveBadInput, ReportOptions) {
         {{"mrc", "--trace", dir_.file("bad-trace.csv"), "--max-keys", v}, names("max-keys", v)});
   cases.push_back(
       {{"mrc", "--trace", dir_.file("bad-trace.csv"), "--format", "xml"}, {"--format", "xml"}});
+  // gen-trace: the numbers
+  for (const auto& [option, v] :
+       std::vector<std::pair<std::string, std::string>>{{"requests", "0"},
+                                                        {"requests", "x"},
+                                                        {"keys", "0"},
+                                                        {"zipf", "-1"},
+                                                        {"zipf", "x"},
+                                                        {"writes", "1.5"},
+                                                        {"deletes", "-0.1"},
+                                                        {"value-size", "0"},
+                                                        {"value-size", "2M"},
+                                                        {"value-size", "1K:5,2K:5"},
+                                                        {"rate", "0"},
+                                                        {"ttl", "1.5s"},
+                                                        {"seed", "-1"}})
+    cases.push_back({{"gen-trace", "--" + option, v}, names(option, v)});
+  cases.push_back(
+      {{"gen-trace", "--writes", "0.6", "--deletes", "0.6"}, {"--writes", "--deletes"}});
   // check: the files, the objectives
   const std::vector<std::string> check = {"check", "--db", previous_, "--baseline", previous_};
   const auto with = [&](std::vector<std::string> more) {
@@ -403,7 +421,8 @@ TEST_F(KvdriveBadInput, ReportReadsAResultsFileOnAReadOnlyFilesystem) {
 
 TEST_F(KvdriveBadInput, Subcommands) {
   std::vector<Case> cases = {
-      {{}, {"missing subcommand", "run, report, compare, check, mrc, merge or scenarios"}},
+      {{},
+       {"missing subcommand", "run, report, compare, check, mrc, gen-trace, merge or scenarios"}},
       {{"bogus"}, {"unknown subcommand 'bogus'"}},
       {{"Run"}, {"unknown subcommand 'Run'"}},
       {{"--bogus"}, {"--bogus"}},

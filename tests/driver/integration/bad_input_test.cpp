@@ -63,6 +63,9 @@ const std::vector<BadValues>& bad_workload_values() {
           "1s:", "1s:0", ":5", "1s:5,x", "1.5s:1", "1s:5,,2s:5"}},
         {"key-size", {"abc", "0", "251", "1K", "10-5", "16:0", "16:x", "", "-3"}},
         {"seed", {"abc", "-1", "99999999999999999999", "1e400", "", "1.5"}},
+        {"trace-timing", {"abc", "", "Recorded", "slow", "fast,recorded"}},
+        {"speed", {"abc", "0", "-1", "1e400", "nan", "", "2000000", "inf"}},
+        {"trace-keys-scale", {"abc", "0", "-1", "1.5", "1e400", "", "2000", "nan"}},
     };
     v.front().values.push_back("read,mixed,x");
     v[1].values.push_back("0");  // keys: 0 is no key space
@@ -98,6 +101,28 @@ TEST_F(KvdriveBadInput, WorkloadOptionsOnTheCommandLine) {
   cases.push_back({{"run", "--db", kDb, "--target", "redis://127.0.0.1:1", "--phases", "mixed",
                     "--mix", "get:9,prepend:1"},
                    {"--mix prepend", "Redis"}});
+  // --trace: a file that is not there or holds a bad line (its line named), options the trace
+  // decides, and the replay's own options without one.
+  const std::string bad_trace = write_file("bad.csv", "0,k,1,5,1,get,0\n1,k,1,5,1,fetch,0\n");
+  const std::string trace = write_file("good.csv", "0,k,1,5,1,get,0\n");
+  cases.push_back(
+      {run_args({"--trace", "/nonexistent/kv.csv"}), {"--trace", "/nonexistent/kv.csv"}});
+  cases.push_back({run_args({"--trace", bad_trace}), {"--trace", "bad.csv:2", "fetch"}});
+  cases.push_back(
+      {run_args({"--trace", write_file("empty.csv", "\n")}), {"--trace", "no request"}});
+  cases.push_back({run_args({"--trace", trace, "--rate", "100"}), {"--rate", "--trace"}});
+  cases.push_back({run_args({"--trace", trace, "--phases", "load"}), {"--phases", "--trace"}});
+  cases.push_back({run_args({"--trace", trace, "--mix", "get:1"}), {"--mix", "--trace"}});
+  cases.push_back({run_args({"--trace", trace, "--ttl", "1h"}), {"--ttl", "--trace"}});
+  cases.push_back({run_args({"--trace", trace, "--cache-aside"}), {"--cache-aside", "--trace"}});
+  cases.push_back({run_args({"--trace", trace, "--trace-timing", "fast", "--speed", "2"}),
+                   {"--speed", "fast"}});
+  cases.push_back({run_args({"--speed", "2"}), {"--speed", "--trace"}});
+  cases.push_back(
+      {run_args({"--trace", trace, "--search", "--slo", "p99=1ms"}), {"--search", "--trace"}});
+  cases.push_back({{"run", "--db", kDb, "--target", "memcached://127.0.0.1:1", "--trace",
+                    write_file("ttl.csv", "0,k,1,5,1,set,2600000\n")},
+                   {"--trace", "memcached", "30 days"}});
   // memcached reads an expiry above 30 days as a Unix time: every value would expire at once.
   cases.push_back({{"run", "--db", kDb, "--target", "memcached://127.0.0.1:1", "--ttl", "721h"},
                    {"--ttl", "memcached", "30 days"}});
