@@ -77,7 +77,7 @@ MrcCommand::MrcCommand(CLI::App& app)
       ->type_name("FILE")
       ->required();
   sub_->add_option("--max-keys", max_keys_text_,
-                   "Follow at most this many keys (memory ~100 B each); a trace with no more "
+                   "Follow at most this many keys (memory ~400 B each); a trace with no more "
                    "distinct keys gets the exact curve")
       ->type_name("N")
       ->capture_default_str();
