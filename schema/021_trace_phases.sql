@@ -33,3 +33,17 @@ SELECT run_id, target_id, store, protocol,
        SUM(errors) + SUM(timeouts) AS errors
 FROM ps
 GROUP BY run_id, target_id;
+
+-- A replay's trace, sized: its LRU miss-ratio curve (kvdrive mrc's, SHARDS with 8,192 keys
+-- followed) at 1 % to 100 % of its working set, kept with the run that replayed it, so the
+-- miss ratio the stores showed reads against the sizes of cache the trace needs.
+CREATE TABLE trace_curves (
+  run_id              INTEGER NOT NULL REFERENCES runs(run_id),
+  trace               TEXT NOT NULL,     -- the --trace file, as given
+  fraction            REAL NOT NULL,     -- of the trace's working set
+  objects             INTEGER NOT NULL,  -- an LRU cache of this many objects ...
+  objects_miss_ratio  REAL NOT NULL,     -- ... misses this share of the trace's reads
+  bytes               INTEGER NOT NULL,  -- one of this many bytes (key + value sizes) ...
+  bytes_miss_ratio    REAL NOT NULL,     -- ... this share
+  UNIQUE (run_id, trace, fraction)
+);

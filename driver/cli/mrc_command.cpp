@@ -16,9 +16,6 @@
 namespace kv::drive {
 namespace {
 
-const std::vector<double> kFractions = {0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.4,
-                                        0.5,  0.6,  0.7,  0.8, 0.9, 1.0};
-
 void print_json(const TraceCurve& c, const std::string& trace, size_t max_keys, std::ostream& out) {
   using Json = nlohmann::ordered_json;
   Json j;
@@ -99,7 +96,7 @@ void MrcCommand::check() {
 int MrcCommand::execute() {
   TraceCurve c;
   try {
-    c = trace_miss_ratio_curve(trace_, max_keys_, kFractions);
+    c = trace_miss_ratio_curve(trace_, max_keys_, curve_fractions());
   } catch (const TraceError& e) {
     throw UsageError(std::string("--trace ") + e.what());
   }

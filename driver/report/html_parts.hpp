@@ -29,5 +29,8 @@ void html_chart(const svg::Chart& c, const std::string& why_empty, std::ostream&
 // A run's timeline section: its panels over the run's wall time (html_timeline.cpp).
 void html_timeline(Database& db, int64_t run_id, const std::vector<Hint>& hints,
                    const PercentileList& percentiles, std::ostream& out);
+// A replay's trace sized: its miss-ratio curve with each store's measured miss ratio across it
+// (html_trace.cpp); nothing for a run that replayed no trace.
+void html_trace_curves(Database& db, int64_t run_id, std::ostream& out);
 
 }  // namespace kv::drive

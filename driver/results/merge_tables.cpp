@@ -99,6 +99,7 @@ const std::vector<TableSpec>& specs() {
        kIdKinds,
        {{"run_id", kRun}, {"target_id", kTarget}, {"limiting_phase_id", kPhase}}},
       {"check_results", Owner::run, "run_id = ?1", nullptr, kIdKinds, {{"run_id", kRun}}},
+      {"trace_curves", Owner::run, "run_id = ?1", nullptr, kIdKinds, {{"run_id", kRun}}},
       {"events",
        Owner::run,
        "run_id = ?1",

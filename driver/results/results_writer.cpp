@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cerrno>
+#include <cmath>
 #include <stdexcept>
 
 #include "kvbench/version.hpp"
@@ -94,6 +95,32 @@ void ResultsWriter::add_metadata(int64_t run_id, std::optional<int64_t> target_i
     s.reset();
   }
   tx.commit();
+}
+
+void ResultsWriter::write_trace_curve(int64_t run_id, const std::string& trace,
+                                      const TraceCurve& curve) {
+  WriteTransaction tx(db_);
+  auto s = db_.prepare(
+      "INSERT INTO trace_curves (run_id, trace, fraction, objects, objects_miss_ratio, bytes, "
+      "bytes_miss_ratio) VALUES (?,?,?,?,?,?,?)");
+  for (const TraceCurve::Row& r : curve.rows) {
+    s.bind(1, run_id)
+        .bind(2, trace)
+        .bind(3, r.fraction)
+        .bind(4, static_cast<int64_t>(r.objects))
+        .bind(5, r.objects_miss_ratio)
+        .bind(6, static_cast<int64_t>(r.bytes))
+        .bind(7, r.bytes_miss_ratio);
+    s.run();
+    s.reset();
+  }
+  tx.commit();
+  add_metadata(run_id, std::nullopt,
+               {{"trace_requests", std::to_string(curve.requests)},
+                {"trace_reads", std::to_string(curve.reads)},
+                {"trace_keys", std::to_string(std::llround(curve.keys))},
+                {"trace_bytes", std::to_string(std::llround(curve.bytes))},
+                {"trace_sampling_rate", std::to_string(curve.sampling_rate)}});
 }
 
 int64_t ResultsWriter::add_target(int64_t run_id, int ordinal, const TargetSpec& spec,

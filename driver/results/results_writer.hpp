@@ -12,6 +12,7 @@
 #include "kvbench/time_base.hpp"
 #include "stats/interval_stats.hpp"
 #include "stats/second_report.hpp"
+#include "stats/trace_curve.hpp"
 #include "store/stat_sample.hpp"
 #include "store/target_uri.hpp"
 #include "workload/phase_plan.hpp"
@@ -53,6 +54,9 @@ class ResultsWriter {
   // settings, name → value (nullopt: could not be read).
   using Metadata = std::vector<std::pair<std::string, std::optional<std::string>>>;
   void add_metadata(int64_t run_id, std::optional<int64_t> target_id, const Metadata& facts);
+  // A replayed trace's miss-ratio curve (trace_curves), its totals as run_metadata
+  // (trace_requests, trace_reads, trace_keys, trace_bytes, trace_sampling_rate).
+  void write_trace_curve(int64_t run_id, const std::string& trace, const TraceCurve& curve);
   struct PhaseRow {
     int64_t run_id, target_id;
     int ordinal;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <set>
 #include <stdexcept>
 #include <thread>
 
@@ -20,6 +21,7 @@
 #include "run/progress.hpp"
 #include "run/run_metadata.hpp"
 #include "run/run_watcher.hpp"
+#include "run/trace_mrc.hpp"
 #include "search/search_group.hpp"
 #include "search/search_run.hpp"
 #include "stats/hdr_log.hpp"
@@ -274,6 +276,26 @@ std::vector<size_t> round_target_order(size_t targets, int round) {
   return order;
 }
 
+namespace {
+
+// A replay's trace, sized before it runs: its miss-ratio curve into the run (trace_curves), once
+// per trace file of the run's steps. Its two passes over the file cost ~250 ns a request.
+void write_trace_curves(const RunOptions& opts, ResultsWriter& writer, int64_t run_id) {
+  std::set<std::string> done;
+  for (const auto& step : opts.steps) {
+    const std::string& path = step.workload.trace.path;
+    if (path.empty() || !done.insert(path).second) continue;
+    try {
+      const TraceCurve curve = trace_miss_ratio_curve(path, kTraceCurveKeys, curve_fractions());
+      writer.write_trace_curve(run_id, path, curve);
+    } catch (const TraceError& e) {  // changed since it was scanned: the replay will say so
+      log_warn() << "no miss-ratio curve of the trace: " << e.what();
+    }
+  }
+}
+
+}  // namespace
+
 RunRecord run_benchmark(const RunOptions& opts, const std::atomic<bool>& stop) {
   // Everything that can be checked is checked before the file is touched.
   std::vector<TargetSpec> specs = check_run_options(opts);
@@ -313,6 +335,7 @@ RunRecord run_benchmark(const RunOptions& opts, const std::atomic<bool>& stop) {
     for (auto& f : clock_metadata()) facts.push_back(std::move(f));
   writer.add_metadata(run_id, std::nullopt, facts);
   log_info() << "run " << run_id << " recording into " << opts.db_path;
+  write_trace_curves(opts, writer, run_id);
   RunWatcher watcher(opts.db_path, run_id);  // a second Ctrl-C: mark the run, leave at once
 
   try {

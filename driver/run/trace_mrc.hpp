@@ -7,23 +7,12 @@
 #include <string>
 #include <vector>
 
+#include "stats/trace_curve.hpp"
+
 namespace kv::drive {
 
-struct TraceCurve {
-  uint64_t requests = 0, reads = 0;
-  size_t keys_followed = 0;
-  double sampling_rate = 1;
-  double keys = 0;   // distinct keys (estimated: followed / rate)
-  double bytes = 0;  // their largest sizes added up (estimated likewise): the working set
-  struct Row {
-    double fraction;  // of the working set
-    uint64_t objects;
-    double objects_miss_ratio;
-    uint64_t bytes;
-    double bytes_miss_ratio;
-  };
-  std::vector<Row> rows;
-};
+// The keys a replay's curve follows (kvdrive mrc's default --max-keys).
+inline constexpr size_t kTraceCurveKeys = 8192;
 
 // The curve of the trace at `path` at each of `fractions` (0 < f <= 1) of its working set, in
 // objects and in bytes (key size + value size), following at most `max_keys` keys. Throws

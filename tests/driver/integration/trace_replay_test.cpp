@@ -7,6 +7,7 @@
 
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 
@@ -108,6 +109,29 @@ TEST(TraceReplay, FastTimingTheFirstRequestsAndHalfTheKeys) {
   // Closed loop: not the trace's 15 s.
   EXPECT_LT(query_double(db, "SELECT (ended_ts_us - started_ts_us) / 1e6 FROM phases"), 10.0);
   EXPECT_EQ(query_int(db, "SELECT count(*) FROM driver_seconds WHERE slip_p50_us IS NOT NULL"), 0);
+
+  // The trace sized, kept with the run: kvdrive mrc's curve, row for row, and the HTML report
+  // draws it with the store's measured miss ratio.
+  auto mrc = run_kvdrive(dir, {"mrc", "--trace", trace, "--format", "json"});
+  ASSERT_EQ(mrc.exit_code, 0) << mrc.output;
+  const auto curve = nlohmann::json::parse(mrc.output);
+  ASSERT_EQ(query_int(db, "SELECT count(*) FROM trace_curves"),
+            static_cast<int64_t>(curve["curve"].size()));
+  for (const auto& point : curve["curve"]) {
+    const std::string at = " FROM trace_curves WHERE abs(fraction - " +
+                           std::to_string(point["fraction"].get<double>()) + ") < 1e-9";
+    EXPECT_EQ(query_int(db, "SELECT objects" + at), point["objects"].get<int64_t>());
+    EXPECT_NEAR(query_double(db, "SELECT objects_miss_ratio" + at),
+                point["objects_miss_ratio"].get<double>(), 1e-9);
+    EXPECT_NEAR(query_double(db, "SELECT bytes_miss_ratio" + at),
+                point["bytes_miss_ratio"].get<double>(), 1e-9);
+  }
+  EXPECT_EQ(query_int(db, "SELECT value FROM run_metadata WHERE name = 'trace_requests'"), 20'000);
+  auto html = run_kvdrive(dir, {"report", "--db", dir.file("r.db"), "--html", dir.file("r.html")});
+  ASSERT_EQ(html.exit_code, 0) << html.output;
+  const std::string page = slurp(dir.file("r.html"));
+  EXPECT_NE(page.find("Miss ratio by cache size: " + trace), std::string::npos);
+  EXPECT_NE(page.find(memcached.uri() + " measured"), std::string::npos);
 
   auto half = run_kvdrive(
       dir, {"run", "--db", dir.file("h.db"), "--target", memcached.uri(), "--trace", trace,
@@ -213,6 +237,8 @@ TEST(TraceTiming, ASpeedOfTwoHalvesThePhaseAndEachRequestLeavesOnTime) {
   const int64_t n = query_int(db, "SELECT count(*) " + rows);
   ASSERT_GE(n, 2);
   EXPECT_EQ(query_int(db, "SELECT count(slip_p50_us) " + rows), n);
+  // Recorded timing is open loop: phases.rate is the trace's mean rate, times --speed.
+  EXPECT_DOUBLE_EQ(query_double(db, "SELECT rate FROM phases"), 10'000.0);
   EXPECT_LT(query_double(db, "SELECT slip_p50_us " + rows +
                                  " ORDER BY slip_p50_us LIMIT 1 OFFSET " + std::to_string(n / 2)),
             40.0);
