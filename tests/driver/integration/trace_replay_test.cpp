@@ -211,17 +211,18 @@ TEST(TraceReplay, ALineThatTurnsBadDuringTheReplayFailsThePhaseNamingIt) {
             1);
 }
 
-// Recorded timing keeps time: 20,000 requests over 4 s of trace at --speed 2 make a 2 s phase,
-// each request sent within microseconds of its time (the median second's slip p50, as
-// KvdriveTiming's rate-mode test). A timing assertion: the plain build only.
+// Recorded timing keeps time: 2,000 requests over 4 s of trace at --speed 2 make a 2 s phase at
+// 1,000 requests/s, each request sent within microseconds of its time (the median second's slip
+// p50, as KvdriveTiming's rate-mode test at that rate; on a quiet 2-core VM 1-2 µs, as rate
+// mode's at 10,000/s). A timing assertion: the plain build only.
 TEST(TraceTiming, ASpeedOfTwoHalvesThePhaseAndEachRequestLeavesOnTime) {
   StoreServer redis(StoreServer::Kind::redis);
   KV_START_OR_SKIP(redis);
   TempDir dir;
   TraceSpec spec;
-  spec.requests = 20'000;
-  spec.keys = 2'000;
-  spec.rate = 5'000;
+  spec.requests = 2'000;
+  spec.keys = 500;
+  spec.rate = 500;
   std::map<std::string, int> ops;
   const std::string trace = make_trace(dir, spec, &ops);
   auto out = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", redis.uri(), "--trace",
@@ -231,14 +232,14 @@ TEST(TraceTiming, ASpeedOfTwoHalvesThePhaseAndEachRequestLeavesOnTime) {
   const double seconds = query_double(db, "SELECT (ended_ts_us - started_ts_us) / 1e6 FROM phases");
   EXPECT_GT(seconds, 1.95);
   EXPECT_LT(seconds, 2.6);
-  EXPECT_EQ(query_int(db, "SELECT SUM(ops) FROM driver_seconds"), 20'000);
+  EXPECT_EQ(query_int(db, "SELECT SUM(ops) FROM driver_seconds"), 2'000);
   EXPECT_EQ(query_int(db, "SELECT SUM(dropped) FROM driver_seconds"), 0);
   const std::string rows = "FROM driver_seconds WHERE op = 'get' AND ops > 0";
   const int64_t n = query_int(db, "SELECT count(*) " + rows);
   ASSERT_GE(n, 2);
   EXPECT_EQ(query_int(db, "SELECT count(slip_p50_us) " + rows), n);
   // Recorded timing is open loop: phases.rate is the trace's mean rate, times --speed.
-  EXPECT_DOUBLE_EQ(query_double(db, "SELECT rate FROM phases"), 10'000.0);
+  EXPECT_DOUBLE_EQ(query_double(db, "SELECT rate FROM phases"), 1'000.0);
   EXPECT_LT(query_double(db, "SELECT slip_p50_us " + rows +
                                  " ORDER BY slip_p50_us LIMIT 1 OFFSET " + std::to_string(n / 2)),
             40.0);
