@@ -50,6 +50,9 @@ GenTraceCommand::GenTraceCommand(CLI::App& app)
   add("--rate", rate_, "N", "Requests a second of trace time");
   add("--ttl", ttl_, "DURATION", "The TTL of every write (0: none)");
   add("--seed", seed_, "N", "The same seed, the same trace");
+  sub_->add_flag("--cache-aside", cache_aside_,
+                 "A get of a key that is not there is followed by a set of it (a look-aside "
+                 "client, as production traces hold them)");
 }
 
 bool GenTraceCommand::parsed() const { return sub_->parsed(); }
@@ -85,6 +88,7 @@ void GenTraceCommand::check() {
   if (ttl_us % 1'000'000 != 0) throw UsageError("invalid --ttl '" + ttl_ + "': whole seconds");
   spec_.ttl_s = ttl_us / 1'000'000;
   spec_.seed = static_cast<uint64_t>(parse_whole_number("--seed", seed_, 0, INT64_MAX));
+  spec_.cache_aside = cache_aside_;
 }
 
 int GenTraceCommand::execute() {

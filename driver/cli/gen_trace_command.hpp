@@ -28,6 +28,7 @@ class GenTraceCommand {
   std::string requests_ = "100000", keys_ = "10000", zipf_ = "1", writes_ = "0.1", deletes_ = "0",
               value_size_ = "100", rate_ = "10000", ttl_ = "0", seed_ = "1";
   TraceSpec spec_;
+  bool cache_aside_ = false;
 };
 
 }  // namespace kv::drive

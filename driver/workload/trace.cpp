@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <random>
+#include <vector>
 
 #include "workload/key_chooser.hpp"
 
@@ -165,18 +166,26 @@ void write_trace(const TraceSpec& spec, std::ostream& out) {
   if (spec.zipf > 0) zipf.emplace(spec.keys, spec.zipf);
   std::uniform_int_distribution<uint64_t> uniform(0, spec.keys - 1);
   const double span = std::log(static_cast<double>(spec.value_max) / spec.value_min);
-  for (uint64_t i = 0; i < spec.requests; ++i) {
+  std::vector<bool> present(spec.cache_aside ? spec.keys : 0);  // --cache-aside: what is set
+  uint64_t i = 0;
+  const auto line = [&](uint64_t key, std::string_view op) {
+    // A key's value size is its own, the same in every request: log-uniform over the range.
+    const double v = static_cast<double>(splitmix64(spec.seed ^ key) >> 11) * 0x1.0p-53;
+    const auto value = static_cast<uint32_t>(std::lround(spec.value_min * std::exp(v * span)));
+    const std::string name = "key:" + std::to_string(key);
+    out << i++ / spec.rate << ',' << name << ',' << name.size() << ',' << value << ",1," << op
+        << ',' << spec.ttl_s << '\n';
+  };
+  while (i < spec.requests) {
     const uint64_t key = zipf ? (*zipf)(rng)-1 : uniform(rng);
     const double u = u01(rng);
     const std::string_view op = u < spec.write_fraction                          ? "set"
                                 : u < spec.write_fraction + spec.delete_fraction ? "delete"
                                                                                  : "get";
-    // A key's value size is its own, the same in every request: log-uniform over the range.
-    const double v = static_cast<double>(splitmix64(spec.seed ^ key) >> 11) * 0x1.0p-53;
-    const auto value = static_cast<uint32_t>(std::lround(spec.value_min * std::exp(v * span)));
-    const std::string name = "key:" + std::to_string(key);
-    out << i / spec.rate << ',' << name << ',' << name.size() << ',' << value << ",1," << op << ','
-        << spec.ttl_s << '\n';
+    line(key, op);
+    if (!spec.cache_aside) continue;
+    if (op == "get" && !present[key] && i < spec.requests) line(key, "set");
+    present[key] = op != "delete";
   }
 }
 

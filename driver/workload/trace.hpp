@@ -91,6 +91,9 @@ struct TraceSpec {
   uint32_t rate = 10'000;
   int64_t ttl_s = 0;
   uint64_t seed = 1;
+  // A look-aside cache's client: a get of a key that is not there (never set, or deleted since)
+  // is followed by a set of it, as production traces hold them (one of the `requests`).
+  bool cache_aside = false;
 };
 
 // How a replay (run --trace) sends a record. Operations: gets as get, cas as set (the trace has

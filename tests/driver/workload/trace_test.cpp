@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -176,6 +177,42 @@ TEST(Trace, TheGeneratorWritesTheMixSizesAndTimesAsked) {
   EXPECT_NE(text, generated(TraceSpec{spec.requests, spec.keys, spec.zipf, spec.write_fraction,
                                       spec.delete_fraction, spec.value_min, spec.value_max,
                                       spec.rate, spec.ttl_s, 2}));
+}
+
+// --cache-aside: each get of a key that is not there (never set, or deleted since) is followed
+// by a set of that key, and no other get is; the request count holds the sets.
+TEST(Trace, TheGeneratorsLookAsideClientSetsWhatItMissed) {
+  TraceSpec spec;
+  spec.requests = 20'000;
+  spec.keys = 2'000;
+  spec.write_fraction = 0.05;
+  spec.delete_fraction = 0.05;
+  spec.cache_aside = true;
+  std::istringstream lines(generated(spec));
+  std::vector<TraceRecord> records;
+  std::vector<std::string> keys;
+  for (std::string line; std::getline(lines, line);) {
+    TraceRecord r;
+    ASSERT_EQ(parse_trace_line(line, r), std::nullopt) << line;
+    keys.emplace_back(r.key);
+    records.push_back(r);
+  }
+  ASSERT_EQ(records.size(), spec.requests);
+  std::set<std::string> present;
+  size_t backfills = 0;
+  for (size_t i = 0; i + 1 < records.size(); ++i) {
+    const bool missed = records[i].op == TraceOp::get && present.count(keys[i]) == 0;
+    if (missed) {
+      EXPECT_EQ(records[i + 1].op, TraceOp::set) << i;
+      EXPECT_EQ(keys[i + 1], keys[i]) << i;
+      ++backfills;
+    }
+    if (records[i].op == TraceOp::del)
+      present.erase(keys[i]);
+    else
+      present.insert(keys[i]);
+  }
+  EXPECT_GT(backfills, 1'000u);
 }
 
 }  // namespace
