@@ -152,7 +152,7 @@ int kvdrive_main(int argc, char** argv) {
     if (merge.parsed()) merge.check();
     if (compare.parsed()) compare.check();
     if (check.parsed()) check.check();
-    if (mrc.parsed()) mrc.check();
+    if (mrc.parsed()) mrc.check(argc, argv);
     if (gen_trace.parsed()) gen_trace.check();
   } catch (const CLI::ParseError& e) {
     return parse_error_exit(e, app, config, argc, argv);

@@ -6,10 +6,15 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "kvbench/clock.hpp"
 #include "kvbench/exit_codes.hpp"
+#include "kvbench/log.hpp"
+#include "kvbench/schema.hpp"
 #include "kvbench/units.hpp"
 #include "kvbench/usage_error.hpp"
+#include "kvbench/version.hpp"
 #include "report/report_tables.hpp"
+#include "results/results_writer.hpp"
 #include "run/trace_mrc.hpp"
 #include "workload/trace.hpp"
 
@@ -78,6 +83,11 @@ MrcCommand::MrcCommand(CLI::App& app)
                    "distinct keys gets the exact curve")
       ->type_name("N")
       ->capture_default_str();
+  sub_->add_option("--db", db_,
+                   "Also keep the curve in this results file, as a run of its own (table "
+                   "trace_curves; kvdrive report --html draws it)")
+      ->type_name("FILE");
+  sub_->add_option("--name", name_, "With --db: the run's name")->type_name("NAME");
   sub_->add_option("--format", format_, "text, csv or json")
       ->type_name("FORMAT")
       ->capture_default_str()
@@ -86,7 +96,10 @@ MrcCommand::MrcCommand(CLI::App& app)
 
 bool MrcCommand::parsed() const { return sub_->parsed(); }
 
-void MrcCommand::check() {
+void MrcCommand::check(int argc, char** argv) {
+  if (!name_.empty() && db_.empty()) throw UsageError("--name is for --db (the curve's run)");
+  if (!db_.empty()) check_results_path("--db", db_, false);
+  command_line_ = join_command_line(argc, argv);
   std::error_code ec;
   if (!std::filesystem::is_regular_file(trace_, ec))
     throw UsageError("--trace '" + trace_ + "': no such file");
@@ -100,6 +113,7 @@ int MrcCommand::execute() {
   } catch (const TraceError& e) {
     throw UsageError(std::string("--trace ") + e.what());
   }
+  if (!db_.empty()) record(c);
   if (format_ == "json") {
     print_json(c, trace_, max_keys_, std::cout);
     return kExitOk;
@@ -110,6 +124,21 @@ int MrcCommand::execute() {
   else
     print_table_text(t, std::cout);
   return kExitOk;
+}
+
+void MrcCommand::record(const TraceCurve& c) const {
+  Database db = open_results_db(db_);
+  ResultsWriter writer(db);
+  RunInfo info;
+  info.name = name_;
+  info.command_line = command_line_;
+  info.parameters_json = nlohmann::ordered_json{{"trace", trace_}, {"max_keys", max_keys_}}.dump(
+      -1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+  info.started_ts_us = now_ts_us();
+  const int64_t run_id = writer.begin_run(info);
+  writer.write_trace_curve(run_id, trace_, c);
+  writer.end_run(run_id, "completed", "");
+  log_info() << "curve recorded into " << db_ << " as run " << run_id;
 }
 
 }  // namespace kv::drive

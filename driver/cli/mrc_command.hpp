@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "stats/trace_curve.hpp"
+
 namespace CLI {
 class App;
 }  // namespace CLI
@@ -20,14 +22,17 @@ class MrcCommand {
 
   bool parsed() const;
   // Checks what needs no reading of the trace: the file exists, the numbers. UsageError.
-  void check();
+  void check(int argc, char** argv);
   // Reads the trace twice and prints the curve; returns the exit code. UsageError for a trace
   // that cannot be read or a line that does not parse ("FILE:LINE: why").
   int execute();
 
  private:
+  // --db: the curve kept in the results file as a run of its own (trace_curves).
+  void record(const TraceCurve& c) const;
+
   CLI::App* sub_ = nullptr;
-  std::string trace_, max_keys_text_ = "8192", format_ = "text";
+  std::string trace_, max_keys_text_ = "8192", format_ = "text", db_, name_, command_line_;
   size_t max_keys_ = 8192;
 };
 

@@ -12,6 +12,7 @@
 #include "report/svg_chart.hpp"
 #include "view/hints.hpp"
 #include "view/percentiles.hpp"
+#include "view/trace_curve.hpp"
 
 namespace kv::drive {
 
@@ -31,6 +32,6 @@ void html_timeline(Database& db, int64_t run_id, const std::vector<Hint>& hints,
                    const PercentileList& percentiles, std::ostream& out);
 // A replay's trace sized: its miss-ratio curve with each store's measured miss ratio across it
 // (html_trace.cpp); nothing for a run that replayed no trace.
-void html_trace_curves(Database& db, int64_t run_id, std::ostream& out);
+void html_trace_curves(const std::vector<TraceCurveView>& curves, std::ostream& out);
 
 }  // namespace kv::drive

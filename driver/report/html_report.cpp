@@ -371,7 +371,7 @@ void run_section(Database& db, const RunView& view, const std::vector<ReportTabl
   }
   if (!steps && !headline.searched) write_stores_side_by_side(db, run_id, out);
   latency_charts(latency_buckets(db, run_id), steps, out);
-  html_trace_curves(db, run_id, out);
+  html_trace_curves(view.trace_curves, out);
   write_search_html(db, run_id, out);
   out << "<h3>Summary</h3>\n";
   if (tables.empty()) out << "<p class=\"note\">no measurements</p>\n";

@@ -8,8 +8,8 @@
 
 namespace kv::drive {
 
-void html_trace_curves(Database& db, int64_t run_id, std::ostream& out) {
-  for (const TraceCurveView& v : load_trace_curves(db, run_id)) {
+void html_trace_curves(const std::vector<TraceCurveView>& curves, std::ostream& out) {
+  for (const TraceCurveView& v : curves) {
     svg::Chart c;
     c.title = "Miss ratio by cache size: " + v.trace +
               " (LRU, filled on a miss; a store's line is the share of its gets that missed)";

@@ -71,13 +71,14 @@ void print_summary(const RunView& v, const std::string& path, std::ostream& out,
   bool first = true;
   std::vector<std::string> left_out;
   for (const auto& t : tables) {
-    bool wanted = t.name == "server" ||
+    bool wanted = t.name == "server" || t.name == "trace_curve" ||
                   (steps ? t.name == "steps_pivot"
                          : (t.name == "stores" || t.name == "phases" || t.name == "parts"));
     if (!wanted) continue;
     if (!first) out << "\n";
     first = false;
-    if (t.name == "server" || t.name == "parts") out << wrap_words(t.title + ":", width) << "\n";
+    if (t.name == "server" || t.name == "parts" || t.name == "trace_curve")
+      out << wrap_words(t.title + ":", width) << "\n";
     for (auto& h : print_table_text(t, out, width))
       if (std::find(left_out.begin(), left_out.end(), h) == left_out.end())
         left_out.push_back(std::move(h));
@@ -203,7 +204,7 @@ Json run_json(Database& db, int64_t run_id, const PercentileList& percentiles, b
   }
   run["metadata"] = json_rows(metadata_table(v.metadata));
   auto tables = run_tables(v, percentiles);
-  for (const char* name : {"stores", "phases", "parts", "steps", "server"}) {
+  for (const char* name : {"stores", "phases", "parts", "steps", "server", "trace_curve"}) {
     run[name] = Json::array();
     for (const auto& t : tables)
       if (t.name == name) run[name] = json_rows(t);
@@ -380,9 +381,9 @@ void write_group_json_document(Database& db, const std::string& group, int proce
 
 const std::vector<std::string>& csv_table_names() {
   static const std::vector<std::string> names{
-      "runs",   "metadata", "stores",       "phases",          "parts",
-      "steps",  "server",   "timeline",     "process_samples", "host_samples",
-      "events", "searches", "search_steps", "comparison",      "differences"};
+      "runs",     "metadata",     "stores",     "phases",          "parts",        "steps",
+      "server",   "trace_curve",  "timeline",   "process_samples", "host_samples", "events",
+      "searches", "search_steps", "comparison", "differences"};
   return names;
 }
 

@@ -321,10 +321,36 @@ void add_phase_row(const RunView& v, const Row& p, const PercentileList& percent
 
 }  // namespace
 
+// A replayed trace's miss-ratio curve (trace_curves): a row per size, the stores' measured
+// miss ratios in a note.
+void add_trace_curves(const RunView& v, std::vector<ReportTable>& out, bool keep_empty) {
+  ReportTable t{"trace_curve",
+                "the trace's LRU miss ratio by cache size",
+                {"trace", "working set", "objects", "miss ratio", "bytes", "miss ratio (bytes)"},
+                {"trace", "fraction", "objects", "objects_miss_ratio", "bytes", "bytes_miss_ratio"},
+                {},
+                {},
+                {}};
+  for (const TraceCurveView& c : v.trace_curves) {
+    for (const TraceCurvePoint& p : c.points)
+      t.rows.push_back({text(c.trace),
+                        {fmt_fixed(p.fraction * 100, 0) + " %", p.fraction},
+                        count(static_cast<double>(p.objects)),
+                        fixed(p.objects_miss_ratio, 3),
+                        {format_size(static_cast<uint64_t>(p.bytes)), static_cast<double>(p.bytes)},
+                        fixed(p.bytes_miss_ratio, 3)});
+    for (const auto& m : c.measured)
+      t.notes_after.push_back(m.store + " missed " + fmt_fixed(m.miss_ratio, 3) +
+                              " of the trace's gets");
+  }
+  if (!t.rows.empty() || keep_empty) out.push_back(std::move(t));
+}
+
 std::vector<ReportTable> run_tables(const RunView& v, const PercentileList& percentiles,
                                     bool keep_empty) {
   std::vector<ReportTable> out;
   add_steps(v, out, keep_empty);
+  add_trace_curves(v, out, keep_empty);
   ReportTable stores = stores_table(v);
   if (stores.rows.empty() && !keep_empty) return out;
   out.push_back(std::move(stores));

@@ -26,6 +26,7 @@ RunView load_run_view(Database& db, int64_t run_id, const PercentileList& percen
   v.header = run_header(db, run_id);
   v.parameters = load_run_parameters(db, run_id);
   v.validity = load_run_validity(db, run_id);
+  v.trace_curves = load_trace_curves(db, run_id);
   v.metadata = load_run_metadata(db, run_id);
   v.steps = Rows::query(db,
                         "SELECT step, store, protocol, write_req_per_s, read_req_per_s, "

@@ -16,6 +16,7 @@
 #include "view/percentiles.hpp"
 #include "view/rows.hpp"
 #include "view/run_header.hpp"
+#include "view/trace_curve.hpp"
 
 namespace kv::drive {
 
@@ -63,6 +64,9 @@ struct RunView {
   PartPercentiles parts;
   RunTimeWent time_went;
   std::vector<Hint> hints;
+  // A replay's trace sized (trace_curves) with each store's measured miss ratio; a run that
+  // replayed no trace has none.
+  std::vector<TraceCurveView> trace_curves;
 };
 
 // Run `run_id` with `percentiles` of each phase. With `hints` false, RunView::hints stays empty

@@ -173,6 +173,10 @@ TEST_F(KvdriveBadInput, ReportOptions) {
         {{"mrc", "--trace", dir_.file("bad-trace.csv"), "--max-keys", v}, names("max-keys", v)});
   cases.push_back(
       {{"mrc", "--trace", dir_.file("bad-trace.csv"), "--format", "xml"}, {"--format", "xml"}});
+  cases.push_back(
+      {{"mrc", "--trace", dir_.file("bad-trace.csv"), "--name", "x"}, {"--name", "--db"}});
+  cases.push_back({{"mrc", "--trace", dir_.file("bad-trace.csv"), "--db", dir_.file("adir")},
+                   {"--db", "adir"}});
   // gen-trace: the numbers
   for (const auto& [option, v] :
        std::vector<std::pair<std::string, std::string>>{{"requests", "0"},

@@ -62,4 +62,41 @@ TEST(Mrc, ACompressedTraceWithEveryKeyFollowedGivesTheExactCurve) {
   EXPECT_NE(shown.output.find("20,000 requests"), std::string::npos) << shown.output;
 }
 
+// --db keeps the curve in a results file as a run of its own: the same rows the JSON gives, the
+// trace's totals as its metadata; the text report shows the curve, and a second curve is a
+// second run beside the first (nothing overwritten).
+TEST(Mrc, DbKeepsTheCurveAsARunOfItsOwn) {
+  TempDir dir;
+  kv::drive::TraceSpec spec;
+  spec.requests = 5'000;
+  spec.keys = 400;
+  std::ostringstream text;
+  kv::drive::write_trace(spec, text);
+  std::ofstream(dir.file("t.csv")) << text.str();
+  const std::string db = dir.file("r.db");
+  auto out = run_kvdrive(dir, {"--log-level", "off", "mrc", "--trace", dir.file("t.csv"), "--db",
+                               db, "--name", "sizing", "--format", "json"});
+  ASSERT_EQ(out.exit_code, 0) << out.output;
+  const json c = json::parse(out.output);
+  auto again = run_kvdrive(dir, {"mrc", "--trace", dir.file("t.csv"), "--db", db});
+  ASSERT_EQ(again.exit_code, 0) << again.output;
+  auto r = kv::open_results_db(db);
+  EXPECT_EQ(query_int(r, "SELECT count(*) FROM runs WHERE status = 'completed'"), 2);
+  EXPECT_EQ(query_text(r, "SELECT name FROM runs WHERE run_id = 1"), "sizing");
+  EXPECT_EQ(query_int(r, "SELECT count(*) FROM trace_curves WHERE run_id = 1"),
+            static_cast<int64_t>(c["curve"].size()));
+  EXPECT_NEAR(query_double(r,
+                           "SELECT objects_miss_ratio FROM trace_curves WHERE run_id = 1 AND "
+                           "fraction = 0.5"),
+              c["curve"][7]["objects_miss_ratio"].get<double>(), 1e-12);
+  EXPECT_EQ(
+      query_int(r, "SELECT value FROM run_metadata WHERE run_id = 1 AND name = 'trace_reads'"),
+      c["reads"].get<int64_t>());
+  auto report = run_kvdrive(dir, {"report", "--db", db, "--run", "1"});
+  ASSERT_EQ(report.exit_code, 0) << report.output;
+  EXPECT_NE(report.output.find("the trace's LRU miss ratio by cache size"), std::string::npos)
+      << report.output;
+  EXPECT_EQ(report.output.find("no measurements"), std::string::npos) << report.output;
+}
+
 }  // namespace

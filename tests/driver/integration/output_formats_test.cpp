@@ -76,9 +76,10 @@ TEST(OutputFormats, JsonDocumentHasEveryDocumentedFieldAndCsvOneFilePerTable) {
   const std::vector<std::string> pnames{"p50", "p90", "p99", "p999", "p9999"};
   expect_documented(
       run, docs.at("runs"), "runs",
-      {"metadata", "stores", "phases", "parts", "steps", "server", "hints", "searches",
-       "search_steps", "timeline", "process_samples", "host_samples", "events"});
-  EXPECT_TRUE(run["searches"].empty());  // no --search
+      {"metadata", "stores", "phases", "parts", "steps", "server", "trace_curve", "hints",
+       "searches", "search_steps", "timeline", "process_samples", "host_samples", "events"});
+  EXPECT_TRUE(run["trace_curve"].empty());  // no --trace
+  EXPECT_TRUE(run["searches"].empty());     // no --search
   EXPECT_EQ(run["status"], "completed");
   ASSERT_EQ(run["phases"].size(), 2u);
   for (const auto& p : run["phases"]) {
@@ -146,7 +147,7 @@ TEST(OutputFormats, JsonDocumentHasEveryDocumentedFieldAndCsvOneFilePerTable) {
   auto csv = run_kvdrive(dir, {"--log-level", "off", "report", "--db", db, "--run", "1", "--run",
                                "2", "--format", "csv", "--out", dir.file("csv")});
   ASSERT_EQ(csv.exit_code, 0) << csv.output;
-  for (const char* t : {"runs", "metadata", "stores", "phases", "parts", "timeline",
+  for (const char* t : {"runs", "metadata", "stores", "phases", "parts", "trace_curve", "timeline",
                         "process_samples", "host_samples", "events", "comparison", "differences"}) {
     SCOPED_TRACE(t);
     auto lines = csv_lines(dir.file("csv/" + std::string(t) + ".csv"));
