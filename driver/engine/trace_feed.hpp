@@ -1,8 +1,8 @@
 // A replay's requests (run --trace) for one worker's streams. Every worker reads the whole
 // trace (~100 ns a line to parse and hash: with T threads a request costs T times that, ~8 % of
 // a 5 µs request at 4 threads; NOTES.md, "Trace replay") and keeps the records whose key falls
-// to one of its streams: key id modulo the phase's streams, over every worker and process, so each key's
-// requests leave on one connection, in file order.
+// to one of its streams: key id modulo the phase's streams, over every worker and process, so each
+// key's requests leave on one connection, in file order.
 //
 // Recorded timing: the trace's timestamps are whole seconds, so a second's records are spread
 // evenly over it in file order (record j of n at j/n s), all divided by --speed; a second is read

@@ -1,5 +1,6 @@
 #include "workload/key_chooser.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace kv::drive {
@@ -59,6 +60,15 @@ uint64_t KeyChooser::base_key() {
     }
     case KeyPattern::Kind::zipf:
       return zipf_(rng_) - 1;  // rank 1 (the most popular) is key 0
+    case KeyPattern::Kind::hotset: {
+      // The hot keys are 0..hot-1 (at least one, and at least one cold key left).
+      const uint64_t hot = std::clamp<uint64_t>(
+          static_cast<uint64_t>(std::ceil(pattern_.hot_fraction * static_cast<double>(keys_))), 1,
+          keys_ > 1 ? keys_ - 1 : 1);
+      if (keys_ == 1 || u01_(rng_) < pattern_.hot_share)
+        return std::uniform_int_distribution<uint64_t>(0, hot - 1)(rng_);
+      return std::uniform_int_distribution<uint64_t>(hot, keys_ - 1)(rng_);
+    }
   }
   return 0;
 }

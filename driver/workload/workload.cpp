@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <random>
+#include <sstream>
 #include <stdexcept>
 
 #include "kvbench/units.hpp"
@@ -139,7 +140,8 @@ KeyPattern parse_key_pattern(std::string_view text) {
   KeyPattern p;
   auto bad = [&] {
     return UsageError("invalid key pattern '" + std::string(text) +
-                      "': expected sequential, uniform, gaussian or zipf[:EXPONENT]");
+                      "': expected sequential, uniform, gaussian, zipf[:EXPONENT] or "
+                      "hotset:KEYS:REQUESTS (fractions, e.g. hotset:0.01:0.9)");
   };
   // memtier_benchmark's SET:GET letters: kvdrive picks the keys of sets and gets alike.
   if (text.size() == 3 && text[1] == ':' && std::isupper(static_cast<unsigned char>(text[0]))) {
@@ -175,6 +177,21 @@ KeyPattern parse_key_pattern(std::string_view text) {
         throw UsageError("invalid key pattern '" + std::string(text) +
                          "': the zipf exponent must be a number above 0 and at most 10");
     }
+  } else if (text.substr(0, 7) == "hotset:") {
+    p.kind = KeyPattern::Kind::hotset;
+    const std::string_view rest = text.substr(7);
+    const size_t colon = rest.find(':');
+    if (colon == std::string_view::npos) throw bad();
+    const auto number = [&](std::string_view num, double& out) {
+      auto [ptr, ec] = std::from_chars(num.data(), num.data() + num.size(), out);
+      return !num.empty() && ec == std::errc() && ptr == num.data() + num.size();
+    };
+    if (!number(rest.substr(0, colon), p.hot_fraction) ||
+        !number(rest.substr(colon + 1), p.hot_share) || !(p.hot_fraction > 0) ||
+        !(p.hot_fraction < 1) || !(p.hot_share >= 0) || !(p.hot_share <= 1))
+      throw UsageError("invalid key pattern '" + std::string(text) +
+                       "': hotset:KEYS:REQUESTS takes a share of the keys above 0 and below 1 "
+                       "and a share of the requests from 0 to 1");
   } else {
     throw bad();
   }
@@ -191,6 +208,11 @@ std::string key_pattern_name(const KeyPattern& p) {
       return "gaussian";
     case KeyPattern::Kind::zipf:
       return "zipf:" + std::to_string(p.zipf_exponent).substr(0, 4);
+    case KeyPattern::Kind::hotset: {
+      std::ostringstream s;
+      s << "hotset:" << p.hot_fraction << ':' << p.hot_share;
+      return s.str();
+    }
   }
   return "?";
 }

@@ -23,11 +23,15 @@ std::vector<PhaseKind> parse_phases(std::string_view text);
 
 // How read and mixed phases pick keys from 0..keys-1 (load always goes in order).
 struct KeyPattern {
-  enum class Kind { sequential, uniform, gaussian, zipf } kind = Kind::sequential;
+  enum class Kind { sequential, uniform, gaussian, zipf, hotset } kind = Kind::sequential;
   double zipf_exponent = 0.99;       // zipf only
   double gaussian_stddev = 1.0 / 6;  // gaussian only: as a fraction of the key count
+  // hotset only: `hot_share` of the requests go to the first `hot_fraction` of the keys (uniform
+  // within them), the rest to the others (uniform)
+  double hot_fraction = 0.01, hot_share = 0.9;
 };
-// "sequential", "uniform", "gaussian", "zipf", "zipf:1.2". Throws UsageError.
+// "sequential", "uniform", "gaussian", "zipf", "zipf:1.2", "hotset:0.01:0.9" (1 % of the keys
+// take 90 % of the requests). Throws UsageError.
 KeyPattern parse_key_pattern(std::string_view text);
 std::string key_pattern_name(const KeyPattern& p);
 

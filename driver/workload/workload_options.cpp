@@ -191,7 +191,9 @@ const std::vector<WorkloadOption>& workload_options() {
       {"keys", "Number of keys (100k, 5M ...)", "100000", false},
       {"value-size", "Value size: fixed (100, 20KB), a range (100-1000) or weighted (1K:60,10K:40)",
        "100", false},
-      {"key-pattern", "Keys of read/mixed phases: sequential, uniform, gaussian, zipf[:EXPONENT]",
+      {"key-pattern",
+       "Keys of read/mixed phases: sequential, uniform, gaussian, zipf[:EXPONENT], "
+       "hotset:KEYS:REQUESTS (e.g. hotset:0.01:0.9)",
        "sequential", false},
       {"requests", "Requests per read/mixed phase", "one per key", false},
       {"duration", "Length of each read/mixed phase (instead of --requests)", "none", false},

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <vector>
 
+#include "kvbench/usage_error.hpp"
+
 namespace {
 using namespace kv::drive;
 
@@ -84,6 +86,31 @@ TEST(KeyFormatter, MissKeysAreOutsideEveryWrittenKeySpace) {
   EXPECT_EQ(f.format(0 | kMissKey), "kv:~miss:0");
   EXPECT_EQ(f.format(4'294'967'295ull | kMissKey), "kv:~miss:4294967295");
   EXPECT_EQ(f.format(7), "kv:7");  // the buffer is reused
+}
+
+// hotset:0.01:0.9: 90 % of the requests to the first 1 % of the keys, uniform within each part;
+// the name round-trips through the parser.
+TEST(KeyChooser, AHotSetTakesItsShareOfTheRequests) {
+  const KeyPattern p = parse_key_pattern("hotset:0.01:0.9");
+  EXPECT_EQ(key_pattern_name(p), "hotset:0.01:0.9");
+  EXPECT_EQ(key_pattern_name(parse_key_pattern(key_pattern_name(p))), "hotset:0.01:0.9");
+  KeyChooser c(p, 10'000, 0, 10'000, 1.0, 7);
+  const int n = 200'000;
+  int hot = 0;
+  std::vector<int> cold_half(2, 0);
+  for (int i = 0; i < n; ++i) {
+    const uint64_t k = c.next_get();
+    ASSERT_LT(k, 10'000u);
+    if (k < 100)
+      ++hot;
+    else
+      ++cold_half[k < 5'050 ? 0 : 1];
+  }
+  EXPECT_NEAR(hot / static_cast<double>(n), 0.9, 0.005);
+  EXPECT_NEAR(cold_half[0] / static_cast<double>(cold_half[0] + cold_half[1]), 0.5, 0.02);
+  for (const char* bad : {"hotset", "hotset:0.01", "hotset:0:0.9", "hotset:1:0.9", "hotset:0.1:1.5",
+                          "hotset:x:0.5", "hotset:0.1:"})
+    EXPECT_THROW(parse_key_pattern(bad), kv::UsageError) << bad;
 }
 
 }  // namespace
