@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "stats/trace_curve.hpp"
+#include "run/trace_mrc.hpp"
 
 namespace CLI {
 class App;
