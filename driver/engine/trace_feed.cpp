@@ -4,16 +4,6 @@
 
 namespace kv::drive {
 
-void TraceFeed::Queue::push(const TraceItem& t) {
-  if (count == buf.size()) {  // full: unroll into a ring twice the size
-    std::vector<TraceItem> grown(buf.size() * 2);
-    for (size_t i = 0; i < count; ++i) grown[i] = buf[(head + i) % buf.size()];
-    buf.swap(grown);
-    head = 0;
-  }
-  buf[(head + count++) % buf.size()] = t;
-}
-
 TraceFeed::TraceFeed(const TraceReplay& spec, uint64_t first, size_t streams, uint64_t stream_count,
                      uint64_t limit, bool redis)
     : spec_(spec),
@@ -56,7 +46,7 @@ std::optional<std::pair<size_t, TraceItem>> TraceFeed::item_of_record() {
 }
 
 void TraceFeed::push(size_t s, const TraceItem& t) {
-  queues_[s].push(t);
+  queues_[s].push_back(t);
   ++buffered_;
 }
 
@@ -109,15 +99,15 @@ int64_t TraceFeed::read_next_at() const {
 }
 
 TraceFeed::Next TraceFeed::peek(size_t s, int64_t elapsed_ns, const TraceItem** item) {
-  Queue& q = queues_[s];
+  GrowRing<TraceItem>& q = queues_[s];
   if (spec_.fast) {
-    while (q.count == 0 && buffered_ < kMaxBuffered && read_one()) {
+    while (q.empty() && buffered_ < kMaxBuffered && read_one()) {
     }
   } else {
-    while (q.count == 0 && read_next_at() <= elapsed_ns && read_second()) {
+    while (q.empty() && read_next_at() <= elapsed_ns && read_second()) {
     }
   }
-  if (q.count > 0) {
+  if (!q.empty()) {
     *item = &q.front();
     return Next::item;
   }
@@ -125,7 +115,7 @@ TraceFeed::Next TraceFeed::peek(size_t s, int64_t elapsed_ns, const TraceItem** 
 }
 
 void TraceFeed::pop(size_t s) {
-  queues_[s].pop();
+  queues_[s].pop_front();
   --buffered_;
 }
 
@@ -133,8 +123,8 @@ void TraceFeed::drop_due(size_t s, int64_t by_ns, std::array<uint64_t, kOpTypes>
   // Every second that begins before `by_ns` read, so that no request due by then is missed.
   while (!spec_.fast && read_next_at() + kLookaheadNs < by_ns && read_second()) {
   }
-  Queue& q = queues_[s];
-  while (q.count > 0 && q.front().due_ns < by_ns) {
+  GrowRing<TraceItem>& q = queues_[s];
+  while (!q.empty() && q.front().due_ns < by_ns) {
     ++out[static_cast<size_t>(q.front().op)];
     pop(s);
   }

@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/grow_ring.hpp"
 #include "kvbench/op_type.hpp"
 #include "workload/trace.hpp"
 #include "workload/workload.hpp"
@@ -58,18 +59,6 @@ class TraceFeed {
   bool recorded() const { return !spec_.fast; }
 
  private:
-  // A ring of one stream's records; grows only when full (no allocation once the replay has
-  // the size it needs).
-  struct Queue {
-    std::vector<TraceItem> buf = std::vector<TraceItem>(16);
-    size_t head = 0, count = 0;
-    void push(const TraceItem& t);
-    const TraceItem& front() const { return buf[head]; }
-    void pop() {
-      head = (head + 1) % buf.size();
-      --count;
-    }
-  };
   bool read_second();  // recorded: the next second's records; false at the end
   bool read_one();     // fast: the next record; false at the end
   // The next record into rec_; false at the end, past the limit or at an error.
@@ -84,7 +73,7 @@ class TraceFeed {
   uint64_t first_, stream_count_;
   uint64_t limit_;
   bool redis_;
-  std::vector<Queue> queues_;
+  std::vector<GrowRing<TraceItem>> queues_;  // each stream's records, in order
   size_t buffered_ = 0;
   uint64_t ordinal_ = 0, kept_ = 0;  // records read; records replayed (towards limit_)
   bool ended_ = false;

@@ -41,7 +41,11 @@ KeyChooser::KeyChooser(const KeyPattern& pattern, uint64_t keys, uint64_t begin,
       hit_rate_(hit_rate),
       rng_(seed),
       zipf_(keys, pattern.zipf_exponent),
-      gauss_(static_cast<double>(keys) / 2, static_cast<double>(keys) * pattern.gaussian_stddev) {}
+      gauss_(static_cast<double>(keys) / 2, static_cast<double>(keys) * pattern.gaussian_stddev),
+      // The hot keys are 0..hot_-1: at least one, and at least one cold key left.
+      hot_(std::clamp<uint64_t>(
+          static_cast<uint64_t>(std::ceil(pattern.hot_fraction * static_cast<double>(keys))), 1,
+          keys > 1 ? keys - 1 : 1)) {}
 
 uint64_t KeyChooser::base_key() {
   switch (pattern_.kind) {
@@ -60,15 +64,10 @@ uint64_t KeyChooser::base_key() {
     }
     case KeyPattern::Kind::zipf:
       return zipf_(rng_) - 1;  // rank 1 (the most popular) is key 0
-    case KeyPattern::Kind::hotset: {
-      // The hot keys are 0..hot-1 (at least one, and at least one cold key left).
-      const uint64_t hot = std::clamp<uint64_t>(
-          static_cast<uint64_t>(std::ceil(pattern_.hot_fraction * static_cast<double>(keys_))), 1,
-          keys_ > 1 ? keys_ - 1 : 1);
+    case KeyPattern::Kind::hotset:
       if (keys_ == 1 || u01_(rng_) < pattern_.hot_share)
-        return std::uniform_int_distribution<uint64_t>(0, hot - 1)(rng_);
-      return std::uniform_int_distribution<uint64_t>(hot, keys_ - 1)(rng_);
-    }
+        return std::uniform_int_distribution<uint64_t>(0, hot_ - 1)(rng_);
+      return std::uniform_int_distribution<uint64_t>(hot_, keys_ - 1)(rng_);
   }
   return 0;
 }

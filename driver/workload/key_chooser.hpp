@@ -61,6 +61,7 @@ class KeyChooser {
   ZipfSampler zipf_;
   std::normal_distribution<double> gauss_;
   std::uniform_real_distribution<double> u01_{0.0, 1.0};
+  uint64_t hot_;  // hotset: the number of hot keys
 };
 
 }  // namespace kv::drive

@@ -67,21 +67,9 @@ bool User::pick_scheduled(int64_t& now, Pending& p) {
     finish();
     return false;
   }
-  if (worker.stopping(now)) {
-    drop_due(now);
-    return false;
-  }
-  if (now < pause_until) {
-    worker.schedule_wake(this, pause_until);
-    return false;
-  }
+  if (held_back(now)) return false;
   const int64_t intended = schedule.at(next);
-  if (schedule.on()) {
-    if (!wait_until(intended, now)) return false;
-  } else if (now >= worker.end_ns) {
-    finish();
-    return false;
-  }
+  if (!due(intended, now)) return false;
   if (!picker.pick(next, &p.op, &p.key)) {
     finish();
     return false;
@@ -93,14 +81,7 @@ bool User::pick_scheduled(int64_t& now, Pending& p) {
 
 bool User::pick_traced(int64_t& now, Pending& p) {
   TraceFeed& feed = *worker.feed;
-  if (worker.stopping(now)) {
-    drop_due(now);
-    return false;
-  }
-  if (now < pause_until) {
-    worker.schedule_wake(this, pause_until);
-    return false;
-  }
+  if (held_back(now)) return false;
   const TraceItem* item = nullptr;
   switch (feed.peek(local, now - worker.ctx.start_ns, &item)) {
     case TraceFeed::Next::end:
@@ -113,13 +94,8 @@ bool User::pick_traced(int64_t& now, Pending& p) {
     case TraceFeed::Next::item:
       break;
   }
-  const int64_t intended = feed.recorded() ? worker.ctx.start_ns + item->due_ns : 0;
-  if (feed.recorded()) {
-    if (!wait_until(intended, now)) return false;
-  } else if (now >= worker.end_ns) {
-    finish();
-    return false;
-  }
+  const int64_t intended = open_loop ? worker.ctx.start_ns + item->due_ns : 0;
+  if (!due(intended, now)) return false;
   p.op = item->op;
   p.key = item->key;
   p.value_size = item->value_size;
@@ -128,6 +104,25 @@ bool User::pick_traced(int64_t& now, Pending& p) {
   feed.pop(local);
   queue(intended, now, p);
   return true;
+}
+
+bool User::held_back(int64_t now) {
+  if (worker.stopping(now)) {
+    drop_due(now);
+    return true;
+  }
+  if (now < pause_until) {
+    worker.schedule_wake(this, pause_until);
+    return true;
+  }
+  return false;
+}
+
+bool User::due(int64_t intended, int64_t& now) {
+  if (open_loop) return wait_until(intended, now);
+  if (now < worker.end_ns) return true;
+  finish();
+  return false;
 }
 
 bool User::wait_until(int64_t intended, int64_t& now) {

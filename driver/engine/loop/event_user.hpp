@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/grow_ring.hpp"
 #include "engine/request_stream.hpp"
 #include "engine/worker.hpp"
 
@@ -47,6 +48,12 @@ struct User {
   // feed; false when none leaves now (finished, dropped, paused, not due: a wake-up is set).
   bool pick_scheduled(int64_t& now, Pending& p);
   bool pick_traced(int64_t& now, Pending& p);
+  // No request leaves now: the phase stopped sending (what was due is dropped) or the user
+  // pauses after a failure (a wake-up is set).
+  bool held_back(int64_t now);
+  // The next request may leave: open loop, at `intended` (wait_until); closed loop, before the
+  // phase's end (after it the user finishes).
+  bool due(int64_t intended, int64_t& now);
   // An open-loop send time: true when it is due by now (`now` read again when not yet); false
   // when it lies past the phase's end (finished) or ahead (a wake-up set).
   bool wait_until(int64_t intended, int64_t& now);
@@ -116,28 +123,8 @@ struct User {
     int64_t start, end;
     int64_t cum_end;  // full time of every span up to this one's end
   };
-  // A ring that grows only when full (a backlog longer than any before): no allocation per
-  // request once it has the size the run needs.
-  struct SpanRing {
-    std::vector<FullSpan> buf = std::vector<FullSpan>(8);
-    size_t head = 0, count = 0;
-    bool empty() const noexcept { return count == 0; }
-    const FullSpan& front() const noexcept { return buf[head]; }
-    void pop_front() noexcept {
-      head = (head + 1) % buf.size();
-      --count;
-    }
-    void push_back(const FullSpan& s) {
-      if (count == buf.size()) {  // full: unroll into a ring twice the size
-        std::vector<FullSpan> grown(buf.size() * 2);
-        for (size_t i = 0; i < count; ++i) grown[i] = buf[(head + i) % buf.size()];
-        buf.swap(grown);
-        head = 0;
-      }
-      buf[(head + count++) % buf.size()] = s;
-    }
-  };
-  SpanRing full_spans;
+  // Grows only for a backlog longer than any before (engine/grow_ring.hpp).
+  GrowRing<FullSpan> full_spans;
   int64_t full_start = -1;  // the open span's start; -1: the window has room
   int64_t full_total = 0;   // full time of every closed span
   int64_t full_before = 0;  // full time of the spans dropped from the front
