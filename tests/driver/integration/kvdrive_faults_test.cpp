@@ -465,8 +465,9 @@ TEST(KvdriveSecrets, PasswordsComeFromAFileOrTheEnvironmentAndNeverReachAChildsA
       << slurp(dir.file("group.log"));
   int children = 0;
   for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
-    std::ifstream in(entry.path() / "cmdline", std::ios::binary);
-    std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    // A process that exits between the listing and the read fails the read with ESRCH, which
+    // libstdc++'s filebuf throws from underflow: slurp reads through operator<<, which catches.
+    const std::string cmdline = slurp((entry.path() / "cmdline").string());
     if (cmdline.find("--process-index") == std::string::npos ||
         cmdline.find(dir.file("group.db")) == std::string::npos)
       continue;
