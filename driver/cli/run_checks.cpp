@@ -18,6 +18,7 @@
 
 #include "kvbench/units.hpp"
 #include "kvbench/usage_error.hpp"
+#include "workload/command_template.hpp"
 #include "workload/trace.hpp"
 
 namespace kv::drive {
@@ -83,7 +84,22 @@ void check_memcached_ttl(const std::vector<TargetSpec>& specs, const std::vector
 // Redis has no command for memcached's prepend.
 void check_mix_commands(const std::vector<TargetSpec>& specs, const std::vector<RunStep>& steps) {
   for (const auto& spec : specs) {
-    if (spec.protocol != Protocol::redis) continue;
+    if (spec.protocol != Protocol::redis) {
+      for (const auto& step : steps)
+        if (!step.workload.commands.empty())
+          throw UsageError("--command '" + step.workload.commands.front().text +
+                           "': sends Redis commands, and " + spec.display +
+                           " is a memcached target");
+      continue;
+    }
+    if (spec.cluster)
+      for (const auto& step : steps)
+        for (const CommandTemplate& c : step.workload.commands)
+          if (!routes_by_key(c))
+            throw UsageError("--command '" + c.text + "': " + spec.display +
+                             " is a Cluster, where a command goes to its key's node: each "
+                             "argument with __key__ must be __key__ alone or hold it as a hash "
+                             "tag ('list:{__key__}')");
     for (const auto& step : steps)
       if (step.workload.has_mixed_phase() &&
           step.workload.phase_sends(PhaseKind::mixed, OpType::prepend))

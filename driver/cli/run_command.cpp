@@ -120,6 +120,10 @@ void RunCommand::check(int argc, char** argv) {
     throw UsageError("--scale applies to a --scenario");
   // A --search step is --warmup plus --duration (its measured time).
   opts_.steps = expand_scenario(sc, WorkloadSpec{}, overrides, scale, search_cli_.search);
+  apply_commands(commands_.parse(*sub_),
+                 std::any_of(overrides.begin(), overrides.end(),
+                             [](const auto& o) { return o.first == "phases"; }),
+                 !scenario_.empty(), opts_.steps);
   // --ratio shapes mixed phases only: without one it would be ignored, silently. (A search's
   // default phases are load,mixed.)
   const auto has_mixed = [](const RunStep& st) {

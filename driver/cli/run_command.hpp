@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "cli/command_options.hpp"
 #include "cli/memtier_flags.hpp"
 #include "cli/run_output.hpp"
 #include "cli/search_cli.hpp"
@@ -75,7 +76,8 @@ class RunCommand {
   std::vector<std::pair<const WorkloadOption*, CLI::Option*>> workload_cli_;
   std::map<std::string, std::string> workload_text_;
   std::map<std::string, bool> workload_flags_;
-  SearchCli search_cli_;  // --search and its options
+  SearchCli search_cli_;     // --search and its options
+  CommandOptions commands_;  // --command and its --command-ratio, --command-key-pattern
 };
 
 // --scale's value: a number above 0 and at most 1000; throws UsageError otherwise.

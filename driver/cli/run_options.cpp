@@ -94,6 +94,7 @@ void RunCommand::add_store_options(CLI::App& app) {
     }
     workload_cli_.emplace_back(&o, opt);
   }
+  commands_.add_to(*run);
 }
 
 void RunCommand::add_output_options(CLI::App& app) {

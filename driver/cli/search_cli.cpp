@@ -72,7 +72,8 @@ SearchOptions finish_search_options(const SearchCli& cli, std::vector<RunStep>& 
   WorkloadSpec& w = steps.front().workload;
   if (w.rate > 0) throw UsageError("--search sets each step's rate: drop --rate");
   if (w.requests > 0) throw UsageError("--search: steps end by --duration, not --requests");
-  if (!phases_given) w.phases = {PhaseKind::load, PhaseKind::mixed};
+  // (--command alone: its commands, as a run's, without a load phase of string keys)
+  if (!phases_given && w.commands.empty()) w.phases = {PhaseKind::load, PhaseKind::mixed};
   if (w.phases.back() == PhaseKind::load)
     throw UsageError("--search steps the last of --phases: it must be read or mixed");
   if (w.duration_us > 0) s.step_duration_us = w.duration_us;

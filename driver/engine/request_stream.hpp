@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 #include "engine/pacer.hpp"
@@ -35,6 +36,12 @@ class RequestPicker {
       cycle_ += e.weight;
       mix_[mix_size_++] = {e.op, cycle_};
     }
+    // A --command with a key pattern of its own picks its keys apart (hit rate 1: its keys are
+    // the written ones).
+    for (size_t i = 0; i < w_.commands.size(); ++i)
+      if (w_.commands[i].pattern_given)
+        command_choosers_[i].emplace(w_.commands[i].pattern, w_.keys, key_begin_, key_end_, 1.0,
+                                     (w_.seed * 7919 + index) ^ ((i + 1) * 0x9e3779b97f4a7c15));
   }
   explicit RequestPicker(const WorkerContext& ctx) : RequestPicker(ctx, ctx.index, ctx.count) {}
 
@@ -61,7 +68,9 @@ class RequestPicker {
     size_t k = 0;
     while (at >= mix_[k].end) ++k;
     *op = mix_[k].op;
-    if (*op == OpType::get)
+    if (op_is_command(*op) && command_choosers_[command_index(*op)])
+      *key = command_choosers_[command_index(*op)]->next_set();
+    else if (*op == OpType::get)
       *key = chooser_.next_get();
     else
       *key = op_on_counter(*op) ? chooser_.next_set() | kCounterKey : chooser_.next_set();
@@ -83,6 +92,7 @@ class RequestPicker {
   bool rate_mode_;
   uint64_t first_, stride_;  // request i of this stream is request first_ + i * stride_
   KeyChooser chooser_;
+  std::array<std::optional<KeyChooser>, kMaxCommands> command_choosers_;
 };
 
 // What a stream needs to finish a request after its reply arrived.
@@ -102,8 +112,12 @@ struct Pending {
 
 // The value a request of `p` carries: none (get, delete, incr, decr, touch), "0" for a counter
 // key (set by a load phase; a replay's append to one adds nothing, keeping it a number: Redis's
-// INCR refuses "00"), else the key's value.
+// INCR refuses "00"), else the key's value (a --command's where it has __data__).
 inline std::string_view value_of(const WorkerContext& ctx, const Pending& p) {
+  if (op_is_command(p.op))  // its __data__ placeholders' value
+    return ctx.workload.commands[command_index(p.op)].uses_data
+               ? ctx.values.value_for(p.key, p.value_size)
+               : std::string_view();
   if (!op_has_value(p.op)) return {};
   if (p.key & kCounterKey)
     return p.op == OpType::append || p.op == OpType::prepend ? std::string_view() : "0";

@@ -19,14 +19,17 @@
 
 namespace kv::drive {
 
+using kv::command_op;
 using kv::kOpTypes;
 using kv::op_name;
 using kv::OpType;
 
 // The operations (kvbench/op_type.hpp), each with its own OpStats.
 inline constexpr std::array<OpType, kOpTypes> kAllOps = {
-    OpType::set,     OpType::get,    OpType::del,     OpType::incr,  OpType::decr,    OpType::add,
-    OpType::replace, OpType::append, OpType::prepend, OpType::touch, OpType::backfill};
+    OpType::set,      OpType::get,     OpType::del,    OpType::incr,    OpType::decr,
+    OpType::add,      OpType::replace, OpType::append, OpType::prepend, OpType::touch,
+    OpType::backfill, command_op(0),   command_op(1),  command_op(2),   command_op(3),
+    command_op(4),    command_op(5),   command_op(6),  command_op(7)};
 
 // One completed request, as a worker measured it.
 struct RequestRecord {

@@ -28,7 +28,9 @@ enum class ReadStatus : uint8_t { reply, need_more, protocol_error };
 //   touch   a touch: TOUCHED / EXPIRE's :1 = hit, NOT_FOUND / :0 = miss
 //   append  append or prepend: memcached STORED (NOT_STORED: not stored); Redis APPEND's
 //           integer (the new length) = ok
-enum class Op : uint8_t { get, set, other, del, arith, touch, append };
+//   command a --command (Redis): a value (bulk, integer, array) = hit, nil (a missing key or
+//           field) = miss, a status (+OK) = ok
+enum class Op : uint8_t { get, set, other, del, arith, touch, append, command };
 
 // The verdict of one reply for the request it answers.
 //   ok          a set stored, or any other command succeeded

@@ -358,6 +358,8 @@ Verdict binary_verdict(Op op, const BinaryReply& reply) {
     }
     case Op::other:
       return reply.status == status::kOk ? Verdict::ok : Verdict::error;
+    case Op::command:  // Redis only
+      break;
   }
   return Verdict::mismatch;
 }

@@ -62,6 +62,9 @@ Verdict resp_verdict(Op op, const RespReply& reply) {
       return Verdict::mismatch;
     case Op::other:
       return Verdict::ok;
+    case Op::command:  // a value (bulk, integer, array) = hit, nil = miss, a status = ok
+      if (reply.kind == RespKind::nil) return Verdict::miss;
+      return reply.kind == RespKind::status ? Verdict::ok : Verdict::hit;
     case Op::del:
     case Op::touch:
       if (reply.kind != RespKind::integer) return Verdict::mismatch;

@@ -9,15 +9,16 @@
 
 namespace kv::drive::view {
 
-// An SQL expression of the op column `column` ("d.op") that sorts ascending in that order (an
-// op of another name sorts first).
+// ORDER BY terms for the op column `column` ("d.op") that sort ascending in that order: an op
+// of another name (a --command's) after them, by name.
 inline std::string op_order(std::string_view column) {
   std::string names = ",";
-  for (size_t i = 0; i < kOpTypes; ++i) {
+  for (size_t i = 0; i < kBuiltinOps; ++i) {
     names += op_name(static_cast<OpType>(i));
     names += ',';
   }
-  return "instr('" + names + "', ',' || " + std::string(column) + " || ',')";
+  const std::string at = "instr('" + names + "', ',' || " + std::string(column) + " || ',')";
+  return "(CASE " + at + " WHEN 0 THEN 1000 ELSE " + at + " END), " + std::string(column);
 }
 
 }  // namespace kv::drive::view

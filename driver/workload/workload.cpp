@@ -270,6 +270,17 @@ std::string WorkloadSpec::to_json() const {
   j["duration_us"] = duration_us;
   j["ratio"] = std::to_string(ratio_sets) + ":" + std::to_string(ratio_gets);
   if (!mix.empty()) j["mix"] = mix_text(mix);
+  if (!commands.empty()) {
+    auto& cs = j["commands"] = nlohmann::ordered_json::array();
+    for (const CommandTemplate& c : commands) {
+      nlohmann::ordered_json one;
+      one["op"] = c.name;
+      one["command"] = c.text;
+      one["ratio"] = c.weight;
+      if (c.pattern_given) one["key_pattern"] = key_pattern_name(c.pattern);
+      cs.push_back(std::move(one));
+    }
+  }
   j["hit_rate"] = hit_rate;
   if (cache_aside) j["cache_aside"] = true;
   if (trace.on()) {
@@ -326,8 +337,11 @@ std::string Ttls::describe() const {
 }
 
 std::vector<MixEntry> WorkloadSpec::op_mix() const {
-  if (!mix.empty()) return mix;
-  return {{OpType::set, ratio_sets}, {OpType::get, ratio_gets}};
+  std::vector<MixEntry> ops = mix;
+  if (ops.empty() && (ratio_given || commands.empty()))
+    ops = {{OpType::set, ratio_sets}, {OpType::get, ratio_gets}};
+  for (size_t i = 0; i < commands.size(); ++i) ops.push_back({command_op(i), commands[i].weight});
+  return ops;
 }
 
 bool WorkloadSpec::phase_sends(PhaseKind kind, OpType op) const {

@@ -35,6 +35,29 @@ struct KeyPattern {
 KeyPattern parse_key_pattern(std::string_view text);
 std::string key_pattern_name(const KeyPattern& p);
 
+// --command TEMPLATE (memtier_benchmark's spelling): a Redis command of the user's, sent with
+// its placeholders filled in for each request: __key__ (the request's key) and __data__ (the
+// key's value). Each command is an op of its own (kvbench/op_type.hpp command0..), named after
+// its command word, with its share of a mixed phase (--command-ratio) and its own key pattern
+// (--command-key-pattern). Parsed by workload/command_template.hpp.
+struct CommandTemplate {
+  // One argument: literal text with placeholders anywhere in it ("user:__key__").
+  struct Part {
+    enum class Kind : uint8_t { text, key, data } kind;
+    std::string text;  // kind text only
+  };
+  using Arg = std::vector<Part>;
+
+  std::string text;       // as given
+  std::string name;       // its rows' op: the command word in lower case, made unique in the run
+  std::vector<Arg> args;  // the command word first
+  uint32_t weight = 1;    // --command-ratio
+  KeyPattern pattern;     // --command-key-pattern, else the workload's --key-pattern
+  bool pattern_given = false;
+  bool uses_key = false;   // some argument holds __key__
+  bool uses_data = false;  // some argument holds __data__
+};
+
 // Value sizes: fixed ("100"), a uniform range ("100-1000") or weighted sizes
 // ("1K:60,10K:30,100K:10"). A key's size is a function of the key, so a get knows what a set
 // of that key wrote (verification) and every set of a key writes the same bytes.
@@ -131,7 +154,11 @@ struct WorkloadSpec {
   uint32_t ratio_gets = 10;
   bool ratio_given = false;   // --ratio was given (it and --mix exclude each other)
   std::vector<MixEntry> mix;  // --mix; empty: set and get at --ratio
-  double hit_rate = 1.0;      // read / mixed: fraction of gets aimed at written keys
+  // --command: op command0 + i is commands[i], in mixed phases at its --command-ratio beside
+  // --mix or --ratio (set and get at the default ratio only when neither is given: memtier's
+  // meaning, where --command replaces them)
+  std::vector<CommandTemplate> commands;
+  double hit_rate = 1.0;  // read / mixed: fraction of gets aimed at written keys
   // --cache-aside: a get that misses is followed, on its connection, by a set of its key (a
   // backfill, its own op), as a cache client fills its cache
   bool cache_aside = false;
@@ -154,7 +181,7 @@ struct WorkloadSpec {
 
   // The parameters as a JSON object, as stored in runs.parameters.
   std::string to_json() const;
-  // Mixed phases' ops: --mix, or set and get at --ratio.
+  // Mixed phases' ops: --mix, or set and get at --ratio, then the --commands.
   std::vector<MixEntry> op_mix() const;
   // A phase of `kind` sends `op`: load sets, read gets, mixed the mix's ops of weight > 0;
   // with --cache-aside, a phase that gets also backfills.

@@ -6,7 +6,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace kv {
 
@@ -24,13 +26,35 @@ enum class OpType : uint8_t {
   // --cache-aside: the set of a key a get just missed, on the same connection, as a cache
   // client fills its cache (SET)
   backfill,
+  // --command TEMPLATE: a run's own commands (Redis), each its own op named after its command
+  // word (set_command_names); up to kMaxCommands
+  command0,
+  command1,
+  command2,
+  command3,
+  command4,
+  command5,
+  command6,
+  command7,
 };
-inline constexpr size_t kOpTypes = 11;
+inline constexpr size_t kOpTypes = 19;
+inline constexpr size_t kBuiltinOps = 11;  // set .. backfill: the ops with fixed names
+inline constexpr size_t kMaxCommands = kOpTypes - kBuiltinOps;
 
-// "set", "get", "delete", ...
+constexpr bool op_is_command(OpType op) noexcept {
+  return static_cast<size_t>(op) >= kBuiltinOps && static_cast<size_t>(op) < kOpTypes;
+}
+constexpr OpType command_op(size_t i) noexcept { return static_cast<OpType>(kBuiltinOps + i); }
+constexpr size_t command_index(OpType op) noexcept { return static_cast<size_t>(op) - kBuiltinOps; }
+
+// "set", "get", "delete", ...; a command op's registered name ("hset"), or "command1".. before
+// one is registered.
 const char* op_name(OpType op) noexcept;
-// The op named `name` (op_name's spelling); nullopt for any other.
+// The built-in op named `name` (op_name's spelling); nullopt for any other, commands included.
 std::optional<OpType> parse_op_name(std::string_view name) noexcept;
+// Names command0, command1, ... for this process's rows (at most kMaxCommands names). Call it
+// before any thread that records or writes rows starts: op_name reads the names unlocked.
+void set_command_names(const std::vector<std::string>& names);
 
 // A request of `op` carries a value (set, add, replace, append, prepend, backfill).
 constexpr bool op_has_value(OpType op) noexcept {

@@ -33,10 +33,33 @@ st::mc::TextOp text_op(st::Op op) {
     case st::Op::touch:
       return st::mc::TextOp::touch;
     case st::Op::get:
-    case st::Op::other:  // as before there were other kinds (a text link sends no handshake)
+    case st::Op::other:    // as before there were other kinds (a text link sends no handshake)
+    case st::Op::command:  // Redis only
       break;
   }
   return st::mc::TextOp::get;
+}
+
+// A --command: each argument a bulk string, its placeholders replaced by `key` and `value`.
+void append_command(std::string& out, const CommandTemplate& c, std::string_view key,
+                    std::string_view value) {
+  using Kind = CommandTemplate::Part::Kind;
+  st::resp::append_array_header(out, c.args.size());
+  char digits[24];
+  for (const CommandTemplate::Arg& arg : c.args) {
+    size_t n = 0;
+    for (const auto& part : arg)
+      n += part.kind == Kind::text ? part.text.size()
+                                   : (part.kind == Kind::key ? key.size() : value.size());
+    auto d = std::to_chars(digits, digits + sizeof digits, n);
+    out += '$';
+    out.append(digits, d.ptr);
+    out += "\r\n";
+    for (const auto& part : arg)
+      out.append(part.kind == Kind::text ? std::string_view(part.text)
+                                         : (part.kind == Kind::key ? key : value));
+    out += "\r\n";
+  }
 }
 
 bool append_resp(std::string& out, OpType op, std::string_view key, std::string_view value,
@@ -76,6 +99,8 @@ bool append_resp(std::string& out, OpType op, std::string_view key, std::string_
     }
     case OpType::prepend:
       break;  // no Redis command (refused before a run: run_checks)
+    default:
+      break;  // a --command: Codec::append
   }
   return false;
 }
@@ -101,6 +126,8 @@ bool append_text(std::string& out, OpType op, std::string_view key, std::string_
       return mc::append_text_store(out, op_name(op), key, value, 0, ttl_s);
     case OpType::touch:
       return mc::append_text_touch(out, key, ttl_s);
+    default:
+      break;  // a --command: Redis only (refused before a run: run_checks)
   }
   return false;
 }
@@ -129,16 +156,27 @@ bool append_binary(std::string& out, OpType op, std::string_view key, std::strin
       return mc::append_binary_store(out, mc::BinaryOpcode::prepend, key, value, opaque);
     case OpType::touch:
       return mc::append_binary_touch(out, key, ttl_s, opaque);
+    default:
+      break;  // a --command: Redis only (refused before a run: run_checks)
   }
   return false;
 }
 
 }  // namespace
 
-Codec::Codec(Wire wire) : wire_(wire) { reset(); }
+Codec::Codec(Wire wire, const std::vector<CommandTemplate>* commands)
+    : wire_(wire), commands_(commands) {
+  reset();
+}
 
 bool Codec::append(std::string& out, OpType op, std::string_view key, std::string_view value,
                    uint32_t ttl_s) {
+  if (op_is_command(op)) {
+    if (wire_ != Wire::resp || commands_ == nullptr || command_index(op) >= commands_->size())
+      return false;
+    append_command(out, (*commands_)[command_index(op)], key, value);
+    return true;
+  }
   switch (wire_) {
     case Wire::resp:
       return append_resp(out, op, key, value, ttl_s);
@@ -169,8 +207,10 @@ st::Op Codec::reply_kind(OpType op) noexcept {
     case OpType::append:
     case OpType::prepend:
       return st::Op::append;
+    default:
+      break;
   }
-  return st::Op::other;
+  return op_is_command(op) ? st::Op::command : st::Op::other;
 }
 
 size_t Codec::set_head(OpType op, size_t appended, std::string_view key,

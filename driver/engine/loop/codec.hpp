@@ -14,6 +14,7 @@
 #include "kvbench/op_type.hpp"
 #include "store/memcached_codec.hpp"
 #include "store/resp_codec.hpp"
+#include "workload/workload.hpp"
 
 namespace kv::drive::loop {
 
@@ -21,12 +22,14 @@ enum class Wire { resp, text, binary };
 
 class Codec {
  public:
-  explicit Codec(Wire wire);
+  // `commands`: the run's --command templates (ops command0..), which RESP links send.
+  explicit Codec(Wire wire, const std::vector<CommandTemplate>* commands = nullptr);
   Wire wire() const noexcept { return wire_; }
 
   // Appends a request of `op` (a store expiring after ttl_s, 0: never; a touch setting that
-  // expiry; incr and decr by 1); false when the protocol cannot carry it (memcached: a key
-  // empty, too long, or with spaces in text; Redis: prepend), and nothing appended.
+  // expiry; incr and decr by 1; a --command with `key` and `value` in its placeholders); false
+  // when the protocol cannot carry it (memcached: a key empty, too long, or with spaces in text,
+  // a --command; Redis: prepend), and nothing appended.
   bool append(std::string& out, OpType op, std::string_view key, std::string_view value,
               uint32_t ttl_s);
   // What the reply to a request of `op` is judged as.
@@ -45,6 +48,7 @@ class Codec {
 
  private:
   Wire wire_;
+  const std::vector<CommandTemplate>* commands_;
   uint32_t opaque_ = 0;  // memcached binary: each request's, in order
   std::unique_ptr<store::RespDecoder> resp_;
   std::optional<store::mc::TextDecoder> text_;

@@ -33,7 +33,8 @@ Link::Link(Worker& w, EventClient& c, size_t server, size_t depth)
       server_(server),
       codec_(c.spec().protocol == Protocol::redis ? Wire::resp
              : c.spec().binary_protocol           ? Wire::binary
-                                                  : Wire::text),
+                                                  : Wire::text,
+             &w.ctx.workload.commands),
       t_(w.make_transport(c, server, *this)),
       split_(c.spec().split_writes),
       // A cluster node's link may also carry an ASKING before each redirected request.

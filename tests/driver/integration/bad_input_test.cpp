@@ -103,6 +103,34 @@ TEST_F(KvdriveBadInput, WorkloadOptionsOnTheCommandLine) {
   cases.push_back({{"run", "--db", kDb, "--target", "redis://127.0.0.1:1", "--phases", "mixed",
                     "--mix", "get:9,prepend:1"},
                    {"--mix prepend", "Redis"}});
+  // --command: its template, its ratio and pattern (after it, once), the targets it can go to.
+  const auto command = [&](std::vector<std::string> more) {
+    std::vector<std::string> a = {"--command", "HSET __key__ f __data__"};
+    a.insert(a.end(), more.begin(), more.end());
+    return run_args(a);
+  };
+  cases.push_back({run_args({"--command", ""}), {"--command", "empty"}});
+  cases.push_back({run_args({"--command", "GET 'k"}), {"--command", "not closed"}});
+  cases.push_back({run_args({"--command", "__key__"}), {"--command", "command's name"}});
+  cases.push_back({run_args({"--command-ratio", "2", "--command", "GET __key__"}),
+                   {"--command-ratio 2", "after the --command"}});
+  cases.push_back({command({"--command-key-pattern", "S", "--command-key-pattern", "R"}),
+                   {"--command-key-pattern R", "second"}});
+  for (const char* v : {"x", "-1", "1000001", "", "1.5"})
+    cases.push_back({command({"--command-ratio", v}), names("command-ratio", v)});
+  cases.push_back({command({"--command-ratio", "0"}), {"--command-ratio", "every command's is 0"}});
+  for (const char* v : {"Q", "zipf:-1", ""})
+    cases.push_back({command({"--command-key-pattern", v}), {"--command-key-pattern"}});
+  std::vector<std::string> nine;
+  for (int i = 0; i < 9; ++i) nine.insert(nine.end(), {"--command", "GET __key__"});
+  cases.push_back({run_args(nine), {"--command", "at most 8"}});
+  cases.push_back(
+      {{"run", "--db", kDb, "--target", "memcached://127.0.0.1:1", "--command", "GET __key__"},
+       {"--command", "memcached target"}});
+  cases.push_back({{"run", "--db", kDb, "--target", "redis+cluster://127.0.0.1:1", "--command",
+                    "LPUSH list:__key__ x"},
+                   {"--command", "Cluster", "hash tag"}});
+  cases.push_back({command({"--scenario", "small-values"}), {"--command", "--scenario"}});
   // --trace: a file that is not there or holds a bad line (its line named), options the trace
   // decides, and the replay's own options without one.
   const std::string bad_trace = write_file("bad.csv", "0,k,1,5,1,get,0\n1,k,1,5,1,fetch,0\n");
@@ -115,6 +143,8 @@ TEST_F(KvdriveBadInput, WorkloadOptionsOnTheCommandLine) {
   cases.push_back({run_args({"--trace", trace, "--rate", "100"}), {"--rate", "--trace"}});
   cases.push_back({run_args({"--trace", trace, "--phases", "load"}), {"--phases", "--trace"}});
   cases.push_back({run_args({"--trace", trace, "--mix", "get:1"}), {"--mix", "--trace"}});
+  cases.push_back(
+      {run_args({"--trace", trace, "--command", "GET __key__"}), {"--command", "--trace"}});
   cases.push_back({run_args({"--trace", trace, "--ttl", "1h"}), {"--ttl", "--trace"}});
   cases.push_back({run_args({"--trace", trace, "--cache-aside"}), {"--cache-aside", "--trace"}});
   cases.push_back({run_args({"--trace", trace, "--trace-timing", "fast", "--speed", "2"}),

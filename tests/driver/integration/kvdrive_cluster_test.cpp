@@ -49,6 +49,47 @@ TEST(KvdriveCluster, CountsEqualTheSumOfTheNodesCommandstats) {
   EXPECT_EQ(query_int(db, "SELECT SUM(cluster_moved) + SUM(cluster_ask) FROM client_seconds"), 0);
 }
 
+// A --command whose key holds __key__ as a hash tag goes to __key__'s master: every one runs
+// there, none is refused with MOVED.
+TEST(KvdriveCluster, ACommandWithItsKeyAsAHashTagGoesToTheKeysNode) {
+  RedisCluster cluster(3);
+  KV_START_OR_SKIP(cluster);
+  TempDir dir;
+  auto out = run_kvdrive(dir, {"run",
+                               "--db",
+                               dir.file("r.db"),
+                               "--target",
+                               cluster.uri(),
+                               "--keys",
+                               "3000",
+                               "--requests",
+                               "3000",
+                               "--key-pattern",
+                               "uniform",
+                               "--threads",
+                               "2",
+                               "--connections",
+                               "2",
+                               "--pipeline",
+                               "4",
+                               "--command",
+                               "HSET {__key__}:h f __data__",
+                               "--command",
+                               "SADD s:{__key__} __data__",
+                               "--command-ratio",
+                               "2"});
+  ASSERT_EQ(out.exit_code, 0) << out.output;
+  auto db = kv::open_results_db(dir.file("r.db"));
+  EXPECT_EQ(driver_sum(db, "ops", "redis", "hset"), 1000);
+  EXPECT_EQ(driver_sum(db, "ops", "redis", "sadd"), 2000);
+  EXPECT_EQ(query_int(db, "SELECT SUM(errors) FROM driver_seconds"), 0);
+  EXPECT_EQ(cluster.command_calls("hset"), 1000);
+  EXPECT_EQ(cluster.command_calls("sadd"), 2000);
+  EXPECT_EQ(cluster.command_stat("hset", "rejected_calls"), 0);
+  EXPECT_EQ(cluster.command_stat("sadd", "rejected_calls"), 0);
+  EXPECT_EQ(query_int(db, "SELECT SUM(cluster_moved) FROM client_seconds"), 0);
+}
+
 // The slot of every key of the run ({mig} is a hash tag) moves from its master to another one
 // while kvdrive reads them: keys already moved get ASK from the old owner (sent again, after
 // ASKING, to the new one), then, once the slot is handed over, MOVED (the map follows it).
