@@ -15,8 +15,10 @@ not is rewritten, and only that:
     test's servers; /etc/kvmon/token -> a token file the test makes; a listening address's
     host (10.0.0.5, 0.0.0.0) -> 127.0.0.1 and its port -> a free one;
   - sizes and durations: --keys at most 2000, --duration 1s, --threads at most 2,
-    --connections at most 8, --scale 0.002 (and a --scenario run gets it), a --search at most
-    3 steps, --start-at +1s.
+    --connections at most 8, --scale 0.002 (and a --scenario run gets it), --keys 2000 for a
+    run that gives no --keys (nor a scenario, trace or memtier key range), a --search at most
+    3 steps, --start-at +1s, --repeat at most 4 (the fewest rounds with which compare's 95 %
+    interval exists), gen-trace --requests at most 20000.
 A kvmon command (with or without '&') is a daemon: it runs in the background for the rest of
 its source's examples and must still be running at the end. Every other command must exit 0.
 An example that needs what a test cannot make (other hosts, swap, Kubernetes, root) says so
@@ -159,6 +161,13 @@ class Rewriter:
             cmd = re.sub(r"--connections (\d+)",
                          lambda m: f"--connections {min(int(m.group(1)), 8)}", cmd)
             cmd = re.sub(r"--start-at \+\S+", "--start-at +1s", cmd)
+            if (re.match(r"kvdrive run\b", cmd) and "--keys" not in cmd
+                    and not re.search(r"--(scenario|trace|key-maximum|config)\b| -s ", cmd)):
+                cmd = cmd.replace("kvdrive run", "kvdrive run --keys 2000", 1)  # not 100k
+            cmd = re.sub(r"--repeat (\d+)", lambda m: f"--repeat {min(int(m.group(1)), 4)}", cmd)
+            if re.match(r"kvdrive gen-trace\b", cmd):
+                cmd = re.sub(r"--requests (\S+)",
+                             lambda m: "--requests " + min_size(m.group(1), 20000), cmd)
             cmd = re.sub(r"--scale \S+", "--scale 0.002", cmd)
             if "--scenario" in cmd and "--scale" not in cmd:
                 cmd += " --scale 0.002"
