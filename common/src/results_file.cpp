@@ -265,7 +265,10 @@ std::string column_name(const std::string& described) {
 
 void check_results_schema(Database& db, int version) {
   Database expected_db = Database::open(":memory:");
-  schema::migrate(expected_db, version);
+  if (version == schema::latest_version())
+    expected_db.exec(schema::latest_schema_sql());  // the migrations' result, made at build time
+  else
+    schema::migrate(expected_db, version);
   const std::string where = " (schema version " + std::to_string(version) + ")";
   const Schema expected = schema_objects(expected_db, true);
   // Kept for the loop: find() points into it (into a temporary it dangled: ASan/TSan

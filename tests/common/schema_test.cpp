@@ -37,6 +37,33 @@ TEST(Schema, NewFileGetsLatestVersionWalAndAllTables) {
   }
 }
 
+// The build's snapshot of the latest schema (what check_results_schema compares files with)
+// makes exactly what the migrations make: every object, its SQL and its columns.
+TEST(Schema, TheBuildsSnapshotMakesWhatTheMigrationsMake) {
+  auto objects = [](kv::Database& db) {
+    std::string all;
+    auto s = db.prepare("SELECT type, name, tbl_name, sql FROM sqlite_schema ORDER BY type, name");
+    while (s.step())
+      all += s.column_text(0) + " " + s.column_text(1) + " " + s.column_text(2) + " " +
+             (s.is_null(3) ? "" : s.column_text(3)) + "\n";
+    auto c = db.prepare(
+        "SELECT m.name, p.name, p.type, p.\"notnull\", p.pk, COALESCE(p.dflt_value, '') FROM "
+        "sqlite_schema m, pragma_table_info(m.name) p WHERE m.type IN ('table', 'view') "
+        "ORDER BY m.name, p.cid");
+    while (c.step())
+      for (int i = 0; i < 6; ++i) all += c.column_text(i) + (i == 5 ? "\n" : " ");
+    return all;
+  };
+  auto migrated = kv::Database::open(":memory:");
+  kv::schema::migrate(migrated);
+  EXPECT_EQ(migrated.user_version(), kv::schema::latest_version());
+  auto snapshot = kv::Database::open(":memory:");
+  snapshot.exec(kv::schema::latest_schema_sql());
+  const std::string want = objects(migrated);
+  EXPECT_GT(want.size(), 1000u);
+  EXPECT_EQ(objects(snapshot), want);
+}
+
 TEST(Schema, OlderFileIsUpgradedKeepingItsRows) {
   kv::test::TempDir dir;
   {

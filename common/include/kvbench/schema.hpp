@@ -20,6 +20,10 @@ struct Migration {
 const std::vector<Migration>& migrations();
 // The user_version this build writes.
 int latest_version();
+// The CREATE statements of a database at latest_version(), tables first (generated at build
+// time by common/tools/schema_snapshot.cpp from migrations()): what check_results_schema
+// compares a file of the latest version with.
+const char* latest_schema_sql();
 
 // Applies, each in its own transaction, the migrations after the file's user_version up to
 // `target` (default: latest). Throws std::runtime_error if the file is newer than `target`
