@@ -5,9 +5,9 @@
 namespace kv {
 namespace {
 
-constexpr std::array<const char*, kBuiltinOps> kNames = {"set",     "get",   "delete",  "incr",
-                                                         "decr",    "add",   "replace", "append",
-                                                         "prepend", "touch", "backfill"};
+constexpr std::array<const char*, kBuiltinOps> kNames = {
+    "set",    "get",     "delete", "incr",     "decr", "add", "replace",
+    "append", "prepend", "touch",  "backfill", "gets", "cas"};
 
 std::array<std::string, kMaxCommands>& command_names() {
   static std::array<std::string, kMaxCommands> names = [] {

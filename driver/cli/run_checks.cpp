@@ -81,7 +81,7 @@ void check_memcached_ttl(const std::vector<TargetSpec>& specs, const std::vector
   }
 }
 
-// Redis has no command for memcached's prepend.
+// Redis has no command for memcached's prepend, gets and cas.
 void check_mix_commands(const std::vector<TargetSpec>& specs, const std::vector<RunStep>& steps) {
   for (const auto& spec : specs) {
     if (spec.protocol != Protocol::redis) {
@@ -101,10 +101,11 @@ void check_mix_commands(const std::vector<TargetSpec>& specs, const std::vector<
                              "argument with __key__ must be __key__ alone or hold it as a hash "
                              "tag ('list:{__key__}')");
     for (const auto& step : steps)
-      if (step.workload.has_mixed_phase() &&
-          step.workload.phase_sends(PhaseKind::mixed, OpType::prepend))
-        throw UsageError("--mix prepend: " + spec.display +
-                         " is a Redis target, and Redis has no prepend (memcached only)");
+      for (OpType op : {OpType::prepend, OpType::gets, OpType::cas})
+        if (step.workload.has_mixed_phase() && step.workload.phase_sends(PhaseKind::mixed, op))
+          throw UsageError(std::string("--mix ") + op_name(op) + ": " + spec.display +
+                           " is a Redis target, and Redis has no " + op_name(op) +
+                           " (memcached only)");
   }
 }
 

@@ -17,7 +17,8 @@ namespace kv::drive {
 void check_bytes_in_flight(const WorkloadSpec& w, int processes);
 // A memcached target's --ttl above 30 days (memcached would read it as a Unix time).
 void check_memcached_ttl(const std::vector<TargetSpec>& specs, const std::vector<RunStep>& steps);
-// --mix prepend against a Redis target (Redis has no prepend); --command against memcached.
+// --mix prepend, gets or cas against a Redis target (memcached only); --command against
+// memcached.
 void check_mix_commands(const std::vector<TargetSpec>& specs, const std::vector<RunStep>& steps);
 // The file descriptors the run needs: raises the soft limit to them, or refuses above the hard.
 void check_descriptors(const std::vector<TargetSpec>& specs, const std::vector<RunStep>& steps);

@@ -108,7 +108,12 @@ struct Pending {
   uint32_t ttl_s;       // and its TTL (a replay: the recorded ones)
   OpType op;
   uint8_t key_size;  // a replay: the recorded key size (0: the workload's, KeyFormatter's)
+  // cas: the unique a gets of this connection returned for `key`, or kNoCasUnique
+  uint64_t cas;
 };
+// A cas with no gets of its key to take a unique from: no item ever has it (memcached numbers
+// them from 1), so the store answers EXISTS (or NOT_FOUND), as to a client whose unique is stale.
+inline constexpr uint64_t kNoCasUnique = UINT64_MAX;
 
 // The value a request of `p` carries: none (get, delete, incr, decr, touch), "0" for a counter
 // key (set by a load phase; a replay's append to one adds nothing, keeping it a number: Redis's
@@ -163,7 +168,7 @@ inline void record_reply(const WorkerContext& ctx, const Pending& p, OpStatus st
   RequestRecord r{};
   r.status = st;
   r.bytes_out = p.bytes_out;
-  if (p.op == OpType::get && st == OpStatus::hit) {
+  if ((p.op == OpType::get || p.op == OpType::gets) && st == OpStatus::hit) {
     r.bytes_in = value.size();
     if (ctx.workload.verify)
       r.wrong = value != ctx.values.value_for(p.key, ctx.workload.values.size_for(p.key));

@@ -222,8 +222,12 @@ ReadStatus TextDecoder::next(TextOp op, TextReply* out) {
   return ReadStatus::reply;
 }
 
-bool append_text_store(std::string& out, std::string_view command, std::string_view key,
-                       std::string_view value, uint32_t flags, uint32_t exptime_s) {
+namespace {
+
+// "<command> <key> <flags> <exptime> <bytes>[ <cas unique>]\r\n<data>\r\n"
+bool append_text_storage(std::string& out, std::string_view command, std::string_view key,
+                         std::string_view value, uint32_t flags, uint32_t exptime_s,
+                         const uint64_t* unique) {
   if (!valid_text_key(key)) return false;
   out.append(command.data(), command.size());
   out.push_back(' ');
@@ -234,10 +238,26 @@ bool append_text_store(std::string& out, std::string_view command, std::string_v
   append_decimal(out, exptime_s);
   out.push_back(' ');
   append_decimal(out, value.size());
+  if (unique != nullptr) {
+    out.push_back(' ');
+    append_decimal(out, *unique);
+  }
   out.append("\r\n", 2);
   out.append(value.data(), value.size());
   out.append("\r\n", 2);
   return true;
+}
+
+}  // namespace
+
+bool append_text_cas(std::string& out, std::string_view key, std::string_view value,
+                     uint64_t unique, uint32_t flags, uint32_t exptime_s) {
+  return append_text_storage(out, "cas", key, value, flags, exptime_s, &unique);
+}
+
+bool append_text_store(std::string& out, std::string_view command, std::string_view key,
+                       std::string_view value, uint32_t flags, uint32_t exptime_s) {
+  return append_text_storage(out, command, key, value, flags, exptime_s, nullptr);
 }
 
 bool append_text_set(std::string& out, std::string_view key, std::string_view value, uint32_t flags,

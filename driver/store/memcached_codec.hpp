@@ -114,6 +114,10 @@ bool append_text_gets(std::string& out, std::string_view key);
 // `command` is add, replace, append or prepend (set: append_text_set): as a set.
 bool append_text_store(std::string& out, std::string_view command, std::string_view key,
                        std::string_view value, uint32_t flags = 0, uint32_t exptime_s = 0);
+// cas: stored only if the key's cas unique is still `unique` (STORED; EXISTS when it changed,
+// NOT_FOUND when the key is gone).
+bool append_text_cas(std::string& out, std::string_view key, std::string_view value,
+                     uint64_t unique, uint32_t flags = 0, uint32_t exptime_s = 0);
 bool append_text_delete(std::string& out, std::string_view key);
 // incr or decr (decr: !increment) by `delta`.
 bool append_text_arith(std::string& out, bool increment, std::string_view key, uint64_t delta);

@@ -200,7 +200,7 @@ const std::vector<WorkloadOption>& workload_options() {
       {"ratio", "Mixed phases: sets:gets", "1:10", false},
       {"mix",
        "Mixed phases: operations and weights, such as get:60,set:20,delete:10,incr:10 (set, get, "
-       "delete, incr, decr, add, replace, append, prepend, touch)",
+       "delete, incr, decr, add, replace, append, prepend, touch; memcached: gets, cas)",
        "set and get at --ratio", false},
       {"hit-rate", "Fraction of gets aimed at keys that exist (0-1)", "1", false},
       {"verify", "Check every value read against what was written", "false", true},

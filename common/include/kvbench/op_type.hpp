@@ -26,6 +26,10 @@ enum class OpType : uint8_t {
   // --cache-aside: the set of a key a get just missed, on the same connection, as a cache
   // client fills its cache (SET)
   backfill,
+  gets,  // memcached only: a get that also returns the key's cas unique
+  // memcached only: a store if the key's cas unique is still the one a gets of this connection
+  // returned (--mix cas)
+  cas,
   // --command TEMPLATE: a run's own commands (Redis), each its own op named after its command
   // word (set_command_names); up to kMaxCommands
   command0,
@@ -37,8 +41,8 @@ enum class OpType : uint8_t {
   command6,
   command7,
 };
-inline constexpr size_t kOpTypes = 19;
-inline constexpr size_t kBuiltinOps = 11;  // set .. backfill: the ops with fixed names
+inline constexpr size_t kOpTypes = 21;
+inline constexpr size_t kBuiltinOps = 13;  // set .. cas: the ops with fixed names
 inline constexpr size_t kMaxCommands = kOpTypes - kBuiltinOps;
 
 constexpr bool op_is_command(OpType op) noexcept {
@@ -56,20 +60,21 @@ std::optional<OpType> parse_op_name(std::string_view name) noexcept;
 // before any thread that records or writes rows starts: op_name reads the names unlocked.
 void set_command_names(const std::vector<std::string>& names);
 
-// A request of `op` carries a value (set, add, replace, append, prepend, backfill).
+// A request of `op` carries a value (set, add, replace, append, prepend, backfill, cas).
 constexpr bool op_has_value(OpType op) noexcept {
   return op == OpType::set || op == OpType::add || op == OpType::replace || op == OpType::append ||
-         op == OpType::prepend || op == OpType::backfill;
+         op == OpType::prepend || op == OpType::backfill || op == OpType::cas;
 }
 // It acts on a counter key (incr, decr): "<prefix>~n:<index>", holding a decimal number.
 constexpr bool op_on_counter(OpType op) noexcept {
   return op == OpType::incr || op == OpType::decr;
 }
-// A store that refuses it for want of the key (or, for add, for its presence) answers a miss:
-// memcached NOT_STORED, Redis nil (add, replace, append, prepend).
+// A store that refuses it for want of the key (or, for add, for its presence; for cas, for a
+// changed unique) answers a miss: memcached NOT_STORED / EXISTS / NOT_FOUND, Redis nil (add,
+// replace, append, prepend, cas).
 constexpr bool op_is_conditional_store(OpType op) noexcept {
   return op == OpType::add || op == OpType::replace || op == OpType::append ||
-         op == OpType::prepend;
+         op == OpType::prepend || op == OpType::cas;
 }
 
 }  // namespace kv

@@ -106,7 +106,7 @@ bool append_resp(std::string& out, OpType op, std::string_view key, std::string_
 }
 
 bool append_text(std::string& out, OpType op, std::string_view key, std::string_view value,
-                 uint32_t ttl_s) {
+                 uint32_t ttl_s, uint64_t cas) {
   namespace mc = st::mc;
   switch (op) {
     case OpType::set:
@@ -126,6 +126,10 @@ bool append_text(std::string& out, OpType op, std::string_view key, std::string_
       return mc::append_text_store(out, op_name(op), key, value, 0, ttl_s);
     case OpType::touch:
       return mc::append_text_touch(out, key, ttl_s);
+    case OpType::gets:
+      return mc::append_text_gets(out, key);
+    case OpType::cas:
+      return mc::append_text_cas(out, key, value, cas, 0, ttl_s);
     default:
       break;  // a --command: Redis only (refused before a run: run_checks)
   }
@@ -133,7 +137,7 @@ bool append_text(std::string& out, OpType op, std::string_view key, std::string_
 }
 
 bool append_binary(std::string& out, OpType op, std::string_view key, std::string_view value,
-                   uint32_t ttl_s, uint32_t opaque) {
+                   uint32_t ttl_s, uint64_t cas, uint32_t opaque) {
   namespace mc = st::mc;
   switch (op) {
     case OpType::set:
@@ -156,6 +160,10 @@ bool append_binary(std::string& out, OpType op, std::string_view key, std::strin
       return mc::append_binary_store(out, mc::BinaryOpcode::prepend, key, value, opaque);
     case OpType::touch:
       return mc::append_binary_touch(out, key, ttl_s, opaque);
+    case OpType::gets:  // a binary get's reply always holds the cas unique
+      return mc::append_binary_get(out, key, opaque);
+    case OpType::cas:  // a set with the unique: 0 would make it a plain set (the caller's never 0)
+      return mc::append_binary_set(out, key, value, opaque, 0, ttl_s, cas);
     default:
       break;  // a --command: Redis only (refused before a run: run_checks)
   }
@@ -170,7 +178,7 @@ Codec::Codec(Wire wire, const std::vector<CommandTemplate>* commands)
 }
 
 bool Codec::append(std::string& out, OpType op, std::string_view key, std::string_view value,
-                   uint32_t ttl_s) {
+                   uint32_t ttl_s, uint64_t cas) {
   if (op_is_command(op)) {
     if (wire_ != Wire::resp || commands_ == nullptr || command_index(op) >= commands_->size())
       return false;
@@ -181,9 +189,9 @@ bool Codec::append(std::string& out, OpType op, std::string_view key, std::strin
     case Wire::resp:
       return append_resp(out, op, key, value, ttl_s);
     case Wire::text:
-      return append_text(out, op, key, value, ttl_s);
+      return append_text(out, op, key, value, ttl_s, cas);
     case Wire::binary:
-      return append_binary(out, op, key, value, ttl_s, opaque_++);
+      return append_binary(out, op, key, value, ttl_s, cas, opaque_++);
   }
   return false;
 }
@@ -191,8 +199,10 @@ bool Codec::append(std::string& out, OpType op, std::string_view key, std::strin
 st::Op Codec::reply_kind(OpType op) noexcept {
   switch (op) {
     case OpType::get:
+    case OpType::gets:
       return st::Op::get;
     case OpType::set:
+    case OpType::cas:
     case OpType::add:
     case OpType::replace:
     case OpType::backfill:
@@ -266,6 +276,18 @@ st::ReadStatus Codec::next(st::Op op, st::Verdict* verdict, std::string_view* va
       break;
   }
   return s;
+}
+
+uint64_t Codec::last_cas() const {
+  switch (wire_) {
+    case Wire::resp:
+      break;
+    case Wire::text:
+      return text_reply_.has_cas ? text_reply_.cas : 0;
+    case Wire::binary:
+      return binary_reply_.cas;
+  }
+  return 0;
 }
 
 size_t Codec::buffered() const {

@@ -27,11 +27,11 @@ class Codec {
   Wire wire() const noexcept { return wire_; }
 
   // Appends a request of `op` (a store expiring after ttl_s, 0: never; a touch setting that
-  // expiry; incr and decr by 1; a --command with `key` and `value` in its placeholders); false
-  // when the protocol cannot carry it (memcached: a key empty, too long, or with spaces in text,
-  // a --command; Redis: prepend), and nothing appended.
+  // expiry; incr and decr by 1; a cas with the unique `cas`; a --command with `key` and `value` in
+  // its placeholders); false when the protocol cannot carry it (memcached: a key empty, too long,
+  // or with spaces in text, a --command; Redis: prepend), and nothing appended.
   bool append(std::string& out, OpType op, std::string_view key, std::string_view value,
-              uint32_t ttl_s);
+              uint32_t ttl_s, uint64_t cas = 0);
   // What the reply to a request of `op` is judged as.
   static store::Op reply_kind(OpType op) noexcept;
   // writes=split: how many bytes of the store of `op` just appended (`appended` of them, its
@@ -43,6 +43,8 @@ class Codec {
   // The next whole reply to a request of kind `op`: `reply` with its verdict and value (valid
   // until the next call), need_more, or protocol_error.
   store::ReadStatus next(store::Op op, store::Verdict* verdict, std::string_view* value);
+  // The cas unique of the reply next() returned last (memcached; 0 where it had none).
+  uint64_t last_cas() const;
   size_t buffered() const;  // bytes fed and not yet a reply
   void reset();             // a new connection: nothing buffered
 

@@ -12,8 +12,8 @@ namespace {
 
 OpStatus status_of(st::Verdict v, OpType op) {
   switch (v) {
-    case st::Verdict::ok:
-      return OpStatus::ok;
+    case st::Verdict::ok:  // a cas stored: its hit (memcached's cas_hits)
+      return op == OpType::cas ? OpStatus::hit : OpStatus::ok;
     case st::Verdict::hit:
       return OpStatus::hit;
     case st::Verdict::miss:
@@ -51,7 +51,7 @@ void Link::mark_dirty() {
 void Link::send(User* u, const Pending& p, std::string_view key, std::string_view value,
                 uint8_t redirects) {
   const size_t before = out_.size();
-  const bool ok = codec_.append(out_, p.op, key, value, p.ttl_s);
+  const bool ok = codec_.append(out_, p.op, key, value, p.ttl_s, p.cas);
   if (!ok) {
     // A key the protocol cannot carry: refused before sending, as libmemcached refuses it.
     boost::asio::post(w_.io, [u, p, this] {
@@ -225,6 +225,8 @@ bool Link::complete(st::Verdict v, std::string_view value, int64_t now, int64_t 
   record_reply(w_.ctx, f.p, status, value, now, stamps);
   if (status == OpStatus::miss && f.p.op == OpType::get && w_.ctx.workload.cache_aside)
     f.user->backfill(f.p.key);
+  if (status == OpStatus::hit && f.p.op == OpType::gets)
+    f.user->remember_cas(f.p.key, codec_.last_cas());
   count(PoolCount::answered);
   if (w_.router && v != st::Verdict::error && !out_of_step)
     w_.note_answer(client_.spec().servers[server_]);

@@ -42,6 +42,23 @@ void User::backfill(uint64_t key) {
   backfills[(backfill_head + backfill_count++) % backfills.size()] = key;
 }
 
+void User::remember_cas(uint64_t key, uint64_t unique) {
+  if (uniques.empty()) return;
+  uniques[(unique_head + unique_count) % uniques.size()] = {key, unique};
+  if (unique_count < uniques.size())
+    ++unique_count;
+  else
+    unique_head = (unique_head + 1) % uniques.size();  // the oldest overwritten
+}
+
+void User::take_cas(Pending& p) {
+  p.cas = kNoCasUnique;
+  if (unique_count == 0) return;
+  const CasUnique& newest = uniques[(unique_head + --unique_count) % uniques.size()];
+  p.key = newest.key;
+  p.cas = newest.unique;
+}
+
 void User::refill(int64_t now) {
   const WorkerContext& ctx = worker.ctx;
   const WorkloadSpec& w = ctx.workload;
@@ -149,6 +166,7 @@ void User::queue(int64_t intended, int64_t now, Pending& p) {
 }
 
 bool User::send_picked(Pending& p) {
+  if (p.op == OpType::cas) take_cas(p);
   if (p.key_size == 0) {  // not a replay's: the workload's size and TTL for the key
     p.value_size = static_cast<uint32_t>(worker.ctx.workload.values.size_for(p.key));
     p.ttl_s = worker.ctx.workload.ttl.ttl_for(p.key);

@@ -5,6 +5,7 @@
 // Worker (loop/event_loop.hpp) when a send falls due, a reply arrives or a connect ends.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -26,6 +27,8 @@ class Link;
 // A replay at fast timing whose stream has nothing read while the others' queues are full looks
 // again this much later.
 inline constexpr int64_t kTraceRetryNs = 200'000;
+// --mix cas: the gets uniques a connection keeps (at least; --pipeline when larger).
+inline constexpr size_t kCasUniques = 32;
 // A connection whose server is down: one error per this long.
 inline constexpr int64_t kFailPauseNs = 10'000'000;
 // A Redis Cluster request redirected (MOVED / ASK) this often fails (as redis-cli's limit).
@@ -40,7 +43,10 @@ struct User {
         open_loop(ctx.plan.open_loop()),
         share(stream_share(ctx, index, count)),
         keys(ctx.workload.key_prefix, ctx.workload.key_sizes),
-        backfills(ctx.workload.cache_aside ? static_cast<size_t>(ctx.workload.pipeline) : 0) {}
+        backfills(ctx.workload.cache_aside ? static_cast<size_t>(ctx.workload.pipeline) : 0),
+        uniques(ctx.workload.phase_sends(PhaseKind::mixed, OpType::cas)
+                    ? std::max<size_t>(kCasUniques, static_cast<size_t>(ctx.workload.pipeline))
+                    : 0) {}
 
   // Sends what is due while the window has room; schedules a wake-up for what is not due yet.
   void refill(int64_t now);
@@ -66,6 +72,11 @@ struct User {
   // --cache-aside: a get of `key` missed; its backfill (a set of the key) leaves before the
   // next picked request. Called before done() frees the get's slot.
   void backfill(uint64_t key);
+  // --mix cas: a gets of `key` returned `unique`; the next cas of this connection takes the
+  // newest one (the key and its unique: a client's gets, then its cas), and with none sends
+  // kNoCasUnique.
+  void remember_cas(uint64_t key, uint64_t unique);
+  void take_cas(Pending& p);
   // The phase stopped sending (its end's late window passed, or an abort): finishes, and in
   // rate mode counts the requests that were due by then (before the phase's end) and never
   // left as dropped, per op (StatsSlot::add_dropped). Not at Ctrl-C.
@@ -113,6 +124,13 @@ struct User {
   // request in flight); allocated once.
   std::vector<uint64_t> backfills;
   size_t backfill_head = 0, backfill_count = 0;
+  // --mix cas: the newest gets hits' keys and uniques (a ring, the oldest overwritten);
+  // allocated once.
+  struct CasUnique {
+    uint64_t key, unique;
+  };
+  std::vector<CasUnique> uniques;
+  size_t unique_head = 0, unique_count = 0;
   uint64_t next = 0;  // requests picked so far
   size_t inflight = 0;
   // Rate mode: the spans in which the --pipeline window was full (no request could leave until

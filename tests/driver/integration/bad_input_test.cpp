@@ -103,6 +103,10 @@ TEST_F(KvdriveBadInput, WorkloadOptionsOnTheCommandLine) {
   cases.push_back({{"run", "--db", kDb, "--target", "redis://127.0.0.1:1", "--phases", "mixed",
                     "--mix", "get:9,prepend:1"},
                    {"--mix prepend", "Redis"}});
+  for (const char* op : {"gets", "cas"})
+    cases.push_back({{"run", "--db", kDb, "--target", "redis://127.0.0.1:1", "--phases", "mixed",
+                      "--mix", std::string("get:9,") + op + ":1"},
+                     {std::string("--mix ") + op, "Redis", "memcached only"}});
   // --command: its template, its ratio and pattern (after it, once), the targets it can go to.
   const auto command = [&](std::vector<std::string> more) {
     std::vector<std::string> a = {"--command", "HSET __key__ f __data__"};

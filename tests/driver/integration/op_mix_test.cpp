@@ -110,7 +110,8 @@ void expect_memcached_counts(const std::string& protocol_arg) {
   KV_START_OR_SKIP(memcached);
   TempDir dir;
   const std::string mix =
-      "get:40,set:10,delete:10,incr:10,decr:5,add:5,replace:5,append:4,prepend:1,touch:10";
+      "get:30,gets:5,cas:5,set:10,delete:10,incr:10,decr:5,add:5,replace:5,append:4,prepend:1,"
+      "touch:10";
   auto out = run_kvdrive(dir, mix_args(dir.file("r.db"), memcached.uri() + protocol_arg, mix));
   ASSERT_EQ(out.exit_code, 0) << out.output;
   auto db = kv::open_results_db(dir.file("r.db"));
@@ -120,13 +121,25 @@ void expect_memcached_counts(const std::string& protocol_arg) {
   EXPECT_EQ(driver_sum(db, "ops", mc, "set", "load"), 2 * kKeys);
   // cmd_set: every store command, whatever it answered.
   int64_t stores = driver_sum(db, "ops", mc, "set");
-  for (const char* op : {"add", "replace", "append", "prepend"}) stores += sum(db, "ops", mc, op);
+  for (const char* op : {"add", "replace", "append", "prepend", "cas"})
+    stores += sum(db, "ops", mc, op);
   EXPECT_EQ(stat_value(m, "cmd_set"), stores);
-  // cmd_get counts the keys asked for (one per get here).
-  EXPECT_EQ(stat_value(m, "cmd_get"), sum(db, "ops", mc, "get"));
-  EXPECT_EQ(stat_value(m, "get_hits"), sum(db, "hits", mc, "get"));
-  EXPECT_EQ(stat_value(m, "get_misses"), sum(db, "misses", mc, "get"));
+  // cmd_get counts the keys asked for (one per get or gets here).
+  const auto gets = [&](const std::string& column) {
+    return sum(db, column, mc, "get") + sum(db, column, mc, "gets");
+  };
+  EXPECT_EQ(stat_value(m, "cmd_get"), gets("ops"));
+  EXPECT_EQ(stat_value(m, "get_hits"), gets("hits"));
+  EXPECT_EQ(stat_value(m, "get_misses"), gets("misses"));
   EXPECT_GT(sum(db, "misses", mc, "get"), 0);
+  EXPECT_EQ(sum(db, "ops", mc, "gets"), kRequests * 5 / 100);
+  // cas: stored with the unique a gets of its connection returned (a hit); refused where the
+  // key changed since (EXISTS: badval) or is gone (NOT_FOUND): a miss.
+  EXPECT_EQ(stat_value(m, "cas_hits"), sum(db, "hits", mc, "cas"));
+  EXPECT_EQ(stat_value(m, "cas_badval") + stat_value(m, "cas_misses"),
+            sum(db, "misses", mc, "cas"));
+  EXPECT_EQ(sum(db, "ops", mc, "cas"), kRequests * 5 / 100);
+  EXPECT_GT(sum(db, "hits", mc, "cas"), kRequests * 5 / 100 / 2);
   // delete, incr, decr and touch: their own hits and misses.
   for (const auto& [op, stat] : std::vector<std::pair<std::string, std::string>>{
            {"delete", "delete"}, {"incr", "incr"}, {"decr", "decr"}, {"touch", "touch"}}) {

@@ -241,14 +241,17 @@ TEST(MemcachedTextWriters, ExactBytesAndKeysRefused) {
   EXPECT_TRUE(mc::append_text_arith(out, true, "n", 1));
   EXPECT_TRUE(mc::append_text_arith(out, false, "n", 18446744073709551615ULL));
   EXPECT_TRUE(mc::append_text_touch(out, "k", 300));
+  EXPECT_TRUE(mc::append_text_cas(out, "k", "xyz", 18446744073709551615ULL, 0, 5));
   EXPECT_EQ(out,
             "add k 1 60 2\r\nab\r\nprepend k 0 0 1\r\nc\r\ndelete k\r\nincr n 1\r\n"
-            "decr n 18446744073709551615\r\ntouch k 300\r\n");
+            "decr n 18446744073709551615\r\ntouch k 300\r\n"
+            "cas k 0 5 3 18446744073709551615\r\nxyz\r\n");
   out = "keep";
   EXPECT_FALSE(mc::append_text_delete(out, "a b"));
   EXPECT_FALSE(mc::append_text_arith(out, true, "", 1));
   EXPECT_FALSE(mc::append_text_touch(out, std::string(251, 'k'), 1));
   EXPECT_FALSE(mc::append_text_store(out, "add", "a\rb", "v"));
+  EXPECT_FALSE(mc::append_text_cas(out, "a b", "v", 1));
   EXPECT_EQ(out, "keep");
 }
 
