@@ -61,6 +61,28 @@ std::vector<CommandTemplate> CommandOptions::parse(const CLI::App& run) const {
       }
     }
   }
+  // A --config file's values are not in the parse order: there the three pair by position.
+  if (c == 0 && !commands_.empty()) {
+    if (ratios_.size() > commands_.size() || patterns_.size() > commands_.size() || r > 0 || p > 0)
+      throw UsageError(
+          "--command-ratio / --command-key-pattern: more than the --command values they are for");
+    for (size_t i = 0; i < commands_.size(); ++i) {
+      if (out.size() == kMaxCommands)
+        throw UsageError("--command: at most " + std::to_string(kMaxCommands) + " commands");
+      out.push_back(parse_command_template(commands_[i]));
+      if (i < ratios_.size())
+        out.back().weight =
+            static_cast<uint32_t>(parse_whole_number("--command-ratio", ratios_[i], 0, 1'000'000));
+      if (i < patterns_.size()) {
+        out.back().pattern = parse_command_key_pattern(patterns_[i]);
+        out.back().pattern_given = true;
+      }
+    }
+  } else if (c < commands_.size() || r < ratios_.size() || p < patterns_.size()) {
+    throw UsageError(
+        "--command, --command-ratio and --command-key-pattern: give them together, on the "
+        "command line or in the --config file");
+  }
   if (!out.empty() &&
       std::all_of(out.begin(), out.end(), [](const CommandTemplate& t) { return t.weight == 0; }))
     throw UsageError("--command-ratio: every command's is 0");

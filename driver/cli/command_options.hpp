@@ -20,9 +20,11 @@ class CommandOptions {
  public:
   // Adds the three options to `run`.
   void add_to(CLI::App& run);
-  // The commands in the order given, each with its ratio and pattern, from `run`'s parse order.
+  // The commands in the order given, each with its ratio and pattern, from `run`'s parse order
+  // (from a --config file, where CLI11 keeps no order, the three lists pair by position).
   // Throws UsageError (a ratio or pattern before any --command, or given twice for one, more
-  // than kMaxCommands commands, a bad template, ratio or pattern).
+  // than kMaxCommands commands, a bad template, ratio or pattern, the three split between the
+  // command line and a config file).
   std::vector<CommandTemplate> parse(const CLI::App& run) const;
 
  private:

@@ -188,6 +188,16 @@ TEST_F(KvdriveBadInput, WorkloadOptionsInAConfigFile) {
   std::string verify = write_file("verify.toml", "[run]\nverify = \"maybe\"\n");
   cases.push_back(
       {{"--config", verify, "run", "--db", kDb, "--target", target_}, {"--verify", "maybe"}});
+  // --command's ratios in the file for commands on the command line: they cannot be paired.
+  std::string ratios = write_file("ratios.toml", "[run]\ncommand-ratio = [3, 1]\n");
+  cases.push_back(
+      {{"--config", ratios, "run", "--db", kDb, "--target", target_, "--command", "GET __key__"},
+       {"--command", "--config", "together"}});
+  std::string more = write_file("more.toml",
+                                "[run]\ncommand = [\"GET __key__\"]\n"
+                                "command-ratio = [3, 1]\n");
+  cases.push_back(
+      {{"--config", more, "run", "--db", kDb, "--target", target_}, {"--command-ratio", "more"}});
   check_all(cases);
 }
 

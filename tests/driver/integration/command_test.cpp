@@ -3,6 +3,7 @@
 // (INFO commandstats per command, keyspace hits and misses for the one read).
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -96,6 +97,29 @@ TEST(Commands, EachTemplateIsItsOwnOpAndRedisCountsEveryOne) {
   ASSERT_EQ(report.exit_code, 0) << report.output;
   EXPECT_LT(report.output.find(" incr "), report.output.find(" hget ")) << report.output;
   EXPECT_LT(report.output.find(" hget "), report.output.find(" hset-2 ")) << report.output;
+}
+
+// In a --config file, where CLI11 keeps no order of the values, the three lists pair by
+// position.
+TEST(Commands, AConfigFilePairsThemByPosition) {
+  StoreServer redis(StoreServer::Kind::redis);
+  KV_START_OR_SKIP(redis);
+  TempDir dir;
+  {
+    std::ofstream(dir.file("c.toml"))
+        << "[run]\ncommand = [\"HSET __key__ f __data__\", \"HGET __key__ f\"]\n"
+           "command-ratio = [3, 1]\ncommand-key-pattern = [\"S\"]\n";
+  }
+  auto out = run_kvdrive(dir, {"--config", dir.file("c.toml"), "run", "--db", dir.file("c.db"),
+                               "--target", redis.uri(), "--keys", "100", "--requests", "400"});
+  ASSERT_EQ(out.exit_code, 0) << out.output;
+  auto db = kv::open_results_db(dir.file("c.db"));
+  EXPECT_EQ(ops(db, "hset"), 300);
+  EXPECT_EQ(ops(db, "hget"), 100);
+  EXPECT_EQ(redis_command_calls(redis.port(), "hset"), 300);
+  const auto params = nlohmann::json::parse(query_text(db, "SELECT parameters FROM runs"));
+  EXPECT_EQ(params["commands"][0]["key_pattern"], "sequential");
+  EXPECT_FALSE(params["commands"][1].contains("key_pattern"));
 }
 
 // memtier_benchmark's own spelling, -s/-p with SET and GET templates over two processes: the
