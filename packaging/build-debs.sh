@@ -19,7 +19,8 @@ command -v ninja >/dev/null && generator=(-G Ninja)
 # Release's -O3, which comes later on the command line. The file-path mapping is ours: the
 # source and build trees, not the current directory dpkg-buildflags would map.
 export DEB_BUILD_MAINT_OPTIONS="hardening=+all reproducible=-fixfilepath,-fixdebugpath"
-cxxflags="$(dpkg-buildflags --get CPPFLAGS) $(dpkg-buildflags --get CXXFLAGS)"
+# KV_PKG_EXTRA_CXXFLAGS: appended (the package test's -g1: see tests/packaging/package_test.sh).
+cxxflags="$(dpkg-buildflags --get CPPFLAGS) $(dpkg-buildflags --get CXXFLAGS) ${KV_PKG_EXTRA_CXXFLAGS:-}"
 ldflags=$(dpkg-buildflags --get LDFLAGS)
 # ccache's base_dir (if set) would hand the compiler relative source paths, which
 # -ffile-prefix-map cannot map: the debug info would name the checkout.
