@@ -27,18 +27,34 @@ void CommandOptions::add_to(CLI::App& run) {
       ->type_name("PATTERN");
 }
 
+namespace {
+
+// The --command-ratio / --command-key-pattern `value` for `c`.
+void set_ratio(CommandTemplate& c, const std::string& value) {
+  c.weight = static_cast<uint32_t>(parse_whole_number("--command-ratio", value, 0, 1'000'000));
+}
+void set_pattern(CommandTemplate& c, const std::string& value) {
+  c.pattern = parse_command_key_pattern(value);
+  c.pattern_given = true;
+}
+
+}  // namespace
+
 std::vector<CommandTemplate> CommandOptions::parse(const CLI::App& run) const {
   const CLI::Option* command = run.get_option("--command");
   const CLI::Option* ratio = run.get_option("--command-ratio");
   const CLI::Option* pattern = run.get_option("--command-key-pattern");
   std::vector<CommandTemplate> out;
+  const auto add = [&](const std::string& text) {
+    if (out.size() == kMaxCommands)
+      throw UsageError("--command: at most " + std::to_string(kMaxCommands) + " commands");
+    out.push_back(parse_command_template(text));
+  };
   std::vector<bool> ratio_set, pattern_set;
   size_t c = 0, r = 0, p = 0;  // the next value of each
   for (const CLI::Option* opt : run.parse_order()) {
     if (opt == command && c < commands_.size()) {
-      if (out.size() == kMaxCommands)
-        throw UsageError("--command: at most " + std::to_string(kMaxCommands) + " commands");
-      out.push_back(parse_command_template(commands_[c++]));
+      add(commands_[c++]);
       ratio_set.push_back(false);
       pattern_set.push_back(false);
     } else if (opt == ratio || opt == pattern) {
@@ -52,13 +68,7 @@ std::vector<CommandTemplate> CommandOptions::parse(const CLI::App& run) const {
         throw UsageError(flag + " " + value + ": a second one for --command '" + out.back().text +
                          "'");
       set.back() = true;
-      if (is_ratio) {
-        out.back().weight =
-            static_cast<uint32_t>(parse_whole_number("--command-ratio", value, 0, 1'000'000));
-      } else {
-        out.back().pattern = parse_command_key_pattern(value);
-        out.back().pattern_given = true;
-      }
+      (is_ratio ? set_ratio : set_pattern)(out.back(), value);
     }
   }
   // A --config file's values are not in the parse order: there the three pair by position.
@@ -67,16 +77,9 @@ std::vector<CommandTemplate> CommandOptions::parse(const CLI::App& run) const {
       throw UsageError(
           "--command-ratio / --command-key-pattern: more than the --command values they are for");
     for (size_t i = 0; i < commands_.size(); ++i) {
-      if (out.size() == kMaxCommands)
-        throw UsageError("--command: at most " + std::to_string(kMaxCommands) + " commands");
-      out.push_back(parse_command_template(commands_[i]));
-      if (i < ratios_.size())
-        out.back().weight =
-            static_cast<uint32_t>(parse_whole_number("--command-ratio", ratios_[i], 0, 1'000'000));
-      if (i < patterns_.size()) {
-        out.back().pattern = parse_command_key_pattern(patterns_[i]);
-        out.back().pattern_given = true;
-      }
+      add(commands_[i]);
+      if (i < ratios_.size()) set_ratio(out.back(), ratios_[i]);
+      if (i < patterns_.size()) set_pattern(out.back(), patterns_[i]);
     }
   } else if (c < commands_.size() || r < ratios_.size() || p < patterns_.size()) {
     throw UsageError(

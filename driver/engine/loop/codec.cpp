@@ -44,20 +44,21 @@ st::mc::TextOp text_op(st::Op op) {
 void append_command(std::string& out, const CommandTemplate& c, std::string_view key,
                     std::string_view value) {
   using Kind = CommandTemplate::Part::Kind;
+  const auto bytes = [&](const CommandTemplate::Part& p) {
+    return p.kind == Kind::text ? std::string_view(p.text) : p.kind == Kind::key ? key : value;
+  };
   st::resp::append_array_header(out, c.args.size());
-  char digits[24];
   for (const CommandTemplate::Arg& arg : c.args) {
+    if (arg.size() == 1) {
+      st::resp::append_bulk(out, bytes(arg.front()));
+      continue;
+    }
     size_t n = 0;
-    for (const auto& part : arg)
-      n += part.kind == Kind::text ? part.text.size()
-                                   : (part.kind == Kind::key ? key.size() : value.size());
-    auto d = std::to_chars(digits, digits + sizeof digits, n);
+    for (const auto& part : arg) n += bytes(part).size();
     out += '$';
-    out.append(digits, d.ptr);
+    st::append_decimal(out, n);
     out += "\r\n";
-    for (const auto& part : arg)
-      out.append(part.kind == Kind::text ? std::string_view(part.text)
-                                         : (part.kind == Kind::key ? key : value));
+    for (const auto& part : arg) out.append(bytes(part));
     out += "\r\n";
   }
 }
