@@ -30,7 +30,9 @@ enum class ReadStatus : uint8_t { reply, need_more, protocol_error };
 //           integer (the new length) = ok
 //   command a --command (Redis): a value (bulk, integer, array) = hit, nil (a missing key or
 //           field) = miss, a status (+OK) = ok
-enum class Op : uint8_t { get, set, other, del, arith, touch, append, command };
+// mget: a get of several keys in one request (hit: some key found, miss: none; the codecs say
+// how many were found).
+enum class Op : uint8_t { get, set, other, del, arith, touch, append, command, mget };
 
 // The verdict of one reply for the request it answers.
 //   ok          a set stored, or any other command succeeded

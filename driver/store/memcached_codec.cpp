@@ -126,6 +126,7 @@ Verdict text_verdict(TextOp op, const TextReply& reply) {
       return Verdict::mismatch;
     case TextOp::get:
     case TextOp::gets:
+    case TextOp::multi_get:
       if (reply.kind == TextKind::value) return Verdict::hit;
       if (reply.kind == TextKind::end) return Verdict::miss;
       return Verdict::mismatch;
@@ -143,6 +144,46 @@ Verdict text_verdict(TextOp op, const TextReply& reply) {
     }
   }
   return Verdict::mismatch;
+}
+
+bool TextDecoder::value_line(std::string_view line, TextReply* out, uint64_t* bytes) {
+  std::string_view rest = line.substr(6);
+  out->key = token(&rest);
+  if (out->key.empty() || out->key.size() > kMaxKeyBytes ||
+      !parse_uint(token(&rest), &out->flags) || !parse_uint(token(&rest), bytes))
+    return false;
+  if (rest.empty()) return true;
+  if (!parse_uint(token(&rest), &out->cas) || !rest.empty()) return false;
+  out->has_cas = true;
+  return true;
+}
+
+ReadStatus TextDecoder::next_multi(std::string_view u, TextReply* out) {
+  size_t used = 0;
+  for (;;) {
+    const size_t eol = u.substr(used, kMaxLineBytes + 2).find("\r\n");
+    if (eol == std::string_view::npos) {
+      if (u.size() - used >= kMaxLineBytes + 2) return fail("reply line longer than 2048 bytes");
+      return ReadStatus::need_more;
+    }
+    const std::string_view line = u.substr(used, eol);
+    used += eol + 2;
+    if (line == "END") break;
+    uint64_t bytes = 0;
+    if (line.substr(0, 6) != "VALUE ") return fail("unexpected reply to a multi-key get");
+    if (!value_line(line, out, &bytes)) return fail("malformed VALUE line");
+    if (bytes > max_value_) return fail("VALUE larger than the decoder's limit");
+    const auto n = static_cast<size_t>(bytes);
+    if (u.size() - used < n + 2) return ReadStatus::need_more;
+    if (u.substr(used + n, 2) != "\r\n") return fail("value not followed by CRLF");
+    out->value = u.substr(used, n);
+    ++out->values;
+    out->value_bytes += n;
+    used += n + 2;
+  }
+  out->kind = out->values > 0 ? TextKind::value : TextKind::end;
+  in_.consume(used);
+  return ReadStatus::reply;
 }
 
 ReadStatus TextDecoder::fail(const char* why) {
@@ -191,19 +232,12 @@ ReadStatus TextDecoder::next(TextOp op, TextReply* out) {
     out->text = message;
   } else if (line == "END") {
     out->kind = TextKind::end;
+  } else if (op == TextOp::multi_get) {
+    return next_multi(u, out);
   } else if (line.substr(0, 6) == "VALUE ") {
     // VALUE <key> <flags> <bytes>[ <cas>]\r\n<data>\r\nEND\r\n
-    std::string_view rest = line.substr(6);
-    std::string_view key = token(&rest);
     uint64_t bytes = 0;
-    if (key.empty() || key.size() > kMaxKeyBytes || !parse_uint(token(&rest), &out->flags) ||
-        !parse_uint(token(&rest), &bytes))
-      return fail("malformed VALUE line");
-    if (!rest.empty()) {
-      if (!parse_uint(token(&rest), &out->cas) || !rest.empty())
-        return fail("malformed VALUE line");
-      out->has_cas = true;
-    }
+    if (!value_line(line, out, &bytes)) return fail("malformed VALUE line");
     if (bytes > max_value_) return fail("VALUE larger than the decoder's limit");
     size_t n = static_cast<size_t>(bytes);
     if (u.size() - used < n + 2) return ReadStatus::need_more;
@@ -212,7 +246,6 @@ ReadStatus TextDecoder::next(TextOp op, TextReply* out) {
     if (tail != kEnd.substr(0, tail.size())) return fail("VALUE not followed by END");
     if (tail.size() < kEnd.size()) return ReadStatus::need_more;
     out->kind = TextKind::value;
-    out->key = key;
     out->value = u.substr(used, n);
     used += n + 2 + kEnd.size();
   } else {
@@ -309,6 +342,20 @@ bool append_text_gets(std::string& out, std::string_view key) {
   return append_text_retrieval(out, "gets ", key);
 }
 
+bool append_text_multi_get(std::string& out, std::string_view keys) {
+  if (keys.empty()) return false;
+  for (size_t at = 0; at <= keys.size();) {
+    size_t sp = keys.find(' ', at);
+    if (sp == std::string_view::npos) sp = keys.size();
+    if (!valid_text_key(keys.substr(at, sp - at))) return false;
+    at = sp + 1;
+  }
+  out.append("get ", 4);
+  out.append(keys.data(), keys.size());
+  out.append("\r\n", 2);
+  return true;
+}
+
 void append_text_version(std::string& out) { out.append("version\r\n"); }
 
 // ---- binary ----
@@ -379,6 +426,7 @@ Verdict binary_verdict(Op op, const BinaryReply& reply) {
     case Op::other:
       return reply.status == status::kOk ? Verdict::ok : Verdict::error;
     case Op::command:  // Redis only
+    case Op::mget:     // getkq replies then a noop's: the caller counts them (loop::Codec)
       break;
   }
   return Verdict::mismatch;
@@ -490,6 +538,13 @@ bool append_binary_get(std::string& out, std::string_view key, uint32_t opaque) 
 bool append_binary_getk(std::string& out, std::string_view key, uint32_t opaque) {
   if (!valid_binary_key(key)) return false;
   put_header(out, BinaryOpcode::getk, key.size(), 0, key.size(), opaque, 0);
+  out.append(key.data(), key.size());
+  return true;
+}
+
+bool append_binary_getkq(std::string& out, std::string_view key, uint32_t opaque) {
+  if (!valid_binary_key(key)) return false;
+  put_header(out, BinaryOpcode::getkq, key.size(), 0, key.size(), opaque, 0);
   out.append(key.data(), key.size());
   return true;
 }

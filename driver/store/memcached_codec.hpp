@@ -38,8 +38,8 @@ class InputBuffer {
 // What a text request expects back. storage: set (add/replace/append/prepend answer the same
 // way); get / gets: exactly one key (VALUE ... END or END); version: VERSION x; del: DELETED
 // or NOT_FOUND; arith (incr/decr): the new value's digits or NOT_FOUND; touch: TOUCHED or
-// NOT_FOUND.
-enum class TextOp : uint8_t { storage, get, gets, version, del, arith, touch };
+// NOT_FOUND; multi_get: a get of several keys (a VALUE block per key found, then END).
+enum class TextOp : uint8_t { storage, get, gets, version, del, arith, touch, multi_get };
 
 enum class TextKind : uint8_t {
   stored,  // the storage replies: stored ... not_found
@@ -71,12 +71,15 @@ struct TextReply {
   uint32_t flags = 0;
   uint64_t cas = 0;
   bool has_cas = false;
+  // multi_get: the VALUE blocks (keys found) and their data bytes (`key`, `value`: the last's)
+  uint32_t values = 0;
+  uint64_t value_bytes = 0;
 };
 
 // Verdict of a text reply for its request: storage: stored = ok, not_stored / exists /
 // not_found = not_stored; get(s): value = hit, end = miss; version: version = ok; del /
 // arith / touch: deleted / number / touched = hit, not_found = miss; ERROR / CLIENT_ERROR /
-// SERVER_ERROR = error; any other kind = mismatch.
+// SERVER_ERROR = error; any other kind = mismatch. multi_get: as get (a hit: some key found).
 Verdict text_verdict(TextOp op, const TextReply& reply);
 
 // Decodes text replies. The protocol is not self-describing (STORED and END mean nothing
@@ -97,6 +100,10 @@ class TextDecoder {
 
  private:
   ReadStatus fail(const char* why);
+  // The VALUE blocks of a multi-key get's reply from the start of `u`, through its END.
+  ReadStatus next_multi(std::string_view u, TextReply* out);
+  // A VALUE line's key, flags, length and cas into *out (length into *bytes); false: malformed.
+  static bool value_line(std::string_view line, TextReply* out, uint64_t* bytes);
   InputBuffer in_;
   size_t max_value_;
   const char* error_ = "";
@@ -111,6 +118,8 @@ bool append_text_set(std::string& out, std::string_view key, std::string_view va
                      uint32_t flags = 0, uint32_t exptime_s = 0);
 bool append_text_get(std::string& out, std::string_view key);
 bool append_text_gets(std::string& out, std::string_view key);
+// get k1 k2 … kN: `keys` holds them separated by single spaces (each a valid key, as above).
+bool append_text_multi_get(std::string& out, std::string_view keys);
 // `command` is add, replace, append or prepend (set: append_text_set): as a set.
 bool append_text_store(std::string& out, std::string_view command, std::string_view key,
                        std::string_view value, uint32_t flags = 0, uint32_t exptime_s = 0);
@@ -137,6 +146,7 @@ enum class BinaryOpcode : uint8_t {
   noop = 0x0a,
   version = 0x0b,
   getk = 0x0c,
+  getkq = 0x0d,  // quiet: only a hit is answered
   append = 0x0e,
   prepend = 0x0f,
   touch = 0x1c,
@@ -216,6 +226,7 @@ bool append_binary_touch(std::string& out, std::string_view key, uint32_t exptim
                          uint32_t opaque);
 bool append_binary_get(std::string& out, std::string_view key, uint32_t opaque);
 bool append_binary_getk(std::string& out, std::string_view key, uint32_t opaque);
+bool append_binary_getkq(std::string& out, std::string_view key, uint32_t opaque);
 void append_binary_noop(std::string& out, uint32_t opaque);
 void append_binary_version(std::string& out, uint32_t opaque);
 

@@ -73,6 +73,9 @@ Verdict resp_verdict(Op op, const RespReply& reply) {
       return reply.kind == RespKind::integer ? Verdict::hit : Verdict::mismatch;
     case Op::append:
       return reply.kind == RespKind::integer ? Verdict::ok : Verdict::mismatch;
+    case Op::mget:
+      if (reply.kind != RespKind::array) return Verdict::mismatch;
+      return reply.bulks > 0 ? Verdict::hit : Verdict::miss;
   }
   return Verdict::mismatch;
 }
@@ -110,6 +113,8 @@ struct RespDecoder::State {
   }
   RespKind kind = RespKind::nil;
   long long integer = 0;
+  uint32_t bulks = 0;
+  uint64_t bulk_bytes = 0;
 };
 
 namespace {
@@ -120,8 +125,21 @@ State* top_level(const redisReadTask* task) {
   return task->parent == nullptr ? static_cast<State*>(task->privdata) : nullptr;
 }
 
+// An element of the top-level array (not of an array inside it).
+State* top_level_element(const redisReadTask* task) {
+  return task->parent != nullptr && task->parent->parent == nullptr
+             ? static_cast<State*>(task->privdata)
+             : nullptr;
+}
+
 void* create_string(const redisReadTask* task, char* str, size_t len) {
+  if (task->type == REDIS_REPLY_STRING)
+    if (State* s = top_level_element(task)) {
+      ++s->bulks;
+      s->bulk_bytes += len;
+    }
   if (State* s = top_level(task)) {
+    s->bulks = 0;
     s->kind = task->type == REDIS_REPLY_STATUS  ? RespKind::status
               : task->type == REDIS_REPLY_ERROR ? RespKind::error
                                                 : RespKind::bulk;
@@ -136,6 +154,8 @@ void* create_array(const redisReadTask* task, int elements) {
     s->kind = RespKind::array;
     s->integer = elements;
     s->text_len = 0;
+    s->bulks = 0;
+    s->bulk_bytes = 0;
   }
   return task->privdata;
 }
@@ -145,6 +165,7 @@ void* create_integer(const redisReadTask* task, long long value) {
     s->kind = RespKind::integer;
     s->integer = value;
     s->text_len = 0;
+    s->bulks = 0;
   }
   return task->privdata;
 }
@@ -154,6 +175,7 @@ void* create_nil(const redisReadTask* task) {
     s->kind = RespKind::nil;
     s->integer = 0;
     s->text_len = 0;
+    s->bulks = 0;
   }
   return task->privdata;
 }
@@ -191,6 +213,8 @@ ReadStatus RespDecoder::next(RespReply* out) {
   out->kind = state_->kind;
   out->integer = state_->integer;
   out->text = state_->text();
+  out->bulks = state_->bulks;
+  out->bulk_bytes = state_->bulk_bytes;
   return ReadStatus::reply;
 }
 

@@ -24,16 +24,18 @@ const char* resp_kind_name(RespKind k);
 // message (empty for nil / integer / array); it is valid until the next feed() or next() on the
 // decoder that produced it, or the decoder's destruction. `integer`: an integer reply's value,
 // an array's element count (a nil array is RespKind::nil). Array elements are parsed (and
-// checked) but not handed out: none of the commands written here returns an array.
+// checked) but not handed out; an array's bulk strings are counted (an MGET's keys found).
 struct RespReply {
   RespKind kind = RespKind::nil;
   std::string_view text;
   long long integer = 0;
+  uint32_t bulks = 0;       // array: its elements that are bulk strings (not nested deeper)
+  uint64_t bulk_bytes = 0;  // and their bytes
 };
 
 // The verdict of `reply` for a request of kind `op`: GET: bulk = hit, nil = miss; SET: status
 // (+OK) = ok, nil = not_stored (NX/XX); any op: error reply = error; other kinds = mismatch
-// (for Op::other every non-error reply is ok).
+// (for Op::other every non-error reply is ok); MGET: an array with some bulk = hit, without = miss.
 Verdict resp_verdict(Op op, const RespReply& reply);
 
 // Decodes a stream of RESP replies. Move-only; not thread-safe (one connection, one thread).

@@ -31,7 +31,7 @@ void inside(std::string_view input, std::string_view part) {
 // The text op expected by the i-th reply: a fixed pseudo-random sequence from the seed.
 mc::TextOp text_op(uint8_t seed, size_t i) {
   uint32_t x = (seed + 1u) * 2654435761u ^ static_cast<uint32_t>(i) * 40503u;
-  return static_cast<mc::TextOp>((x >> 13) % 7);  // every TextOp, storage through touch
+  return static_cast<mc::TextOp>((x >> 13) % 8);  // every TextOp, storage through multi_get
 }
 
 // Feeds input in pieces cut at `cuts` (ascending) and decodes after each piece.
@@ -64,6 +64,7 @@ Decoded decode(bool binary, uint8_t seed, std::string_view input, const std::vec
         inside(input, r.text);
         out.replies.push_back(std::to_string(static_cast<int>(r.kind)) + "/" +
                               std::to_string(r.flags) + "/" + std::to_string(r.cas) + "/" +
+                              std::to_string(r.values) + "/" + std::to_string(r.value_bytes) + "/" +
                               std::string(r.text) + "/" + std::string(r.key) + "/" +
                               std::string(r.value));
       }

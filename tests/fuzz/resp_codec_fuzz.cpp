@@ -31,7 +31,8 @@ Decoded decode(std::string_view input, size_t chunk) {
     while ((out.last = d.next(&r)) == ReadStatus::reply) {
       if (!r.text.empty() && input.find(r.text) == std::string_view::npos) std::abort();
       out.replies.push_back(std::to_string(static_cast<int>(r.kind)) + ":" +
-                            std::to_string(r.integer) + ":" + std::string(r.text));
+                            std::to_string(r.integer) + ":" + std::to_string(r.bulks) + ":" +
+                            std::to_string(r.bulk_bytes) + ":" + std::string(r.text));
     }
   }
   return out;
@@ -46,7 +47,8 @@ Decoded decode_split(std::string_view input, size_t cut) {
     kv::drive::store::RespReply r;
     while ((out.last = d.next(&r)) == ReadStatus::reply)
       out.replies.push_back(std::to_string(static_cast<int>(r.kind)) + ":" +
-                            std::to_string(r.integer) + ":" + std::string(r.text));
+                            std::to_string(r.integer) + ":" + std::to_string(r.bulks) + ":" +
+                            std::to_string(r.bulk_bytes) + ":" + std::string(r.text));
   }
   return out;
 }

@@ -1,0 +1,133 @@
+// An mget (--multi-key-get) on each wire: the exact bytes a link writes for it, and how its
+// reply is read, whole and split at every byte: the keys found, their bytes and the verdict.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "engine/loop/codec.hpp"
+#include "kvbench/op_type.hpp"
+
+namespace {
+using namespace kv::drive;
+using kv::OpType;
+namespace st = kv::drive::store;
+
+struct Read {
+  st::Verdict verdict;
+  uint32_t found;
+  uint64_t bytes;
+  bool operator==(const Read& o) const {
+    return verdict == o.verdict && found == o.found && bytes == o.bytes;
+  }
+};
+
+// The replies to `n` mgets in `bytes`, fed in two pieces cut at `cut` (the whole at once when
+// cut is npos); a protocol error or a reply still incomplete at the end ends the list.
+std::vector<Read> read_mgets(loop::Wire wire, const std::string& bytes, size_t n,
+                             size_t cut = std::string::npos) {
+  loop::Codec codec(wire);
+  std::vector<Read> out;
+  const auto drain = [&] {
+    while (out.size() < n) {
+      st::Verdict v{};
+      std::string_view value;
+      const st::ReadStatus s = codec.next(st::Op::mget, &v, &value);
+      if (s != st::ReadStatus::reply) return s == st::ReadStatus::need_more;
+      out.push_back({v, codec.last_multi().found, codec.last_multi().bytes});
+    }
+    return true;
+  };
+  if (cut == std::string::npos || cut >= bytes.size()) {
+    if (codec.feed(bytes)) drain();
+    return out;
+  }
+  if (codec.feed(bytes.substr(0, cut)) && drain() && codec.feed(bytes.substr(cut))) drain();
+  return out;
+}
+
+void expect_any_split(loop::Wire wire, const std::string& bytes, const std::vector<Read>& want) {
+  EXPECT_EQ(read_mgets(wire, bytes, want.size()), want);
+  for (size_t cut = 1; cut < bytes.size(); ++cut)
+    EXPECT_EQ(read_mgets(wire, bytes, want.size(), cut), want) << "cut at " << cut;
+}
+
+TEST(MultiGetCodec, RespWritesMgetAndCountsTheArraysValues) {
+  loop::Codec resp(loop::Wire::resp);
+  std::string out;
+  ASSERT_TRUE(resp.append(out, OpType::mget, "kv:1 kv:22 kv:~miss:3", "", 0));
+  EXPECT_EQ(out, "*4\r\n$4\r\nMGET\r\n$4\r\nkv:1\r\n$5\r\nkv:22\r\n$10\r\nkv:~miss:3\r\n");
+  EXPECT_EQ(loop::Codec::reply_kind(OpType::mget), st::Op::mget);
+  // Two found of three (one empty value), none of two, then one inside a nested array is not
+  // counted (an MGET never nests: a mismatch would be its verdict anyway, not a hit).
+  expect_any_split(loop::Wire::resp,
+                   "*3\r\n$2\r\nab\r\n$-1\r\n$0\r\n\r\n"
+                   "*2\r\n$-1\r\n$-1\r\n"
+                   "*2\r\n*1\r\n$1\r\nx\r\n$-1\r\n",
+                   {{st::Verdict::hit, 2, 2}, {st::Verdict::miss, 0, 0}, {st::Verdict::miss, 0, 0}});
+  EXPECT_EQ(read_mgets(loop::Wire::resp, "$3\r\nabc\r\n", 1).at(0).verdict, st::Verdict::mismatch);
+  EXPECT_EQ(read_mgets(loop::Wire::resp, "-ERR wrong\r\n", 1).at(0).verdict, st::Verdict::error);
+}
+
+TEST(MultiGetCodec, TextWritesOneGetLineAndCountsEveryValueBlock) {
+  loop::Codec text(loop::Wire::text);
+  std::string out;
+  ASSERT_TRUE(text.append(out, OpType::mget, "kv:1 kv:22", "", 0));
+  EXPECT_EQ(out, "get kv:1 kv:22\r\n");
+  EXPECT_FALSE(text.append(out, OpType::mget, "kv:1  kv:2", "", 0));  // an empty key
+  EXPECT_FALSE(text.append(out, OpType::mget, std::string(251, 'k') + " kv:2", "", 0));
+  EXPECT_EQ(out, "get kv:1 kv:22\r\n");
+  // Three found (the last value holds "END\r\n"), then none, then an error line.
+  expect_any_split(loop::Wire::text,
+                   "VALUE a 0 2\r\nxy\r\nVALUE b 1 0\r\n\r\nVALUE c 0 5 7\r\nEND\r\n\r\nEND\r\n"
+                   "END\r\n"
+                   "SERVER_ERROR out of memory\r\n",
+                   {{st::Verdict::hit, 3, 7}, {st::Verdict::miss, 0, 0}, {st::Verdict::error, 0, 0}});
+  // Anything but VALUE or END after the first block is out of step.
+  EXPECT_TRUE(read_mgets(loop::Wire::text, "VALUE a 0 1\r\nx\r\nSTORED\r\n", 1).empty());
+}
+
+std::string be(uint64_t v, size_t n) {
+  std::string s;
+  for (size_t i = n; i-- > 0;) s.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+  return s;
+}
+
+// A binary response: opcode, status, opaque; 4 bytes of flags as extras for a getkq hit.
+std::string response(uint8_t opcode, uint16_t status, uint32_t opaque, std::string_view key = {},
+                     std::string_view value = {}) {
+  const std::string extras = opcode == 0x0d && status == 0 ? be(0, 4) : "";
+  return std::string(1, static_cast<char>(0x81)) + static_cast<char>(opcode) +
+         be(key.size(), 2) + static_cast<char>(extras.size()) + '\0' + be(status, 2) +
+         be(extras.size() + key.size() + value.size(), 4) + be(opaque, 4) + be(0, 8) + extras +
+         std::string(key) + std::string(value);
+}
+
+TEST(MultiGetCodec, BinaryWritesQuietGetsThenANoopAndCountsTheHitsBeforeIt) {
+  loop::Codec binary(loop::Wire::binary);
+  std::string out;
+  ASSERT_TRUE(binary.append(out, OpType::mget, "a bb", "", 0));
+  // getkq a (opaque 0), getkq bb (1), noop (2): 24-byte headers, each key its body.
+  ASSERT_EQ(out.size(), 24u + 1 + 24 + 2 + 24);
+  EXPECT_EQ(static_cast<uint8_t>(out[1]), 0x0d);
+  EXPECT_EQ(out.substr(24, 1), "a");
+  EXPECT_EQ(static_cast<uint8_t>(out[25 + 1]), 0x0d);
+  EXPECT_EQ(out.substr(25 + 24, 2), "bb");
+  EXPECT_EQ(static_cast<uint8_t>(out[51 + 1]), 0x0a);
+  EXPECT_EQ(out.substr(51 + 12, 4), be(2, 4));
+  // A key the protocol cannot carry: nothing appended.
+  EXPECT_FALSE(binary.append(out, OpType::mget, "a " + std::string(251, 'k'), "", 0));
+  EXPECT_EQ(out.size(), 24u + 1 + 24 + 2 + 24);
+
+  // Two hits then the noop; the noop alone (all missed); a quiet get's error then the noop.
+  expect_any_split(loop::Wire::binary,
+                   response(0x0d, 0, 0, "a", "xyz") + response(0x0d, 0, 1, "bb", "") +
+                       response(0x0a, 0, 2) + response(0x0a, 0, 5) +
+                       response(0x0d, 0x82, 6, "", "Out of memory") + response(0x0a, 0, 8),
+                   {{st::Verdict::hit, 2, 3}, {st::Verdict::miss, 0, 0}, {st::Verdict::error, 0, 0}});
+  // A reply of another kind where the noop should be: out of step.
+  EXPECT_EQ(read_mgets(loop::Wire::binary, response(0x01, 0, 0), 1).at(0).verdict,
+            st::Verdict::mismatch);
+}
+
+}  // namespace
