@@ -7,7 +7,7 @@ namespace {
 
 constexpr std::array<const char*, kBuiltinOps> kNames = {
     "set",    "get",     "delete", "incr",     "decr", "add", "replace",
-    "append", "prepend", "touch",  "backfill", "gets", "cas"};
+    "append", "prepend", "touch",  "backfill", "gets", "cas", "mget"};
 
 std::array<std::string, kMaxCommands>& command_names() {
   static std::array<std::string, kMaxCommands> names = [] {

@@ -31,10 +31,10 @@ void check_bytes_in_flight(const WorkloadSpec& w, int processes) {
   if (pages <= 0 || page <= 0) return;
   const double memory = static_cast<double>(pages) * static_cast<double>(page);
   const double in_flight =
-      static_cast<double>(w.values.largest()) * w.pipeline * w.connections * w.threads * processes;
+      static_cast<double>(w.largest_value()) * w.pipeline * w.connections * w.threads * processes;
   if (in_flight > memory)
     throw UsageError(
-        "--value-size " + format_size(w.values.largest()) + " x --pipeline " +
+        "--value-size " + format_size(w.largest_value()) + " x --pipeline " +
         std::to_string(w.pipeline) + " x --connections " + std::to_string(w.connections) +
         " x --threads " + std::to_string(w.threads) +
         (processes > 1 ? " x --processes " + std::to_string(processes) : std::string()) + " = " +
@@ -93,13 +93,19 @@ void check_mix_commands(const std::vector<TargetSpec>& specs, const std::vector<
       continue;
     }
     if (spec.cluster)
-      for (const auto& step : steps)
+      for (const auto& step : steps) {
+        if (step.workload.multi_key_get > 0)
+          throw UsageError("--multi-key-get: " + spec.display +
+                           " is a Cluster, where an MGET's keys must share a hash slot and "
+                           "kvdrive's keys carry no hash tag; --command 'MGET {__key__}a "
+                           "{__key__}b' sends keys of one slot");
         for (const CommandTemplate& c : step.workload.commands)
           if (!routes_by_key(c))
             throw UsageError("--command '" + c.text + "': " + spec.display +
                              " is a Cluster, where a command goes to its key's node: each "
                              "argument with __key__ must be __key__ alone or hold it as a hash "
                              "tag ('list:{__key__}')");
+      }
     for (const auto& step : steps)
       for (OpType op : {OpType::prepend, OpType::gets, OpType::cas})
         if (step.workload.has_mixed_phase() && step.workload.phase_sends(PhaseKind::mixed, op))

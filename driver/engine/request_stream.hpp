@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 #include "engine/pacer.hpp"
 #include "engine/worker.hpp"
@@ -36,12 +37,24 @@ class RequestPicker {
       cycle_ += e.weight;
       mix_[mix_size_++] = {e.op, cycle_};
     }
-    // A --command with a key pattern of its own picks its keys apart (hit rate 1: its keys are
-    // the written ones).
+    // An op with a key pattern of its own (--mix-key-pattern, --command-key-pattern) picks its
+    // keys apart (a --command's with hit rate 1: its keys are the written ones); an mget's are
+    // its get's.
+    size_t own = 0;
+    for (const CommandTemplate& c : w_.commands) own += c.pattern_given;
+    for (const auto& pattern : w_.mix_patterns) own += pattern.has_value();
+    choosers_.reserve(own);
+    const uint64_t seed = w_.seed * 7919 + index;
     for (size_t i = 0; i < w_.commands.size(); ++i)
       if (w_.commands[i].pattern_given)
-        command_choosers_[i].emplace(w_.commands[i].pattern, w_.keys, key_begin_, key_end_, 1.0,
-                                     (w_.seed * 7919 + index) ^ ((i + 1) * 0x9e3779b97f4a7c15));
+        add_chooser(command_op(i), w_.commands[i].pattern, 1.0,
+                    seed ^ ((i + 1) * 0x9e3779b97f4a7c15));
+    for (size_t i = 0; i < kBuiltinOps; ++i)
+      if (const auto& pattern = w_.mix_patterns[i])
+        add_chooser(static_cast<OpType>(i), *pattern, w_.hit_rate,
+                    seed ^ ((kMaxCommands + 1 + i) * 0x9e3779b97f4a7c15));
+    if (const int8_t g = chooser_of_[static_cast<size_t>(OpType::get)]; g >= 0)
+      chooser_of_[static_cast<size_t>(OpType::mget)] = g;
   }
   explicit RequestPicker(const WorkerContext& ctx) : RequestPicker(ctx, ctx.index, ctx.count) {}
 
@@ -58,7 +71,7 @@ class RequestPicker {
       return w_.uses_counters() && i < 2 * n;
     }
     if (kind_ == PhaseKind::read) {
-      *op = OpType::get;
+      *op = w_.get_op();
       *key = chooser_.next_get();
       return true;
     }
@@ -68,13 +81,17 @@ class RequestPicker {
     size_t k = 0;
     while (at >= mix_[k].end) ++k;
     *op = mix_[k].op;
-    if (op_is_command(*op) && command_choosers_[command_index(*op)])
-      *key = command_choosers_[command_index(*op)]->next_set();
-    else if (*op == OpType::get)
-      *key = chooser_.next_get();
+    KeyChooser& c = chooser_for(*op);
+    if (*op == OpType::get || *op == OpType::mget)
+      *key = c.next_get();
     else
-      *key = op_on_counter(*op) ? chooser_.next_set() | kCounterKey : chooser_.next_set();
+      *key = op_on_counter(*op) ? c.next_set() | kCounterKey : c.next_set();
     return true;
+  }
+  // An mget's further keys (its first is pick's): each a get's, as its key pattern and the hit
+  // rate choose them.
+  uint64_t next_get_key() {
+    return kind_ == PhaseKind::mixed ? chooser_for(OpType::mget).next_get() : chooser_.next_get();
   }
 
  private:
@@ -92,7 +109,23 @@ class RequestPicker {
   bool rate_mode_;
   uint64_t first_, stride_;  // request i of this stream is request first_ + i * stride_
   KeyChooser chooser_;
-  std::array<std::optional<KeyChooser>, kMaxCommands> command_choosers_;
+  // The ops with key choosers of their own: op → its index in choosers_ (-1: chooser_'s).
+  std::vector<KeyChooser> choosers_;  // reserved once: never reallocated
+  std::array<int8_t, kOpTypes> chooser_of_ = filled(int8_t{-1});
+  template <typename T>
+  static constexpr std::array<T, kOpTypes> filled(T v) {
+    std::array<T, kOpTypes> a{};
+    a.fill(v);
+    return a;
+  }
+  void add_chooser(OpType op, const KeyPattern& pattern, double hit_rate, uint64_t seed) {
+    chooser_of_[static_cast<size_t>(op)] = static_cast<int8_t>(choosers_.size());
+    choosers_.emplace_back(pattern, w_.keys, key_begin_, key_end_, hit_rate, seed);
+  }
+  KeyChooser& chooser_for(OpType op) {
+    const int8_t i = chooser_of_[static_cast<size_t>(op)];
+    return i < 0 ? chooser_ : choosers_[static_cast<size_t>(i)];
+  }
 };
 
 // What a stream needs to finish a request after its reply arrived.
@@ -110,6 +143,7 @@ struct Pending {
   uint8_t key_size;  // a replay: the recorded key size (0: the workload's, KeyFormatter's)
   // cas: the unique a gets of this connection returned for `key`, or kNoCasUnique
   uint64_t cas;
+  uint16_t mget_keys;  // an mget: the keys it carries (`key` the first), set as it leaves
 };
 // A cas with no gets of its key to take a unique from: no item ever has it (memcached numbers
 // them from 1), so the store answers EXISTS (or NOT_FOUND), as to a client whose unique is stale.
@@ -162,12 +196,20 @@ inline void split_latency(const Pending& p, const Stamps& s, int64_t done_ns, Re
 // Latency runs from the moment the request was queued for sending (its intended send time in
 // rate mode) to its reply, in every mode: pipelined requests count the time their batch waited
 // to be flushed and the replies ahead of theirs, so --pipeline 16 compares with --pipeline 1.
+// An mget's answer: `found` of its keys (values of `bytes` in all).
 inline void record_reply(const WorkerContext& ctx, const Pending& p, OpStatus st,
-                         std::string_view value, int64_t done_ns, const Stamps& stamps = {}) {
+                         std::string_view value, int64_t done_ns, const Stamps& stamps = {},
+                         uint32_t found = 0, uint64_t bytes = 0) {
   if (st == OpStatus::interrupted) return;  // given up at Ctrl-C: not a completed request
   RequestRecord r{};
   r.status = st;
   r.bytes_out = p.bytes_out;
+  if (p.op == OpType::mget && (st == OpStatus::hit || st == OpStatus::miss)) {
+    r.status = OpStatus::ok;  // its hits and misses are its keys'
+    r.keys = p.mget_keys;
+    r.key_hits = std::min(found, r.keys);
+    r.bytes_in = bytes;
+  }
   if ((p.op == OpType::get || p.op == OpType::gets) && st == OpStatus::hit) {
     r.bytes_in = value.size();
     if (ctx.workload.verify)

@@ -236,7 +236,7 @@ void add_driver_seconds(const std::vector<TimelineSecond>& seconds, const RunSec
       const std::optional<double> v = sp == pct.end() ? std::nullopt : sp->second.values[k];
       add_point(lc.series[li->second], x, v ? *v / 1000 : kNaN, 1.6);
     }
-    if (op == "get" && d.hits && d.misses) {
+    if ((op == "get" || op == "mget") && d.hits && d.misses) {
       const double hits = *d.hits, misses = *d.misses;
       auto [hi, hfresh] = hit_index.try_emplace(target, p.hit.series.size());
       if (hfresh) p.hit.series.push_back(chart_series(d.uri, d.target_ordinal, false));

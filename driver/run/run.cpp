@@ -302,7 +302,7 @@ RunRecord run_benchmark(const RunOptions& opts, const std::atomic<bool>& stop) {
   uint64_t largest_value = 1;
   for (const auto& step : opts.steps)
     largest_value = std::max<uint64_t>(
-        largest_value, step.workload.trace.on() ? kTraceMaxValue : step.workload.values.largest());
+        largest_value, step.workload.trace.on() ? kTraceMaxValue : step.workload.largest_value());
   for (const auto& spec : specs) connect_event_clients(spec, 1, opts.client);  // reachable?
 
   // kvmon links are checked before the file is touched too (an unreachable one is an error).

@@ -28,9 +28,9 @@ using kv::OpType;
 inline constexpr std::array<OpType, kOpTypes> kAllOps = {
     OpType::set,      OpType::get,     OpType::del,    OpType::incr,    OpType::decr,
     OpType::add,      OpType::replace, OpType::append, OpType::prepend, OpType::touch,
-    OpType::backfill, OpType::gets,    OpType::cas,    command_op(0),   command_op(1),
-    command_op(2),    command_op(3),   command_op(4),  command_op(5),   command_op(6),
-    command_op(7)};
+    OpType::backfill, OpType::gets,    OpType::cas,    OpType::mget,    command_op(0),
+    command_op(1),    command_op(2),   command_op(3),  command_op(4),   command_op(5),
+    command_op(6),    command_op(7)};
 
 // One completed request, as a worker measured it.
 struct RequestRecord {
@@ -48,6 +48,9 @@ struct RequestRecord {
   static constexpr uint8_t kSendKnown = 1, kArrivalKnown = 2;
   uint8_t parts = 0;
   uint64_t queue_ns = 0, client_send_ns = 0, wire_ns = 0, client_recv_ns = 0;
+  // An answered mget: the keys it asked for and those found (its hits and misses count keys,
+  // as the stores' get_hits / keyspace_hits do); 0 for every other request.
+  uint32_t keys = 0, key_hits = 0;
 };
 
 // Where the time went, by latency: the requests whose every part is known, in bins of their
@@ -92,7 +95,7 @@ struct OpStats {
   uint64_t ops = 0;
   uint64_t bytes_out = 0;
   uint64_t bytes_in = 0;
-  uint64_t hits = 0;
+  uint64_t hits = 0;  // requests (an mget's: keys) that found / did not find their key
   uint64_t misses = 0;
   uint64_t errors = 0;
   uint64_t timeouts = 0;
@@ -121,6 +124,10 @@ struct OpStats {
     bytes_in += r.bytes_in;
     wrong += r.wrong;
     late += r.late;
+    if (r.keys > 0) {  // an mget's keys
+      hits += r.key_hits;
+      misses += r.keys - r.key_hits;
+    }
     switch (r.status) {
       case OpStatus::hit:
         ++hits;

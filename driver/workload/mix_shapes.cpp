@@ -43,8 +43,7 @@ std::array<std::optional<T>, kBuiltinOps> parse_by_op(std::string_view text, con
 }
 
 template <typename T, typename Describe>
-std::string text_by_op(const std::array<std::optional<T>, kBuiltinOps>& by_op,
-                       Describe describe) {
+std::string text_by_op(const std::array<std::optional<T>, kBuiltinOps>& by_op, Describe describe) {
   std::string out;
   for (size_t i = 0; i < by_op.size(); ++i) {
     if (!by_op[i]) continue;

@@ -282,6 +282,9 @@ std::string WorkloadSpec::to_json() const {
     }
   }
   j["hit_rate"] = hit_rate;
+  if (multi_key_get > 0) j["multi_key_get"] = multi_key_get;
+  if (const std::string p = mix_patterns_text(mix_patterns); !p.empty()) j["mix_key_pattern"] = p;
+  if (const std::string v = mix_values_text(mix_values); !v.empty()) j["mix_value_size"] = v;
   if (cache_aside) j["cache_aside"] = true;
   if (trace.on()) {
     j["trace"] = trace.path;
@@ -340,6 +343,8 @@ std::vector<MixEntry> WorkloadSpec::op_mix() const {
   std::vector<MixEntry> ops = mix;
   if (ops.empty() && (ratio_given || commands.empty()))
     ops = {{OpType::set, ratio_sets}, {OpType::get, ratio_gets}};
+  for (MixEntry& e : ops)
+    if (e.op == OpType::get) e.op = get_op();
   for (size_t i = 0; i < commands.size(); ++i) ops.push_back({command_op(i), commands[i].weight});
   return ops;
 }
@@ -350,7 +355,7 @@ bool WorkloadSpec::phase_sends(PhaseKind kind, OpType op) const {
     case PhaseKind::load:
       return op == OpType::set;
     case PhaseKind::read:
-      return op == OpType::get;
+      return op == get_op();
     case PhaseKind::mixed:
       for (const MixEntry& e : op_mix())
         if (e.op == op && e.weight > 0) return true;
@@ -388,7 +393,7 @@ std::vector<MixEntry> parse_mix(std::string_view text) {
     const size_t colon = part.find(':');
     if (colon == std::string_view::npos) bad(part, "is not OP:WEIGHT (such as get:60)");
     std::optional<OpType> op = parse_op_name(part.substr(0, colon));
-    if (op == OpType::backfill) op.reset();  // --cache-aside's, never a mix's
+    if (op == OpType::backfill || op == OpType::mget) op.reset();  // --cache-aside's, or gets'
     if (!op)
       bad(part.substr(0, colon),
           "is not an operation (set, get, delete, incr, decr, add, replace, append, prepend, "

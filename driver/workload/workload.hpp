@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_set>
@@ -111,6 +112,16 @@ struct MixEntry {
 std::vector<MixEntry> parse_mix(std::string_view text);
 std::string mix_text(const std::vector<MixEntry>& mix);
 
+// --mix-key-pattern "delete=uniform;get=zipf:1.2", --mix-value-size "append=16;set=1K:60,10K:40":
+// ops of a mix (each once; backfill and mget never: a backfill's value is its get's key's, an
+// mget's keys are its get's) with a key pattern or value sizes of their own (value sizes only
+// for an op that sends a value). Throws UsageError naming the bad element.
+std::array<std::optional<KeyPattern>, kBuiltinOps> parse_mix_patterns(std::string_view text);
+std::array<std::optional<ValueSizes>, kBuiltinOps> parse_mix_values(std::string_view text);
+// "delete=uniform;get=zipf:1.2" back (in op order); empty when none.
+std::string mix_patterns_text(const std::array<std::optional<KeyPattern>, kBuiltinOps>& p);
+std::string mix_values_text(const std::array<std::optional<ValueSizes>, kBuiltinOps>& v);
+
 // --trace: a cache trace replayed (workload/trace.hpp has the format; engine/trace_feed.hpp how
 // its requests are spread over the connections and timed).
 struct TraceReplay {
@@ -159,6 +170,13 @@ struct WorkloadSpec {
   // meaning, where --command replaces them)
   std::vector<CommandTemplate> commands;
   double hit_rate = 1.0;  // read / mixed: fraction of gets aimed at written keys
+  // --mix-key-pattern, --mix-value-size: a mixed phase's op with a key pattern or value sizes of
+  // its own (by built-in op; an mget's are its get's); else --key-pattern and --value-size
+  std::array<std::optional<KeyPattern>, kBuiltinOps> mix_patterns;
+  std::array<std::optional<ValueSizes>, kBuiltinOps> mix_values;
+  // --multi-key-get N (memtier's spelling): every get of read and mixed phases is an mget of N
+  // keys, each chosen as a get's (pattern, hit rate); 0: one key per get
+  uint32_t multi_key_get = 0;
   // --cache-aside: a get that misses is followed, on its connection, by a set of its key (a
   // backfill, its own op), as a cache client fills its cache
   bool cache_aside = false;
@@ -181,7 +199,17 @@ struct WorkloadSpec {
 
   // The parameters as a JSON object, as stored in runs.parameters.
   std::string to_json() const;
-  // Mixed phases' ops: --mix, or set and get at --ratio, then the --commands.
+  // The value sizes of a request of `op` in a phase of `kind`: its --mix-value-size in a mixed
+  // phase, else --value-size.
+  const ValueSizes& values_of(PhaseKind kind, OpType op) const noexcept {
+    const auto i = static_cast<size_t>(op);
+    return kind == PhaseKind::mixed && i < kBuiltinOps && mix_values[i] ? *mix_values[i] : values;
+  }
+  // The largest value any request sends.
+  uint64_t largest_value() const;
+  // The op of a get: mget with --multi-key-get, else get.
+  OpType get_op() const noexcept { return multi_key_get > 0 ? OpType::mget : OpType::get; }
+  // Mixed phases' ops: --mix, or set and get at --ratio (get as get_op()), then the --commands.
   std::vector<MixEntry> op_mix() const;
   // A phase of `kind` sends `op`: load sets, read gets, mixed the mix's ops of weight > 0;
   // with --cache-aside, a phase that gets also backfills.

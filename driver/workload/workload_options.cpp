@@ -1,5 +1,6 @@
 #include "workload/workload_options.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <sstream>
@@ -175,12 +176,49 @@ void check_trace_workload(const WorkloadSpec& w) {
   if (w.ratio_given || !w.mix.empty()) refuse("--ratio/--mix", "the trace's operations are sent");
   if (w.rate > 0) refuse("--rate", "the trace's timing paces a replay (--speed scales it)");
   if (w.cache_aside) refuse("--cache-aside", "a trace holds its own sets after misses");
+  if (w.multi_key_get > 0) refuse("--multi-key-get", "each get of a trace is one key");
+  for (size_t i = 0; i < kBuiltinOps; ++i)
+    if (w.mix_patterns[i] || w.mix_values[i])
+      refuse(w.mix_patterns[i] ? "--mix-key-pattern" : "--mix-value-size",
+             "a trace's keys and value sizes are its own");
   if (w.verify) refuse("--verify", "a key's values differ in size from one set to the next");
   if (w.hit_rate != 1) refuse("--hit-rate", "the trace decides what misses");
   if (w.ttl.any()) refuse("--ttl", "each write has the trace's TTL");
   if (w.key_sizes.max > 0) refuse("--key-size", "each key has the trace's key size");
   if (w.trace.fast && w.trace.speed != none.speed)
     refuse("--speed", "it scales recorded timing, and --trace-timing is fast");
+}
+
+// Each op given a key pattern or value sizes of its own is one of the mix's, and values a get
+// checks are the ones --value-size gives.
+void check_mix_shapes(const WorkloadSpec& w) {
+  const std::vector<MixEntry> mix = w.op_mix();
+  for (size_t i = 0; i < kBuiltinOps; ++i) {
+    if (!w.mix_patterns[i] && !w.mix_values[i]) continue;
+    const auto op = static_cast<OpType>(i);
+    const std::string option = w.mix_patterns[i] ? "--mix-key-pattern " : "--mix-value-size ";
+    const bool in_mix = std::any_of(mix.begin(), mix.end(), [&](const MixEntry& e) {
+      return e.weight > 0 && (e.op == op || (op == OpType::get && e.op == OpType::mget));
+    });
+    if (!in_mix || !w.has_mixed_phase())
+      throw UsageError(option + op_name(op) + ": not an op of a mixed phase (--mix " +
+                       mix_text(mix) + (w.has_mixed_phase() ? ")" : ", and no mixed phase)"));
+    if (w.mix_values[i] && w.verify)
+      throw UsageError("--verify with --mix-value-size " + std::string(op_name(op)) +
+                       ": a get checks the value --value-size gives its key");
+  }
+}
+
+// What an mget cannot be combined with.
+void check_multi_key_get(const WorkloadSpec& w) {
+  if (w.multi_key_get == 0) return;
+  const auto refuse = [&](const std::string& option, const std::string& why) {
+    throw UsageError("--multi-key-get with " + option + ": " + why);
+  };
+  if (w.verify) refuse("--verify", "an mget's reply is not checked key by key");
+  if (w.cache_aside) refuse("--cache-aside", "an mget's misses are counted, not backfilled");
+  if (w.key_prefix.find(' ') != std::string::npos)
+    refuse("--key-prefix", "an mget's keys are separated by spaces; the prefix holds one");
 }
 
 }  // namespace
@@ -202,7 +240,18 @@ const std::vector<WorkloadOption>& workload_options() {
        "Mixed phases: operations and weights, such as get:60,set:20,delete:10,incr:10 (set, get, "
        "delete, incr, decr, add, replace, append, prepend, touch; memcached: gets, cas)",
        "set and get at --ratio", false},
+      {"mix-key-pattern",
+       "Mixed phases: ops with a key pattern of their own, OP=PATTERN;... (delete=uniform;"
+       "get=zipf:1.2)",
+       "--key-pattern", false},
+      {"mix-value-size",
+       "Mixed phases: ops with value sizes of their own, OP=SIZES;... (append=16;set=1K:60,10K:40)",
+       "--value-size", false},
       {"hit-rate", "Fraction of gets aimed at keys that exist (0-1)", "1", false},
+      {"multi-key-get",
+       "Each get of read/mixed phases asks for N keys in one request (op mget: memcached get "
+       "k1 ... kN, Redis MGET)",
+       "0: one key", false},
       {"verify", "Check every value read against what was written", "false", true},
       {"cache-aside",
        "A get that misses is followed on its connection by a set of its key (op backfill)", "false",
@@ -274,6 +323,12 @@ void set_workload_option(WorkloadSpec& w, std::string_view name, std::string_vie
     w.mix = with_name(name, value, parse_mix);
   } else if (name == "hit-rate")
     w.hit_rate = parse_number<double>(name, value, 0.0, 1.0);
+  else if (name == "mix-key-pattern")
+    w.mix_patterns = with_name(name, value, parse_mix_patterns);
+  else if (name == "mix-value-size")
+    w.mix_values = with_name(name, value, parse_mix_values);
+  else if (name == "multi-key-get")
+    w.multi_key_get = parse_number<uint32_t>(name, value, 0, kMaxMultiKeys);
   else if (name == "verify")
     w.verify = parse_bool(name, value);
   else if (name == "cache-aside")
@@ -335,6 +390,8 @@ void check_workload(const WorkloadSpec& w, bool warmup_added) {
       throw UsageError(std::string("--verify with --mix ") + op_name(e.op) +
                        ": the values it changes cannot be checked");
   }
+  check_multi_key_get(w);
+  check_mix_shapes(w);
   if (w.key_sizes.max > 0) {
     const size_t natural = w.key_prefix.size() + std::to_string(w.keys - 1).size();
     if (w.key_sizes.min < natural)

@@ -18,6 +18,9 @@ inline constexpr uint64_t kMaxKeys = uint64_t{1} << 32;
 // The largest --requests: 10^15 (30 years at 1M req/s); counts stay exact in doubles (2^53)
 // and in the results file's int64 columns.
 inline constexpr uint64_t kMaxRequests = 1'000'000'000'000'000;
+// The most keys of one mget (--multi-key-get): 1000 keys of up to 250 bytes make a 250 KB get
+// line, which memcached reads in pieces (it allows long get lines, and only those).
+inline constexpr uint32_t kMaxMultiKeys = 1000;
 
 struct WorkloadOption {
   const char* name;  // as on the command line, without "--"

@@ -30,6 +30,9 @@ enum class OpType : uint8_t {
   // memcached only: a store if the key's cas unique is still the one a gets of this connection
   // returned (--mix cas)
   cas,
+  // --multi-key-get N: a get of N keys in one request (memcached `get k1 … kN`, binary getkq
+  // for each then noop; Redis MGET); its rows' hits and misses count keys
+  mget,
   // --command TEMPLATE: a run's own commands (Redis), each its own op named after its command
   // word (set_command_names); up to kMaxCommands
   command0,
@@ -41,8 +44,8 @@ enum class OpType : uint8_t {
   command6,
   command7,
 };
-inline constexpr size_t kOpTypes = 21;
-inline constexpr size_t kBuiltinOps = 13;  // set .. cas: the ops with fixed names
+inline constexpr size_t kOpTypes = 22;
+inline constexpr size_t kBuiltinOps = 14;  // set .. mget: the ops with fixed names
 inline constexpr size_t kMaxCommands = kOpTypes - kBuiltinOps;
 
 constexpr bool op_is_command(OpType op) noexcept {

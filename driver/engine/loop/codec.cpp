@@ -32,6 +32,8 @@ st::mc::TextOp text_op(st::Op op) {
       return st::mc::TextOp::arith;
     case st::Op::touch:
       return st::mc::TextOp::touch;
+    case st::Op::mget:
+      return st::mc::TextOp::multi_get;
     case st::Op::get:
     case st::Op::other:    // as before there were other kinds (a text link sends no handshake)
     case st::Op::command:  // Redis only
@@ -98,6 +100,19 @@ bool append_resp(std::string& out, OpType op, std::string_view key, std::string_
                                   std::string_view(digits, static_cast<size_t>(d.ptr - digits)));
       return true;
     }
+    case OpType::mget: {  // `key`: the keys, separated by spaces
+      size_t n = 1;
+      for (char c : key) n += c == ' ';
+      r::append_array_header(out, n + 1);
+      r::append_bulk(out, "MGET");
+      for (size_t at = 0; at <= key.size();) {
+        size_t sp = key.find(' ', at);
+        if (sp == std::string_view::npos) sp = key.size();
+        r::append_bulk(out, key.substr(at, sp - at));
+        at = sp + 1;
+      }
+      return true;
+    }
     case OpType::prepend:
       break;  // no Redis command (refused before a run: run_checks)
     default:
@@ -131,10 +146,29 @@ bool append_text(std::string& out, OpType op, std::string_view key, std::string_
       return mc::append_text_gets(out, key);
     case OpType::cas:
       return mc::append_text_cas(out, key, value, cas, 0, ttl_s);
+    case OpType::mget:  // `key`: the keys, separated by spaces
+      return mc::append_text_multi_get(out, key);
     default:
       break;  // a --command: Redis only (refused before a run: run_checks)
   }
   return false;
+}
+
+// An mget: a quiet getk of each key (answered only when found), then a noop (always answered:
+// the end of the batch). Nothing appended when a key is invalid.
+bool append_binary_multi_get(std::string& out, std::string_view keys, uint32_t& opaque) {
+  const size_t before = out.size();
+  for (size_t at = 0; at <= keys.size();) {
+    size_t sp = keys.find(' ', at);
+    if (sp == std::string_view::npos) sp = keys.size();
+    if (!st::mc::append_binary_getkq(out, keys.substr(at, sp - at), opaque++)) {
+      out.resize(before);
+      return false;
+    }
+    at = sp + 1;
+  }
+  st::mc::append_binary_noop(out, opaque++);
+  return true;
 }
 
 bool append_binary(std::string& out, OpType op, std::string_view key, std::string_view value,
@@ -192,6 +226,7 @@ bool Codec::append(std::string& out, OpType op, std::string_view key, std::strin
     case Wire::text:
       return append_text(out, op, key, value, ttl_s, cas);
     case Wire::binary:
+      if (op == OpType::mget) return append_binary_multi_get(out, key, opaque_);
       return append_binary(out, op, key, value, ttl_s, cas, opaque_++);
   }
   return false;
@@ -218,6 +253,8 @@ st::Op Codec::reply_kind(OpType op) noexcept {
     case OpType::append:
     case OpType::prepend:
       return st::Op::append;
+    case OpType::mget:
+      return st::Op::mget;
     default:
       break;
   }
@@ -259,6 +296,7 @@ st::ReadStatus Codec::next(st::Op op, st::Verdict* verdict, std::string_view* va
       if (s == st::ReadStatus::reply) {
         *verdict = st::resp_verdict(op, resp_reply_);
         *value = resp_reply_.text;
+        multi_ = {resp_reply_.bulks, resp_reply_.bulk_bytes};
       }
       break;
     case Wire::text:
@@ -266,9 +304,11 @@ st::ReadStatus Codec::next(st::Op op, st::Verdict* verdict, std::string_view* va
       if (s == st::ReadStatus::reply) {
         *verdict = st::mc::text_verdict(text_op(op), text_reply_);
         *value = text_reply_.value;
+        multi_ = {text_reply_.values, text_reply_.value_bytes};
       }
       break;
     case Wire::binary:
+      if (op == st::Op::mget) return next_binary_multi(verdict, value);
       s = binary_->next(&binary_reply_);
       if (s == st::ReadStatus::reply) {
         *verdict = st::mc::binary_verdict(op, binary_reply_);
@@ -277,6 +317,35 @@ st::ReadStatus Codec::next(st::Op op, st::Verdict* verdict, std::string_view* va
       break;
   }
   return s;
+}
+
+st::ReadStatus Codec::next_binary_multi(st::Verdict* verdict, std::string_view* value) {
+  namespace mc = st::mc;
+  for (;;) {
+    const st::ReadStatus s = binary_->next(&binary_reply_);
+    if (s != st::ReadStatus::reply) return s;  // need_more: what was counted stays counted
+    const auto opcode = static_cast<mc::BinaryOpcode>(binary_reply_.opcode);
+    if (opcode == mc::BinaryOpcode::getkq) {
+      if (binary_reply_.status == mc::status::kOk) {
+        ++pending_multi_.found;
+        pending_multi_.bytes += binary_reply_.value.size();
+      } else {
+        pending_multi_.failed = true;  // a quiet get answers only a hit, or an error
+      }
+      continue;
+    }
+    multi_ = {pending_multi_.found, pending_multi_.bytes};
+    const bool failed = pending_multi_.failed;
+    pending_multi_ = {};
+    *value = {};
+    if (opcode != mc::BinaryOpcode::noop)
+      *verdict = st::Verdict::mismatch;
+    else if (failed || binary_reply_.status != mc::status::kOk)
+      *verdict = st::Verdict::error;
+    else
+      *verdict = multi_.found > 0 ? st::Verdict::hit : st::Verdict::miss;
+    return st::ReadStatus::reply;
+  }
 }
 
 uint64_t Codec::last_cas() const {
@@ -304,6 +373,8 @@ size_t Codec::buffered() const {
 }
 
 void Codec::reset() {
+  multi_ = {};
+  pending_multi_ = {};
   switch (wire_) {
     case Wire::resp:
       resp_ = std::make_unique<st::RespDecoder>(size_t{64} << 10);

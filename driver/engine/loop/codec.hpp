@@ -26,10 +26,11 @@ class Codec {
   explicit Codec(Wire wire, const std::vector<CommandTemplate>* commands = nullptr);
   Wire wire() const noexcept { return wire_; }
 
-  // Appends a request of `op` (a store expiring after ttl_s, 0: never; a touch setting that
-  // expiry; incr and decr by 1; a cas with the unique `cas`; a --command with `key` and `value` in
-  // its placeholders); false when the protocol cannot carry it (memcached: a key empty, too long,
-  // or with spaces in text, a --command; Redis: prepend), and nothing appended.
+  // Appends a request of `op` (an mget: `key` holds its keys separated by spaces; a store expiring
+  // after ttl_s, 0: never; a touch setting that expiry; incr and decr by 1; a cas with the unique
+  // `cas`; a --command with `key` and `value` in its placeholders); false when the protocol cannot
+  // carry it (memcached: a key empty, too long, or with spaces in text, a --command; Redis:
+  // prepend), and nothing appended.
   bool append(std::string& out, OpType op, std::string_view key, std::string_view value,
               uint32_t ttl_s, uint64_t cas = 0);
   // What the reply to a request of `op` is judged as.
@@ -45,6 +46,12 @@ class Codec {
   store::ReadStatus next(store::Op op, store::Verdict* verdict, std::string_view* value);
   // The cas unique of the reply next() returned last (memcached; 0 where it had none).
   uint64_t last_cas() const;
+  // Of the reply to an mget that next() returned last: its keys found and their values' bytes.
+  struct Multi {
+    uint32_t found = 0;
+    uint64_t bytes = 0;
+  };
+  Multi last_multi() const noexcept { return multi_; }
   size_t buffered() const;  // bytes fed and not yet a reply
   void reset();             // a new connection: nothing buffered
 
@@ -58,6 +65,14 @@ class Codec {
   store::RespReply resp_reply_;
   store::mc::TextReply text_reply_;
   store::mc::BinaryReply binary_reply_;
+  Multi multi_;
+  // A binary mget's replies so far: its getkq hits (and whether one failed) before the noop.
+  struct PendingMulti {
+    uint32_t found = 0;
+    uint64_t bytes = 0;
+    bool failed = false;
+  } pending_multi_;
+  store::ReadStatus next_binary_multi(store::Verdict* verdict, std::string_view* value);
 };
 
 }  // namespace kv::drive::loop

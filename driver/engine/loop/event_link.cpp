@@ -86,7 +86,9 @@ void Link::append_asking(int64_t queued_ns) {
 
 void Link::send_parked(const Parked& r) {
   if (r.asking) append_asking(r.p.queued_ns);
-  send(r.user, r.p, r.user->keys.format(r.p.key, r.p.key_size), value_of(w_.ctx, r.p), r.redirects);
+  Pending p = r.p;
+  const std::string_view keys = r.user->request_keys(p);
+  send(r.user, p, keys, value_of(w_.ctx, p), r.redirects);
 }
 
 void Link::count(PoolCount c) { w_.ctx.slot.add_pool(server_, c); }
@@ -222,7 +224,8 @@ bool Link::complete(st::Verdict v, std::string_view value, int64_t now, int64_t 
   if (w_.ctx.workload.wire_start_kernel && f.redirects == 0)
     ++(f.kernel_sent ? w_.kernel_sent : w_.call_sent);
   const OpStatus status = status_of(v, f.p.op);
-  record_reply(w_.ctx, f.p, status, value, now, stamps);
+  const Codec::Multi multi = codec_.last_multi();
+  record_reply(w_.ctx, f.p, status, value, now, stamps, multi.found, multi.bytes);
   if (status == OpStatus::miss && f.p.op == OpType::get && w_.ctx.workload.cache_aside)
     f.user->backfill(f.p.key);
   if (status == OpStatus::hit && f.p.op == OpType::gets)

@@ -168,15 +168,18 @@ void User::queue(int64_t intended, int64_t now, Pending& p) {
 bool User::send_picked(Pending& p) {
   if (p.op == OpType::cas) take_cas(p);
   if (p.key_size == 0) {  // not a replay's: the workload's size and TTL for the key
-    p.value_size = static_cast<uint32_t>(worker.ctx.workload.values.size_for(p.key));
+    const WorkerContext& ctx = worker.ctx;
+    p.value_size =
+        static_cast<uint32_t>(ctx.workload.values_of(ctx.plan.kind, p.op).size_for(p.key));
     p.ttl_s = worker.ctx.workload.ttl.ttl_for(p.key);
   }
   std::string_view key = keys.format(p.key, p.key_size);
   const std::string_view value = value_of(worker.ctx, p);
-  p.bytes_out = key.size() + value.size();
   Link& l = worker.router ? *link_to_node(p.op != OpType::get ? worker.router->node_for(key)
                                                               : worker.router->node_for_read(key))
                           : *links[place(key, p.queued_ns)];
+  if (p.op == OpType::mget) key = request_keys(p);
+  p.bytes_out = key.size() + value.size() - (p.mget_keys > 1 ? p.mget_keys - 1 : 0);
   if (l.state() != Link::State::up && l.in_pool()) {
     to_pool(l, p);
     return true;
@@ -288,10 +291,29 @@ void User::send_held(int64_t /*now*/) {
     --worker.busy;
     return;
   }
-  std::string_view key = keys.format(held.key, held.key_size);
+  const std::string_view key = request_keys(held);
   const std::string_view value = value_of(worker.ctx, held);
   held_link->send(this, held, key, value);
   ++inflight;  // busy was counted when it was held
+}
+
+std::string_view User::request_keys(Pending& p) {
+  const std::string_view first = keys.format(p.key, p.key_size);
+  if (p.op != OpType::mget) return first;
+  const uint32_t want = worker.ctx.workload.multi_key_get;
+  multi_keys.assign(first);
+  const bool pool = client.servers() > 1;
+  const size_t home = pool ? client.server_for(first) : 0;
+  uint32_t n = 1;
+  for (uint32_t draws = 0; n < want && draws < want * kMultiKeyDraws; ++draws) {
+    const std::string_view k = keys.format(picker.next_get_key());
+    if (pool && client.server_for(k) != home) continue;
+    multi_keys += ' ';
+    multi_keys += k;
+    ++n;
+  }
+  p.mget_keys = static_cast<uint16_t>(n);
+  return multi_keys;
 }
 
 Link* User::link_to_node(int node) {

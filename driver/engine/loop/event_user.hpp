@@ -31,6 +31,9 @@ inline constexpr int64_t kTraceRetryNs = 200'000;
 inline constexpr size_t kCasUniques = 32;
 // A connection whose server is down: one error per this long.
 inline constexpr int64_t kFailPauseNs = 10'000'000;
+// An mget on a memcached pool draws at most this many keys per key it carries, looking for
+// keys of its first key's server.
+inline constexpr uint32_t kMultiKeyDraws = 64;
 // A Redis Cluster request redirected (MOVED / ASK) this often fails (as redis-cli's limit).
 inline constexpr uint8_t kMaxRedirects = 5;
 
@@ -46,7 +49,10 @@ struct User {
         backfills(ctx.workload.cache_aside ? static_cast<size_t>(ctx.workload.pipeline) : 0),
         uniques(ctx.workload.phase_sends(PhaseKind::mixed, OpType::cas)
                     ? std::max<size_t>(kCasUniques, static_cast<size_t>(ctx.workload.pipeline))
-                    : 0) {}
+                    : 0) {
+    if (ctx.workload.multi_key_get > 0)
+      multi_keys.reserve(ctx.workload.multi_key_get * (kMaxKeySize + 1));
+  }
 
   // Sends what is due while the window has room; schedules a wake-up for what is not due yet.
   void refill(int64_t now);
@@ -96,6 +102,10 @@ struct User {
   // Its held request (picked while its connection was connecting) leaves now, or fails.
   void send_held(int64_t now);
   void fail_held(int64_t now);
+  // What a request of `p` names: its key, or an mget's keys separated by spaces (its first, then
+  // more as the key pattern picks them; on a memcached pool only those of its first key's
+  // server). Sets p.mget_keys. Valid until the next call.
+  std::string_view request_keys(Pending& p);
   // refill's last steps: `p`'s key and value, the link its key goes to, and the send (or the
   // pool's fast failure); false: refill stops there (held while a link connects).
   bool send_picked(Pending& p);
@@ -131,7 +141,8 @@ struct User {
   };
   std::vector<CasUnique> uniques;
   size_t unique_head = 0, unique_count = 0;
-  uint64_t next = 0;  // requests picked so far
+  std::string multi_keys;  // --multi-key-get: request_keys' buffer, reserved once
+  uint64_t next = 0;       // requests picked so far
   size_t inflight = 0;
   // Rate mode: the spans in which the --pipeline window was full (no request could leave until
   // a reply freed a slot: the store's time), for each request's Pending::queue_ns. A span opens

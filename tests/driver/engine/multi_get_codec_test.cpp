@@ -60,11 +60,12 @@ TEST(MultiGetCodec, RespWritesMgetAndCountsTheArraysValues) {
   EXPECT_EQ(loop::Codec::reply_kind(OpType::mget), st::Op::mget);
   // Two found of three (one empty value), none of two, then one inside a nested array is not
   // counted (an MGET never nests: a mismatch would be its verdict anyway, not a hit).
-  expect_any_split(loop::Wire::resp,
-                   "*3\r\n$2\r\nab\r\n$-1\r\n$0\r\n\r\n"
-                   "*2\r\n$-1\r\n$-1\r\n"
-                   "*2\r\n*1\r\n$1\r\nx\r\n$-1\r\n",
-                   {{st::Verdict::hit, 2, 2}, {st::Verdict::miss, 0, 0}, {st::Verdict::miss, 0, 0}});
+  expect_any_split(
+      loop::Wire::resp,
+      "*3\r\n$2\r\nab\r\n$-1\r\n$0\r\n\r\n"
+      "*2\r\n$-1\r\n$-1\r\n"
+      "*2\r\n*1\r\n$1\r\nx\r\n$-1\r\n",
+      {{st::Verdict::hit, 2, 2}, {st::Verdict::miss, 0, 0}, {st::Verdict::miss, 0, 0}});
   EXPECT_EQ(read_mgets(loop::Wire::resp, "$3\r\nabc\r\n", 1).at(0).verdict, st::Verdict::mismatch);
   EXPECT_EQ(read_mgets(loop::Wire::resp, "-ERR wrong\r\n", 1).at(0).verdict, st::Verdict::error);
 }
@@ -78,11 +79,12 @@ TEST(MultiGetCodec, TextWritesOneGetLineAndCountsEveryValueBlock) {
   EXPECT_FALSE(text.append(out, OpType::mget, std::string(251, 'k') + " kv:2", "", 0));
   EXPECT_EQ(out, "get kv:1 kv:22\r\n");
   // Three found (the last value holds "END\r\n"), then none, then an error line.
-  expect_any_split(loop::Wire::text,
-                   "VALUE a 0 2\r\nxy\r\nVALUE b 1 0\r\n\r\nVALUE c 0 5 7\r\nEND\r\n\r\nEND\r\n"
-                   "END\r\n"
-                   "SERVER_ERROR out of memory\r\n",
-                   {{st::Verdict::hit, 3, 7}, {st::Verdict::miss, 0, 0}, {st::Verdict::error, 0, 0}});
+  expect_any_split(
+      loop::Wire::text,
+      "VALUE a 0 2\r\nxy\r\nVALUE b 1 0\r\n\r\nVALUE c 0 5 7\r\nEND\r\n\r\nEND\r\n"
+      "END\r\n"
+      "SERVER_ERROR out of memory\r\n",
+      {{st::Verdict::hit, 3, 7}, {st::Verdict::miss, 0, 0}, {st::Verdict::error, 0, 0}});
   // Anything but VALUE or END after the first block is out of step.
   EXPECT_TRUE(read_mgets(loop::Wire::text, "VALUE a 0 1\r\nx\r\nSTORED\r\n", 1).empty());
 }
@@ -97,8 +99,8 @@ std::string be(uint64_t v, size_t n) {
 std::string response(uint8_t opcode, uint16_t status, uint32_t opaque, std::string_view key = {},
                      std::string_view value = {}) {
   const std::string extras = opcode == 0x0d && status == 0 ? be(0, 4) : "";
-  return std::string(1, static_cast<char>(0x81)) + static_cast<char>(opcode) +
-         be(key.size(), 2) + static_cast<char>(extras.size()) + '\0' + be(status, 2) +
+  return std::string(1, static_cast<char>(0x81)) + static_cast<char>(opcode) + be(key.size(), 2) +
+         static_cast<char>(extras.size()) + '\0' + be(status, 2) +
          be(extras.size() + key.size() + value.size(), 4) + be(opaque, 4) + be(0, 8) + extras +
          std::string(key) + std::string(value);
 }
@@ -120,11 +122,12 @@ TEST(MultiGetCodec, BinaryWritesQuietGetsThenANoopAndCountsTheHitsBeforeIt) {
   EXPECT_EQ(out.size(), 24u + 1 + 24 + 2 + 24);
 
   // Two hits then the noop; the noop alone (all missed); a quiet get's error then the noop.
-  expect_any_split(loop::Wire::binary,
-                   response(0x0d, 0, 0, "a", "xyz") + response(0x0d, 0, 1, "bb", "") +
-                       response(0x0a, 0, 2) + response(0x0a, 0, 5) +
-                       response(0x0d, 0x82, 6, "", "Out of memory") + response(0x0a, 0, 8),
-                   {{st::Verdict::hit, 2, 3}, {st::Verdict::miss, 0, 0}, {st::Verdict::error, 0, 0}});
+  expect_any_split(
+      loop::Wire::binary,
+      response(0x0d, 0, 0, "a", "xyz") + response(0x0d, 0, 1, "bb", "") + response(0x0a, 0, 2) +
+          response(0x0a, 0, 5) + response(0x0d, 0x82, 6, "", "Out of memory") +
+          response(0x0a, 0, 8),
+      {{st::Verdict::hit, 2, 3}, {st::Verdict::miss, 0, 0}, {st::Verdict::error, 0, 0}});
   // A reply of another kind where the noop should be: out of step.
   EXPECT_EQ(read_mgets(loop::Wire::binary, response(0x01, 0, 0), 1).at(0).verdict,
             st::Verdict::mismatch);

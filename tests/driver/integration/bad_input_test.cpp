@@ -159,6 +159,33 @@ TEST_F(KvdriveBadInput, WorkloadOptionsOnTheCommandLine) {
   cases.push_back({{"run", "--db", kDb, "--target", "memcached://127.0.0.1:1", "--trace",
                     write_file("ttl.csv", "0,k,1,5,1,set,2600000\n")},
                    {"--trace", "memcached", "30 days"}});
+  // --multi-key-get: its range, what it cannot be combined with, a Cluster; --mix-key-pattern
+  // and --mix-value-size: each op once, an op of the mix, a value only for an op that sends one.
+  for (const char* v : {"x", "-1", "1001"})
+    cases.push_back({run_args({"--multi-key-get", v}), names("multi-key-get", v)});
+  cases.push_back(
+      {run_args({"--multi-key-get", "4", "--verify"}), {"--multi-key-get", "--verify"}});
+  cases.push_back(
+      {run_args({"--trace", trace, "--multi-key-get", "4"}), {"--multi-key-get", "--trace"}});
+  cases.push_back(
+      {{"run", "--db", kDb, "--target", "redis+cluster://127.0.0.1:1", "--multi-key-get", "4"},
+       {"--multi-key-get", "Cluster", "hash slot"}});
+  cases.push_back({run_args({"--phases", "mixed", "--mix-value-size", "delete=10"}),
+                   {"--mix-value-size", "delete", "sends no value"}});
+  cases.push_back({run_args({"--phases", "mixed", "--mix-value-size", "set=10;set=20"}),
+                   {"--mix-value-size", "twice"}});
+  cases.push_back(
+      {run_args({"--phases", "mixed", "--mix-value-size", "set=0"}), {"--mix-value-size", "set"}});
+  cases.push_back({run_args({"--phases", "mixed", "--mix-key-pattern", "incr=zipf"}),
+                   {"--mix-key-pattern incr", "not an op of a mixed phase"}});
+  cases.push_back(
+      {run_args({"--mix-key-pattern", "get=zipf"}), {"--mix-key-pattern get", "no mixed phase"}});
+  cases.push_back({run_args({"--phases", "mixed", "--mix-key-pattern", "get:zipf"}),
+                   {"--mix-key-pattern", "OP=PATTERN"}});
+  cases.push_back({run_args({"--phases", "mixed", "--mix-key-pattern", "get=zap"}),
+                   {"--mix-key-pattern", "zap"}});
+  cases.push_back({run_args({"--phases", "mixed", "--mix-value-size", "set=1K", "--verify"}),
+                   {"--verify", "--mix-value-size set"}});
   // memcached reads an expiry above 30 days as a Unix time: every value would expire at once.
   cases.push_back({{"run", "--db", kDb, "--target", "memcached://127.0.0.1:1", "--ttl", "721h"},
                    {"--ttl", "memcached", "30 days"}});

@@ -19,13 +19,31 @@ constexpr int kPerGet = 8;
 // A load phase, then a read phase of mgets and a mixed phase of sets and mgets; 1 key in 4 of a
 // get is one never written (a miss).
 std::vector<std::string> mget_args(const std::string& db, const std::string& target) {
-  return {"run",     "--db",          db,           "--target",
-          target,    "--keys",        "2000",       "--requests",
-          "2000",    "--phases",      "load,read,mixed",
-          "--mix",   "set:20,get:80", "--key-pattern", "zipf",
-          "--hit-rate", "0.75",       "--multi-key-get", std::to_string(kPerGet),
-          "--threads", "2",           "--connections", "2",
-          "--pipeline", "4"};
+  return {"run",
+          "--db",
+          db,
+          "--target",
+          target,
+          "--keys",
+          "2000",
+          "--requests",
+          "2000",
+          "--phases",
+          "load,read,mixed",
+          "--mix",
+          "set:20,get:80",
+          "--key-pattern",
+          "zipf",
+          "--hit-rate",
+          "0.75",
+          "--multi-key-get",
+          std::to_string(kPerGet),
+          "--threads",
+          "2",
+          "--connections",
+          "2",
+          "--pipeline",
+          "4"};
 }
 
 int64_t mget_sum(kv::Database& db, const std::string& column, const std::string& protocol) {
@@ -103,8 +121,8 @@ TEST(MultiKeyGet, OnAPoolEachMultiGetGoesToItsFirstKeysServer) {
   StoreServer b(StoreServer::Kind::memcached);
   KV_START_OR_SKIP(a);
   KV_START_OR_SKIP(b);
-  expect_memcached_keys("memcached://127.0.0.1:" + std::to_string(a.port()) + ",127.0.0.1:" +
-                            std::to_string(b.port()),
+  expect_memcached_keys("memcached://127.0.0.1:" + std::to_string(a.port()) +
+                            ",127.0.0.1:" + std::to_string(b.port()),
                         {a.port(), b.port()});
 }
 

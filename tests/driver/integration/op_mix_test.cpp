@@ -261,3 +261,55 @@ TEST(CacheAside, EveryMissIsSetBackAndTheNextPassHits) {
 }
 
 }  // namespace
+
+namespace {
+
+// --mix-value-size and --mix-key-pattern: each op sends its own value size (the bytes sent say
+// so, key by key) and picks its own keys: deletes that only reach the first 5 % of the keys
+// leave every other key in place while gets still range over all of them.
+TEST(MixShapes, EachOpSendsItsOwnValueSizeAndPicksItsOwnKeys) {
+  StoreServer redis(StoreServer::Kind::redis);
+  KV_START_OR_SKIP(redis);
+  TempDir dir;
+  auto out = run_kvdrive(dir, {"run",
+                               "--db",
+                               dir.file("r.db"),
+                               "--target",
+                               redis.uri(),
+                               "--keys",
+                               "2000",
+                               "--requests",
+                               "8000",
+                               "--phases",
+                               "load,mixed",
+                               "--key-size",
+                               "10",
+                               "--key-pattern",
+                               "uniform",
+                               "--mix",
+                               "get:40,set:20,append:20,delete:20",
+                               "--mix-value-size",
+                               "append=16;set=1000",
+                               "--mix-key-pattern",
+                               "delete=hotset:0.05:1",
+                               "--threads",
+                               "2"});
+  ASSERT_EQ(out.exit_code, 0) << out.output;
+  auto db = kv::open_results_db(dir.file("r.db"));
+  EXPECT_EQ(query_int(db, "SELECT COALESCE(SUM(errors + timeouts), 0) FROM driver_seconds"), 0);
+  // Keys of 10 bytes: a set sends 1,000 bytes of value in the mixed phase, 100 in the load.
+  EXPECT_EQ(driver_sum(db, "bytes_out", "redis", "set", "load"), 2000 * (10 + 100));
+  EXPECT_EQ(sum(db, "bytes_out", "redis", "set"), sum(db, "ops", "redis", "set") * (10 + 1000));
+  EXPECT_EQ(sum(db, "bytes_out", "redis", "append"), sum(db, "ops", "redis", "append") * (10 + 16));
+  // 1,600 deletes on the 100 hot keys: all of them gone (and most deletes missed), none of the
+  // others; the appends created some hot keys again.
+  EXPECT_GT(sum(db, "misses", "redis", "delete"), 800);
+  EXPECT_GE(redis_integer(redis.port(), "DBSIZE"), 1900);
+  EXPECT_LT(redis_integer(redis.port(), "DBSIZE"), 2000);
+  EXPECT_EQ(query_text(db, "SELECT json_extract(parameters, '$.mix_value_size') FROM runs"),
+            "set=1000;append=16");
+  EXPECT_EQ(query_text(db, "SELECT json_extract(parameters, '$.mix_key_pattern') FROM runs"),
+            "delete=hotset:0.05:1");
+}
+
+}  // namespace

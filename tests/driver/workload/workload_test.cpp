@@ -183,4 +183,40 @@ TEST(OpMix, WhatEachPhaseSendsAndTheCounterKeysLoaded) {
   EXPECT_EQ(plan_phase(PhaseKind::load, w).requests, 2000u);
 }
 
+TEST(OpMix, MultiKeyGetMakesEveryGetAnMget) {
+  using kv::drive::MixEntry;
+  WorkloadSpec w;
+  w.phases = {PhaseKind::read, PhaseKind::mixed};
+  set_workload_option(w, "multi-key-get", "8");
+  EXPECT_EQ(w.op_mix(), (std::vector<MixEntry>{{OpType::set, 1}, {OpType::mget, 10}}));
+  EXPECT_TRUE(w.phase_sends(PhaseKind::read, OpType::mget));
+  EXPECT_FALSE(w.phase_sends(PhaseKind::read, OpType::get));
+  EXPECT_NE(w.to_json().find("\"multi_key_get\":8"), std::string::npos) << w.to_json();
+  EXPECT_THROW(parse_mix("mget:1"), kv::UsageError);  // --multi-key-get's, never a mix's
+}
+
+TEST(OpMix, EachOpsOwnKeyPatternAndValueSizes) {
+  const auto patterns = kv::drive::parse_mix_patterns("delete=uniform;get=zipf:1.2");
+  EXPECT_FALSE(patterns[static_cast<size_t>(OpType::set)]);
+  ASSERT_TRUE(patterns[static_cast<size_t>(OpType::del)]);
+  EXPECT_EQ(patterns[static_cast<size_t>(OpType::del)]->kind, kv::drive::KeyPattern::Kind::uniform);
+  EXPECT_EQ(kv::drive::mix_patterns_text(patterns), "get=zipf:1.20;delete=uniform");
+  const auto values = kv::drive::parse_mix_values("append=16;set=1K:60,10K:40");
+  ASSERT_TRUE(values[static_cast<size_t>(OpType::append)]);
+  EXPECT_EQ(values[static_cast<size_t>(OpType::append)]->largest(), 16u);
+  EXPECT_EQ(kv::drive::mix_values_text(values), "set=1024:60,10240:40;append=16");
+  WorkloadSpec w;
+  w.phases = {PhaseKind::load, PhaseKind::mixed};
+  w.mix_values = values;
+  EXPECT_EQ(w.largest_value(), 10240u);
+  EXPECT_EQ(&w.values_of(PhaseKind::load, OpType::set), &w.values);  // the load's: --value-size
+  EXPECT_EQ(w.values_of(PhaseKind::mixed, OpType::append).largest(), 16u);
+  EXPECT_EQ(&w.values_of(PhaseKind::mixed, OpType::add), &w.values);
+  for (const char* bad : {"get", "get=zap", "x=uniform", "get=uniform;get=zipf", "backfill=zipf",
+                          "mget=zipf", "get=uniform;"})
+    EXPECT_THROW(kv::drive::parse_mix_patterns(bad), kv::UsageError) << bad;
+  for (const char* bad : {"get=10", "delete=10", "set=0", "set=10;set=20", "set"})
+    EXPECT_THROW(kv::drive::parse_mix_values(bad), kv::UsageError) << bad;
+}
+
 }  // namespace
