@@ -6,8 +6,8 @@ namespace kv {
 namespace {
 
 constexpr std::array<const char*, kBuiltinOps> kNames = {
-    "set",    "get",     "delete", "incr",     "decr", "add", "replace",
-    "append", "prepend", "touch",  "backfill", "gets", "cas", "mget"};
+    "set",     "get",   "delete",   "incr", "decr", "add",  "replace", "append",
+    "prepend", "touch", "backfill", "gets", "cas",  "mget", "mset"};
 
 std::array<std::string, kMaxCommands>& command_names() {
   static std::array<std::string, kMaxCommands> names = [] {

@@ -86,6 +86,12 @@ void check_mix_commands(const std::vector<TargetSpec>& specs, const std::vector<
   for (const auto& spec : specs) {
     if (spec.protocol != Protocol::redis) {
       for (const auto& step : steps)
+        if (step.workload.has_mixed_phase() &&
+            step.workload.phase_sends(PhaseKind::mixed, OpType::mset))
+          throw UsageError("--mix mset: " + spec.display +
+                           " is a memcached target, and memcached has no multi-key set (Redis "
+                           "only)");
+      for (const auto& step : steps)
         if (!step.workload.commands.empty())
           throw UsageError("--command '" + step.workload.commands.front().text +
                            "': sends Redis commands, and " + spec.display +

@@ -93,6 +93,8 @@ class RequestPicker {
   uint64_t next_get_key() {
     return kind_ == PhaseKind::mixed ? chooser_for(OpType::mget).next_get() : chooser_.next_get();
   }
+  // An mset's further keys: each a set's.
+  uint64_t next_set_key() { return chooser_for(OpType::mset).next_set(); }
 
  private:
   const WorkloadSpec& w_;
@@ -143,7 +145,7 @@ struct Pending {
   uint8_t key_size;  // a replay: the recorded key size (0: the workload's, KeyFormatter's)
   // cas: the unique a gets of this connection returned for `key`, or kNoCasUnique
   uint64_t cas;
-  uint16_t mget_keys;  // an mget: the keys it carries (`key` the first), set as it leaves
+  uint16_t mget_keys;  // an mget, an mset: the keys it carries (`key` the first), set as it leaves
 };
 // A cas with no gets of its key to take a unique from: no item ever has it (memcached numbers
 // them from 1), so the store answers EXISTS (or NOT_FOUND), as to a client whose unique is stale.

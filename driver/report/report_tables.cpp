@@ -277,7 +277,8 @@ void add_phase_row(const RunView& v, const Row& p, const PercentileList& percent
   auto get_only = [&](int col) { return get ? count(opt(p, col)) : text("-"); };
   // Hits and misses of every op that finds or misses its key (delete, incr, touch, ...; for
   // add, replace, append and prepend a miss is "not stored"); a set or backfill has neither.
-  const bool finds = p.column_text(2) != "set" && p.column_text(2) != "backfill";
+  const bool finds =
+      p.column_text(2) != "set" && p.column_text(2) != "backfill" && p.column_text(2) != "mset";
   auto if_finds = [&](int col) { return finds ? count(opt(p, col)) : text("-"); };
   // Gets are checked only with --verify: without it none was, and "0 wrong" would claim they
   // were (a file from before phases recorded `verify` shows the count).

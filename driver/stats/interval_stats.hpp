@@ -28,9 +28,9 @@ using kv::OpType;
 inline constexpr std::array<OpType, kOpTypes> kAllOps = {
     OpType::set,      OpType::get,     OpType::del,    OpType::incr,    OpType::decr,
     OpType::add,      OpType::replace, OpType::append, OpType::prepend, OpType::touch,
-    OpType::backfill, OpType::gets,    OpType::cas,    OpType::mget,    command_op(0),
-    command_op(1),    command_op(2),   command_op(3),  command_op(4),   command_op(5),
-    command_op(6),    command_op(7)};
+    OpType::backfill, OpType::gets,    OpType::cas,    OpType::mget,    OpType::mset,
+    command_op(0),    command_op(1),   command_op(2),  command_op(3),   command_op(4),
+    command_op(5),    command_op(6),   command_op(7)};
 
 // One completed request, as a worker measured it.
 struct RequestRecord {

@@ -29,8 +29,9 @@ std::array<std::optional<T>, kBuiltinOps> parse_by_op(std::string_view text, con
     const std::optional<OpType> op = parse_op_name(name);
     if (!op || op == OpType::backfill || op == OpType::mget)
       bad(name, "is not an operation of --mix (set, get, delete, incr, ...)");
-    if (values && !op_has_value(*op))
-      bad(name, "sends no value (value sizes are for set, add, replace, append, prepend, cas)");
+    if (values && !op_has_value(*op) && op != OpType::mset)
+      bad(name,
+          "sends no value (value sizes are for set, add, replace, append, prepend, cas, mset)");
     auto& slot = out[static_cast<size_t>(*op)];
     if (slot) bad(part, "names an operation twice");
     try {

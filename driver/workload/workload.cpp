@@ -397,7 +397,7 @@ std::vector<MixEntry> parse_mix(std::string_view text) {
     if (!op)
       bad(part.substr(0, colon),
           "is not an operation (set, get, delete, incr, decr, add, replace, append, prepend, "
-          "touch, gets, cas)");
+          "touch, gets, cas, mset)");
     uint32_t weight = 0;
     std::string_view w = part.substr(colon + 1);
     auto [p, ec] = std::from_chars(w.data(), w.data() + w.size(), weight);

@@ -221,6 +221,14 @@ void check_multi_key_get(const WorkloadSpec& w) {
     refuse("--key-prefix", "an mget's keys are separated by spaces; the prefix holds one");
 }
 
+// An mset carries --multi-key-get keys and, as Redis's MSET, no expiry.
+void check_mset(const WorkloadSpec& w) {
+  if (!w.has_mixed_phase() || !w.phase_sends(PhaseKind::mixed, OpType::mset)) return;
+  if (w.multi_key_get == 0)
+    throw UsageError("--mix mset: needs --multi-key-get N, the keys of each multi-key request");
+  if (w.ttl.any()) throw UsageError("--mix mset with --ttl: Redis's MSET sets no expiry");
+}
+
 }  // namespace
 
 const std::vector<WorkloadOption>& workload_options() {
@@ -238,7 +246,8 @@ const std::vector<WorkloadOption>& workload_options() {
       {"ratio", "Mixed phases: sets:gets", "1:10", false},
       {"mix",
        "Mixed phases: operations and weights, such as get:60,set:20,delete:10,incr:10 (set, get, "
-       "delete, incr, decr, add, replace, append, prepend, touch; memcached: gets, cas)",
+       "delete, incr, decr, add, replace, append, prepend, touch; memcached: gets, cas; Redis: "
+       "mset)",
        "set and get at --ratio", false},
       {"mix-key-pattern",
        "Mixed phases: ops with a key pattern of their own, OP=PATTERN;... (delete=uniform;"
@@ -391,6 +400,7 @@ void check_workload(const WorkloadSpec& w, bool warmup_added) {
                        ": the values it changes cannot be checked");
   }
   check_multi_key_get(w);
+  check_mset(w);
   check_mix_shapes(w);
   if (w.key_sizes.max > 0) {
     const size_t natural = w.key_prefix.size() + std::to_string(w.keys - 1).size();

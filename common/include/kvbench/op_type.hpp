@@ -33,6 +33,8 @@ enum class OpType : uint8_t {
   // --multi-key-get N: a get of N keys in one request (memcached `get k1 … kN`, binary getkq
   // for each then noop; Redis MGET); its rows' hits and misses count keys
   mget,
+  // Redis only: MSET of --multi-key-get keys, each with its value (--mix mset)
+  mset,
   // --command TEMPLATE: a run's own commands (Redis), each its own op named after its command
   // word (set_command_names); up to kMaxCommands
   command0,
@@ -44,8 +46,8 @@ enum class OpType : uint8_t {
   command6,
   command7,
 };
-inline constexpr size_t kOpTypes = 22;
-inline constexpr size_t kBuiltinOps = 14;  // set .. mget: the ops with fixed names
+inline constexpr size_t kOpTypes = 23;
+inline constexpr size_t kBuiltinOps = 15;  // set .. mset: the ops with fixed names
 inline constexpr size_t kMaxCommands = kOpTypes - kBuiltinOps;
 
 constexpr bool op_is_command(OpType op) noexcept {

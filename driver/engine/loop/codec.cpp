@@ -1,5 +1,6 @@
 #include "engine/loop/codec.hpp"
 
+#include <algorithm>
 #include <charconv>
 
 namespace kv::drive::loop {
@@ -232,6 +233,25 @@ bool Codec::append(std::string& out, OpType op, std::string_view key, std::strin
   return false;
 }
 
+bool Codec::append_mset(std::string& out, std::string_view keys,
+                        const std::vector<std::string_view>& values) const {
+  if (wire_ != Wire::resp || keys.empty()) return false;
+  if (static_cast<size_t>(std::count(keys.begin(), keys.end(), ' ')) + 1 != values.size())
+    return false;
+  namespace r = st::resp;
+  r::append_array_header(out, 1 + 2 * values.size());
+  r::append_bulk(out, "MSET");
+  size_t at = 0;
+  for (std::string_view v : values) {
+    size_t sp = keys.find(' ', at);
+    if (sp == std::string_view::npos) sp = keys.size();
+    r::append_bulk(out, keys.substr(at, sp - at));
+    r::append_bulk(out, v);
+    at = sp + 1;
+  }
+  return true;
+}
+
 st::Op Codec::reply_kind(OpType op) noexcept {
   switch (op) {
     case OpType::get:
@@ -242,6 +262,7 @@ st::Op Codec::reply_kind(OpType op) noexcept {
     case OpType::add:
     case OpType::replace:
     case OpType::backfill:
+    case OpType::mset:  // +OK
       return st::Op::set;
     case OpType::del:
       return st::Op::del;

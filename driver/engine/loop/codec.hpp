@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "kvbench/op_type.hpp"
 #include "store/memcached_codec.hpp"
@@ -33,6 +34,10 @@ class Codec {
   // prepend), and nothing appended.
   bool append(std::string& out, OpType op, std::string_view key, std::string_view value,
               uint32_t ttl_s, uint64_t cas = 0);
+  // An mset (RESP only): MSET of the keys in `keys` (separated by spaces), each with its value in
+  // `values`; false on another wire, or when the counts differ, and nothing appended.
+  bool append_mset(std::string& out, std::string_view keys,
+                   const std::vector<std::string_view>& values) const;
   // What the reply to a request of `op` is judged as.
   static store::Op reply_kind(OpType op) noexcept;
   // writes=split: how many bytes of the store of `op` just appended (`appended` of them, its

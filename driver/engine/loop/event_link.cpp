@@ -51,7 +51,8 @@ void Link::mark_dirty() {
 void Link::send(User* u, const Pending& p, std::string_view key, std::string_view value,
                 uint8_t redirects) {
   const size_t before = out_.size();
-  const bool ok = codec_.append(out_, p.op, key, value, p.ttl_s, p.cas);
+  const bool ok = p.op == OpType::mset ? codec_.append_mset(out_, key, u->multi_values)
+                                       : codec_.append(out_, p.op, key, value, p.ttl_s, p.cas);
   if (!ok) {
     // A key the protocol cannot carry: refused before sending, as libmemcached refuses it.
     boost::asio::post(w_.io, [u, p, this] {

@@ -50,8 +50,10 @@ struct User {
         uniques(ctx.workload.phase_sends(PhaseKind::mixed, OpType::cas)
                     ? std::max<size_t>(kCasUniques, static_cast<size_t>(ctx.workload.pipeline))
                     : 0) {
-    if (ctx.workload.multi_key_get > 0)
+    if (ctx.workload.multi_key_get > 0) {
       multi_keys.reserve(ctx.workload.multi_key_get * (kMaxKeySize + 1));
+      multi_values.reserve(ctx.workload.multi_key_get);
+    }
   }
 
   // Sends what is due while the window has room; schedules a wake-up for what is not due yet.
@@ -102,10 +104,11 @@ struct User {
   // Its held request (picked while its connection was connecting) leaves now, or fails.
   void send_held(int64_t now);
   void fail_held(int64_t now);
-  // What a request of `p` names: its key, or an mget's keys separated by spaces (its first, then
-  // more as the key pattern picks them; on a memcached pool only those of its first key's
-  // server). Sets p.mget_keys. Valid until the next call.
-  std::string_view request_keys(Pending& p);
+  // What a request of `p` names: its key, or an mget's (an mset's) keys separated by spaces (its
+  // first, then more as the key pattern picks them; on a memcached pool only those of its first
+  // key's server), an mset's values in multi_values. Sets p.mget_keys. Valid until the next call.
+  // `value_bytes`: an mset's values' bytes.
+  std::string_view request_keys(Pending& p, uint64_t* value_bytes = nullptr);
   // refill's last steps: `p`'s key and value, the link its key goes to, and the send (or the
   // pool's fast failure); false: refill stops there (held while a link connects).
   bool send_picked(Pending& p);
@@ -142,7 +145,8 @@ struct User {
   std::vector<CasUnique> uniques;
   size_t unique_head = 0, unique_count = 0;
   std::string multi_keys;  // --multi-key-get: request_keys' buffer, reserved once
-  uint64_t next = 0;       // requests picked so far
+  std::vector<std::string_view> multi_values;  // an mset's values (views of the ValueTable)
+  uint64_t next = 0;                           // requests picked so far
   size_t inflight = 0;
   // Rate mode: the spans in which the --pipeline window was full (no request could leave until
   // a reply freed a slot: the store's time), for each request's Pending::queue_ns. A span opens

@@ -68,6 +68,13 @@ TEST(MultiGetCodec, RespWritesMgetAndCountsTheArraysValues) {
       {{st::Verdict::hit, 2, 2}, {st::Verdict::miss, 0, 0}, {st::Verdict::miss, 0, 0}});
   EXPECT_EQ(read_mgets(loop::Wire::resp, "$3\r\nabc\r\n", 1).at(0).verdict, st::Verdict::mismatch);
   EXPECT_EQ(read_mgets(loop::Wire::resp, "-ERR wrong\r\n", 1).at(0).verdict, st::Verdict::error);
+  // An mset: each key beside its value; the keys and values must pair up.
+  out.clear();
+  ASSERT_TRUE(resp.append_mset(out, "a bb", {"1", ""}));
+  EXPECT_EQ(out, "*5\r\n$4\r\nMSET\r\n$1\r\na\r\n$1\r\n1\r\n$2\r\nbb\r\n$0\r\n\r\n");
+  EXPECT_FALSE(resp.append_mset(out, "a bb", {"1"}));
+  EXPECT_FALSE(loop::Codec(loop::Wire::text).append_mset(out, "a", {"1"}));
+  EXPECT_EQ(loop::Codec::reply_kind(OpType::mset), st::Op::set);
 }
 
 TEST(MultiGetCodec, TextWritesOneGetLineAndCountsEveryValueBlock) {

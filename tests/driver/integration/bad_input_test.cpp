@@ -170,6 +170,14 @@ TEST_F(KvdriveBadInput, WorkloadOptionsOnTheCommandLine) {
   cases.push_back(
       {{"run", "--db", kDb, "--target", "redis+cluster://127.0.0.1:1", "--multi-key-get", "4"},
        {"--multi-key-get", "Cluster", "hash slot"}});
+  cases.push_back({run_args({"--phases", "mixed", "--mix", "get:1,mset:1"}),
+                   {"--mix mset", "--multi-key-get"}});
+  cases.push_back({run_args({"--phases", "mixed", "--mix", "get:1,mset:1", "--multi-key-get", "4",
+                             "--ttl", "1h"}),
+                   {"--mix mset", "--ttl"}});
+  cases.push_back({{"run", "--db", kDb, "--target", "memcached://127.0.0.1:1", "--phases", "mixed",
+                    "--mix", "get:1,mset:1", "--multi-key-get", "4"},
+                   {"--mix mset", "memcached"}});
   cases.push_back({run_args({"--phases", "mixed", "--mix-value-size", "delete=10"}),
                    {"--mix-value-size", "delete", "sends no value"}});
   cases.push_back({run_args({"--phases", "mixed", "--mix-value-size", "set=10;set=20"}),

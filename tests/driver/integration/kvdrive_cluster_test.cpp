@@ -9,6 +9,8 @@
 #include <chrono>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "kvdrive_test_util.hpp"
 #include "redis_cluster.hpp"
@@ -55,38 +57,26 @@ TEST(KvdriveCluster, ACommandWithItsKeyAsAHashTagGoesToTheKeysNode) {
   RedisCluster cluster(3);
   KV_START_OR_SKIP(cluster);
   TempDir dir;
-  auto out = run_kvdrive(dir, {"run",
-                               "--db",
-                               dir.file("r.db"),
-                               "--target",
-                               cluster.uri(),
-                               "--keys",
-                               "3000",
-                               "--requests",
-                               "3000",
-                               "--key-pattern",
-                               "uniform",
-                               "--threads",
-                               "2",
-                               "--connections",
-                               "2",
-                               "--pipeline",
-                               "4",
-                               "--command",
-                               "HSET {__key__}:h f __data__",
-                               "--command",
-                               "SADD s:{__key__} __data__",
-                               "--command-ratio",
-                               "2"});
+  auto out = run_kvdrive(
+      dir, {"run", "--db", dir.file("r.db"), "--target", cluster.uri(), "--keys", "3000",
+            "--requests", "3000", "--key-pattern", "uniform", "--threads", "2", "--connections",
+            "2", "--pipeline", "4", "--command", "HSET {__key__}:h f __data__", "--command",
+            "SADD s:{__key__} __data__", "--command-ratio", "2",
+            // Multi-key commands on a Cluster: keys of one slot by hash tag.
+            "--command", "MSET {__key__}:a __data__ {__key__}:b __data__", "--command",
+            "MGET {__key__}:a {__key__}:b"});
   ASSERT_EQ(out.exit_code, 0) << out.output;
   auto db = kv::open_results_db(dir.file("r.db"));
-  EXPECT_EQ(driver_sum(db, "ops", "redis", "hset"), 1000);
-  EXPECT_EQ(driver_sum(db, "ops", "redis", "sadd"), 2000);
+  EXPECT_EQ(driver_sum(db, "ops", "redis", "hset"), 600);
+  EXPECT_EQ(driver_sum(db, "ops", "redis", "sadd"), 1200);
+  EXPECT_EQ(driver_sum(db, "ops", "redis", "mset"), 600);
+  EXPECT_EQ(driver_sum(db, "ops", "redis", "mget"), 600);
   EXPECT_EQ(query_int(db, "SELECT SUM(errors) FROM driver_seconds"), 0);
-  EXPECT_EQ(cluster.command_calls("hset"), 1000);
-  EXPECT_EQ(cluster.command_calls("sadd"), 2000);
-  EXPECT_EQ(cluster.command_stat("hset", "rejected_calls"), 0);
-  EXPECT_EQ(cluster.command_stat("sadd", "rejected_calls"), 0);
+  for (const auto& [command, calls] : std::vector<std::pair<std::string, long long>>{
+           {"hset", 600}, {"sadd", 1200}, {"mset", 600}, {"mget", 600}}) {
+    EXPECT_EQ(cluster.command_calls(command), calls) << command;
+    EXPECT_EQ(cluster.command_stat(command, "rejected_calls"), 0) << command;  // no CROSSSLOT
+  }
   EXPECT_EQ(query_int(db, "SELECT SUM(cluster_moved) FROM client_seconds"), 0);
 }
 

@@ -16,9 +16,10 @@ constexpr int kKeys = 2'000;
 constexpr int kRequests = 2'000;
 constexpr int kPerGet = 8;
 
-// A load phase, then a read phase of mgets and a mixed phase of sets and mgets; 1 key in 4 of a
-// get is one never written (a miss).
-std::vector<std::string> mget_args(const std::string& db, const std::string& target) {
+// A load phase, then a read phase of mgets and a mixed phase of `mix`; 1 key in 4 of a get is
+// one never written (a miss); keys of 10 bytes.
+std::vector<std::string> mget_args(const std::string& db, const std::string& target,
+                                   const std::string& mix = "set:20,get:80") {
   return {"run",
           "--db",
           db,
@@ -31,13 +32,15 @@ std::vector<std::string> mget_args(const std::string& db, const std::string& tar
           "--phases",
           "load,read,mixed",
           "--mix",
-          "set:20,get:80",
+          mix,
           "--key-pattern",
           "zipf",
           "--hit-rate",
           "0.75",
           "--multi-key-get",
           std::to_string(kPerGet),
+          "--key-size",
+          "10",
           "--threads",
           "2",
           "--connections",
@@ -54,13 +57,20 @@ TEST(MultiKeyGet, EachRedisMgetCountsItsKeysAsRedisDoes) {
   StoreServer redis(StoreServer::Kind::redis);
   KV_START_OR_SKIP(redis);
   TempDir dir;
-  auto out = run_kvdrive(dir, mget_args(dir.file("r.db"), redis.uri()));
+  auto out = run_kvdrive(dir, mget_args(dir.file("r.db"), redis.uri(), "set:20,get:60,mset:20"));
   ASSERT_EQ(out.exit_code, 0) << out.output;
   auto db = kv::open_results_db(dir.file("r.db"));
   EXPECT_EQ(query_int(db, "SELECT COALESCE(SUM(errors + timeouts), 0) FROM driver_seconds"), 0);
-  // Every get was an mget: the read phase's requests, and 80 of every 100 of the mixed phase's.
+  // Every get was an mget: the read phase's requests, and 60 of every 100 of the mixed phase's.
   EXPECT_EQ(driver_sum(db, "ops", "redis", "mget", "read"), kRequests);
-  EXPECT_EQ(driver_sum(db, "ops", "redis", "mget", "mixed"), kRequests * 80 / 100);
+  EXPECT_EQ(driver_sum(db, "ops", "redis", "mget", "mixed"), kRequests * 60 / 100);
+  // An mset writes kPerGet keys of 10 bytes, each with its 100-byte value; an mget sends keys
+  EXPECT_EQ(driver_sum(db, "ops", "redis", "mset"), kRequests * 20 / 100);
+  EXPECT_EQ(redis_command_calls(redis.port(), "mset"), kRequests * 20 / 100);
+  EXPECT_EQ(driver_sum(db, "bytes_out", "redis", "mset"),
+            driver_sum(db, "ops", "redis", "mset") * kPerGet * (10 + 100));
+  // (a miss key, "kv:~miss:<n>", comes out longer than its 10 bytes)
+  EXPECT_GT(mget_sum(db, "bytes_out", "redis"), mget_sum(db, "ops", "redis") * kPerGet * 10);
   EXPECT_EQ(driver_sum(db, "ops", "redis", "get"), 0);
   EXPECT_EQ(redis_command_calls(redis.port(), "mget"), mget_sum(db, "ops", "redis"));
   EXPECT_EQ(redis_command_calls(redis.port(), "get"), 0);
