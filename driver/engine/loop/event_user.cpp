@@ -178,9 +178,10 @@ bool User::send_picked(Pending& p) {
   Link& l = worker.router ? *link_to_node(p.op != OpType::get ? worker.router->node_for(key)
                                                               : worker.router->node_for_read(key))
                           : *links[place(key, p.queued_ns)];
-  uint64_t values = value.size();
-  if (p.op == OpType::mget || p.op == OpType::mset) key = request_keys(p, &values);
-  p.bytes_out = key.size() + values - (p.mget_keys > 1 ? p.mget_keys - 1 : 0);
+  if (p.op == OpType::mget || p.op == OpType::mset)
+    key = request_keys(p);  // and its bytes_out
+  else
+    p.bytes_out = key.size() + value.size();
   if (l.state() != Link::State::up && l.in_pool()) {
     to_pool(l, p);
     return true;
@@ -298,24 +299,24 @@ void User::send_held(int64_t /*now*/) {
   ++inflight;  // busy was counted when it was held
 }
 
-std::string_view User::request_keys(Pending& p, uint64_t* value_bytes) {
+std::string_view User::request_keys(Pending& p) {
   const std::string_view first = keys.format(p.key, p.key_size);
   if (p.op != OpType::mget && p.op != OpType::mset) return first;
   const WorkerContext& ctx = worker.ctx;
   const bool set = p.op == OpType::mset;
   const ValueSizes& sizes = ctx.workload.values_of(ctx.plan.kind, p.op);
+  p.bytes_out = 0;  // its keys and (an mset's) values, not the spaces between the keys
   const auto add_value = [&](uint64_t key) {
     if (!set) return;
     multi_values.push_back(ctx.values.value_for(key, sizes.size_for(key)));
-    if (value_bytes != nullptr) *value_bytes += multi_values.back().size();
+    p.bytes_out += multi_values.back().size();
   };
   const uint32_t want = ctx.workload.multi_key_get;
   multi_keys.assign(first);
   multi_values.clear();
-  if (value_bytes != nullptr) *value_bytes = 0;
   add_value(p.key);
   const bool pool = client.servers() > 1;
-  const size_t home = pool ? client.server_for(first) : 0;
+  const size_t home = pool ? client.server_for(multi_keys) : 0;
   uint32_t n = 1;
   for (uint32_t draws = 0; n < want && draws < want * kMultiKeyDraws; ++draws) {
     const uint64_t key = set ? picker.next_set_key() : picker.next_get_key();
@@ -327,6 +328,7 @@ std::string_view User::request_keys(Pending& p, uint64_t* value_bytes) {
     ++n;
   }
   p.mget_keys = static_cast<uint16_t>(n);
+  p.bytes_out += multi_keys.size() - (n - 1);
   return multi_keys;
 }
 

@@ -106,9 +106,9 @@ struct User {
   void fail_held(int64_t now);
   // What a request of `p` names: its key, or an mget's (an mset's) keys separated by spaces (its
   // first, then more as the key pattern picks them; on a memcached pool only those of its first
-  // key's server), an mset's values in multi_values. Sets p.mget_keys. Valid until the next call.
-  // `value_bytes`: an mset's values' bytes.
-  std::string_view request_keys(Pending& p, uint64_t* value_bytes = nullptr);
+  // key's server), an mset's values in multi_values. Sets an mget's or mset's mget_keys and
+  // bytes_out. Valid until the next call.
+  std::string_view request_keys(Pending& p);
   // refill's last steps: `p`'s key and value, the link its key goes to, and the send (or the
   // pool's fast failure); false: refill stops there (held while a link connects).
   bool send_picked(Pending& p);
