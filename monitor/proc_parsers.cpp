@@ -50,13 +50,14 @@ Result<PidStat> parse_pid_stat(std::string_view text) {
   }
   PidStat st;
   st.comm = std::string(text.substr(open + 1, close - open - 1));
-  // After ')': field 3 (state) is tokens[0]; field N is tokens[N - 3].
-  auto f = split_fields(text.substr(close + 1));
-  if (!f.empty() && f.back().ends_with('\n')) f.back().remove_suffix(1);
+  // After ')': field 3 (state) is tokens[0]; field N is tokens[N - 3]. Read every tick: the
+  // fields up to rss go into a fixed array.
   constexpr size_t kLastField = 24;  // rss
-  if (f.size() < kLastField - 2) {
-    return Error{"stat: truncated (" + std::to_string(f.size() + 2) + " fields)"};
+  const auto fields = first_fields<kLastField - 2>(trim_blanks(text.substr(close + 1)));
+  if (fields.total < kLastField - 2) {
+    return Error{"stat: truncated (" + std::to_string(fields.total + 2) + " fields)"};
   }
+  const auto& f = fields.field;
   if (f[0].size() != 1) return Error{"stat: bad state field"};
   st.state = f[0][0];
   struct Want {
@@ -127,11 +128,9 @@ Result<LoadAvg> parse_loadavg(std::string_view text) {
 }
 
 OptInt parse_loadavg_last_pid(std::string_view text) {
-  auto f = split_fields(text);
-  if (f.size() != 5 || f[3].find('/') == std::string_view::npos) return std::nullopt;
-  std::string_view last = f[4];
-  if (last.ends_with('\n')) last.remove_suffix(1);
-  return parse_int(last);
+  const auto f = first_fields<5>(trim_blanks(text));  // every tick: no allocation
+  if (f.total != 5 || f.field[3].find('/') == std::string_view::npos) return std::nullopt;
+  return parse_int(f.field[4]);
 }
 
 MemInfo parse_meminfo(std::string_view text) {

@@ -52,6 +52,27 @@ TEST(PidStat, MalformedInputIsAnErrorNotACrash) {
   EXPECT_NE(bad.error().message.find("field 14"), std::string::npos) << bad.error().message;
   EXPECT_FALSE(parse_pid_stat("").ok());
   EXPECT_FALSE(parse_pid_stat(")").ok());
+  // Exactly the fields up to rss (24), the last one ending the line; one fewer is truncated.
+  std::string line = "7 (x) S";
+  for (int field = 4; field <= 24; ++field) line += " " + std::to_string(field);
+  auto exact = parse_pid_stat(line + "\n");
+  ASSERT_TRUE(exact.ok()) << exact.error().message;
+  EXPECT_EQ(exact.value().rss_pages, 24);
+  EXPECT_EQ(exact.value().start_ticks, 22);
+  auto short_line = parse_pid_stat(line.substr(0, line.rfind(' ')) + "\n");
+  ASSERT_FALSE(short_line.ok());
+  EXPECT_NE(short_line.error().message.find("truncated (23 fields)"), std::string::npos)
+      << short_line.error().message;
+}
+
+TEST(TextFields, FirstFieldsKeepsNAndCountsAll) {
+  const auto f = kv::first_fields<3>("  a\tbb  c d e ");
+  EXPECT_EQ(f.total, 5u);
+  EXPECT_EQ(f.field[0], "a");
+  EXPECT_EQ(f.field[1], "bb");
+  EXPECT_EQ(f.field[2], "c");
+  EXPECT_EQ(kv::first_fields<3>("").total, 0u);
+  EXPECT_EQ(kv::first_fields<3>(" \t ").total, 0u);
 }
 
 TEST(PidStatus, ParsesMemoryThreadsAndContextSwitches) {
@@ -103,6 +124,8 @@ TEST(HostFiles, LoadAvg) {
   EXPECT_EQ(parse_loadavg_last_pid(fixture("proc/loadavg")), 5661);
   EXPECT_FALSE(parse_loadavg_last_pid(fixture("malformed/loadavg_truncated")).has_value());
   EXPECT_FALSE(parse_loadavg_last_pid("0.1 0.2 0.3 1/95 x\n").has_value());
+  EXPECT_EQ(parse_loadavg_last_pid("0.1 0.2 0.3 1/95 77"), 77);  // no newline
+  EXPECT_FALSE(parse_loadavg_last_pid("0.1 0.2 0.3 1/95 77 8\n").has_value());
 }
 
 TEST(HostFiles, MemInfoVmStatAndStat) {

@@ -1,8 +1,9 @@
 // Lines, fields and strict integers of line-oriented text (/proc and cgroup files, a store's
 // text protocol): the helpers kvmon's parsers and the test fake store share. Header-only; no
-// allocation but the vector of fields.
+// allocation but split_fields' vector of fields.
 #pragma once
 
+#include <array>
 #include <charconv>
 #include <cstdint>
 #include <optional>
@@ -32,6 +33,30 @@ inline std::vector<std::string_view> split_fields(std::string_view s) {
     size_t j = i;
     while (j < s.size() && s[j] != ' ' && s[j] != '\t') ++j;
     if (j > i) out.push_back(s.substr(i, j - i));
+    i = j;
+  }
+  return out;
+}
+
+// The first N fields of `s`, split as split_fields splits, without allocating (kvmon's parsers
+// run every tick); `total` counts every field of `s`, kept or not.
+template <size_t N>
+struct FirstFields {
+  std::array<std::string_view, N> field{};
+  size_t total = 0;
+};
+template <size_t N>
+FirstFields<N> first_fields(std::string_view s) {
+  FirstFields<N> out;
+  size_t i = 0;
+  while (i < s.size()) {
+    while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
+    size_t j = i;
+    while (j < s.size() && s[j] != ' ' && s[j] != '\t') ++j;
+    if (j > i) {
+      if (out.total < N) out.field[out.total] = s.substr(i, j - i);
+      ++out.total;
+    }
     i = j;
   }
   return out;
