@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <memory>
@@ -32,8 +33,15 @@ OptInt limit_file(OpenFile& f) { return parse_cgroup_limit(text_of(f)); }
 
 // A v1 memory.stat value: the hierarchical total_ key (as v2's are), else the plain one.
 OptInt v1_stat(std::string_view text, std::string_view key) {
-  std::string total = "total_" + std::string(key);
-  if (OptInt v = keyed_value(text, total)) return v;
+  // "total_" + key, on the stack: read every tick (total_pgmajfault and longer would allocate)
+  constexpr std::string_view kTotal = "total_";
+  std::array<char, 64> total{};
+  if (kTotal.size() + key.size() <= total.size()) {
+    std::copy(kTotal.begin(), kTotal.end(), total.begin());
+    std::copy(key.begin(), key.end(), total.begin() + kTotal.size());
+    if (OptInt v = keyed_value(text, std::string_view(total.data(), kTotal.size() + key.size())))
+      return v;
+  }
   return keyed_value(text, key);
 }
 
