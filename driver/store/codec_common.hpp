@@ -18,6 +18,19 @@ namespace kv::drive::store {
 // protocol (`protocol_error`: sticky; the connection must be dropped and a new decoder made).
 enum class ReadStatus : uint8_t { reply, need_more, protocol_error };
 
+// Calls fn(key) for each key of `keys`, separated by single spaces (a multi-key request's, as
+// the engine hands them to a codec); false as soon as fn returns false.
+template <typename Fn>
+bool for_each_key(std::string_view keys, Fn&& fn) {
+  for (size_t at = 0; at <= keys.size();) {
+    size_t sp = keys.find(' ', at);
+    if (sp == std::string_view::npos) sp = keys.size();
+    if (!fn(keys.substr(at, sp - at))) return false;
+    at = sp + 1;
+  }
+  return true;
+}
+
 // What a request was, so that its reply can be judged (the codecs match replies to requests in
 // order; the caller keeps one Op per request in flight, e.g. in an ExpectFifo).
 //   get     a get (GET)

@@ -343,13 +343,7 @@ bool append_text_gets(std::string& out, std::string_view key) {
 }
 
 bool append_text_multi_get(std::string& out, std::string_view keys) {
-  if (keys.empty()) return false;
-  for (size_t at = 0; at <= keys.size();) {
-    size_t sp = keys.find(' ', at);
-    if (sp == std::string_view::npos) sp = keys.size();
-    if (!valid_text_key(keys.substr(at, sp - at))) return false;
-    at = sp + 1;
-  }
+  if (!for_each_key(keys, valid_text_key)) return false;  // an empty one too
   out.append("get ", 4);
   out.append(keys.data(), keys.size());
   out.append("\r\n", 2);

@@ -101,19 +101,13 @@ bool append_resp(std::string& out, OpType op, std::string_view key, std::string_
                                   std::string_view(digits, static_cast<size_t>(d.ptr - digits)));
       return true;
     }
-    case OpType::mget: {  // `key`: the keys, separated by spaces
-      size_t n = 1;
-      for (char c : key) n += c == ' ';
-      r::append_array_header(out, n + 1);
+    case OpType::mget:  // `key`: the keys, separated by spaces
+      r::append_array_header(out, static_cast<size_t>(std::count(key.begin(), key.end(), ' ')) + 2);
       r::append_bulk(out, "MGET");
-      for (size_t at = 0; at <= key.size();) {
-        size_t sp = key.find(' ', at);
-        if (sp == std::string_view::npos) sp = key.size();
-        r::append_bulk(out, key.substr(at, sp - at));
-        at = sp + 1;
-      }
-      return true;
-    }
+      return st::for_each_key(key, [&](std::string_view k) {
+        r::append_bulk(out, k);
+        return true;
+      });
     case OpType::prepend:
       break;  // no Redis command (refused before a run: run_checks)
     default:
@@ -159,14 +153,11 @@ bool append_text(std::string& out, OpType op, std::string_view key, std::string_
 // the end of the batch). Nothing appended when a key is invalid.
 bool append_binary_multi_get(std::string& out, std::string_view keys, uint32_t& opaque) {
   const size_t before = out.size();
-  for (size_t at = 0; at <= keys.size();) {
-    size_t sp = keys.find(' ', at);
-    if (sp == std::string_view::npos) sp = keys.size();
-    if (!st::mc::append_binary_getkq(out, keys.substr(at, sp - at), opaque++)) {
-      out.resize(before);
-      return false;
-    }
-    at = sp + 1;
+  if (!st::for_each_key(keys, [&](std::string_view k) {
+        return st::mc::append_binary_getkq(out, k, opaque++);
+      })) {
+    out.resize(before);
+    return false;
   }
   st::mc::append_binary_noop(out, opaque++);
   return true;
@@ -241,15 +232,12 @@ bool Codec::append_mset(std::string& out, std::string_view keys,
   namespace r = st::resp;
   r::append_array_header(out, 1 + 2 * values.size());
   r::append_bulk(out, "MSET");
-  size_t at = 0;
-  for (std::string_view v : values) {
-    size_t sp = keys.find(' ', at);
-    if (sp == std::string_view::npos) sp = keys.size();
-    r::append_bulk(out, keys.substr(at, sp - at));
-    r::append_bulk(out, v);
-    at = sp + 1;
-  }
-  return true;
+  size_t i = 0;
+  return st::for_each_key(keys, [&](std::string_view k) {
+    r::append_bulk(out, k);
+    r::append_bulk(out, values[i++]);
+    return true;
+  });
 }
 
 st::Op Codec::reply_kind(OpType op) noexcept {
