@@ -31,6 +31,7 @@ class RequestPicker {
         first_(rate_mode_ ? index : ctx.plan.requests * index / count),
         stride_(rate_mode_ ? count : 1),
         chooser_(w_.pattern, w_.keys, key_begin_, key_end_, w_.hit_rate, w_.seed * 7919 + index) {
+    chooser_of_.fill(-1);
     if (kind_ != PhaseKind::mixed) return;
     for (const MixEntry& e : w_.op_mix()) {
       if (e.weight == 0) continue;
@@ -113,13 +114,7 @@ class RequestPicker {
   KeyChooser chooser_;
   // The ops with key choosers of their own: op → its index in choosers_ (-1: chooser_'s).
   std::vector<KeyChooser> choosers_;  // reserved once: never reallocated
-  std::array<int8_t, kOpTypes> chooser_of_ = filled(int8_t{-1});
-  template <typename T>
-  static constexpr std::array<T, kOpTypes> filled(T v) {
-    std::array<T, kOpTypes> a{};
-    a.fill(v);
-    return a;
-  }
+  std::array<int8_t, kOpTypes> chooser_of_;
   void add_chooser(OpType op, const KeyPattern& pattern, double hit_rate, uint64_t seed) {
     chooser_of_[static_cast<size_t>(op)] = static_cast<int8_t>(choosers_.size());
     choosers_.emplace_back(pattern, w_.keys, key_begin_, key_end_, hit_rate, seed);
@@ -145,7 +140,7 @@ struct Pending {
   uint8_t key_size;  // a replay: the recorded key size (0: the workload's, KeyFormatter's)
   // cas: the unique a gets of this connection returned for `key`, or kNoCasUnique
   uint64_t cas;
-  uint16_t mget_keys;  // an mget, an mset: the keys it carries (`key` the first), set as it leaves
+  uint16_t key_count;  // an mget, an mset: the keys it carries (`key` the first), set as it leaves
 };
 // A cas with no gets of its key to take a unique from: no item ever has it (memcached numbers
 // them from 1), so the store answers EXISTS (or NOT_FOUND), as to a client whose unique is stale.
@@ -208,7 +203,7 @@ inline void record_reply(const WorkerContext& ctx, const Pending& p, OpStatus st
   r.bytes_out = p.bytes_out;
   if (p.op == OpType::mget && (st == OpStatus::hit || st == OpStatus::miss)) {
     r.status = OpStatus::ok;  // its hits and misses are its keys'
-    r.keys = p.mget_keys;
+    r.keys = p.key_count;
     r.key_hits = std::min(found, r.keys);
     r.bytes_in = bytes;
   }

@@ -327,7 +327,7 @@ std::string_view User::request_keys(Pending& p) {
     add_value(key);
     ++n;
   }
-  p.mget_keys = static_cast<uint16_t>(n);
+  p.key_count = static_cast<uint16_t>(n);
   p.bytes_out += multi_keys.size() - (n - 1);
   return multi_keys;
 }

@@ -106,7 +106,7 @@ struct User {
   void fail_held(int64_t now);
   // What a request of `p` names: its key, or an mget's (an mset's) keys separated by spaces (its
   // first, then more as the key pattern picks them; on a memcached pool only those of its first
-  // key's server), an mset's values in multi_values. Sets an mget's or mset's mget_keys and
+  // key's server), an mset's values in multi_values. Sets an mget's or mset's key_count and
   // bytes_out. Valid until the next call.
   std::string_view request_keys(Pending& p);
   // refill's last steps: `p`'s key and value, the link its key goes to, and the send (or the
