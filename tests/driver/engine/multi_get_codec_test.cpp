@@ -5,12 +5,15 @@
 #include <string>
 #include <vector>
 
+#include "../store/codec_test_util.hpp"
 #include "engine/loop/codec.hpp"
 #include "kvbench/op_type.hpp"
 
 namespace {
 using namespace kv::drive;
 using kv::OpType;
+using kv::test::be;
+using kv::test::response;
 namespace st = kv::drive::store;
 
 struct Read {
@@ -22,27 +25,26 @@ struct Read {
   }
 };
 
-// The replies to `n` mgets in `bytes`, fed in two pieces cut at `cut` (the whole at once when
-// cut is npos); a protocol error or a reply still incomplete at the end ends the list.
+// The replies to `n` mgets in `bytes`, fed whole or in two pieces cut at `cut`; a protocol
+// error or a reply still incomplete at the end ends the list.
 std::vector<Read> read_mgets(loop::Wire wire, const std::string& bytes, size_t n,
                              size_t cut = std::string::npos) {
   loop::Codec codec(wire);
   std::vector<Read> out;
-  const auto drain = [&] {
-    while (out.size() < n) {
-      st::Verdict v{};
-      std::string_view value;
-      const st::ReadStatus s = codec.next(st::Op::mget, &v, &value);
-      if (s != st::ReadStatus::reply) return s == st::ReadStatus::need_more;
-      out.push_back({v, codec.last_multi().found, codec.last_multi().bytes});
-    }
-    return true;
-  };
-  if (cut == std::string::npos || cut >= bytes.size()) {
-    if (codec.feed(bytes)) drain();
-    return out;
-  }
-  if (codec.feed(bytes.substr(0, cut)) && drain() && codec.feed(bytes.substr(cut))) drain();
+  bool failed = false;
+  kv::test::feed_split(
+      bytes, cut < bytes.size() ? std::vector<size_t>{cut} : std::vector<size_t>{},
+      [&](std::string_view piece) { failed = failed || !codec.feed(piece); },
+      [&] {
+        while (!failed && out.size() < n) {
+          st::Verdict v{};
+          std::string_view value;
+          const st::ReadStatus s = codec.next(st::Op::mget, &v, &value);
+          failed = s == st::ReadStatus::protocol_error;
+          if (s != st::ReadStatus::reply) return;
+          out.push_back({v, codec.last_multi().found, codec.last_multi().bytes});
+        }
+      });
   return out;
 }
 
@@ -96,22 +98,6 @@ TEST(MultiGetCodec, TextWritesOneGetLineAndCountsEveryValueBlock) {
   EXPECT_TRUE(read_mgets(loop::Wire::text, "VALUE a 0 1\r\nx\r\nSTORED\r\n", 1).empty());
 }
 
-std::string be(uint64_t v, size_t n) {
-  std::string s;
-  for (size_t i = n; i-- > 0;) s.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-  return s;
-}
-
-// A binary response: opcode, status, opaque; 4 bytes of flags as extras for a getkq hit.
-std::string response(uint8_t opcode, uint16_t status, uint32_t opaque, std::string_view key = {},
-                     std::string_view value = {}) {
-  const std::string extras = opcode == 0x0d && status == 0 ? be(0, 4) : "";
-  return std::string(1, static_cast<char>(0x81)) + static_cast<char>(opcode) + be(key.size(), 2) +
-         static_cast<char>(extras.size()) + '\0' + be(status, 2) +
-         be(extras.size() + key.size() + value.size(), 4) + be(opaque, 4) + be(0, 8) + extras +
-         std::string(key) + std::string(value);
-}
-
 TEST(MultiGetCodec, BinaryWritesQuietGetsThenANoopAndCountsTheHitsBeforeIt) {
   loop::Codec binary(loop::Wire::binary);
   std::string out;
@@ -131,12 +117,12 @@ TEST(MultiGetCodec, BinaryWritesQuietGetsThenANoopAndCountsTheHitsBeforeIt) {
   // Two hits then the noop; the noop alone (all missed); a quiet get's error then the noop.
   expect_any_split(
       loop::Wire::binary,
-      response(0x0d, 0, 0, "a", "xyz") + response(0x0d, 0, 1, "bb", "") + response(0x0a, 0, 2) +
-          response(0x0a, 0, 5) + response(0x0d, 0x82, 6, "", "Out of memory") +
-          response(0x0a, 0, 8),
+      response(0x0d, 0, 0, be(0, 4), "a", "xyz") + response(0x0d, 0, 1, be(0, 4), "bb", "") +
+          response(0x0a, 0, 2, "", "", "") + response(0x0a, 0, 5, "", "", "") +
+          response(0x0d, 0x82, 6, "", "", "Out of memory") + response(0x0a, 0, 8, "", "", ""),
       {{st::Verdict::hit, 2, 3}, {st::Verdict::miss, 0, 0}, {st::Verdict::error, 0, 0}});
   // A reply of another kind where the noop should be: out of step.
-  EXPECT_EQ(read_mgets(loop::Wire::binary, response(0x01, 0, 0), 1).at(0).verdict,
+  EXPECT_EQ(read_mgets(loop::Wire::binary, response(0x01, 0, 0, "", "", ""), 1).at(0).verdict,
             st::Verdict::mismatch);
 }
 

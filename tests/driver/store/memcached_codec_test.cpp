@@ -14,7 +14,9 @@ namespace {
 using kv::drive::store::Op;
 using kv::drive::store::ReadStatus;
 using kv::drive::store::Verdict;
+using kv::test::be;
 using kv::test::bytes_of;
+using kv::test::response;
 namespace mc = kv::drive::store::mc;
 
 // ---- text ----
@@ -256,30 +258,6 @@ TEST(MemcachedTextWriters, ExactBytesAndKeysRefused) {
 }
 
 // ---- binary ----
-
-std::string be(uint64_t v, size_t n) {
-  std::string s;
-  for (size_t i = n; i-- > 0;) s.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-  return s;
-}
-
-std::string response(uint8_t opcode, uint16_t status, uint32_t opaque, std::string_view extras,
-                     std::string_view key, std::string_view value, uint64_t cas = 0) {
-  std::string s;
-  s.push_back(static_cast<char>(0x81));
-  s.push_back(static_cast<char>(opcode));
-  s += be(key.size(), 2);
-  s.push_back(static_cast<char>(extras.size()));
-  s.push_back(0);
-  s += be(status, 2);
-  s += be(extras.size() + key.size() + value.size(), 4);
-  s += be(opaque, 4);
-  s += be(cas, 8);
-  s.append(extras);
-  s.append(key);
-  s.append(value);
-  return s;
-}
 
 std::string describe(const mc::BinaryReply& r) {
   return std::to_string(r.opcode) + "/" + std::to_string(r.status) + "/" +
