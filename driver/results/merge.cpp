@@ -261,15 +261,20 @@ class Merger {
 
   // What tells two copies of one kvmon session apart: each kvdrive that pulled it over
   // --monitor holds its own copy (its clock offset, the samples of its run's window), and both
-  // are kept; identical copies (one file merged twice) are one.
+  // are kept; identical copies (one file merged twice) are one. The sample times go in as count,
+  // first, last and sum: two kvdrives started together on one clock pull windows of the same
+  // count and last host sample whose process samples still differ (seen in CI: the merge kept
+  // one and lost the other's samples).
   static std::string session_fingerprint(Database& db, int64_t session_id) {
     Statement q = db.prepare(
         "SELECT (SELECT clock_offset_us FROM monitor_sessions WHERE session_id = ?1), "
-        "(SELECT COUNT(*) || ',' || COALESCE(MAX(ts_us), '') FROM host_samples WHERE "
-        "session_id = ?1), "
-        "(SELECT COUNT(*) FROM process_samples s JOIN process_instances i USING (instance_id) "
-        "WHERE i.session_id = ?1), "
-        "(SELECT COUNT(*) FROM disk_samples WHERE session_id = ?1)");
+        "(SELECT COUNT(*) || ',' || COALESCE(MIN(ts_us), '') || ',' || COALESCE(MAX(ts_us), '') "
+        "|| ',' || COALESCE(SUM(ts_us), '') FROM host_samples WHERE session_id = ?1), "
+        "(SELECT COUNT(*) || ',' || COALESCE(MIN(s.ts_us), '') || ',' || COALESCE(MAX(s.ts_us), "
+        "'') || ',' || COALESCE(SUM(s.ts_us), '') FROM process_samples s JOIN process_instances i "
+        "USING (instance_id) WHERE i.session_id = ?1), "
+        "(SELECT COUNT(*) || ',' || COALESCE(SUM(ts_us), '') FROM disk_samples WHERE "
+        "session_id = ?1)");
     q.bind(1, session_id);
     q.step();
     std::string f;

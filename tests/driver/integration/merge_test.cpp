@@ -266,6 +266,39 @@ TEST_F(Merge, ARecordedRunIsNeverOverwritten) {
             0);
 }
 
+// Two copies of one kvmon session whose samples differ in one time only (as two kvdrives
+// started together on one clock pull them: the same count, first and last sample): both are
+// kept, and every sample time of either is in the merged file.
+TEST_F(Merge, CopiesOfASessionThatDifferInOneSampleTimeAreBothKept) {
+  ASSERT_FALSE(HasFatalFailure());
+  const std::string copy = dir_->file("kvmon-copy.db"), out = dir_->file("copies.db");
+  {
+    auto db = kv::Database::open(kvmon_file());
+    db.exec("VACUUM INTO '" + copy + "'");
+  }
+  {
+    auto db = kv::Database::open(copy);
+    db.exec(
+        "UPDATE process_samples SET ts_us = ts_us + 1 WHERE rowid = (SELECT rowid FROM "
+        "process_samples ORDER BY ts_us LIMIT 1 OFFSET 1)");
+  }
+  auto r = merge(*dir_, out, {kvmon_file(), copy});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("2 kvmon sessions added"), std::string::npos) << r.output;
+  std::set<int64_t> want, got;
+  for (const auto& path : {kvmon_file(), copy}) {
+    auto db = kv::Database::open_read_only(path);
+    kv::Statement q = db.prepare("SELECT ts_us FROM process_samples");
+    while (q.step()) want.insert(q.column_int(0));
+  }
+  auto m = kv::Database::open_read_only(out);
+  kv::Statement q = m.prepare("SELECT ts_us FROM process_samples");
+  while (q.step()) got.insert(q.column_int(0));
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(query_int(out, "SELECT COUNT(*) FROM process_samples"),
+            2 * count(kvmon_file(), "process_samples"));
+}
+
 // A table made by a migration the merge was not taught: refused before anything is copied.
 TEST_F(Merge, AnOutputWithATableTheMergeDoesNotKnowIsLeftAsItWas) {
   ASSERT_FALSE(HasFatalFailure());
