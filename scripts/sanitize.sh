@@ -15,7 +15,7 @@
 #          the Chromium chart): their code is the report/ and stats/ folders', which the unit
 #          suite runs under ASan, and they took ~110 s of this stage's tests in a CI run.
 #          Nor the merge, output-format, JSON, results-file, shipped-query and scenario suites
-#          of the integration executables: SQL and text over the same writer and reader
+#          (driver_output_tests is not built): SQL and text over the same writer and reader
 #          (MergeTables, the unit check of merge's table specs, still runs): 138 of the
 #          stage's 872 test-seconds in a CI run.
 #   tsan   the threaded parts built with ThreadSanitizer (GCC, -O1), into build-tsan/: kvdrive's
@@ -25,7 +25,10 @@
 #          timing and integration suites, the kvmon link's and the system tests; not the
 #          suites whose code is SQL and output
 #          formats, with no thread of their own (the shipped queries, the scenarios, JSON and
-#          the results-file checks)
+#          the results-file checks), nor those that vary only what the requests hold
+#          (driver_workload_tests is not built: op mixes, commands, trace replay; nor memtier's
+#          flags and workload shapes): their threads are the Kvdrive and FakeStoreKvdrive
+#          suites'; ~225 of the stage's ~800 test-seconds and ~12 units of its compile
 #   fuzz   every libFuzzer target of tests/fuzz (clang), N seconds each from its seed corpus
 #          (default 20), two at a time, into build-fuzz/; --fuzz-target: only these targets
 #   asan and tsan leave out the tests whose time goes to other programs or to the kernel, not
@@ -57,7 +60,7 @@ while (($#)); do
       [[ -f $root/tests/fuzz/${2:-}.cpp ]] ||
         { echo "sanitize: --fuzz-target: no tests/fuzz/${2:-}.cpp" >&2; exit 2; }
       fuzz_only+=("$2"); shift 2 ;;
-    -h|--help) sed -n '2,41p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,47p' "$0"; exit 0 ;;
     *) echo "sanitize: unknown argument '$1' (stages: asan, tsan, fuzz; see --help)" >&2; exit 2 ;;
   esac
 done
@@ -125,6 +128,20 @@ not_ours+='|^KvdriveMonitor\.APeerSendingMoreBytesThanAnyKvmonIsDropped$'
 # TSan runs them (see the header).
 sql_and_text=$(suites OutputFormats KvdriveJson KvdriveResultsFile BothWays/ShippedQueries \
                       Scaled/ShippedScenario)
+# TSan also leaves out what varies only what the requests hold: it does not build
+# driver_workload_tests (op mixes, commands, multi-key gets, trace replay, the miss-ratio curve,
+# rounds), and skips memtier's flags and the workload tests whose other processes or stores are
+# the subject (a group of processes, a killed one, a pool's placement, TTLs, hit rates, AUTH,
+# warm-up, a config file): their threads are those of the Kvdrive, FakeStoreKvdrive,
+# KvdriveFaults and KvdriveMonitor suites, which run here; ASan and the plain stage run them all.
+tsan_skip="$(suites MemtierFlags)"
+tsan_skip+="|$(printf 'KvdriveWorkload.%s\n' TtlExpiresTheValuesOnBothProtocols \
+  SeveralProcessesShareOneWorkloadAndOneGroup HitRateHoldsOnAStorePrefilledWithTenTimesTheKeys \
+  AKilledProcessOfAGroupIsReportedAndFailsTheGroup KetamaPoolSpreadsKeysOverBothServers \
+  HitRateWithinTwoPointsOfTarget WarmupSecondsAreKeptButLeftOutOfSummaries \
+  VerificationCountsAValueChangedBehindItsBack RedisAuthAclUserAndSelect \
+  ConfigFileSetsOptionsAndRejectsUnknownKeys MixedPhaseKeepsTheRatioAndAgreesWithRedis |
+  as '^%s$')"
 # ASan also leaves out the bad-input and merge suites (see the header).
 asan_skip="^KvdriveBadInput\\.|^KvmonBadInput\\.|$(suites Merge MergeHosts)|$sql_and_text"
 
@@ -161,7 +178,8 @@ run_asan() {
   # Every test executable but the results-and-report ones (see the header).
   local targets=(kvdrive kvmon kv_db_writer common_unit_tests common_concurrency_tests
                  monitor_unit_tests monitor_integration_tests driver_unit_tests
-                 driver_integration_tests driver_time_tests driver_fake_store_tests
+                 driver_integration_tests driver_workload_tests driver_time_tests
+                 driver_fake_store_tests
                  driver_link_tests driver_merge_tests driver_engine_tests
                  driver_tls_cluster_tests driver_codec_tests driver_codec_integration_tests
                  driver_cluster_tests driver_tls_cluster_integration_tests system_tests
@@ -201,7 +219,7 @@ run_tsan() {
   # Only the executables built above have tests listed; the others show up as *_NOT_BUILT. The
   # packaging tests need the man pages and packages, which this stage does not build.
   local skip
-  skip=$(skip_regex "$dir" "_NOT_BUILT|^packaging\.|$not_ours|$sql_and_text")
+  skip=$(skip_regex "$dir" "_NOT_BUILT|^packaging\.|$not_ours|$sql_and_text|$tsan_skip")
   echo "sanitize: tsan: $(ctest_count "$dir" -L "unit|integration" -E "$skip") of $(ctest_count "$dir" -L "unit|integration" -E "_NOT_BUILT|^packaging\.") tests built here (see --help for the rest)"
   # clear_shadow_mmap_threshold: TSan clears the shadow of each allocation of 64 KiB or more by
   # mapping fresh pages (an mmap, page faults and a TLB shootdown on every CPU); SQLite allocates
