@@ -6,6 +6,8 @@
 # binaries, in $KV_PKG_BUILD_DIR: by default outside the checkout,
 # ${TMPDIR:-/tmp}/kvbench-build-pkg-UID-HASH (HASH of the checkout's path, so two checkouts do
 # not share one), kept between calls so a second build is incremental.
+# KV_PKG_PREBUILT=1: $KV_PKG_BUILD_DIR is already configured with packaging/deb-flags.sh's
+# arguments and built (CI's test build: scripts/test.sh); it is only packaged.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$root/packaging/out}
@@ -13,23 +15,21 @@ build=${KV_PKG_BUILD_DIR:-${TMPDIR:-/tmp}/kvbench-build-pkg-$(id -u)-$(printf %s
 "$root/packaging/install-deps.sh"
 generator=()
 command -v ninja >/dev/null && generator=(-G Ninja)
-# Debian's flags (dpkg-buildflags, as debian/rules would get them) with all the hardening:
-# stack protector, _FORTIFY_SOURCE, format-security, full RELRO (-z relro -z now); gcc makes PIE
-# by default. Their -g gives the -dbgsym packages something to hold; their -O2 yields to
-# Release's -O3, which comes later on the command line. The file-path mapping is ours: the
-# source and build trees, not the current directory dpkg-buildflags would map.
-export DEB_BUILD_MAINT_OPTIONS="hardening=+all reproducible=-fixfilepath,-fixdebugpath"
 # KV_PKG_EXTRA_CXXFLAGS: appended (the package test's -g1: see tests/packaging/package_test.sh).
-cxxflags="$(dpkg-buildflags --get CPPFLAGS) $(dpkg-buildflags --get CXXFLAGS) ${KV_PKG_EXTRA_CXXFLAGS:-}"
-ldflags=$(dpkg-buildflags --get LDFLAGS)
 # ccache's base_dir (if set) would hand the compiler relative source paths, which
 # -ffile-prefix-map cannot map: the debug info would name the checkout.
 export CCACHE_BASEDIR=
-cmake -S "$root" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
-  -DCMAKE_INSTALL_PREFIX=/usr -DKV_BUILD_TESTS=OFF \
-  "-DCMAKE_CXX_FLAGS=$cxxflags -ffile-prefix-map=$root=. -ffile-prefix-map=$build=." \
-  "-DCMAKE_EXE_LINKER_FLAGS=$ldflags" "-DCMAKE_SHARED_LINKER_FLAGS=$ldflags" >/dev/null
-cmake --build "$build" --parallel "$(nproc)"
+if [[ "${KV_PKG_PREBUILT:-}" == 1 ]]; then
+  cache=$build/CMakeCache.txt
+  grep -q '^CMAKE_INSTALL_PREFIX:PATH=/usr$' "$cache" 2>/dev/null &&
+    grep -q -e "-ffile-prefix-map=$root=\." "$cache" ||
+    { echo "build-debs: KV_PKG_PREBUILT: $build is not configured with packaging/deb-flags.sh's arguments" >&2; exit 1; }
+else
+  source "$root/packaging/deb-flags.sh"
+  kv_deb_cmake_args "$root" "$build" "${KV_PKG_EXTRA_CXXFLAGS:-}"
+  cmake -S "$root" -B "$build" "${generator[@]}" "${kv_deb_args[@]}" -DKV_BUILD_TESTS=OFF >/dev/null
+  cmake --build "$build" --parallel "$(nproc)"
+fi
 mkdir -p "$out"
 (cd "$build" && cpack -G DEB -B "$out" >/dev/null)
 rm -rf "$out/_CPack_Packages"
