@@ -138,19 +138,19 @@ IoStat parse_io_stat(std::string_view text) {
   };
   bool any = false;
   for_each_line(text, [&](std::string_view line) {
-    std::vector<std::string_view> f = split_fields(line);
-    if (f.empty()) return;
-    any = true;
-    for (size_t i = 1; i < f.size(); ++i) {
-      size_t eq = f[i].find('=');
-      if (eq == std::string_view::npos) continue;
-      std::string_view k = f[i].substr(0, eq);
-      std::string_view v = f[i].substr(eq + 1);
+    // MAJ:MIN rbytes=… wbytes=… …, every tick: no allocation
+    const size_t n = for_each_field(line, [&](size_t i, std::string_view f) {
+      if (i == 0) return;
+      size_t eq = f.find('=');
+      if (eq == std::string_view::npos) return;
+      std::string_view k = f.substr(0, eq);
+      std::string_view v = f.substr(eq + 1);
       if (k == "rbytes") add(s.read_bytes, v);
       if (k == "wbytes") add(s.write_bytes, v);
       if (k == "rios") add(s.reads, v);
       if (k == "wios") add(s.writes, v);
-    }
+    });
+    if (n > 0) any = true;
   });
   // A readable, empty io.stat (no I/O yet) is zeros, not unknown.
   if (!any || !s.read_bytes) s = IoStat{0, 0, 0, 0};

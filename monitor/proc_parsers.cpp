@@ -120,9 +120,9 @@ PidIo parse_pid_io(std::string_view text) {
 }
 
 Result<LoadAvg> parse_loadavg(std::string_view text) {
-  auto f = split_fields(text);
-  if (f.size() < 3) return Error{"loadavg: truncated"};
-  auto a = parse_real(f[0]), b = parse_real(f[1]), c = parse_real(f[2]);
+  const auto f = first_fields<3>(text);  // every host sample: no allocation
+  if (f.total < 3) return Error{"loadavg: truncated"};
+  auto a = parse_real(f.field[0]), b = parse_real(f.field[1]), c = parse_real(f.field[2]);
   if (!a || !b || !c) return Error{"loadavg: not numbers"};
   return LoadAvg{*a, *b, *c};
 }
@@ -154,14 +154,14 @@ VmStat parse_vmstat(std::string_view text) {
   for_each_line(text, [&](std::string_view line) {
     // ~180 lines, 3 wanted: look at the key before splitting.
     if (!line.starts_with("pswp") && !line.starts_with("pgmajfault")) return;
-    auto f = split_fields(line);
-    if (f.size() != 2) return;
-    if (f[0] == "pswpin")
-      v.pswpin = parse_int(f[1]);
-    else if (f[0] == "pswpout")
-      v.pswpout = parse_int(f[1]);
-    else if (f[0] == "pgmajfault")
-      v.pgmajfault = parse_int(f[1]);
+    const auto f = first_fields<2>(line);
+    if (f.total != 2) return;
+    if (f.field[0] == "pswpin")
+      v.pswpin = parse_int(f.field[1]);
+    else if (f.field[0] == "pswpout")
+      v.pswpout = parse_int(f.field[1]);
+    else if (f.field[0] == "pgmajfault")
+      v.pgmajfault = parse_int(f.field[1]);
   });
   return v;
 }
@@ -173,11 +173,11 @@ HostStat parse_host_stat(std::string_view text) {
     if (!line.starts_with("cpu ") && !line.starts_with("cpu\t") && !line.starts_with("btime")) {
       return;
     }
-    auto f = split_fields(line);
-    if (f.empty()) return;
-    if (f[0] == "cpu") {
+    const auto f = first_fields<9>(line);
+    if (f.total == 0) return;
+    if (f.field[0] == "cpu") {
       // cpu user nice system idle iowait irq softirq steal ...
-      auto at = [&](size_t i) { return i < f.size() ? parse_int(f[i]) : std::nullopt; };
+      auto at = [&](size_t i) { return i < f.total ? parse_int(f.field[i]) : std::nullopt; };
       auto user = at(1), nice = at(2);
       int64_t sum = 0;
       if (user && nice && !__builtin_add_overflow(*user, *nice, &sum)) h.cpu_user_ticks = sum;
@@ -185,8 +185,8 @@ HostStat parse_host_stat(std::string_view text) {
       h.cpu_idle_ticks = at(4);
       h.cpu_iowait_ticks = at(5);
       h.cpu_steal_ticks = at(8);
-    } else if (f[0] == "btime" && f.size() == 2) {
-      h.boot_time_s = parse_int(f[1]);
+    } else if (f.field[0] == "btime" && f.total == 2) {
+      h.boot_time_s = parse_int(f.field[1]);
     }
   });
   return h;
@@ -214,16 +214,23 @@ Result<int64_t> parse_uptime_us(std::string_view text) {
 Pressure parse_pressure(std::string_view text) {
   Pressure p;
   for_each_line(text, [&](std::string_view line) {
-    auto f = split_fields(line);
-    if (f.size() < 2 || !f[1].starts_with("avg10=")) return;
-    auto v = parse_real(f[1].substr(6));
+    // some avg10=A avg60=B avg300=C total=T, per cgroup per tick: no allocation
+    std::string_view kind, avg10;
     OptInt total;
-    for (size_t i = 2; i < f.size(); ++i)
-      if (f[i].starts_with("total=")) total = parse_int(f[i].substr(6));
-    if (f[0] == "some") {
+    const size_t n = for_each_field(line, [&](size_t i, std::string_view f) {
+      if (i == 0)
+        kind = f;
+      else if (i == 1)
+        avg10 = f;
+      else if (f.starts_with("total="))
+        total = parse_int(f.substr(6));
+    });
+    if (n < 2 || !avg10.starts_with("avg10=")) return;
+    auto v = parse_real(avg10.substr(6));
+    if (kind == "some") {
       p.some_avg10 = v;
       p.some_total_us = total;
-    } else if (f[0] == "full") {
+    } else if (kind == "full") {
       p.full_avg10 = v;
       p.full_total_us = total;
     }
@@ -251,11 +258,11 @@ std::vector<DiskStat> parse_diskstats(std::string_view text) {
 std::optional<DiskStat> parse_block_stat(std::string_view text) {
   // reads merged sectors ms writes merged sectors ms inflight io_ms ... on one line
   size_t end = text.find('\n');
-  auto f = split_fields(text.substr(0, end));
-  if (f.size() < 11) return std::nullopt;
+  const auto f = first_fields<11>(text.substr(0, end));  // every host sample: no allocation
+  if (f.total < 11) return std::nullopt;
   int64_t v[11];
   for (size_t i = 0; i < 11; ++i) {
-    auto n = parse_int(f[i]);
+    auto n = parse_int(f.field[i]);
     if (!n) return std::nullopt;
     v[i] = *n;
   }

@@ -75,6 +75,18 @@ TEST(TextFields, FirstFieldsKeepsNAndCountsAll) {
   EXPECT_EQ(kv::first_fields<3>(" \t ").total, 0u);
 }
 
+TEST(TextFields, ForEachFieldSeesWhatSplitFieldsReturns) {
+  for (std::string_view line : {"  a\tbb  c d e ", "", " \t ", "one", "some avg10=1 total=5"}) {
+    std::vector<std::string_view> seen;
+    const size_t n = kv::for_each_field(line, [&](size_t i, std::string_view f) {
+      EXPECT_EQ(i, seen.size());
+      seen.push_back(f);
+    });
+    EXPECT_EQ(seen, kv::split_fields(line)) << line;
+    EXPECT_EQ(n, seen.size());
+  }
+}
+
 TEST(PidStatus, ParsesMemoryThreadsAndContextSwitches) {
   PidStatus s = parse_pid_status(fixture("proc/100/status"));
   EXPECT_EQ(s.name, "redis-server");

@@ -1,6 +1,7 @@
 // Lines, fields and strict integers of line-oriented text (/proc and cgroup files, a store's
 // text protocol): the helpers kvmon's parsers and the test fake store share. Header-only; no
-// allocation but split_fields' vector of fields.
+// allocation but split_fields' vector of fields (kvmon's per-tick parsers use first_fields and
+// for_each_field instead).
 #pragma once
 
 #include <array>
@@ -60,6 +61,21 @@ FirstFields<N> first_fields(std::string_view s) {
     i = j;
   }
   return out;
+}
+
+// Calls fn(index, field) for each field of `s`, split as split_fields splits, without
+// allocating; returns how many fields there were.
+template <typename Fn>
+size_t for_each_field(std::string_view s, Fn&& fn) {
+  size_t n = 0, i = 0;
+  while (i < s.size()) {
+    while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
+    size_t j = i;
+    while (j < s.size() && s[j] != ' ' && s[j] != '\t') ++j;
+    if (j > i) fn(n++, s.substr(i, j - i));
+    i = j;
+  }
+  return n;
 }
 
 // `s` without spaces, tabs, carriage returns and newlines at either end.
