@@ -231,7 +231,7 @@ void CgroupSampler::set_psi_triggers(Group& g, std::string_view who) {
   }
 }
 
-CgroupSampler::Group* CgroupSampler::locate(const ProcessKey& key, std::string_view who,
+CgroupSampler::Group* CgroupSampler::locate(const ProcessKey& key, std::string_view target,
                                             std::vector<EventRecord>& events) {
   auto it = groups_.find(key);
   if (it != groups_.end()) {
@@ -251,9 +251,11 @@ CgroupSampler::Group* CgroupSampler::locate(const ProcessKey& key, std::string_v
   }
   auto dir = fs_.open_pid(key.pid);
   if (!dir) return it == groups_.end() ? nullptr : it->second.get();
+  // Only here, where a group is found: the tick that finds nothing new builds no string.
+  const std::string who = std::string(target) + " (pid " + std::to_string(key.pid) + ")";
   auto g = std::make_unique<Group>();
   g->key = key;
-  g->who = std::string(who);
+  g->who = who;
   g->proc_cgroup = dir->open("cgroup");
   if (!g->proc_cgroup.read()) return it == groups_.end() ? nullptr : it->second.get();
   g->proc_cgroup_text = std::string(g->proc_cgroup.text());
@@ -274,7 +276,7 @@ CgroupSampler::Group* CgroupSampler::locate(const ProcessKey& key, std::string_v
   }
   std::string where = describe(key);
   if (!where.empty()) {
-    std::string msg = std::string(who) + (moved ? ": moved to cgroup " : ": cgroup ") + where;
+    std::string msg = who + (moved ? ": moved to cgroup " : ": cgroup ") + where;
     log_info() << msg;
     events.push_back(EventRecord{now_ts_us(), "cgroup_found", msg, key});
   }
@@ -394,9 +396,9 @@ void CgroupSampler::sample_io_pressure(Group& g, ProcessSample& s) const {
   s.cg_psi_cpu_some_us = g.psi_cpu_last.some_total_us;
 }
 
-void CgroupSampler::sample(const ProcessKey& key, std::string_view who, ProcessSample& s,
+void CgroupSampler::sample(const ProcessKey& key, std::string_view target, ProcessSample& s,
                            std::vector<EventRecord>& events) {
-  Group* gp = locate(key, who, events);
+  Group* gp = locate(key, target, events);
   if (!gp) return;
   Group& g = *gp;
   sample_memory(g, s, events);
@@ -421,9 +423,9 @@ std::string CgroupSampler::exit_cause(const ProcessKey& key, std::vector<EventRe
   return cause;
 }
 
-void CgroupSampler::retain(const std::set<ProcessKey>& keys) {
+void CgroupSampler::retain(std::span<const ProcessKey> keys) {
   for (auto it = groups_.begin(); it != groups_.end();) {
-    if (keys.count(it->first)) {
+    if (std::find(keys.begin(), keys.end(), it->first) != keys.end()) {
       ++it;
       continue;
     }

@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -103,18 +104,19 @@ class CgroupSampler {
   CgroupSampler(const CgroupSampler&) = delete;
   CgroupSampler& operator=(const CgroupSampler&) = delete;
 
-  // Fills the cg_* fields of `s` (the sample of target `key`, named `who` in messages) and
+  // Fills the cg_* fields of `s` (the sample of `key`, a process of target `target`, named
+  // "TARGET (pid N)" in messages) and
   // appends to `events` what its counters did since the last reading. The first time (and
   // when /proc/PID/cgroup has changed on two ticks in a row) it locates the cgroup, opens its
   // files and appends a `cgroup_found` event naming the directories.
-  void sample(const ProcessKey& key, std::string_view who, ProcessSample& s,
+  void sample(const ProcessKey& key, std::string_view target, ProcessSample& s,
               std::vector<EventRecord>& events);
   // The cause of the exit of `key`, found gone this tick: "killed by the OOM killer (...)" when
   // its cgroup's oom_kill count grew since its sample before last (a process being killed may
   // be sampled once more after the kill was counted), else empty. Forgets `key`.
   std::string exit_cause(const ProcessKey& key, std::vector<EventRecord>& events);
   // Forgets processes not in `keys`.
-  void retain(const std::set<ProcessKey>& keys);
+  void retain(std::span<const ProcessKey> keys);
 
   // An inotify descriptor (non-blocking) that becomes readable when a watched v2 memory.events
   // or memory.swap.events changes; -1 if inotify is unavailable.
@@ -143,7 +145,7 @@ class CgroupSampler {
 
  private:
   struct Group;
-  Group* locate(const ProcessKey& key, std::string_view who, std::vector<EventRecord>& events);
+  Group* locate(const ProcessKey& key, std::string_view target, std::vector<EventRecord>& events);
   // locate's steps: the controllers' files of g's cgroup (`pc`: its /proc/PID/cgroup), opened
   // once and read at each sample; the PSI triggers on its v2 directory.
   void open_files(Group& g, const ProcCgroup& pc);

@@ -67,8 +67,10 @@ Result<ProcessSample> ProcessSampler::sample(const ProcessKey& key) {
   return s;
 }
 
-void ProcessSampler::retain(const std::set<ProcessKey>& keys) {
-  std::erase_if(procs_, [&](const auto& entry) { return !keys.count(entry.first); });
+void ProcessSampler::retain(std::span<const ProcessKey> keys) {
+  std::erase_if(procs_, [&](const auto& entry) {
+    return std::find(keys.begin(), keys.end(), entry.first) == keys.end();
+  });
 }
 
 Result<ProcessSample> ProcessSampler::sample(const ProcessKey& key, Proc& p) {

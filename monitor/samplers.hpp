@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 
 #include "kvbench/result.hpp"
@@ -45,7 +46,7 @@ class ProcessSampler {
   // Closes what is kept open for processes not in `keys` (and forgets their PSS timing). The
   // tracker calls it after each tick with the processes it sampled; a process that was found
   // gone is forgotten by sample() itself.
-  void retain(const std::set<ProcessKey>& keys);
+  void retain(std::span<const ProcessKey> keys);
   // Processes with files kept open (for tests).
   size_t open_processes() const { return procs_.size(); }
 

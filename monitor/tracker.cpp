@@ -15,28 +15,37 @@ Tracker::Tracker(const ProcFs& fs, std::vector<Selector> selectors, int64_t tick
       ticks_per_s_(ticks_per_s),
       boot_ts_us_(boot_ts_us),
       loadavg_(fs.open("loadavg")) {
-  for (Selector& s : selectors) targets_.push_back(Target{std::move(s), {}, false, false, false});
+  for (Selector& s : selectors) {
+    std::string name = s.text();
+    targets_.push_back(Target{std::move(s), std::move(name), {}, false, false, false});
+  }
 }
 
+namespace {
+bool contains(const std::vector<ProcessKey>& keys, const ProcessKey& key) {
+  return std::find(keys.begin(), keys.end(), key) != keys.end();
+}
+}  // namespace
+
 void Tracker::tick(Batch& batch) {
-  std::set<ProcessKey> sampled;  // a process named by two selectors is sampled once
+  sampled_.clear();
   for (Target& t : targets_) {
-    sample_live(t, batch, sampled);
+    sample_live(t, batch);
     // Absent, or one of several processes it named has gone (e.g. one of two redis-servers
     // restarting): look for it again every tick until all are back.
     if (!t.finished && (t.live.empty() || t.live.size() < t.most_live)) {
-      resolve_absent(t, batch, sampled);
+      resolve_absent(t, batch);
     }
   }
-  sample_children(batch, sampled);
-  cgroups_.retain(sampled);
-  sampler_.retain(sampled);  // close what was kept open for processes not sampled any more
+  sample_children(batch);
+  cgroups_.retain(sampled_);
+  sampler_.retain(sampled_);  // close what was kept open for processes not sampled any more
 }
 
-void Tracker::sample_children(Batch& batch, std::set<ProcessKey>& sampled) {
+void Tracker::sample_children(Batch& batch) {
   for (auto it = children_.begin(); it != children_.end();) {
     bool gone = false;
-    add_sample(it->first, batch, sampled, &gone);
+    add_sample(it->first, batch, &gone);
     if (!gone) {
       ++it;
       continue;
@@ -54,10 +63,10 @@ void Tracker::sample_children(Batch& batch, std::set<ProcessKey>& sampled) {
   if (loadavg_.read()) last_pid = parse_loadavg_last_pid(loadavg_.text());
   const bool forked = !last_pid || last_pid != last_pid_;
   last_pid_ = last_pid;
-  std::set<ProcessKey> parents;
+  parents_.clear();
   for (const Target& t : targets_) {
     for (const ProcessKey& parent : t.live) {
-      parents.insert(parent);
+      if (!contains(parents_, parent)) parents_.push_back(parent);
       auto watch = child_watches_.find(parent);
       if (watch != child_watches_.end() && !forked) continue;
       if (watch == child_watches_.end()) {
@@ -75,7 +84,7 @@ void Tracker::sample_children(Batch& batch, std::set<ProcessKey>& sampled) {
             recorded_.count(info.value().key)) {
           continue;  // gone, re-parented, already followed, or itself a target
         }
-        std::string selector = "child:" + t.selector.text();
+        std::string selector = "child:" + t.name;
         int64_t ts = now_ts_us();
         InstanceRecord rec = instance_record(info.value(), selector, ts);
         rec.parent = parent;
@@ -86,18 +95,17 @@ void Tracker::sample_children(Batch& batch, std::set<ProcessKey>& sampled) {
         log_debug() << msg;
         batch.events.push_back(EventRecord{ts, "child_started", msg, info.value().key});
         bool gone = false;
-        add_sample(info.value().key, batch, sampled, &gone);
+        add_sample(info.value().key, batch, &gone);
         if (!gone) children_.emplace(info.value().key, Child{parent, selector});
       }
     }
   }
-  std::erase_if(child_watches_, [&](const auto& w) { return !parents.count(w.first); });
+  std::erase_if(child_watches_, [&](const auto& w) { return !contains(parents_, w.first); });
 }
 
-void Tracker::add_sample(const ProcessKey& key, Batch& batch, std::set<ProcessKey>& sampled,
-                         bool* gone, const Target* target) {
+void Tracker::add_sample(const ProcessKey& key, Batch& batch, bool* gone, const Target* target) {
   *gone = false;
-  if (sampled.count(key)) return;
+  if (contains(sampled_, key)) return;
   auto s = sampler_.sample(key);
   if (!s) {
     *gone = true;
@@ -105,22 +113,21 @@ void Tracker::add_sample(const ProcessKey& key, Batch& batch, std::set<ProcessKe
   }
   s.value().scheduled_ts_us = batch.scheduled_ts_us;
   if (target) {  // fork children share their parent's cgroup: read it once
-    cgroups_.sample(key, target->selector.text() + " (pid " + std::to_string(key.pid) + ")",
-                    s.value(), batch.events);
+    cgroups_.sample(key, target->name, s.value(), batch.events);
   }
   batch.processes.push_back(std::move(s).value());
-  sampled.insert(key);
+  sampled_.push_back(key);
 }
 
-void Tracker::sample_live(Target& t, Batch& batch, std::set<ProcessKey>& sampled) {
+void Tracker::sample_live(Target& t, Batch& batch) {
   for (auto it = t.live.begin(); it != t.live.end();) {
     bool gone = false;
-    add_sample(*it, batch, sampled, &gone, &t);
+    add_sample(*it, batch, &gone, &t);
     if (!gone) {
       ++it;
       continue;
     }
-    std::string msg = t.selector.text() + ": process " + std::to_string(it->pid) + " exited";
+    std::string msg = t.name + ": process " + std::to_string(it->pid) + " exited";
     std::string cause = cgroups_.exit_cause(*it, batch.events);
     if (!cause.empty()) msg += ": " + cause;
     log_info() << msg;
@@ -128,13 +135,12 @@ void Tracker::sample_live(Target& t, Batch& batch, std::set<ProcessKey>& sampled
     it = t.live.erase(it);
     if (t.live.empty() && !t.selector.follows_restarts()) {
       t.finished = true;
-      log_info() << t.selector.text()
-                 << ": not followed further (--pid targets are not re-resolved)";
+      log_info() << t.name << ": not followed further (--pid targets are not re-resolved)";
     }
   }
 }
 
-void Tracker::resolve_absent(Target& t, Batch& batch, std::set<ProcessKey>& sampled) {
+void Tracker::resolve_absent(Target& t, Batch& batch) {
   std::vector<ProcessInfo> found = resolve(fs_, t.selector);
   std::erase_if(found, [&](const ProcessInfo& info) {  // already followed
     return std::find(t.live.begin(), t.live.end(), info.key) != t.live.end() ||
@@ -143,7 +149,7 @@ void Tracker::resolve_absent(Target& t, Batch& batch, std::set<ProcessKey>& samp
   if (found.empty()) {
     if (!t.live.empty()) return;  // the others are still running
     if (!t.waiting_logged) {
-      log_info() << t.selector.text() << ": no such process yet; waiting for it";
+      log_info() << t.name << ": no such process yet; waiting for it";
       t.waiting_logged = true;
     }
     if (!t.selector.follows_restarts()) t.finished = true;  // a --pid that never existed
@@ -158,16 +164,16 @@ void Tracker::resolve_absent(Target& t, Batch& batch, std::set<ProcessKey>& samp
     // sink writes instances first.
     bool gone = false;
     const size_t events_before = batch.events.size();
-    add_sample(info.key, batch, sampled, &gone, &t);
+    add_sample(info.key, batch, &gone, &t);
     if (gone) continue;
     any = true;
     t.live.push_back(info.key);
     if (!recorded_.count(info.key)) {
-      batch.new_instances.push_back(instance_record(info, t.selector.text(), ts));
+      batch.new_instances.push_back(instance_record(info, t.name, ts));
       recorded_.insert(info.key);
     }
     const char* kind = t.ever_found ? "target_restarted" : "target_found";
-    std::string msg = t.selector.text() + ": process " + std::to_string(info.key.pid) +
+    std::string msg = t.name + ": process " + std::to_string(info.key.pid) +
                       (t.ever_found ? " (re)started" : " found") + " (" + info.comm + ")";
     log_info() << msg;
     batch.events.push_back(EventRecord{ts, kind, msg, info.key});

@@ -45,6 +45,7 @@ class Tracker {
  private:
   struct Target {
     Selector selector;
+    std::string name;  // selector.text(), made once: a tick builds no string for it
     std::vector<ProcessKey> live;
     bool ever_found = false;
     bool finished = false;  // a --pid target that exited
@@ -53,12 +54,11 @@ class Tracker {
   };
   // Samples the fork children of live targets: known ones until they exit, new ones as
   // instances whose parent is the target.
-  void sample_children(Batch& batch, std::set<ProcessKey>& sampled);
-  void sample_live(Target& t, Batch& batch, std::set<ProcessKey>& sampled);
-  void resolve_absent(Target& t, Batch& batch, std::set<ProcessKey>& sampled);
+  void sample_children(Batch& batch);
+  void sample_live(Target& t, Batch& batch);
+  void resolve_absent(Target& t, Batch& batch);
   // `target`: the target it is sampled for (its cgroup is read too); nullptr for fork children.
-  void add_sample(const ProcessKey& key, Batch& batch, std::set<ProcessKey>& sampled, bool* gone,
-                  const Target* target = nullptr);
+  void add_sample(const ProcessKey& key, Batch& batch, bool* gone, const Target* target = nullptr);
   InstanceRecord instance_record(const ProcessInfo& info, const std::string& selector,
                                  int64_t ts_us) const;
 
@@ -69,6 +69,10 @@ class Tracker {
   int64_t ticks_per_s_;
   std::optional<int64_t> boot_ts_us_;
   std::set<ProcessKey> recorded_;  // instances already in the database
+  // This tick's sampled processes (one named by two selectors is sampled once) and the live
+  // targets whose children were looked at: a handful each, kept between ticks so a tick
+  // allocates no node for them.
+  std::vector<ProcessKey> sampled_, parents_;
   struct Child {
     ProcessKey parent;
     std::string selector;  // "child:" + the parent's selector

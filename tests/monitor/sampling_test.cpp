@@ -95,7 +95,8 @@ TEST(ProcessSampler, ForgetsWhatItKeptOpenForProcessesNoLongerSampled) {
   ASSERT_TRUE(sampler.sample(ProcessKey{100, 89713}).ok());
   ASSERT_TRUE(sampler.sample(ProcessKey{200, 12345}).ok());
   EXPECT_EQ(sampler.open_processes(), 2u);
-  sampler.retain({ProcessKey{100, 89713}});  // 200 was not sampled this tick
+  const std::vector<ProcessKey> kept = {ProcessKey{100, 89713}};
+  sampler.retain(kept);  // 200 was not sampled this tick
   EXPECT_EQ(sampler.open_processes(), 1u);
   fs::remove_all(copy.proc() + "/100");  // exits: found gone and forgotten at once
   EXPECT_FALSE(sampler.sample(ProcessKey{100, 89713}).ok());
