@@ -29,6 +29,28 @@ BatchWriter::~BatchWriter() {
   if (thread_.joinable()) close("interrupted");
 }
 
+Batch BatchWriter::fresh() {
+  std::lock_guard lock(mutex_);
+  if (spent_.empty()) return Batch{};
+  Batch b = std::move(spent_.back());
+  spent_.pop_back();
+  return b;
+}
+
+void BatchWriter::recycle(std::vector<Batch>& batches) {
+  std::lock_guard lock(mutex_);
+  for (Batch& b : batches) {
+    if (spent_.size() >= kSpentKept) break;
+    b.scheduled_ts_us = 0;
+    b.new_instances.clear();
+    b.processes.clear();
+    b.host.reset();
+    b.events.clear();
+    spent_.push_back(std::move(b));
+  }
+  batches.clear();
+}
+
 void BatchWriter::push(Batch batch) {
   const int64_t interval_us = sink_->interval_us();
   if (last_scheduled_ts_us_ > 0 && interval_us > 0 &&
@@ -191,6 +213,7 @@ void BatchWriter::run() {
     check_file(batches);  // at most once per flush: one stat(2)
     if (batches.empty()) continue;
     write_or_count(batches);
+    recycle(batches);
   }
 }
 

@@ -21,7 +21,6 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -42,6 +41,9 @@ class BatchWriter {
   BatchWriter(const BatchWriter&) = delete;
   BatchWriter& operator=(const BatchWriter&) = delete;
 
+  // An empty Batch for the next tick: one the writer has stored, cleared, its vectors' capacity
+  // kept, so a tick allocates nothing for them (a new one while none is spent). Thread-safe.
+  Batch fresh();
   // Never blocks on the database. Thread-safe.
   void push(Batch batch);
   // Writes everything queued, ends the session with `status`, joins the thread. Call once.
@@ -58,6 +60,9 @@ class BatchWriter {
   };
   void check_file(std::vector<Batch>& batches);
   void write_or_count(std::vector<Batch>& batches);
+  // Hands the stored batches back to fresh(), cleared (at most kSpentKept of them).
+  void recycle(std::vector<Batch>& batches);
+  static constexpr size_t kSpentKept = 64;
 
   std::unique_ptr<SqliteSink> sink_;
   size_t max_queued_;
@@ -65,7 +70,10 @@ class BatchWriter {
   int64_t last_scheduled_ts_us_ = 0;  // of the previous push (timer's thread only)
   mutable std::mutex mutex_;
   std::condition_variable ready_;
-  std::deque<Batch> queue_;
+  // A vector, not a deque: its capacity stays, where a deque of Batch (one per node) allocated
+  // a node per tick.
+  std::vector<Batch> queue_;
+  std::vector<Batch> spent_;  // stored, cleared, waiting for fresh()
   int64_t dropped_unreported_ = 0;
   int64_t dropped_total_ = 0;
   bool closing_ = false;

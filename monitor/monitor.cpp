@@ -96,7 +96,7 @@ class Loop {
 
  private:
   void on_tick() {
-    Batch batch;
+    Batch batch = writer_.fresh();
     batch.scheduled_ts_us = start_wall_us_ + tick_ * config_.interval_us;
     tracker_.tick(batch);
     follow_cgroup_psi_triggers();
