@@ -6,9 +6,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "batch_writer.hpp"
 #include "kvbench/clock.hpp"
@@ -129,6 +131,41 @@ TEST(BatchWriter, AGapInScheduledTimesIsATicksSkippedEvent) {
   Statement hosts = db.prepare("SELECT COUNT(*) FROM host_samples");
   ASSERT_TRUE(hosts.step());
   EXPECT_EQ(hosts.column_int(0), 5);
+}
+
+// A stored batch comes back from fresh() empty, its vectors' capacity kept (no allocation per
+// tick); one not stored yet never does.
+TEST(BatchWriter, FreshHandsBackAStoredBatchClearedWithItsCapacity) {
+  kv::test::TempDir dir;
+  const std::string db_path = dir.file("results.db");
+  {
+    BatchWriter writer(std::make_unique<SqliteSink>(db_path, SessionInfo{"h", 1, 10'000, 1, ""}),
+                       100, 10'000);
+    Batch first = writer.fresh();
+    EXPECT_EQ(first.events.capacity(), 0u);  // nothing stored yet: a new one
+    first.scheduled_ts_us = 1'000'000;
+    first.host = HostSample{};
+    first.host->ts_us = first.host->scheduled_ts_us = first.scheduled_ts_us;
+    for (int i = 0; i < 40; ++i)
+      first.events.push_back(EventRecord{1'000'000 + i, "test", "event", std::nullopt});
+    writer.push(std::move(first));
+    Batch again;
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (std::chrono::steady_clock::now() < until) {
+      again = writer.fresh();
+      if (again.events.capacity() >= 40) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    EXPECT_GE(again.events.capacity(), 40u) << "the stored batch never came back";
+    EXPECT_TRUE(again.events.empty());
+    EXPECT_FALSE(again.host.has_value());
+    EXPECT_EQ(again.scheduled_ts_us, 0);
+    writer.close("completed");
+  }
+  Database db = Database::open(db_path);
+  Statement st = db.prepare("SELECT COUNT(*) FROM events WHERE kind = 'test'");
+  ASSERT_TRUE(st.step());
+  EXPECT_EQ(st.column_int(0), 40);
 }
 
 TEST(HostSampler, ReadsHostFilesAndOnlyWholeBusyDisks) {
