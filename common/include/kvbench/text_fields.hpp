@@ -25,46 +25,8 @@ void for_each_line(std::string_view text, Fn&& fn) {
   }
 }
 
-// The fields of `s` split on runs of spaces and tabs; empty fields are never returned.
-inline std::vector<std::string_view> split_fields(std::string_view s) {
-  std::vector<std::string_view> out;
-  size_t i = 0;
-  while (i < s.size()) {
-    while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
-    size_t j = i;
-    while (j < s.size() && s[j] != ' ' && s[j] != '\t') ++j;
-    if (j > i) out.push_back(s.substr(i, j - i));
-    i = j;
-  }
-  return out;
-}
-
-// The first N fields of `s`, split as split_fields splits, without allocating (kvmon's parsers
-// run every tick); `total` counts every field of `s`, kept or not.
-template <size_t N>
-struct FirstFields {
-  std::array<std::string_view, N> field{};
-  size_t total = 0;
-};
-template <size_t N>
-FirstFields<N> first_fields(std::string_view s) {
-  FirstFields<N> out;
-  size_t i = 0;
-  while (i < s.size()) {
-    while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
-    size_t j = i;
-    while (j < s.size() && s[j] != ' ' && s[j] != '\t') ++j;
-    if (j > i) {
-      if (out.total < N) out.field[out.total] = s.substr(i, j - i);
-      ++out.total;
-    }
-    i = j;
-  }
-  return out;
-}
-
-// Calls fn(index, field) for each field of `s`, split as split_fields splits, without
-// allocating; returns how many fields there were.
+// Calls fn(index, field) for each field of `s`: runs of characters other than spaces and tabs
+// (empty fields are never passed), without allocating; returns how many fields there were.
 template <typename Fn>
 size_t for_each_field(std::string_view s, Fn&& fn) {
   size_t n = 0, i = 0;
@@ -76,6 +38,29 @@ size_t for_each_field(std::string_view s, Fn&& fn) {
     i = j;
   }
   return n;
+}
+
+// The fields of `s`, as for_each_field finds them, in a vector.
+inline std::vector<std::string_view> split_fields(std::string_view s) {
+  std::vector<std::string_view> out;
+  for_each_field(s, [&](size_t, std::string_view f) { out.push_back(f); });
+  return out;
+}
+
+// The first N fields of `s`, without allocating (kvmon's parsers run every tick); `total`
+// counts every field of `s`, kept or not.
+template <size_t N>
+struct FirstFields {
+  std::array<std::string_view, N> field{};
+  size_t total = 0;
+};
+template <size_t N>
+FirstFields<N> first_fields(std::string_view s) {
+  FirstFields<N> out;
+  out.total = for_each_field(s, [&](size_t i, std::string_view f) {
+    if (i < N) out.field[i] = f;
+  });
+  return out;
 }
 
 // `s` without spaces, tabs, carriage returns and newlines at either end.
