@@ -41,11 +41,7 @@ void BatchWriter::recycle(std::vector<Batch>& batches) {
   std::lock_guard lock(mutex_);
   for (Batch& b : batches) {
     if (spent_.size() >= kSpentKept) break;
-    b.scheduled_ts_us = 0;
-    b.new_instances.clear();
-    b.processes.clear();
-    b.host.reset();
-    b.events.clear();
+    b.clear();
     spent_.push_back(std::move(b));
   }
   batches.clear();

@@ -37,6 +37,15 @@ struct Batch {
   std::vector<ProcessSample> processes;
   std::optional<HostSample> host;
   std::vector<EventRecord> events;
+
+  // Empty again, its vectors' capacity kept (the writer hands stored batches back for reuse).
+  void clear() {
+    scheduled_ts_us = 0;
+    new_instances.clear();
+    processes.clear();
+    host.reset();
+    events.clear();
+  }
 };
 
 }  // namespace kv::mon
