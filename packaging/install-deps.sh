@@ -10,6 +10,7 @@ packages=(
   libboost-dev libhiredis-dev libmemcached-dev libproc2-dev libsqlite3-dev libcli11-dev nlohmann-json3-dev zlib1g-dev
   libssl-dev  # TLS targets
   libzstd-dev  # zstd-compressed cache traces (driver/workload/trace.cpp)
+  liburing-dev  # --io uring (driver/engine/loop/uring_transport.cpp)
   libgtest-dev
   redis-server memcached sqlite3
   redis-tools openssl  # the Cluster tests (redis-cli --cluster create) and the TLS tests' certificates

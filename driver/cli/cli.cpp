@@ -74,6 +74,7 @@ void print_bash_completion(CLI::App& app) {
        {"--key-pattern", "sequential uniform gaussian zipf zipf:1.2 R:R S:S G:G Z:Z"},
        {"--target", "redis:// rediss:// redis+cluster:// memcached://"},
        {"--wire-start", "call kernel"},
+       {"--io", "auto epoll uring"},
        {"--scenario", names.substr(1)}},
       {{"report", tables}, {"merge", "file"}});
 }

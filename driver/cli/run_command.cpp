@@ -168,6 +168,7 @@ void RunCommand::check(int argc, char** argv) {
   check_json_out();
   opts_.progress = !opts_.json;
   const std::vector<TargetSpec> specs = check_run_options(opts_);
+  resolve_io(opts_.steps);
   // Nor --hdr-log (one from a --config file too): the parent writes the group's logs
   // (write_group_hdr_logs); a process's own would make the parent's creation fail.
   if (!process_index_.empty()) opts_.hdr_log_prefix.clear();

@@ -32,6 +32,7 @@ OptionLook look_of(std::string_view name) {
       {"rate", {"REQ/S", ""}},
       {"spin-budget", {"PCT", ""}},
       {"wire-start", {"WHERE", ""}},
+      {"io", {"HOW", ""}},
       {"warmup", {"DURATION", ""}},
       {"threads", {"N", ",-t"}},
       {"connections", {"N", ",-c,--clients"}},

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "engine/io_mode.hpp"
 #include "engine/loop/event_client.hpp"
 #include "engine/pacer.hpp"
 #include "kvbench/clock.hpp"
@@ -266,7 +267,29 @@ std::vector<TargetSpec> check_run_options(const RunOptions& opts) {
   if (!opts.monitor_token_file.empty() && opts.monitors.empty())
     throw UsageError("--monitor-token-file needs --monitor");
   read_monitor_token(opts.monitor_token_file);
+  const bool uring = std::any_of(opts.steps.begin(), opts.steps.end(),
+                                 [](const RunStep& s) { return s.workload.io == IoMode::uring; });
+  if (uring) {
+    if (const std::string why = io_uring_refusal(); !why.empty())
+      throw UsageError("--io uring: " + why + " (--io epoll works here)");
+  }
   return specs;
+}
+
+void resolve_io(std::vector<RunStep>& steps) {
+  const auto open = [](const RunStep& s) {
+    return s.workload.io == IoMode::automatic && !s.workload.wire_start_kernel;
+  };
+  bool can = false;
+  if (std::any_of(steps.begin(), steps.end(), open)) {
+    const std::string why = io_uring_refusal();
+    can = why.empty();
+    if (!can) log_debug() << "--io auto: epoll (io_uring: " << why << ")";
+  }
+  for (auto& s : steps) {
+    if (s.workload.io == IoMode::automatic)
+      s.workload.io = can && open(s) ? IoMode::uring : IoMode::epoll;
+  }
 }
 
 std::vector<size_t> round_target_order(size_t targets, int round) {

@@ -74,6 +74,9 @@ inline std::string hdr_log_path(const std::string& prefix, int ordinal) {
 // limits, --monitor addresses and the token file. Returns the parsed targets. Throws
 // UsageError naming the option and the value; writes nothing.
 std::vector<TargetSpec> check_run_options(const RunOptions& opts);
+// --io auto settled for this host: uring where io_uring_refusal() finds nothing against it and
+// the step needs no epoll (--wire-start kernel), epoll otherwise. Before the run, once.
+void resolve_io(std::vector<RunStep>& steps);
 
 // What a run did; cli/ prints it (report/'s summary of run_id read from `db`).
 struct RunRecord {

@@ -296,6 +296,7 @@ std::string WorkloadSpec::to_json() const {
   j["rate"] = rate;
   if (rate > 0) j["spin_budget"] = spin_budget;
   j["wire_start"] = wire_start_kernel ? "kernel" : "call";
+  j["io"] = io_mode_name(io);
   j["warmup_us"] = warmup_us;
   j["seed"] = seed;
   if (worker_total > 0) {  // --segment: threads is this segment's share of these
@@ -304,6 +305,18 @@ std::string WorkloadSpec::to_json() const {
   }
   // The key prefix was checked to be UTF-8 at parse time; replace, never throw, regardless.
   return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+const char* io_mode_name(IoMode m) noexcept {
+  switch (m) {
+    case IoMode::epoll:
+      return "epoll";
+    case IoMode::uring:
+      return "uring";
+    case IoMode::automatic:
+      break;
+  }
+  return "auto";
 }
 
 uint32_t Ttls::ttl_for(uint64_t key_index) const noexcept {

@@ -142,6 +142,12 @@ struct TraceReplay {
   bool on() const { return !path.empty(); }
 };
 
+// --io: epoll (the ready list: a send and a receive call per socket) or uring (io_uring: one
+// ring per thread, multishot receives, a loop pass's sends in one call); automatic: uring where
+// the kernel can, epoll otherwise.
+enum class IoMode : uint8_t { automatic, epoll, uring };
+const char* io_mode_name(IoMode m) noexcept;
+
 // --connections per thread: the event engine holds up to kMaxEventConnections (one fd each:
 // ulimit -n must allow them).
 inline constexpr int kMaxEventConnections = 100000;
@@ -186,6 +192,9 @@ struct WorkloadSpec {
   // --wire-start kernel: each request's wire part starts at the kernel's transmit stamp of its
   // send (plain TCP) instead of at the send call's start
   bool wire_start_kernel = false;
+  // --io: how plain-TCP bytes move (engine/io_mode.hpp). automatic is settled before the run
+  // (resolve_io in run/run.hpp): uring where this kernel can and nothing needs epoll
+  IoMode io = IoMode::automatic;
   int64_t warmup_us = 0;  // leading time of each phase left out of summaries
   uint64_t seed = 1;
   int process_index = 0;  // --processes: this process's place; its workers take the

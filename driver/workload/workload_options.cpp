@@ -274,6 +274,11 @@ const std::vector<WorkloadOption>& workload_options() {
        "Where each request's wire part starts: call (the send call) or kernel (the kernel's "
        "transmit stamp; one more system call per send, plain TCP)",
        "call", false},
+      {"io",
+       "How plain-TCP bytes move: uring (io_uring: multishot receives, a loop pass's sends in "
+       "one call), epoll (a send and a receive call per socket), or auto (uring where the "
+       "kernel can, and not with --wire-start kernel). TLS stays on epoll",
+       "auto", false},
       {"warmup", "Leading time of each phase left out of summaries", "0s", false},
       {"threads", "Worker threads", "4", false},
       {"connections", "Connections per thread", "1", false},
@@ -349,6 +354,10 @@ void set_workload_option(WorkloadSpec& w, std::string_view name, std::string_vie
   else if (name == "wire-start") {
     if (value != "call" && value != "kernel") bad(name, value, "must be call or kernel");
     w.wire_start_kernel = value == "kernel";
+  } else if (name == "io") {
+    if (value != "auto" && value != "epoll" && value != "uring")
+      bad(name, value, "must be auto, epoll or uring");
+    w.io = value == "uring" ? IoMode::uring : value == "epoll" ? IoMode::epoll : IoMode::automatic;
   } else if (name == "warmup")
     w.warmup_us = with_name(name, value, parse_duration_us);
   else if (name == "threads")
@@ -399,6 +408,10 @@ void check_workload(const WorkloadSpec& w, bool warmup_added) {
       throw UsageError(std::string("--verify with --mix ") + op_name(e.op) +
                        ": the values it changes cannot be checked");
   }
+  if (w.io == IoMode::uring && w.wire_start_kernel)
+    throw UsageError(
+        "--io uring with --wire-start kernel: transmit stamps are read on epoll only (--io "
+        "epoll)");
   check_multi_key_get(w);
   check_mset(w);
   check_mix_shapes(w);

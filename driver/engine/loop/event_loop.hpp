@@ -31,9 +31,14 @@
 
 namespace kv::drive::loop {
 
+class UringLoop;
+
 class Worker {
  public:
   explicit Worker(const WorkerContext& context);
+  ~Worker();
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
 
   void run();
   void schedule_wake(User* u, int64_t at) {
@@ -118,7 +123,12 @@ class Worker {
     // NOLINTNEXTLINE(modernize-loop-convert)
     for (size_t i = 0; i < dirty_.size(); ++i) dirty_[i]->flush();
     dirty_.clear();
+    if (uring_) submit_ring();
   }
+  // --io uring: what the pass queued on the ring leaves in one call.
+  void submit_ring();
+  // --io uring: completions waiting (reaped before the loop sleeps); false without a ring.
+  bool ring_pending() const;
   // A Redis Cluster: starts a CLUSTER SLOTS read when the router wants one (rate-limited) and
   // applies the one that is over.
   void refresh_slots(int64_t now);
@@ -140,6 +150,9 @@ class Worker {
   SpinBudget spin_;
   st::SlotRefresh refresh_;
   size_t depth_ = 1;
+  // --io uring: the worker's ring (null: epoll). Declared after links_: it goes first, waiting
+  // for what the kernel still holds of their transports.
+  std::unique_ptr<UringLoop> uring_;
 };
 
 }  // namespace kv::drive::loop

@@ -9,6 +9,7 @@
 
 #include "engine/loop/event_client.hpp"
 #include "engine/loop/event_loop.hpp"
+#include "engine/loop/uring_transport.hpp"
 #include "kvbench/clock.hpp"
 #include "kvbench/log.hpp"
 
@@ -26,7 +27,22 @@ Worker::Worker(const WorkerContext& context)
       end_ns(phase_end_ns(context)),
       ready_(io),
       guard_(asio::make_work_guard(io)),
-      waiter_(context.clock.waiter(io, context.plan.open_loop() ? &margin_ : nullptr)) {}
+      waiter_(context.clock.waiter(io, context.plan.open_loop() ? &margin_ : nullptr)) {
+  if (context.workload.io != IoMode::uring) return;
+  uring_ = std::make_unique<UringLoop>(io);
+  if (uring_->ok()) return;
+  // Checked at the start (io_uring_refusal); a ring this thread could not make after all
+  // (memory, a limit) leaves it on epoll, said once.
+  LogLine(LogLevel::warn) << "worker " << context.index << ": --io uring: " << uring_->error()
+                          << "; this thread uses epoll";
+  uring_.reset();
+}
+
+Worker::~Worker() = default;
+
+void Worker::submit_ring() { uring_->submit(); }
+
+bool Worker::ring_pending() const { return uring_ && uring_->pending(); }
 
 std::unique_ptr<Transport> Worker::make_transport(const EventClient& client, size_t server,
                                                   TransportEvents& events) {
@@ -35,6 +51,7 @@ std::unique_ptr<Transport> Worker::make_transport(const EventClient& client, siz
   if (client.tls_context() != nullptr)
     return std::make_unique<TlsTransport>(loop, events, *client.tls_context(),
                                           client.spec().servers[server].host);
+  if (uring_) return std::make_unique<UringTransport>(loop, events, *uring_);
   return std::make_unique<TcpTransport>(loop, events);
 }
 
@@ -248,6 +265,11 @@ void Worker::run() {
     }
     if (unfinished == 0 && busy == 0 && (!waits_for_end || now >= end_ns || should_stop(ctx)))
       break;
+    if (ring_pending()) {  // completions came during the pass: handled before any sleep
+      uring_->reap();
+      flush_dirty();
+      continue;
+    }
     int64_t wake = last_tick + kTickNs;
     if (!heap_.empty()) {
       const int64_t due = heap_.top().first;

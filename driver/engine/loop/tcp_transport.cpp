@@ -67,6 +67,13 @@ ssize_t read_stamped(int fd, char* buf, size_t len, int64_t* arrived_ns,
   return n;
 }
 
+int64_t arrival_now(const cmsghdr* c, int64_t* read_ns) noexcept {
+  const int64_t steady = clock_ns(CLOCK_MONOTONIC);
+  *read_ns = steady;
+  if (c == nullptr) return 0;
+  return steady_stamp(c, steady, clock_ns(CLOCK_REALTIME));
+}
+
 bool enable_tx_timestamps(int fd) noexcept {
   const int flags = SOF_TIMESTAMPING_RX_SOFTWARE | SOF_TIMESTAMPING_SOFTWARE |
                     SOF_TIMESTAMPING_TX_SOFTWARE | SOF_TIMESTAMPING_OPT_ID |

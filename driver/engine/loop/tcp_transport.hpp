@@ -17,6 +17,7 @@
 // recvmsg(MSG_ERRQUEUE), and its arrival raises EPOLLERR on the socket.
 #pragma once
 
+#include <sys/socket.h>
 #include <sys/types.h>
 
 #include <cstddef>
@@ -38,6 +39,11 @@ bool enable_rx_timestamps(int fd) noexcept;
 // the steady clock right after the read (the time its replies were read: no clock read more).
 ssize_t read_stamped(int fd, char* buf, size_t len, int64_t* arrived_ns,
                      int64_t* read_ns = nullptr) noexcept;
+
+// A receive stamp read some other way (the io_uring transport's recvmsg): the clocks read now,
+// *read_ns the steady one, and the stamp of `c` (an SCM_TIMESTAMPING message; null: none) moved
+// to it as read_stamped's; 0 when absent or out of range.
+int64_t arrival_now(const cmsghdr* c, int64_t* read_ns) noexcept;
 
 // Also asks the kernel to stamp the last byte of every send on `fd` when it leaves for the
 // device; false when it refused. Call once connected, with nothing unacknowledged in flight:

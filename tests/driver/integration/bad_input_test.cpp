@@ -55,6 +55,7 @@ const std::vector<BadValues>& bad_workload_values() {
         {"rate", {"abc", "-1", "1e400", "2e9", "nan", "", "-inf"}},
         {"spin-budget", {"abc", "-1", "101", "101%", "%", "", "nan", "10%%", "1e400"}},
         {"wire-start", {"abc", "", "Kernel", "send", "call,kernel"}},
+        {"io", {"abc", "", "Uring", "io_uring", "epoll,uring"}},
         {"warmup", durations},
         {"threads", ints},
         {"connections", {"abc", "-1", "0", "99999999999999999999", "1e400", "1.5", "", "200000"}},
@@ -382,6 +383,9 @@ TEST_F(KvdriveBadInput, TargetUris) {
   cases.push_back(
       {{"run", "--db", kDb, "--target", "rediss://127.0.0.1:6379", "--wire-start", "kernel"},
        {"--wire-start kernel", "rediss://127.0.0.1:6379 is TLS"}});
+  cases.push_back(
+      {{"run", "--db", kDb, "--target", target_, "--io", "uring", "--wire-start", "kernel"},
+       {"--io uring with --wire-start kernel", "epoll only"}});
   cases.push_back(
       {{"run", "--db", kDb, "--target", target_, "--password-file", dir_.file("no-such-file")},
        {"--password-file", "no-such-file"}});

@@ -149,7 +149,10 @@ long long store_gets(StoreServer& server, bool redis) {
 // 0.2 s on an idle host) instead of waiting out the request in flight. The requests it gave up are
 // neither ok nor failed, and are said (an event): once the store runs again it executes them, so
 // its own count is kvdrive's plus those, exactly.
-TEST(KvdriveFaults, CtrlCWhileTheStoreIsStoppedEndsWithinASecond) {
+// Ctrl-C while the store is stopped (SIGSTOP), through the transport `io`: the requests in flight
+// are given up at once (abandoned, not errors), and those that reached the store are executed
+// once it runs again.
+void ctrl_c_while_the_store_is_stopped(const std::string& io) {
   for (bool redis : {true, false}) {
     for (const char* pipeline : {"1", "8"}) {
       SCOPED_TRACE(std::string(redis ? "redis" : "memcached") + " --pipeline " + pipeline);
@@ -158,9 +161,10 @@ TEST(KvdriveFaults, CtrlCWhileTheStoreIsStoppedEndsWithinASecond) {
       TempDir dir;
       std::string log = dir.file("kvdrive.log");
       std::string db_path = dir.file("r.db");
-      Process p({kKvdrive, "run", "--db", db_path, "--target", server.uri(), "--keys", "1000",
-                 "--phases", "read", "--duration", "120s", "--timeout", "20s", "--threads", "2",
-                 "--pipeline", pipeline},
+      Process p({kKvdrive,     "run",        "--db",      db_path,    "--target",
+                 server.uri(), "--keys",     "1000",      "--phases", "read",
+                 "--duration", "120s",       "--timeout", "20s",      "--threads",
+                 "2",          "--pipeline", pipeline,    "--io",     io},
                 log);
       ASSERT_TRUE(wait_for_value(db_path, "SELECT count(*) FROM driver_seconds", 60'000))
           << slurp(log);
@@ -208,6 +212,16 @@ TEST(KvdriveFaults, CtrlCWhileTheStoreIsStoppedEndsWithinASecond) {
       }
     }
   }
+}
+
+TEST(KvdriveFaults, CtrlCWhileTheStoreIsStoppedEndsWithinASecond) {
+  ctrl_c_while_the_store_is_stopped("epoll");
+}
+
+// io_uring: the multishot receive of each socket is cancelled and the socket shut down, as the
+// epoll transport shuts it down.
+TEST(KvdriveFaults, CtrlCWhileTheStoreIsStoppedEndsWithinASecondOnIoUring) {
+  ctrl_c_while_the_store_is_stopped("uring");
 }
 
 // A second Ctrl-C leaves at once, and the run is marked interrupted, not left running (read

@@ -31,40 +31,55 @@ long long wall_us() {
       .count();
 }
 
-class MemcachedPipeline : public ::testing::TestWithParam<std::string> {};
+// A protocol (text or binary) through a transport (--io epoll or uring).
+struct Mode {
+  std::string proto;
+  std::string io;
+};
+
+class MemcachedPipeline : public ::testing::TestWithParam<Mode> {
+ protected:
+  // The target with the protocol, and the --io option.
+  std::string uri(const StoreServer& s) const { return s.uri() + "?protocol=" + GetParam().proto; }
+  std::vector<std::string> io() const { return {"--io", GetParam().io}; }
+};
+
+std::vector<std::string> operator+(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
 
 TEST_P(MemcachedPipeline, EveryRequestCountedAsTheServerCountsIt) {
-  const std::string& proto = GetParam();
   StoreServer memcached(StoreServer::Kind::memcached);
   KV_START_OR_SKIP(memcached);
   TempDir dir;
-  const std::string uri = memcached.uri() + "?protocol=" + proto;
-  auto out = run_kvdrive(dir, {"run",
-                               "--db",
-                               dir.file("r.db"),
-                               "--target",
-                               uri,
-                               "--keys",
-                               "3000",
-                               "--threads",
-                               "2",
-                               "--connections",
-                               "3",
-                               "--pipeline",
-                               "16",
-                               "--phases",
-                               "load,read,mixed",
-                               "--ratio",
-                               "1:3",
-                               "--requests",
-                               "20000",
-                               "--hit-rate",
-                               "0.7",
-                               "--verify",
-                               "--value-size",
-                               "10-2000",
-                               "--key-pattern",
-                               "uniform"});
+  auto out = run_kvdrive(dir, std::vector<std::string>{"run",
+                                                       "--db",
+                                                       dir.file("r.db"),
+                                                       "--target",
+                                                       uri(memcached),
+                                                       "--keys",
+                                                       "3000",
+                                                       "--threads",
+                                                       "2",
+                                                       "--connections",
+                                                       "3",
+                                                       "--pipeline",
+                                                       "16",
+                                                       "--phases",
+                                                       "load,read,mixed",
+                                                       "--ratio",
+                                                       "1:3",
+                                                       "--requests",
+                                                       "20000",
+                                                       "--hit-rate",
+                                                       "0.7",
+                                                       "--verify",
+                                                       "--value-size",
+                                                       "10-2000",
+                                                       "--key-pattern",
+                                                       "uniform"} +
+                                  io());
   ASSERT_EQ(out.exit_code, 0) << out.output;
   auto db = kv::open_results_db(dir.file("r.db"));
   EXPECT_EQ(query_int(db, "SELECT connections FROM phases LIMIT 1"), 6);
@@ -90,14 +105,14 @@ TEST_P(MemcachedPipeline, EveryRequestCountedAsTheServerCountsIt) {
 }
 
 TEST_P(MemcachedPipeline, VerificationSeesAValueChangedBehindItsBack) {
-  const std::string& proto = GetParam();
   StoreServer memcached(StoreServer::Kind::memcached);
   KV_START_OR_SKIP(memcached);
   TempDir dir;
-  const std::string uri = memcached.uri() + "?protocol=" + proto;
-  const std::vector<std::string> common = {"--target",   uri, "--keys",        "1000",
-                                           "--threads",  "1", "--connections", "2",
-                                           "--pipeline", "8", "--value-size",  "100-300"};
+  const std::vector<std::string> common =
+      std::vector<std::string>{
+          "--target", uri(memcached), "--keys", "1000",         "--threads", "1", "--connections",
+          "2",        "--pipeline",   "8",      "--value-size", "100-300"} +
+      io();
   auto args = [&](std::vector<std::string> a) {
     a.insert(a.end(), common.begin(), common.end());
     return a;
@@ -121,20 +136,15 @@ TEST_P(MemcachedPipeline, VerificationSeesAValueChangedBehindItsBack) {
 }
 
 TEST_P(MemcachedPipeline, KilledServerMidBatchCountsErrorsAndRecovers) {
-  const std::string& proto = GetParam();
   StoreServer memcached(StoreServer::Kind::memcached);
   KV_START_OR_SKIP(memcached);
   TempDir dir;
   std::string log = dir.file("kvdrive.log");
-  Process p({kKvdrive,        "run",
-             "--db",          dir.file("r.db"),
-             "--target",      memcached.uri() + "?protocol=" + proto,
-             "--keys",        "1000",
-             "--phases",      "load,read",
-             "--duration",    "10s",
-             "--threads",     "2",
-             "--connections", "4",
-             "--pipeline",    "16",
+  Process p({kKvdrive,        "run",         "--db",       dir.file("r.db"),
+             "--io",          GetParam().io, "--target",   uri(memcached),
+             "--keys",        "1000",        "--phases",   "load,read",
+             "--duration",    "10s",         "--threads",  "2",
+             "--connections", "4",           "--pipeline", "16",
              "--timeout",     "500ms"},
             log);
   ASSERT_TRUE(wait_for_value(dir.file("r.db"), phase_rows_at_least("read", 1))) << slurp(log);
@@ -178,7 +188,14 @@ TEST_P(MemcachedPipeline, KilledServerMidBatchCountsErrorsAndRecovers) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Protocols, MemcachedPipeline, ::testing::Values("text", "binary"));
+// Both transports: io_uring's multishot receives and batched sends must count as epoll's do, see
+// a changed value, and fail and reconnect the same way when the server is killed.
+INSTANTIATE_TEST_SUITE_P(Protocols, MemcachedPipeline,
+                         ::testing::Values(Mode{"text", "epoll"}, Mode{"binary", "epoll"},
+                                           Mode{"text", "uring"}, Mode{"binary", "uring"}),
+                         [](const ::testing::TestParamInfo<Mode>& i) {
+                           return i.param.proto + "_" + i.param.io;
+                         });
 
 // Binary protocol: every set's own reply is read, so a set the server refuses (larger than its
 // 1 MB item limit) is an error of that request, in the same batch as sets that succeed.

@@ -1,0 +1,138 @@
+// The io_uring transport (--io uring): plain TCP through one ring per worker thread instead of
+// the ready list's epoll and a send and a receive call per socket.
+//
+// - Receives: one multishot recvmsg per socket, into the worker's provided buffers (a buffer
+//   ring, registered with io_uring_register_buf_ring: liburing 2.3 has no setup helper). Each
+//   completion carries its payload and, in its control part, the kernel's receive stamp
+//   (SCM_TIMESTAMPING, as TcpTransport's recvmsg), so the latency split is the same on both.
+// - Sends: a link's write is one send queued on the ring; every send queued during a loop pass
+//   leaves in one io_uring_enter at the pass's end (Worker::flush_dirty), whose start is each
+//   request's send time. A link writes again when its send completed (on_drained).
+// - The worker waits as before, on Asio: the ring's descriptor is readable while completions wait,
+//   and the loop also reaps before it sleeps (UringLoop::pending), so none is missed.
+//
+// TLS stays on epoll (TlsTransport); --wire-start kernel needs epoll (its transmit stamps are
+// read with recvmsg(MSG_ERRQUEUE)). Internal to engine/loop/.
+#pragma once
+
+#include <liburing.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/loop/socket_transport.hpp"
+
+namespace kv::drive::loop {
+
+class UringTransport;
+
+// Why this kernel cannot run the io_uring transport ("" when it can): a ring, a registered
+// buffer ring and a multishot recvmsg on a socket pair, each tried.
+std::string uring_refusal();
+
+class UringLoop {
+ public:
+  explicit UringLoop(asio::io_context& io);
+  ~UringLoop();
+  UringLoop(const UringLoop&) = delete;
+  UringLoop& operator=(const UringLoop&) = delete;
+  bool ok() const noexcept { return ok_; }  // false: no ring (the worker uses epoll)
+  const std::string& error() const noexcept { return error_; }
+
+  // A transport's number on this ring (its completions name it); transports live as long as the
+  // worker.
+  uint32_t enroll(UringTransport* t);
+  // Queues a multishot recvmsg / a send (submitted by submit()); `tag` is the transport's number
+  // and the socket's generation.
+  void recv(uint64_t tag, int fd);
+  void send(uint64_t tag, int fd, const char* data, size_t len, UringTransport* t);
+  void cancel(uint64_t tag_kind);  // the receive or the send of that tag
+  // Submits what was queued: the start of this call is the send time of every send in it.
+  void submit();
+  // Completions are waiting (or the kernel holds some to flush): reap() before sleeping.
+  bool pending() const noexcept;
+  // Hands every waiting completion to its transport; true when there was one.
+  bool reap();
+  // A release: waits (up to 1 s) until neither a receive nor a send of `t` is in the kernel,
+  // handling only `t`'s completions (the others wait for the next reap).
+  void settle(UringTransport& t);
+
+  // Provided buffers: a completion's buffer, and its return to the ring.
+  char* buffer(uint16_t id) noexcept { return bufs_.get() + size_t{id} * kBufferBytes; }
+  void recycle(uint16_t id) noexcept;
+  const msghdr& recv_shape() const noexcept { return shape_; }
+
+  static constexpr uint32_t kBuffers = 256;      // per worker (a power of two)
+  static constexpr size_t kBufferBytes = 16384;  // header, stamp and up to ~16 KB of replies
+  static constexpr uint64_t kKindRecv = 0, kKindSend = 1, kKindCancel = 2;
+
+ private:
+  struct Done {  // a completion set aside by settle()
+    uint64_t data;
+    int32_t res;
+    uint32_t flags;
+  };
+  void arm();
+  void dispatch(uint64_t data, int32_t res, uint32_t flags);
+  // A completion's share of the bookkeeping: what the kernel still holds, the buffer back.
+  void account(uint64_t data, uint32_t flags) noexcept;
+  io_uring_sqe* next_sqe();
+
+  io_uring ring_{};
+  bool made_ = false;  // ring_ was set up
+  bool ok_ = false;
+  std::string error_;
+  std::unique_ptr<char[]> bufs_;
+  io_uring_buf_ring* br_ = nullptr;  // page-aligned (freed with free())
+  msghdr shape_{};                   // recvmsg's shape: no name, room for the receive stamp
+  std::unique_ptr<asio::posix::stream_descriptor> wake_;  // the ring's descriptor, on Asio
+  bool armed_ = false;
+  std::vector<UringTransport*> transports_;
+  std::vector<UringTransport*> unsent_;  // sends queued since the last submit
+  std::vector<Done> later_;              // settle()'s set-aside completions
+  uint64_t in_kernel_ = 0;               // receives armed and sends under way, every transport
+};
+
+class UringTransport final : public SocketTransport {
+ public:
+  UringTransport(SocketLoop loop, TransportEvents& events, UringLoop& ring);
+  void start_reading() override;
+  ptrdiff_t write(std::string_view bytes, bool now_only) override;
+  void close() override;
+  Handoff release(bool shutdown) override;
+
+  // UringLoop's: a receive / send completion of the socket generation `gen`.
+  void on_recv(uint32_t gen, int32_t res, uint32_t flags);
+  void on_send(uint32_t gen, int32_t res);
+  void sent_at(int64_t at) noexcept { send_at_ = at; }
+  uint32_t id() const noexcept { return id_; }
+  uint32_t gen32() const noexcept { return static_cast<uint32_t>(gen_) & 0x3fffffffU; }
+  bool in_kernel() const noexcept { return recv_armed_ || send_armed_; }
+  // settle(): a completion of the current socket while it is handed back.
+  void settled(bool recv, int32_t res, uint32_t flags);
+
+ private:
+  void on_open() override;
+  uint64_t tag() const noexcept { return uint64_t{id_} << 32 | uint64_t{gen32()} << 2; }
+  void arm_recv();
+  void send_rest();
+
+  UringLoop& ring_;
+  uint32_t id_;
+  bool recv_armed_ = false;  // a multishot recvmsg of the current socket is in the kernel
+  bool send_armed_ = false;  // a send of sending_[sent_..] is
+  bool stray_ = false;       // bytes came while it was handed back: not handed on
+  size_t sent_ = 0;
+  int64_t send_at_ = 0;
+  // Sends of a closed socket still in the kernel, each with its generation: their bytes stay
+  // alive until their completion comes.
+  std::vector<std::pair<uint32_t, std::string>> orphans_;
+};
+
+}  // namespace kv::drive::loop
