@@ -48,6 +48,12 @@ void Link::mark_dirty() {
   w_.dirty(this);
 }
 
+void Link::watch() {
+  if (watched_) return;
+  watched_ = true;
+  w_.watch(this);
+}
+
 void Link::send(User* u, const Pending& p, std::string_view key, std::string_view value,
                 uint8_t redirects) {
   const size_t before = out_.size();
@@ -70,6 +76,7 @@ void Link::send(User* u, const Pending& p, std::string_view key, std::string_vie
   const uint64_t start = queued_bytes_;
   queued_bytes_ += out_.size() - before;
   fifo_.push(Flight{u, p, Codec::reply_kind(p.op), start, queued_bytes_, 0, redirects});
+  watch();
   mark_dirty();
 }
 

@@ -66,6 +66,12 @@ class Link final : private TransportEvents {
   void flush();
   void start_connect(int64_t now);
   void check(int64_t now);  // timeouts
+  // Whether check() has anything to look at: a request in flight, or a connect under way. Only
+  // such links are on the worker's watch list (Worker::tick), so an idle connection costs nothing
+  // between its requests.
+  bool needs_check() const noexcept {
+    return state_ == State::connecting || (state_ == State::up && !fifo_.empty());
+  }
   // Ctrl-C: every request in flight is given up; the socket is closed.
   void interrupt();
   // The phase is over: hands a clean socket back to the client (else closes it).
@@ -119,6 +125,7 @@ class Link final : private TransportEvents {
   // take goes out as in flush.
   void flush_split();
   void mark_dirty();
+  void watch();  // onto the worker's watch list, once
   void append_asking(int64_t queued_ns);
   // A redirected request waiting for this link's connect.
   struct Parked {
@@ -142,6 +149,7 @@ class Link final : private TransportEvents {
   std::deque<uint64_t> splits_;  // stream offsets where a set's value begins (writes=split)
   std::string out_;
   bool dirty_ = false;
+  bool watched_ = false;  // on the worker's watch list
   // Bytes ever appended to out_ / written to the socket: a request whose first byte is below
   // written_bytes_ reached the store (in part at least).
   uint64_t queued_bytes_ = 0, written_bytes_ = 0;

@@ -205,9 +205,19 @@ void Worker::wake_due(int64_t now) {
 }
 
 void Worker::tick(int64_t now) {
-  // By index: a check that fails requests may add a link (a redirect to a new node).
-  // NOLINTNEXTLINE(modernize-loop-convert)
-  for (size_t i = 0; i < links_.size(); ++i) links_[i]->check(now);
+  // The watched links only, by index: a check that fails requests may watch more links (a
+  // redirect to a new node, a reconnect); one with nothing left to check leaves the list.
+  for (size_t i = 0; i < watched_.size();) {
+    Link* l = watched_[i];
+    l->check(now);
+    if (l->needs_check()) {
+      ++i;
+      continue;
+    }
+    l->watched_ = false;
+    watched_[i] = watched_.back();
+    watched_.pop_back();
+  }
   if (router) refresh_slots(now);
   if (stopping(now)) {
     for (auto& u : users_) {

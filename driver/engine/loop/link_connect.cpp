@@ -72,6 +72,7 @@ void Link::start_connect(int64_t now) {
   codec_.reset();
   state_ = State::connecting;
   connect_started_ = now;
+  watch();
   t_->connect(client_.address(server_), client_.spec().tcp_nodelay);
 }
 
@@ -94,6 +95,7 @@ void Link::on_connected(int64_t now) {
     f.end = queued_bytes_;
     fifo_.push(f);
   }
+  if (n > 0) watch();
   t_->start_reading();
   mark_dirty();
   parking_.swap(parked_);
