@@ -7,7 +7,8 @@
 #
 # Usage: bench/driver_vs_peers.sh [--duration S] [--rounds N] [--keys N] [--kvdrive PATH]
 #                                 [--memtier PATH] [--engine E] [--conns LIST] [--configs GLOB]
-#                                 [--baseline PATH] [--out FILE] [--keep]
+#                                 [--baseline PATH] [--kvdrive-args ARGS] [--baseline-args ARGS]
+#                                 [--out FILE] [--keep]
 #   --duration S    seconds per measurement (default 4)
 #   --rounds N      rounds of alternation, at least 3 (default 3)
 #   --keys N        keyspace, prefilled before each value size (default 20000)
@@ -28,6 +29,10 @@
 #                   --baseline` of the two builds' rounds gives, per configuration, req/s, p50
 #                   and p99 as kvdrive/baseline with a 95 % interval and a verdict (an interval
 #                   needs 4 rounds or more: --rounds 5)
+#   --kvdrive-args ARGS, --baseline-args ARGS
+#                   more kvdrive options for kvdrive's / the baseline's runs, split at spaces (e.g.
+#                   the same binary as both, --kvdrive-args '--io uring' --baseline-args '--io
+#                   epoll': the two transports side by side with memtier in one run)
 #   --configs GLOB  only configurations whose name matches (e.g. 'redis-*-c50p16')
 #   --out FILE      markdown report (default bench/results/driver_vs_peers-<date>.md)
 #   --keep          keep the temp dir (raw rows, logs, results dbs)
@@ -36,6 +41,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 duration=4 rounds=3 keys=20000 kvdrive="" memtier="" configs="*" out="" keep=0 engine=events conns_list=50 memtier_only=0 baseline=""
+kvdrive_args="" baseline_args=""
 command_line="$0 $*"
 while (($#)); do
   case "$1" in
@@ -46,6 +52,8 @@ while (($#)); do
     --memtier) memtier=$2; shift 2 ;;
     --configs) configs=$2; shift 2 ;;
     --engine) engine=$2; shift 2 ;;
+    --kvdrive-args) kvdrive_args=$2; shift 2 ;;
+    --baseline-args) baseline_args=$2; shift 2 ;;
     --conns) conns_list=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --keep) keep=1; shift ;;
@@ -152,8 +160,11 @@ kvdrive_run() { # config proto uri ratio size pipeline round [binary tool]
   if [[ $proto == memcached && $engine == classic ]] && ((pipe == 1)); then
     conn_args=(--threads $((threads * per_thread)))  # one blocking connection each
   else conn_args=(--threads $threads --connections $per_thread --pipeline "$pipe"); fi
-  local engine_args=()
+  local engine_args=() extra
   [[ $engine == events ]] || engine_args=(--engine "$engine")
+  extra=$kvdrive_args; [[ $tool == kvdrive ]] || extra=$baseline_args
+  # shellcheck disable=SC2206  # split at spaces, as documented
+  engine_args+=($extra)
   timed "$spid" "$work/kv.json" "$bin" run "${engine_args[@]}" --db "$db" --target "$uri" --keys "$keys" \
     --value-size "$size" --phases mixed --ratio "$ratio" --key-pattern uniform \
     --duration "${duration}s" "${conn_args[@]}" --json || return 0
@@ -257,7 +268,7 @@ prefill() { # proto size
 }
 
 echo "driver_vs_peers: redis :$rport (pid $rpid), memcached :$mport (pid $mpid), ${duration}s x $rounds rounds, keys $keys"
-echo "driver_vs_peers: kvdrive $kvdrive (--engine $engine); memtier ${memtier:-skipped (not found)}"
+echo "driver_vs_peers: kvdrive $kvdrive $kvdrive_args (--engine $engine)${baseline:+; baseline $baseline $baseline_args}; memtier ${memtier:-skipped (not found)}"
 load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 t_start=$(date +%s)
 for proto in redis memcached; do
@@ -367,7 +378,7 @@ cpu_model=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
   echo "- Command: \`${command_line% }\` ($(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?'))"
   echo "- Machine: $(nproc) cores, $cpu_model, kernel $(uname -r), $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo) RAM; load average at start $load_start, at end $load_end (shared machine)"
   echo "- Servers: $(redis-server --version | awk '{ print $1, $2, $3 }'), memcached $(memcached -V | awk '{ print $2 }') (-t 4); loopback; ${keys} keys prefilled per value size"
-  echo "- Tools: kvdrive ($kvdrive)${baseline:+, kvdrive-baseline ($baseline)}, memtier_benchmark $(if [[ -n "$memtier" ]]; then echo "$(git -C "$(dirname "$memtier")" describe --tags --always 2>/dev/null || "$memtier" --version 2>/dev/null | awk '{ print $3; exit }') ($memtier)"; else echo skipped; fi), redis-benchmark $(redis-benchmark --version | awk '{ print $2 }'), memcslap (libmemcached $(memcslap --version 2>&1 | sed -n 's/.*libmemcached v\([0-9.]*\).*/\1/p'))"
+  echo "- Tools: kvdrive ($kvdrive${kvdrive_args:+ $kvdrive_args})${baseline:+, kvdrive-baseline ($baseline${baseline_args:+ $baseline_args})}, memtier_benchmark $(if [[ -n "$memtier" ]]; then echo "$(git -C "$(dirname "$memtier")" describe --tags --always 2>/dev/null || "$memtier" --version 2>/dev/null | awk '{ print $3; exit }') ($memtier)"; else echo skipped; fi), redis-benchmark $(redis-benchmark --version | awk '{ print $2 }'), memcslap (libmemcached $(memcslap --version 2>&1 | sed -n 's/.*libmemcached v\([0-9.]*\).*/\1/p'))"
   echo "- ${duration} s per measurement, ${rounds} rounds in alternation (kvdrive${baseline:+, kvdrive-baseline}, memtier, redis-benchmark/memcslap, repeat); medians over rounds; whole run ${elapsed} s"
   echo "- kvdrive --engine $engine; connection counts: $conns_list (c1: 1 thread; else 2 threads x c/2 connections, for every tool)"
   echo "- At 50 connections: Redis kvdrive --threads 2 --connections 25, memtier --threads 2 --clients 25, redis-benchmark -c 50 --threads 2; memcached unpipelined kvdrive under --engine events as Redis, under classic --threads 50 (one blocking libmemcached connection per thread), pipelined kvdrive --threads 2 --connections 25 --pipeline 16 (buffered sets + one multi-get per connection per round), memtier --threads 2 --clients 25 (--pipeline 16), memcslap -c 50 (50 threads; it cannot pipeline)"
