@@ -69,11 +69,15 @@ std::string uring_refusal() {
     io_uring_prep_recvmsg_multishot(s, sv[0], &m, 0);
     s->flags |= IOSQE_BUFFER_SELECT;
     s->buf_group = 7;
-    ::write(sv[1], "x", 1);
-    io_uring_submit(&probe);
     io_uring_cqe* c = nullptr;
     __kernel_timespec ts{1, 0};
-    const int r2 = io_uring_wait_cqe_timeout(&probe, &c, &ts);
+    int r2 = 0;
+    if (::write(sv[1], "x", 1) != 1) {
+      r2 = -errno;
+    } else {
+      io_uring_submit(&probe);
+      r2 = io_uring_wait_cqe_timeout(&probe, &c, &ts);
+    }
     if (r2 < 0)
       why = failed("a multishot recvmsg", r2);
     else if (c->res == -EINVAL)

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <memory>
 #include <mutex>
+#include <ostream>
 #include <thread>
 #include <vector>
 
@@ -36,6 +37,8 @@ struct Mode {
   std::string proto;
   std::string io;
 };
+
+void PrintTo(const Mode& m, std::ostream* os) { *os << m.proto << " over " << m.io; }
 
 class MemcachedPipeline : public ::testing::TestWithParam<Mode> {
  protected:
