@@ -8,27 +8,29 @@
 # and the top symbols by self time are printed.
 #
 # Usage: bench/syscalls_per_request.sh [--duration S] [--kvdrive PATH] [--memtier PATH]
-#                                      [--configs GLOB] [--perf] [--out FILE]
+#                                      [--configs GLOB] [--ios LIST] [--perf] [--out FILE]
 #   --duration S    seconds per run (default 3)
 #   --kvdrive PATH  default $KV_BUILD_DIR/driver/kvdrive, else build/
 #   --memtier PATH  default memtier_benchmark on PATH, else /work/peers/memtier/bin/ or
 #                   /tmp/memtier-src/; absent: its rows say "skipped"
 #   --configs GLOB  which of redis|memcached-1:10-100B-p1|p16, redis|memcached-1:1-10KB-p16
 #                   (default all six)
-#   --perf          also profile
+#   --ios LIST      kvdrive's --io values, one row each (default epoll,uring)
+#   --perf          also profile (kvdrive with the last of --ios)
 #   --out FILE      also write the Markdown tables to FILE
 # Every tool runs 2 threads x 25 connections, mixed phase, uniform keys over 20,000 keys
 # prefilled by kvdrive. Needs redis-server, memcached, perf (Debian's linux-perf; root, or
 # kernel.perf_event_paranoid <= -1 for the tracepoints), jq.
 set -euo pipefail
 
-duration=3 kvdrive="" memtier="" configs="*" perf=0 out=""
+duration=3 kvdrive="" memtier="" configs="*" perf=0 out="" ios=epoll,uring
 while (($#)); do
   case $1 in
     --duration) duration=$2; shift 2 ;;
     --kvdrive) kvdrive=$2; shift 2 ;;
     --memtier) memtier=$2; shift 2 ;;
     --configs) configs=$2; shift 2 ;;
+    --ios) ios=$2; shift 2 ;;
     --perf) perf=1; shift ;;
     --out) out=$2; shift 2 ;;
     -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
@@ -76,7 +78,7 @@ kv_wait_port "$rport" "$work/redis.log"
 kv_wait_port "$mport" "$work/memcached.log"
 
 keys=20000
-calls="sendto write writev sendmsg recvfrom read readv recvmsg epoll_wait epoll_pwait epoll_ctl poll futex"
+calls="sendto write writev sendmsg recvfrom read readv recvmsg epoll_wait epoll_pwait epoll_ctl poll futex io_uring_enter"
 # per_request FILE OPS: OPS, then count/OPS for each call above, the receives that returned
 # EAGAIN per request, and the sum of the calls above per request, from perf stat -x, output
 # ("count,,event,...").
@@ -108,14 +110,16 @@ run_config() { # name proto ratio size pipeline
   else uri=memcached://127.0.0.1:$mport port=$mport mproto=memcache_text; fi
   "$kvdrive" run --db "$work/load.db" --target "$uri" --keys "$keys" --value-size "$size" \
     --phases load --threads 2 >/dev/null 2>&1
-  local kv=("$kvdrive" run --db "$work/kv.db" --target "$uri" --keys "$keys" --value-size "$size"
-            --phases mixed --ratio "$ratio" --key-pattern uniform --duration "${duration}s"
-            --threads 2 --connections 25 --pipeline "$pipe" --json)
-  counted "${kv[@]}" >"$work/kv.json" 2>"$work/kv.err" ||
-    { echo "syscalls_per_request: kvdrive failed:" >&2; tail -3 "$work/kv.err" >&2; exit 1; }
-  local ops
-  ops=$(jq '[.phases[] | select(.phase == "mixed") | .ops] | add' "$work/kv.json")
-  rows+=("$name kvdrive $(per_request "$work/count.csv" "$ops")")
+  local kv=() io ops
+  for io in ${ios//,/ }; do
+    kv=("$kvdrive" run --db "$work/kv.db" --target "$uri" --keys "$keys" --value-size "$size"
+        --phases mixed --ratio "$ratio" --key-pattern uniform --duration "${duration}s"
+        --threads 2 --connections 25 --pipeline "$pipe" --io "$io" --json)
+    counted "${kv[@]}" >"$work/kv.json" 2>"$work/kv.err" ||
+      { echo "syscalls_per_request: kvdrive failed:" >&2; tail -3 "$work/kv.err" >&2; exit 1; }
+    ops=$(jq '[.phases[] | select(.phase == "mixed") | .ops] | add' "$work/kv.json")
+    rows+=("$name kvdrive-$io $(per_request "$work/count.csv" "$ops")")
+  done
   local mt=()
   if [[ -n $memtier ]]; then
     mt=("$memtier" -s 127.0.0.1 -p "$port" --protocol=$mproto --ratio="$ratio" --data-size="$size"
