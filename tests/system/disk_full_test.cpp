@@ -83,14 +83,27 @@ TEST(DiskFull, ClearErrorNonZeroExitAndCommittedRowsIntact) {
   ASSERT_TRUE(n.step());
   EXPECT_GT(n.column_int(0), 0);
   // Nothing is left `running`: the phase the disk filled in is failed, and so is the run (marked
-  // by kvdrive when it still could, else by this open of the file).
+  // by kvdrive when it still could, else by this open of the file). The schema and the load
+  // phase alone leave the 1 MiB disk nearly full (a 956 KB WAL), so the disk fills in the load
+  // phase, as the read phase's row is written (no read phase then), or in the read phase.
   auto count = [&](const std::string& sql) {
     auto q = db.prepare(sql);
     return q.step() ? q.column_int(0) : -1;
   };
-  EXPECT_EQ(count("SELECT count(*) FROM phases WHERE status = 'running'"), 0);
+  auto statuses =
+      db.prepare("SELECT group_concat(kind || ' ' || status, ', ') FROM phases ORDER BY phase_id");
+  const std::string phases = statuses.step() ? statuses.column_text(0) : "";
+  EXPECT_EQ(count("SELECT count(*) FROM phases WHERE status = 'running'"), 0) << phases;
   EXPECT_EQ(count("SELECT count(*) FROM runs WHERE status = 'running'"), 0);
-  EXPECT_EQ(count("SELECT count(*) FROM phases WHERE status IN ('failed', 'incomplete')"), 1);
+  EXPECT_EQ(count("SELECT count(*) FROM runs WHERE status IN ('failed', 'incomplete')"), 1);
+  const int64_t failed =
+      count("SELECT count(*) FROM phases WHERE status IN ('failed', 'incomplete')");
+  if (count("SELECT count(*) FROM phases WHERE kind = 'read'") > 0) {
+    EXPECT_EQ(failed, 1) << phases << "\n" << out.str();  // 60 s: it cannot have completed
+  } else {
+    EXPECT_EQ(count("SELECT count(*) FROM phases"), 1) << phases;
+    EXPECT_LE(failed, 1) << phases;
+  }
 }
 
 }  // namespace
