@@ -464,6 +464,10 @@ void UringTransport::settled(bool recv, int32_t res, uint32_t flags) {
 
 namespace kv::drive {
 
-std::string io_uring_refusal() { return loop::uring_refusal(); }
+// Probed once per process: the checks before a run and resolve_io each ask.
+std::string io_uring_refusal() {
+  static const std::string why = loop::uring_refusal();
+  return why;
+}
 
 }  // namespace kv::drive
