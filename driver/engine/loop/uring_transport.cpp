@@ -1,6 +1,7 @@
 #include "engine/loop/uring_transport.hpp"
 
 #include <linux/errqueue.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -21,6 +22,7 @@ constexpr uint16_t kGroup = 0;           // the provided buffers' group
 constexpr size_t kControlBytes = CMSG_SPACE(sizeof(scm_timestamping));
 constexpr uint32_t kGenMask = 0x3fffffffU;
 constexpr int64_t kSettleNs = 1'000'000'000;
+constexpr rlim_t kMaxFixedFiles = 65536;  // the kernel's table: 8 bytes a slot
 
 // A completion's user data: the transport's number, its socket's generation, the kind.
 uint32_t id_of(uint64_t data) noexcept { return static_cast<uint32_t>(data >> 32); }
@@ -180,26 +182,50 @@ io_uring_sqe* UringLoop::next_sqe() {
   return io_uring_get_sqe(&ring_);
 }
 
-void UringLoop::recv(uint64_t tag, int fd) {
+bool UringLoop::fix(uint32_t id, int fd) {
+  if (fixed_slots_ < 0) {
+    // The kernel refuses a table larger than the descriptor limit (EMFILE).
+    rlimit lim{};
+    rlim_t slots = kMaxFixedFiles;
+    if (::getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur < slots) slots = lim.rlim_cur;
+    fixed_slots_ = io_uring_register_files_sparse(&ring_, static_cast<unsigned>(slots)) == 0
+                       ? static_cast<int>(slots)
+                       : 0;
+  }
+  if (id >= static_cast<uint32_t>(fixed_slots_)) return false;
+  if (io_uring_register_files_update(&ring_, id, &fd, 1) == 1) return true;
+  fixed_slots_ = 0;  // refused once: plain descriptors from now on
+  return false;
+}
+
+void UringLoop::unfix(uint32_t id) {
+  int none = -1;
+  io_uring_register_files_update(&ring_, id, &none, 1);
+}
+
+void UringLoop::recv(uint64_t tag, int fd, bool fixed) {
   io_uring_sqe* s = next_sqe();
   if (s == nullptr) {  // cannot happen after a submit: failed as an error completion would
     dispatch(tag | kKindRecv, -EBUSY, 0);
     return;
   }
   io_uring_prep_recvmsg_multishot(s, fd, &shape_, 0);
+  if (fixed) s->flags |= IOSQE_FIXED_FILE;
   s->flags |= IOSQE_BUFFER_SELECT;
   s->buf_group = kGroup;
   io_uring_sqe_set_data64(s, tag | kKindRecv);
   ++in_kernel_;
 }
 
-void UringLoop::send(uint64_t tag, int fd, const char* data, size_t len, UringTransport* t) {
+void UringLoop::send(uint64_t tag, int fd, bool fixed, const char* data, size_t len,
+                     UringTransport* t) {
   io_uring_sqe* s = next_sqe();
   if (s == nullptr) {
     dispatch(tag | kKindSend, -EBUSY, 0);
     return;
   }
   io_uring_prep_send(s, fd, data, len, MSG_NOSIGNAL);
+  if (fixed) s->flags |= IOSQE_FIXED_FILE;
   io_uring_sqe_set_data64(s, tag | kKindSend);
   ++in_kernel_;
   unsent_.push_back(t);
@@ -320,9 +346,21 @@ void UringTransport::start_reading() {
   if (!recv_armed_) arm_recv();
 }
 
+bool UringTransport::fixed() {
+  if (!fixed_) fixed_ = ring_.fix(id_, sock_.native_handle());
+  return fixed_;
+}
+
+void UringTransport::unfix() {
+  if (!fixed_) return;
+  ring_.unfix(id_);
+  fixed_ = false;
+}
+
 void UringTransport::arm_recv() {
   recv_armed_ = true;
-  ring_.recv(tag(), sock_.native_handle());
+  const bool in_table = fixed();
+  ring_.recv(tag(), in_table ? static_cast<int>(id_) : sock_.native_handle(), in_table);
 }
 
 void UringTransport::on_recv(uint32_t gen, int32_t res, uint32_t flags) {
@@ -376,7 +414,9 @@ ptrdiff_t UringTransport::write(std::string_view bytes, bool now_only) {
 void UringTransport::send_rest() {
   send_armed_ = true;
   send_at_ = 0;
-  ring_.send(tag(), sock_.native_handle(), sending_.data() + sent_, sending_.size() - sent_, this);
+  const bool in_table = fixed();
+  ring_.send(tag(), in_table ? static_cast<int>(id_) : sock_.native_handle(), in_table,
+             sending_.data() + sent_, sending_.size() - sent_, this);
 }
 
 void UringTransport::on_send(uint32_t gen, int32_t res) {
@@ -419,8 +459,10 @@ void UringTransport::close() {
     sending_ = std::string();
     sending_.reserve(4096);  // never in place (a short string's bytes live in the object)
   }
-  // Out before the descriptor closes: a queued receive or send names it by number.
+  // Out before the descriptor closes: a queued receive or send names it by number. Then out of
+  // the file table, which would otherwise keep the socket open.
   if (recv_armed_ || send_armed_) ring_.submit();
+  unfix();
   recv_armed_ = false;
   send_armed_ = false;
   stray_ = false;
@@ -443,7 +485,7 @@ Handoff UringTransport::release(bool shutdown) {
     close();
     return {};
   }
-  return SocketTransport::release(shutdown);
+  return SocketTransport::release(shutdown);  // which closes this transport: out of the table
 }
 
 void UringTransport::settled(bool recv, int32_t res, uint32_t flags) {

@@ -8,6 +8,10 @@
 // - Sends: a link's write is one send queued on the ring; every send queued during a loop pass
 //   leaves in one io_uring_enter at the pass's end (Worker::flush_dirty), whose start is each
 //   request's send time. A link writes again when its send completed (on_drained).
+// - Registered files: each socket takes the slot of its transport's number in the ring's file
+//   table (registered on first use, as large as RLIMIT_NOFILE allows, at most 65,536), so a send
+//   or a receive skips the descriptor lookup and its reference count; a socket past the table,
+//   or a kernel that refuses it, uses its plain descriptor.
 // - The worker waits as before, on Asio: the ring's descriptor is readable while completions wait,
 //   and the loop also reaps before it sleeps (UringLoop::pending), so none is missed.
 //
@@ -50,9 +54,15 @@ class UringLoop {
   uint32_t enroll(UringTransport* t);
   // Queues a multishot recvmsg / a send (submitted by submit()); `tag` is the transport's number
   // and the socket's generation.
-  void recv(uint64_t tag, int fd);
-  void send(uint64_t tag, int fd, const char* data, size_t len, UringTransport* t);
-  void cancel(uint64_t tag_kind);  // the receive or the send of that tag
+  // `fd` is a slot of the file table where `fixed` (see fix()), else a descriptor.
+  void recv(uint64_t tag, int fd, bool fixed);
+  void send(uint64_t tag, int fd, bool fixed, const char* data, size_t len, UringTransport* t);
+  // Puts descriptor `fd` in slot `id` of the ring's file table (made on the first call); false
+  // where there is no such slot or the kernel refuses (then the descriptor is used).
+  bool fix(uint32_t id, int fd);
+  void unfix(uint32_t id);  // empties the slot: the table lets go of its socket
+  int fixed_slots() const noexcept { return fixed_slots_; }  // -1 until the first fix()
+  void cancel(uint64_t tag_kind);                            // the receive or the send of that tag
   // Submits what was queued: the start of this call is the send time of every send in it.
   void submit();
   // Completions are waiting (or the kernel holds some to flush): reap() before sleeping.
@@ -97,6 +107,7 @@ class UringLoop {
   std::vector<UringTransport*> unsent_;  // sends queued since the last submit
   std::vector<Done> later_;              // settle()'s set-aside completions
   uint64_t in_kernel_ = 0;               // receives armed and sends under way, every transport
+  int fixed_slots_ = -1;                 // the file table's size (0: none), -1: not made yet
 };
 
 class UringTransport final : public SocketTransport {
@@ -122,12 +133,15 @@ class UringTransport final : public SocketTransport {
   uint64_t tag() const noexcept { return uint64_t{id_} << 32 | uint64_t{gen32()} << 2; }
   void arm_recv();
   void send_rest();
+  bool fixed();  // the socket is in its slot of the ring's file table (put there if not)
+  void unfix();  // out of it, before the descriptor closes or is handed on
 
   UringLoop& ring_;
   uint32_t id_;
   bool recv_armed_ = false;  // a multishot recvmsg of the current socket is in the kernel
   bool send_armed_ = false;  // a send of sending_[sent_..] is
   bool stray_ = false;       // bytes came while it was handed back: not handed on
+  bool fixed_ = false;       // the socket is in slot id_ of the ring's file table
   size_t sent_ = 0;
   int64_t send_at_ = 0;
   // Sends of a closed socket still in the kernel, each with its generation: their bytes stay

@@ -2,13 +2,23 @@
 // read with the kernel's receive stamp (the latency split as on epoll), connections handed from
 // phase to phase as on epoll, and the choice in the run's parameters. (memcached on both
 // transports: memcached_pipeline_test.cpp; Ctrl-C: kvdrive_faults_test.cpp.)
+#include <dirent.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <array>
+#include <chrono>
+#include <csignal>
+#include <fstream>
+#include <map>
+#include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "engine/io_mode.hpp"
 #include "kvdrive_test_util.hpp"
+#include "redis_cluster.hpp"
 
 namespace {
 using namespace kv::test;
@@ -111,6 +121,109 @@ TEST(IoUring, AutoIsUringWhereTheKernelCanAndEpollWithWireStartKernel) {
   EXPECT_EQ(query_text(db, "SELECT json_extract(parameters, '$.io') FROM runs WHERE run_id = 2"),
             "epoll");
   EXPECT_EQ(redis_command_calls(redis.port(), "set"), 1000);
+}
+
+// Process `pid`'s descriptors and what each names ("socket:[123]", "anon_inode:[io_uring]").
+std::map<std::string, std::string> fd_links(pid_t pid) {
+  std::map<std::string, std::string> links;
+  const std::string fd_dir = "/proc/" + std::to_string(pid) + "/fd";
+  DIR* d = ::opendir(fd_dir.c_str());
+  if (d == nullptr) return links;
+  while (dirent* e = ::readdir(d)) {
+    std::array<char, 256> link{};
+    const ssize_t n = ::readlink((fd_dir + "/" + e->d_name).c_str(), link.data(), link.size() - 1);
+    if (n > 0) links[e->d_name] = std::string(link.data(), static_cast<size_t>(n));
+  }
+  ::closedir(d);
+  return links;
+}
+
+// Each io_uring descriptor of process `pid` (a ring's dup'd descriptor as well) with the
+// sockets its file table holds, as /proc/PID/fdinfo lists them ("    3: socket:[123]").
+std::map<std::string, std::vector<std::string>> ring_tables(pid_t pid) {
+  std::map<std::string, std::vector<std::string>> rings;
+  for (const auto& [fd, target] : fd_links(pid)) {
+    if (target != "anon_inode:[io_uring]") continue;
+    std::ifstream info("/proc/" + std::to_string(pid) + "/fdinfo/" + fd);
+    std::string line;
+    bool in_table = false;
+    std::vector<std::string>& table = rings[fd];
+    while (std::getline(info, line)) {
+      if (line.starts_with("UserFiles:")) {
+        in_table = true;
+        continue;
+      }
+      if (!in_table) continue;
+      const size_t colon = line.find(": ");
+      if (line.empty() || line[0] != ' ' || colon == std::string::npos) break;
+      table.push_back(line.substr(colon + 2));
+    }
+  }
+  return rings;
+}
+
+std::set<std::string> open_sockets(pid_t pid) {
+  std::set<std::string> sockets;
+  for (const auto& [fd, target] : fd_links(pid))
+    if (target.starts_with("socket:")) sockets.insert(target);
+  return sockets;
+}
+
+// Registered files: while a run reads, each worker's ring holds exactly its connections' sockets
+// in its file table, also after Redis closed them all and kvdrive connected again; once Redis is
+// gone for good, none (a closed socket the table kept would stay open, in CLOSE_WAIT, until the
+// phase ends).
+TEST(IoUring, EachRingsFileTableHoldsExactlyItsConnectionsSockets) {
+  StoreServer redis(StoreServer::Kind::redis);
+  KV_START_OR_SKIP(redis);
+  if (!kv::drive::io_uring_refusal().empty()) GTEST_SKIP() << kv::drive::io_uring_refusal();
+  TempDir dir;
+  const std::string log = dir.file("kvdrive.log");
+  const std::string db_path = dir.file("r.db");
+  Process p({kKvdrive, "run",    "--db",      db_path,    "--target",      redis.uri(),  "--io",
+             "uring",  "--keys", "2000",      "--phases", "load,read",     "--duration", "60s",
+             "--rate", "2000",   "--threads", "2",        "--connections", "3"},
+            log);
+  ASSERT_TRUE(wait_for_value(db_path, phase_rows_at_least("read", 1), 60'000)) << slurp(log);
+  // Each ring is read through both of its descriptors (its own and the copy Asio watches), so
+  // each socket in a table is listed twice. Read again until what is listed holds (a reconnect
+  // may be under way), for up to 5 s.
+  const auto tables_hold = [&](size_t sockets) -> std::string {
+    std::string why;
+    for (int i = 0; i < 50; ++i) {
+      const auto rings = ring_tables(p.pid());
+      const std::set<std::string> open = open_sockets(p.pid());
+      std::map<std::string, int> listed;
+      for (const auto& [fd, table] : rings)
+        for (const std::string& s : table) ++listed[s];
+      why.clear();
+      if (rings.size() != 4) why = std::to_string(rings.size()) + " ring descriptors, not 4";
+      if (listed.size() != sockets)
+        why = std::to_string(listed.size()) + " sockets in the tables, not " +
+              std::to_string(sockets);
+      for (const auto& [s, n] : listed) {
+        if (n != 2) why = s + " is listed " + std::to_string(n) + " times, not twice";
+        if (!open.contains(s)) why = s + " is not a socket kvdrive has open";
+      }
+      if (why.empty()) return why;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return why;
+  };
+  EXPECT_EQ(tables_hold(6), "") << "reading";
+  const auto connections = [&] {
+    return stat_value(redis_info(redis.port(), "stats"), "total_connections_received");
+  };
+  const long long before = connections();
+  redis_command(redis.port(), {"CLIENT", "KILL", "TYPE", "normal"});
+  for (int i = 0; i < 200 && connections() < before + 6; ++i)  // kvdrive connects again
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(tables_hold(6), "")
+      << "after Redis closed every connection and kvdrive made them again";
+  redis.process().signal(SIGKILL);
+  EXPECT_EQ(tables_hold(0), "") << "after Redis was killed";
+  p.signal(SIGINT);
+  EXPECT_EQ(p.wait(30'000), 130) << slurp(log);
 }
 
 }  // namespace
