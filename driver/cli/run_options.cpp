@@ -31,6 +31,7 @@ OptionLook look_of(std::string_view name) {
       {"hit-rate", {"FRACTION", ""}},
       {"rate", {"REQ/S", ""}},
       {"spin-budget", {"PCT", ""}},
+      {"pace-granularity", {"DURATION", ""}},
       {"wire-start", {"WHERE", ""}},
       {"io", {"HOW", ""}},
       {"warmup", {"DURATION", ""}},

@@ -295,6 +295,7 @@ std::string WorkloadSpec::to_json() const {
   j["verify"] = verify;
   j["rate"] = rate;
   if (rate > 0) j["spin_budget"] = spin_budget;
+  if (pace_granularity_us > 0) j["pace_granularity_us"] = pace_granularity_us;
   j["wire_start"] = wire_start_kernel ? "kernel" : "call";
   j["io"] = io_mode_name(io);
   j["warmup_us"] = warmup_us;

@@ -189,6 +189,10 @@ struct WorkloadSpec {
   bool verify = false;        // compare every value read with what was written
   double rate = 0;            // requests/s over all threads; 0 = as fast as possible
   double spin_budget = 0.10;  // rate mode: spin for send times, a share of one core per thread
+  // --pace-granularity: rate mode (and a trace at its timing): send times rounded up to the next
+  // multiple of this, so a thread wakes once per step for every request due in it; 0: each
+  // request at its own time. The wait is slip, in each request's client-send part.
+  int64_t pace_granularity_us = 0;
   // --wire-start kernel: each request's wire part starts at the kernel's transmit stamp of its
   // send (plain TCP) instead of at the send call's start
   bool wire_start_kernel = false;

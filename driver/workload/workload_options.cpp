@@ -270,6 +270,10 @@ const std::vector<WorkloadOption>& workload_options() {
       {"spin-budget",
        "Rate mode: CPU each thread may spin for send times, % of a core (0: sleep only)", "10%",
        false},
+      {"pace-granularity",
+       "Rate mode: send times rounded up to multiples of this (up to 1s), so a thread wakes "
+       "once per step for all requests due in it; the wait is slip, the client's time",
+       "0: each request at its own time", false},
       {"wire-start",
        "Where each request's wire part starts: call (the send call) or kernel (the kernel's "
        "transmit stamp; one more system call per send, plain TCP)",
@@ -351,7 +355,11 @@ void set_workload_option(WorkloadSpec& w, std::string_view name, std::string_vie
     w.rate = parse_number<double>(name, value, 0.0, 1e9);
   else if (name == "spin-budget")
     w.spin_budget = parse_share(name, value);
-  else if (name == "wire-start") {
+  else if (name == "pace-granularity") {
+    w.pace_granularity_us = with_name(name, value, parse_duration_us);
+    if (w.pace_granularity_us < 0 || w.pace_granularity_us > 1'000'000)
+      bad(name, value, "must be from 0 to 1s");
+  } else if (name == "wire-start") {
     if (value != "call" && value != "kernel") bad(name, value, "must be call or kernel");
     w.wire_start_kernel = value == "kernel";
   } else if (name == "io") {

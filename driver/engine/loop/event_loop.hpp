@@ -152,6 +152,7 @@ class Worker {
   std::priority_queue<Due, std::vector<Due>, std::greater<>> heap_;
   SpinMargin margin_;
   SpinBudget spin_;
+  int64_t step_ns_ = 0;  // --pace-granularity, ns (0: each send at its own time)
   st::SlotRefresh refresh_;
   size_t depth_ = 1;
   // --io uring: the worker's ring (null: epoll). Declared after links_: it goes first, waiting

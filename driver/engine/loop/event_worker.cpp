@@ -247,6 +247,7 @@ void Worker::hand_back(bool interrupted) {
 void Worker::run() {
   if (ctx.plan.open_loop()) prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);  // wake on time (pacer.hpp)
   spin_ = SpinBudget(ctx.workload.spin_budget);
+  step_ns_ = ctx.workload.pace_granularity_us * 1000;
   start_users();
   int64_t now = this->now();
   for (auto& u : users_) u->refill(now);
@@ -282,7 +283,10 @@ void Worker::run() {
     }
     int64_t wake = last_tick + kTickNs;
     if (!heap_.empty()) {
-      const int64_t due = heap_.top().first;
+      // --pace-granularity: the next send time rounded up to the step's end, where every
+      // request due in the step leaves in one wake-up (sooner if the thread is up anyway).
+      int64_t due = heap_.top().first;
+      if (step_ns_ > 0) due = (due + step_ns_ - 1) / step_ns_ * step_ns_;
       const int64_t margin = spin_.margin_ns(now, margin_.margin_ns());
       if (due - margin <= now) {
         // Close to a send time: spin (serving whatever I/O is ready) rather than sleep past it,

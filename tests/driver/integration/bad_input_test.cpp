@@ -54,6 +54,7 @@ const std::vector<BadValues>& bad_workload_values() {
         {"hit-rate", {"abc", "-0.1", "1.5", "1e400", "nan", "inf", "", "50%"}},
         {"rate", {"abc", "-1", "1e400", "2e9", "nan", "", "-inf"}},
         {"spin-budget", {"abc", "-1", "101", "101%", "%", "", "nan", "10%%", "1e400"}},
+        {"pace-granularity", {"abc", "-1ms", "2s", "1.5m", "", "1e400", "10xs"}},
         {"wire-start", {"abc", "", "Kernel", "send", "call,kernel"}},
         {"io", {"abc", "", "Uring", "io_uring", "epoll,uring"}},
         {"warmup", durations},

@@ -422,4 +422,68 @@ TEST(PacingCost, ASpinBudgetBoundsTheSpinOnABusyHost) {
   EXPECT_EQ(query_int(db, "SELECT SUM(ops) FROM driver_seconds"), 2 * 20'000);
 }
 
+// --pace-granularity: requests due within a step leave together at its end (or sooner, when the
+// thread is up for replies or its 5 ms timeout check), so a thread wakes once per step instead of
+// once per request (bench/many_connections.sh: 10,000 connections, docs/performance.md). The
+// wait is the client's: it is in each request's client-send part, from the intended send time,
+// and every request due is still answered. (A timing suite: plain build only.)
+TEST(PacingCost, APaceGranularityGroupsSendsAndChargesTheWaitToTheClient) {
+  StoreServer redis(StoreServer::Kind::redis);
+  KV_START_OR_SKIP(redis);
+  TempDir dir;
+  for (const char* step : {"0", "20ms"}) {
+    auto r = run_kvdrive(dir, {"run",
+                               "--db",
+                               dir.file("r.db"),
+                               "--target",
+                               redis.uri(),
+                               "--keys",
+                               "1000",
+                               "--phases",
+                               "read",
+                               "--duration",
+                               "3s",
+                               "--rate",
+                               "2000",
+                               "--threads",
+                               "1",
+                               "--connections",
+                               "20",
+                               "--spin-budget",
+                               "0",
+                               "--pace-granularity",
+                               step});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+  }
+  auto db = kv::open_results_db(dir.file("r.db"));
+  const auto send_mean = [&](int run) {
+    return query_double(db,
+                        "SELECT r.mean_us FROM latency_part_range r JOIN phases p USING "
+                        "(phase_id) WHERE r.part = 'client_send' AND p.run_id = " +
+                            std::to_string(run));
+  };
+  const double exact = send_mean(1), stepped = send_mean(2);
+  EXPECT_GE(stepped - exact, 1000.0)
+      << "client send: " << exact << " us exact, " << stepped << " us with 20 ms steps";
+  EXPECT_LE(query_double(db,
+                         "SELECT MAX(d.slip_max_us) FROM driver_seconds d JOIN phases p USING "
+                         "(phase_id) WHERE p.run_id = 2"),
+            1e6);
+  for (int run : {1, 2}) {  // every request due was answered
+    const std::string of_run =
+        " FROM driver_seconds d JOIN phases p USING (phase_id) WHERE p.run_id = " +
+        std::to_string(run);
+    EXPECT_EQ(query_int(db, "SELECT SUM(d.ops)" + of_run), 6000) << "run " << run;
+    EXPECT_EQ(query_int(db, "SELECT SUM(d.dropped)" + of_run), 0) << "run " << run;
+  }
+  EXPECT_EQ(query_int(db,
+                      "SELECT json_extract(parameters, '$.pace_granularity_us') FROM runs "
+                      "WHERE run_id = 2"),
+            20000);
+  EXPECT_EQ(query_int(db,
+                      "SELECT json_extract(parameters, '$.pace_granularity_us') IS NULL FROM runs "
+                      "WHERE run_id = 1"),
+            1);
+}
+
 }  // namespace
