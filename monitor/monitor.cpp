@@ -82,6 +82,10 @@ class Loop {
   }
 
   void stop() {
+    // A tick whose timer expired before the cancel is still handed to its handler, with
+    // success (Asio cannot take back a completion already queued): without the flag that tick
+    // would run and arm the next one, and kvmon would never stop.
+    stopping_ = true;
     timer_.cancel();
     boost::system::error_code ignored;
     cgroup_notify_.close(ignored);
@@ -240,7 +244,7 @@ class Loop {
     const int64_t due_ns = clock_.to_steady_ns(start_wall_us_ + tick_ * config_.interval_us);
     timer_.expires_at(Clock::time_point(std::chrono::nanoseconds(due_ns)));
     timer_.async_wait([this](const boost::system::error_code& ec) {
-      if (!ec) on_tick();
+      if (!ec && !stopping_) on_tick();
     });
   }
 
@@ -266,6 +270,7 @@ class Loop {
   TimeBase clock_;
   int64_t start_wall_us_ = 0;  // the grid point of tick 0
   int64_t tick_ = 0;
+  bool stopping_ = false;  // SIGINT/SIGTERM: no tick runs any more
 };
 
 }  // namespace
