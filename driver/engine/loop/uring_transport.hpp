@@ -60,9 +60,8 @@ class UringLoop {
   // Puts descriptor `fd` in slot `id` of the ring's file table (made on the first call); false
   // where there is no such slot or the kernel refuses (then the descriptor is used).
   bool fix(uint32_t id, int fd);
-  void unfix(uint32_t id);  // empties the slot: the table lets go of its socket
-  int fixed_slots() const noexcept { return fixed_slots_; }  // -1 until the first fix()
-  void cancel(uint64_t tag_kind);                            // the receive or the send of that tag
+  void unfix(uint32_t id);         // empties the slot: the table lets go of its socket
+  void cancel(uint64_t tag_kind);  // the receive or the send of that tag
   // Submits what was queued: the start of this call is the send time of every send in it.
   void submit();
   // Completions are waiting (or the kernel holds some to flush): reap() before sleeping.
