@@ -61,12 +61,22 @@ std::optional<SchedStat> thread_schedstat(pid_t tid) {
   return s;
 }
 
-// Client CPU bookkeeping between two collections.
+// Client CPU bookkeeping between two collections. A thread's fractions are of the time between
+// the two readings, not of the row's length: the collector can wake well after a row ends (on a
+// loaded machine, 100 ms and more), and the thread's CPU since the row's end would otherwise be
+// divided by the row's length alone (a 10 ms first row read 200 ms late showed "2,341 % of a
+// core").
 class CpuMeter {
  public:
-  explicit CpuMeter(size_t workers)
-      : last_thread_(workers, 0.0), last_sched_(workers, std::nullopt) {
+  CpuMeter(size_t workers, int64_t now_ns)
+      : last_thread_(workers, 0.0), last_sched_(workers, std::nullopt), last_ns_(now_ns) {
     read(user_, system_);
+  }
+  // Seconds since the last reading (or the meter's making), and the reading is now: call once
+  // per collection, before sample() and sample_wanted().
+  double elapsed_s(int64_t now_ns) {
+    const int64_t d = now_ns - std::exchange(last_ns_, now_ns);
+    return d > 0 ? static_cast<double>(d) / 1e9 : 0;
   }
   // wanted: the busiest worker's time running or runnable (waiting for a CPU), less its
   // spinning: a thread starved of CPU by a loaded machine is a client limit too. run_delay_us:
@@ -124,6 +134,7 @@ class CpuMeter {
   double user_ = 0, system_ = 0;
   std::vector<double> last_thread_;
   std::vector<std::optional<SchedStat>> last_sched_;
+  int64_t last_ns_;
 };
 
 // Hands rows to the sink on a thread of its own, in order. The queue holds small values (a
@@ -448,7 +459,7 @@ PhaseResult run_phase(const PhasePlan& plan, const WorkloadSpec& w,
   Workers workers(n, clock);
   workers.start(plan, w, clients, values, slots, start_ns, stop, abort);
   SinkThread sink(on_second);
-  CpuMeter cpu(n);
+  CpuMeter cpu(n, clock.steady_ns());
   IntervalStats second;
   Watchdog watchdog(plan, start_ns);
   std::string trace_error;  // a replay's trace that could not be read on
@@ -473,7 +484,7 @@ PhaseResult run_phase(const PhasePlan& plan, const WorkloadSpec& w,
     for (const RowFrame& f : cut.empty) sink.push(rows.empty(f));
     std::vector<uint64_t> spin_delta;
     SecondReport report = rows.row(cut.row, second, &spin_delta);
-    const double interval_s = static_cast<double>(report.interval_us) / 1e6;
+    const double interval_s = cpu.elapsed_s(clock.steady_ns());
     cpu.sample(workers.threads(), interval_s, spin_delta, &report.cpu_user_s, &report.cpu_system_s,
                &report.busiest_thread_cpu);
     cpu.sample_wanted(workers.tids(), workers.finals(), interval_s, spin_delta,
