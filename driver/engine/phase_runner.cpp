@@ -68,9 +68,12 @@ std::optional<SchedStat> thread_schedstat(pid_t tid) {
 // core").
 class CpuMeter {
  public:
-  CpuMeter(size_t workers, int64_t now_ns)
-      : last_thread_(workers, 0.0), last_sched_(workers, std::nullopt), last_ns_(now_ns) {
+  // Each worker's CPU so far is its baseline: what a worker did before the phase began (under
+  // TSan, setting up its ring and buffers took it past 100 % of the first row) is not the row's.
+  CpuMeter(std::vector<std::thread>& workers, int64_t now_ns)
+      : last_sched_(workers.size(), std::nullopt), last_ns_(now_ns) {
     read(user_, system_);
+    for (std::thread& t : workers) last_thread_.push_back(thread_cpu_s(t));
   }
   // Seconds since the last reading (or the meter's making), and the reading is now: call once
   // per collection, before sample() and sample_wanted().
@@ -116,7 +119,8 @@ class CpuMeter {
     system_ = s;
     *busiest = 0;
     for (size_t i = 0; i < threads.size() && i < last_thread_.size(); ++i) {
-      double now = thread_cpu_s(threads[i]);
+      const double now = thread_cpu_s(threads[i]);
+      if (now <= 0) continue;  // unreadable (the thread has ended): keep its last reading
       double spin = i < spin_ns.size() ? static_cast<double>(spin_ns[i]) / 1e9 : 0;
       if (interval_s > 0)
         *busiest = std::max(*busiest, std::max(0.0, now - last_thread_[i] - spin) / interval_s);
@@ -459,7 +463,7 @@ PhaseResult run_phase(const PhasePlan& plan, const WorkloadSpec& w,
   Workers workers(n, clock);
   workers.start(plan, w, clients, values, slots, start_ns, stop, abort);
   SinkThread sink(on_second);
-  CpuMeter cpu(n, clock.steady_ns());
+  CpuMeter cpu(workers.threads(), clock.steady_ns());
   IntervalStats second;
   Watchdog watchdog(plan, start_ns);
   std::string trace_error;  // a replay's trace that could not be read on

@@ -74,8 +74,8 @@ TEST(CollectorCpu, AThreadsShareOfACoreIsOfTheTimeBetweenReadingsWhenTheCollecto
   double busiest = 0;
   for (const SecondReport& s : rows) {
     // A thread has at most the time between two readings (and the clocks' granularity).
-    EXPECT_LE(s.busiest_thread_cpu, 1.05) << "row at " << s.ts_us << " of " << s.interval_us
-                                          << " us";
+    EXPECT_LE(s.busiest_thread_cpu, 1.05)
+        << "row at " << s.ts_us << " of " << s.interval_us << " us";
     EXPECT_LE(s.busiest_thread_wanted, 1.0);
     busiest = std::max(busiest, s.busiest_thread_cpu);
   }
