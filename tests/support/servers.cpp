@@ -92,6 +92,27 @@ bool servers_required() {
   return v && std::string(v) == "1";
 }
 
+std::string sanitizer_reports_of(pid_t pid) {
+  std::string out;
+  for (const char* var : {"ASAN_OPTIONS", "TSAN_OPTIONS", "UBSAN_OPTIONS"}) {
+    const char* v = std::getenv(var);
+    if (v == nullptr) continue;
+    const std::string opts = v;
+    const size_t at = opts.find("log_path=");
+    if (at == std::string::npos) continue;
+    const size_t from = at + 9;
+    const std::string path =
+        opts.substr(from, opts.find(':', from) - from) + "." + std::to_string(pid);
+    std::ifstream f(path);
+    if (!f) continue;
+    std::string text(8000, '\0');
+    f.read(text.data(), static_cast<std::streamsize>(text.size()));
+    text.resize(static_cast<size_t>(f.gcount()));
+    out += "--- " + path + "\n" + text + "\n";
+  }
+  return out;
+}
+
 Process::Process(const std::vector<std::string>& argv, const std::string& log_path) {
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));

@@ -39,6 +39,12 @@ bool accepts_within(int port, int timeout_ms);
 // ("serving samples on") says it listens.
 bool file_contains_within(const std::string& path, const std::string& needle, int timeout_ms);
 
+// What a sanitizer reported of process `pid`: the files its *SAN_OPTIONS' log_path names for that
+// pid (scripts/sanitize.sh sends the reports of the processes a test starts there), at most
+// 8,000 bytes of each, headed by their names; empty when there are none. A test that fails on
+// the exit code of a child (TSan exits 66) shows why, in the test's own output.
+std::string sanitizer_reports_of(pid_t pid);
+
 // A child process; killed and reaped on destruction.
 class Process {
  public:

@@ -33,8 +33,10 @@ inline Outcome run_kvdrive(const TempDir& dir, std::vector<std::string> args,
   std::string log = dir.file("kvdrive.log");
   std::remove(log.c_str());
   Process p(args, log);
+  const pid_t pid = p.pid();
   int code = p.wait(timeout_ms);
-  return {code, slurp(log)};
+  // A sanitizer's report first: a failure's output may be shown cut short.
+  return {code, sanitizer_reports_of(pid) + slurp(log)};
 }
 
 // The results file at `path` made as schema 018 left it (without 019's repeat columns, 020's
