@@ -70,24 +70,24 @@ class CpuMeter {
  public:
   // Each worker's CPU so far is its baseline: what a worker did before the phase began (under
   // TSan, setting up its ring and buffers took it past 100 % of the first row) is not the row's.
-  CpuMeter(std::vector<std::thread>& workers, int64_t now_ns)
-      : last_sched_(workers.size(), std::nullopt), last_ns_(now_ns) {
+  // The clock is read next to the threads' clocks, so that a collector preempted in between does
+  // not stretch one window and not the other.
+  CpuMeter(std::vector<std::thread>& workers, LoopClock& clock)
+      : clock_(clock), last_sched_(workers.size(), std::nullopt) {
     read(user_, system_);
+    last_ns_ = clock_.steady_ns();
     for (std::thread& t : workers) last_thread_.push_back(thread_cpu_s(t));
   }
-  // Seconds since the last reading (or the meter's making), and the reading is now: call once
-  // per collection, before sample() and sample_wanted().
-  double elapsed_s(int64_t now_ns) {
-    const int64_t d = now_ns - std::exchange(last_ns_, now_ns);
-    return d > 0 ? static_cast<double>(d) / 1e9 : 0;
-  }
+  // The seconds between the last two readings of sample() (the meter's making, the first time).
+  double interval_s() const noexcept { return interval_s_; }
   // wanted: the busiest worker's time running or runnable (waiting for a CPU), less its
   // spinning: a thread starved of CPU by a loaded machine is a client limit too. run_delay_us:
   // the longest any worker waited for a CPU since the last call (-1 when none could be read).
   // A worker that has ended is read from `finals`, what it read of itself as it ended.
   void sample_wanted(const std::vector<std::atomic<pid_t>>& tids,
-                     const std::vector<std::optional<SchedStat>>& finals, double interval_s,
+                     const std::vector<std::optional<SchedStat>>& finals,
                      const std::vector<uint64_t>& spin_ns, double* wanted, int64_t* run_delay_us) {
+    const double interval_s = interval_s_;
     *wanted = 0;
     *run_delay_us = -1;
     for (size_t i = 0; i < tids.size() && i < last_sched_.size(); ++i) {
@@ -107,10 +107,10 @@ class CpuMeter {
       last_sched_[i] = now;
     }
   }
-  // busiest: the busiest worker's CPU less the time it spent spinning for a send time.
-  void sample(std::vector<std::thread>& threads, double interval_s,
-              const std::vector<uint64_t>& spin_ns, double* user_s, double* system_s,
-              double* busiest) {
+  // busiest: the busiest worker's CPU less the time it spent spinning for a send time. Call
+  // before sample_wanted(), which uses the interval this one measured.
+  void sample(std::vector<std::thread>& threads, const std::vector<uint64_t>& spin_ns,
+              double* user_s, double* system_s, double* busiest) {
     double u = 0, s = 0;
     read(u, s);
     *user_s = u - user_;
@@ -118,6 +118,10 @@ class CpuMeter {
     user_ = u;
     system_ = s;
     *busiest = 0;
+    const int64_t now_ns = clock_.steady_ns();
+    const int64_t d = now_ns - std::exchange(last_ns_, now_ns);
+    interval_s_ = d > 0 ? static_cast<double>(d) / 1e9 : 0;
+    const double interval_s = interval_s_;
     for (size_t i = 0; i < threads.size() && i < last_thread_.size(); ++i) {
       const double now = thread_cpu_s(threads[i]);
       if (now <= 0) continue;  // unreadable (the thread has ended): keep its last reading
@@ -135,10 +139,12 @@ class CpuMeter {
     u = to_s(ru.ru_utime);
     s = to_s(ru.ru_stime);
   }
+  LoopClock& clock_;
   double user_ = 0, system_ = 0;
   std::vector<double> last_thread_;
   std::vector<std::optional<SchedStat>> last_sched_;
-  int64_t last_ns_;
+  int64_t last_ns_ = 0;
+  double interval_s_ = 0;
 };
 
 // Hands rows to the sink on a thread of its own, in order. The queue holds small values (a
@@ -463,7 +469,7 @@ PhaseResult run_phase(const PhasePlan& plan, const WorkloadSpec& w,
   Workers workers(n, clock);
   workers.start(plan, w, clients, values, slots, start_ns, stop, abort);
   SinkThread sink(on_second);
-  CpuMeter cpu(workers.threads(), clock.steady_ns());
+  CpuMeter cpu(workers.threads(), clock);
   IntervalStats second;
   Watchdog watchdog(plan, start_ns);
   std::string trace_error;  // a replay's trace that could not be read on
@@ -488,11 +494,10 @@ PhaseResult run_phase(const PhasePlan& plan, const WorkloadSpec& w,
     for (const RowFrame& f : cut.empty) sink.push(rows.empty(f));
     std::vector<uint64_t> spin_delta;
     SecondReport report = rows.row(cut.row, second, &spin_delta);
-    const double interval_s = cpu.elapsed_s(clock.steady_ns());
-    cpu.sample(workers.threads(), interval_s, spin_delta, &report.cpu_user_s, &report.cpu_system_s,
+    cpu.sample(workers.threads(), spin_delta, &report.cpu_user_s, &report.cpu_system_s,
                &report.busiest_thread_cpu);
-    cpu.sample_wanted(workers.tids(), workers.finals(), interval_s, spin_delta,
-                      &report.busiest_thread_wanted, &report.run_delay_us);
+    cpu.sample_wanted(workers.tids(), workers.finals(), spin_delta, &report.busiest_thread_wanted,
+                      &report.run_delay_us);
     keep_trace_error(report, trace_error);
     if (!report.warmup) result.totals.merge(second);
     result.ops += report.ops();

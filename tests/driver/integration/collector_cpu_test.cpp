@@ -73,8 +73,9 @@ TEST(CollectorCpu, AThreadsShareOfACoreIsOfTheTimeBetweenReadingsWhenTheCollecto
   EXPECT_LT(rows.front().interval_us, 300'000) << "the first row should be short";
   double busiest = 0;
   for (const SecondReport& s : rows) {
-    // A thread has at most the time between two readings (and the clocks' granularity).
-    EXPECT_LE(s.busiest_thread_cpu, 1.05)
+    // A thread has at most the time between two readings (a collector preempted between its
+    // reading of the clock and of the thread's clock could add a few ms to a 0.5 s window).
+    EXPECT_LE(s.busiest_thread_cpu, 1.1)
         << "row at " << s.ts_us << " of " << s.interval_us << " us";
     EXPECT_LE(s.busiest_thread_wanted, 1.0);
     busiest = std::max(busiest, s.busiest_thread_cpu);
