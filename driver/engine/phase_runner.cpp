@@ -78,8 +78,6 @@ class CpuMeter {
     last_ns_ = clock_.steady_ns();
     for (std::thread& t : workers) last_thread_.push_back(thread_cpu_s(t));
   }
-  // The seconds between the last two readings of sample() (the meter's making, the first time).
-  double interval_s() const noexcept { return interval_s_; }
   // wanted: the busiest worker's time running or runnable (waiting for a CPU), less its
   // spinning: a thread starved of CPU by a loaded machine is a client limit too. run_delay_us:
   // the longest any worker waited for a CPU since the last call (-1 when none could be read).
@@ -87,7 +85,6 @@ class CpuMeter {
   void sample_wanted(const std::vector<std::atomic<pid_t>>& tids,
                      const std::vector<std::optional<SchedStat>>& finals,
                      const std::vector<uint64_t>& spin_ns, double* wanted, int64_t* run_delay_us) {
-    const double interval_s = interval_s_;
     *wanted = 0;
     *run_delay_us = -1;
     for (size_t i = 0; i < tids.size() && i < last_sched_.size(); ++i) {
@@ -102,7 +99,7 @@ class CpuMeter {
         const uint64_t wanted_ns = now->on_cpu + now->waiting - last->on_cpu - last->waiting;
         *wanted = std::max(
             *wanted,
-            thread_wanted_fraction(wanted_ns, i < spin_ns.size() ? spin_ns[i] : 0, interval_s));
+            thread_wanted_fraction(wanted_ns, i < spin_ns.size() ? spin_ns[i] : 0, interval_s_));
       }
       last_sched_[i] = now;
     }
@@ -121,13 +118,12 @@ class CpuMeter {
     const int64_t now_ns = clock_.steady_ns();
     const int64_t d = now_ns - std::exchange(last_ns_, now_ns);
     interval_s_ = d > 0 ? static_cast<double>(d) / 1e9 : 0;
-    const double interval_s = interval_s_;
     for (size_t i = 0; i < threads.size() && i < last_thread_.size(); ++i) {
       const double now = thread_cpu_s(threads[i]);
       if (now <= 0) continue;  // unreadable (the thread has ended): keep its last reading
       double spin = i < spin_ns.size() ? static_cast<double>(spin_ns[i]) / 1e9 : 0;
-      if (interval_s > 0)
-        *busiest = std::max(*busiest, std::max(0.0, now - last_thread_[i] - spin) / interval_s);
+      if (interval_s_ > 0)
+        *busiest = std::max(*busiest, std::max(0.0, now - last_thread_[i] - spin) / interval_s_);
       last_thread_[i] = now;
     }
   }
@@ -144,7 +140,7 @@ class CpuMeter {
   std::vector<double> last_thread_;
   std::vector<std::optional<SchedStat>> last_sched_;
   int64_t last_ns_ = 0;
-  double interval_s_ = 0;
+  double interval_s_ = 0;  // between sample()'s last two readings: sample_wanted() uses it too
 };
 
 // Hands rows to the sink on a thread of its own, in order. The queue holds small values (a

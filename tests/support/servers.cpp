@@ -18,6 +18,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "db_query.hpp"
+
 namespace kv::test {
 namespace fs = std::filesystem;
 
@@ -98,17 +100,14 @@ std::string sanitizer_reports_of(pid_t pid) {
     const char* v = std::getenv(var);
     if (v == nullptr) continue;
     const std::string opts = v;
-    const size_t at = opts.find("log_path=");
+    constexpr std::string_view kKey = "log_path=";
+    const size_t at = opts.find(kKey);
     if (at == std::string::npos) continue;
-    const size_t from = at + 9;
+    const size_t from = at + kKey.size();
     const std::string path =
         opts.substr(from, opts.find(':', from) - from) + "." + std::to_string(pid);
-    std::ifstream f(path);
-    if (!f) continue;
-    std::string text(8000, '\0');
-    f.read(text.data(), static_cast<std::streamsize>(text.size()));
-    text.resize(static_cast<size_t>(f.gcount()));
-    out += "--- " + path + "\n" + text + "\n";
+    const std::string text = slurp(path);
+    if (!text.empty()) out += "--- " + path + "\n" + text.substr(0, 8000) + "\n";
   }
   return out;
 }
