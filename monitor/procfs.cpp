@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <utility>
 
 #include "proc_parsers.hpp"
@@ -174,6 +175,22 @@ std::optional<int64_t> OpenDir::count() {
   return n;
 }
 
+bool OpenDir::numbers(std::vector<int64_t>& out) {
+  out.clear();
+  if (dir_ == nullptr) return false;
+  ::rewinddir(dir_);
+  errno = 0;
+  while (dirent* e = ::readdir(dir_)) {
+    if (auto n = parse_int(std::string_view(e->d_name))) out.push_back(*n);
+  }
+  if (errno != 0) {
+    err_ = errno;
+    return false;
+  }
+  std::sort(out.begin(), out.end());
+  return true;
+}
+
 std::optional<int64_t> OpenDir::stat_size() {
   struct stat st {};
   if (dir_ == nullptr) return std::nullopt;
@@ -223,31 +240,40 @@ std::string PidDir::exe() const {
 }
 
 void ChildrenWatch::list_threads() {
-  files_.clear();
-  int task_fd = ::openat(dir_.fd(), "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (task_fd < 0) return;
-  (void)for_each_entry(task_fd, ".", [&](std::string_view tid, int) {
-    files_.emplace_back(task_fd, (std::string(tid) + "/children").c_str());
+  if (!task_.is_open()) task_ = dir_.open_dir("task");
+  if (!task_.numbers(tids_)) {
+    threads_.clear();
+    return;
+  }
+  // Both ascending: drop the threads gone, open the children file of each new one.
+  std::erase_if(threads_, [&](const Thread& t) {
+    return !std::binary_search(tids_.begin(), tids_.end(), t.tid);
   });
-  ::close(task_fd);
+  size_t at = 0;
+  for (int64_t tid : tids_) {
+    while (at < threads_.size() && threads_[at].tid < tid) ++at;
+    if (at < threads_.size() && threads_[at].tid == tid) continue;
+    char name[32];
+    std::snprintf(name, sizeof name, "%lld/children", static_cast<long long>(tid));
+    threads_.insert(threads_.begin() + static_cast<ptrdiff_t>(at),
+                    Thread{tid, OpenFile(task_.fd(), name)});
+    ++at;
+  }
 }
 
-std::vector<pid_t> ChildrenWatch::read(std::optional<int64_t> threads) {
+std::vector<pid_t> ChildrenWatch::read() {
   std::vector<pid_t> out;
   if (!dir_.is_open()) return out;
-  if (!threads || threads != threads_ || files_.empty()) {
-    list_threads();
-    threads_ = threads;
-  }
+  list_threads();
   for (int attempt = 0; attempt < 2; ++attempt) {
     out.clear();
     bool all_read = true;
-    for (OpenFile& f : files_) {
-      if (!f.read()) {
-        all_read = false;  // a thread has gone (or another took its place)
+    for (Thread& t : threads_) {
+      if (!t.children.read()) {
+        all_read = false;  // a thread went between the listing and the read
         continue;
       }
-      std::string_view rest = f.text();
+      std::string_view rest = t.children.text();
       while (!rest.empty()) {
         size_t sp = rest.find(' ');
         if (auto pid = parse_int(rest.substr(0, sp)); pid && *pid > 0) {

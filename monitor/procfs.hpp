@@ -82,6 +82,10 @@ class OpenDir {
   // The size fstat reports: for /proc/PID/fd on Linux >= 6.2 the number of open fds, found
   // without listing them (see ProcFs::fd_dir_size_is_count); nullopt (err() set) on failure.
   std::optional<int64_t> stat_size();
+  // The entries that are numbers (a task/ directory's thread ids), in `out` (cleared first,
+  // its capacity kept), ascending; false (err() set) when it cannot be listed.
+  bool numbers(std::vector<int64_t>& out);
+  int fd() const { return dir_ != nullptr ? ::dirfd(dir_) : -1; }
 
  private:
   DIR* dir_ = nullptr;
@@ -121,20 +125,26 @@ class PidDir {
 };
 
 // The fork children of one process, from task/*/children (a child is listed under the thread
-// that forked it), with the directory and those files kept open. task/ is listed again only
-// when the thread count changes or a thread has gone. Move-only.
+// that forked it), with the directory and those files kept open. task/ is listed again at each
+// read, a rewind and one getdents: a thread that exits and another that takes its place leave
+// the count the same, and the gone thread's open children file reads empty, not an error.
+// Files of threads still there are kept. Move-only.
 class ChildrenWatch {
  public:
   explicit ChildrenWatch(PidDir dir) : dir_(std::move(dir)) {}
-  // The children's pids, ascending; `threads`: the process's thread count from this tick's
-  // sample (nullopt: list task/ again).
-  std::vector<pid_t> read(std::optional<int64_t> threads);
+  // The children's pids, ascending (read when a pid was handed out since the last look).
+  std::vector<pid_t> read();
 
  private:
+  struct Thread {
+    int64_t tid;
+    OpenFile children;
+  };
   void list_threads();
   PidDir dir_;
-  std::vector<OpenFile> files_;
-  std::optional<int64_t> threads_;
+  OpenDir task_;
+  std::vector<Thread> threads_;  // ascending tid
+  std::vector<int64_t> tids_;    // the last listing (kept for its capacity)
 };
 
 class ProcFs {

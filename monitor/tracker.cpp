@@ -74,11 +74,7 @@ void Tracker::sample_children(Batch& batch) {
         if (!dir) continue;
         watch = child_watches_.emplace(parent, ChildrenWatch(std::move(*dir))).first;
       }
-      std::optional<int64_t> threads;  // from this tick's sample of the parent
-      for (const ProcessSample& s : batch.processes) {
-        if (s.key == parent) threads = s.threads;
-      }
-      for (pid_t pid : watch->second.read(threads)) {
+      for (pid_t pid : watch->second.read()) {
         auto info = read_process_info(fs_, pid);
         if (!info || info.value().ppid != parent.pid || children_.count(info.value().key) ||
             recorded_.count(info.value().key)) {

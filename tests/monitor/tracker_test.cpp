@@ -162,6 +162,35 @@ TEST(Tracker, ForkChildrenAreInstancesOfTheirOwnWithTheirParent) {
   EXPECT_EQ(count_kind(third, "target_exited"), 0u);
 }
 
+TEST(Tracker, AChildForkedByAThreadThatTookAnothersPlaceIsFollowed) {
+  FixtureCopy copy;
+  ProcFs procfs(copy.proc(), copy.sys());
+  Tracker tracker(procfs, {make_selector(Selector::Kind::port, "6379")}, 100, std::nullopt);
+  Batch first;
+  tracker.tick(first);
+  ASSERT_EQ(count_kind(first, "child_started"), 1u);  // 101, forked by thread 100
+
+  // Thread 102 exits and 103 starts (the thread count stays the same); 103 forks 104. The
+  // children file kvmon holds for 102 still reads, empty, as a gone thread's does on Linux.
+  fs::remove_all(copy.proc() + "/100/task/102");
+  fs::create_directories(copy.proc() + "/100/task/103");
+  copy.write("100/task/103/children", "104 ");
+  fs::copy(copy.proc() + "/101", copy.proc() + "/104",
+           fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+  copy.write("104/stat",
+             "104 (redis-server) S 100 100 100 0 -1 4194560 10 0 0 0 3 4 0 0 20 0 1 0 96000 "
+             "73441280 1024 18446744073709551615 1 1 0 0 0 0 0 4097 17610 0 0 0 17 1 0 0 0 0 0\n");
+  copy.write("loadavg", "2.11 0.83 0.32 1/95 5670\n");  // pids were handed out
+  Batch second;
+  tracker.tick(second);
+  EXPECT_EQ(count_kind(second, "child_started"), 1u);
+  ASSERT_EQ(second.new_instances.size(), 1u);
+  EXPECT_EQ(second.new_instances[0].key, (ProcessKey{104, 96000}));
+  ASSERT_TRUE(second.new_instances[0].parent.has_value());
+  EXPECT_EQ(*second.new_instances[0].parent, (ProcessKey{100, 89713}));
+  EXPECT_EQ(second.processes.size(), 3u);  // 100, 101 and 104
+}
+
 TEST(Tracker, PidTargetIsNotReResolved) {
   FixtureCopy copy;
   ProcFs procfs(copy.proc(), copy.sys());
