@@ -102,7 +102,7 @@ Result<ProcessSample> ProcessSampler::sample(const ProcessKey& key, Proc& p) {
     s.rss_file_kib = ps.rss_file_kib;
     s.rss_shmem_kib = ps.rss_shmem_kib;
     s.swap_kib = ps.vm_swap_kib;
-    if (ps.vm_size_kib) s.vsize_kib = ps.vm_size_kib;
+    s.vsize_kib = ps.vm_size_kib;  // none for a kernel thread: NULL, not stat's 0
     if (ps.threads) s.threads = ps.threads;
     s.ctx_voluntary = ps.ctx_voluntary;
     s.ctx_involuntary = ps.ctx_involuntary;

@@ -68,7 +68,32 @@ TEST(ProcessSampler, UnreadableFilesAreNull) {
   EXPECT_FALSE(s.value().io_write_bytes.has_value());
   EXPECT_FALSE(s.value().rss_kib.has_value());
   EXPECT_EQ(s.value().fds, 1);
-  EXPECT_EQ(s.value().vsize_kib, 3133440 / 1024);  // from stat when status lacks VmSize
+  EXPECT_FALSE(s.value().vsize_kib.has_value());  // status read, no VmSize: a kernel thread's
+}
+
+TEST(ProcessSampler, VirtualSizeFromStatOnlyWhenStatusCannotBeRead) {
+  FixtureCopy copy;
+  fs::remove(copy.proc() + "/200/status");
+  ProcFs procfs(copy.proc(), copy.sys());
+  ProcessSampler sampler(procfs, 100);
+  auto s = sampler.sample(ProcessKey{200, 12345});
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s.value().vsize_kib, 3133440 / 1024);
+  EXPECT_FALSE(s.value().rss_kib.has_value());
+}
+
+TEST(ProcessSampler, AKernelThreadsMemoryIsNullOnThisMachine) {
+  // kthreadd, pid 2 where the kernel's threads are visible (not in a pid namespace).
+  ProcFs procfs;
+  auto info = read_process_info(procfs, 2);
+  if (!info || info.value().ppid != 0 || info.value().comm != "kthreadd")
+    GTEST_SKIP() << "pid 2 is not kthreadd here (a pid namespace)";
+  ProcessSampler sampler(procfs, 100);
+  auto s = sampler.sample(info.value().key);
+  ASSERT_TRUE(s.ok());
+  EXPECT_FALSE(s.value().vsize_kib.has_value());
+  EXPECT_FALSE(s.value().rss_kib.has_value());
+  EXPECT_TRUE(s.value().threads.has_value());
 }
 
 TEST(ProcessSampler, PermissionDeniedIoIsNullNotZero) {
