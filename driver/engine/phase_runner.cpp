@@ -104,10 +104,15 @@ class CpuMeter {
       last_sched_[i] = now;
     }
   }
-  // busiest: the busiest worker's CPU less the time it spent spinning for a send time. Call
-  // before sample_wanted(), which uses the interval this one measured.
-  void sample(std::vector<std::thread>& threads, const std::vector<uint64_t>& spin_ns,
-              double* user_s, double* system_s, double* busiest) {
+  // busiest: the busiest worker's CPU less the time it spent spinning for a send time. A worker
+  // that has ended is read from `final_cpu_s()`, its own CPU clock as it ended (0: running),
+  // taken after the live readings: an ended thread's handle reads the caller's own clock (glibc
+  // clears its tid, and a CPU clock of tid 0 is the calling thread's), so what it gave is
+  // replaced. Call before sample_wanted(), which uses the interval this one measured.
+  void sample(std::vector<std::thread>& threads,
+              const std::function<std::vector<double>()>& final_cpu_s,
+              const std::vector<uint64_t>& spin_ns, double* user_s, double* system_s,
+              double* busiest) {
     double u = 0, s = 0;
     read(u, s);
     *user_s = u - user_;
@@ -118,9 +123,12 @@ class CpuMeter {
     const int64_t now_ns = clock_.steady_ns();
     const int64_t d = now_ns - std::exchange(last_ns_, now_ns);
     interval_s_ = d > 0 ? static_cast<double>(d) / 1e9 : 0;
-    for (size_t i = 0; i < threads.size() && i < last_thread_.size(); ++i) {
-      const double now = thread_cpu_s(threads[i]);
-      if (now <= 0) continue;  // unreadable (the thread has ended): keep its last reading
+    live_.clear();
+    for (std::thread& t : threads) live_.push_back(thread_cpu_s(t));
+    const std::vector<double> ended = final_cpu_s();
+    for (size_t i = 0; i < live_.size() && i < last_thread_.size(); ++i) {
+      const double now = i < ended.size() && ended[i] > 0 ? ended[i] : live_[i];
+      if (now <= 0) continue;  // unreadable: keep its last reading
       double spin = i < spin_ns.size() ? static_cast<double>(spin_ns[i]) / 1e9 : 0;
       if (interval_s_ > 0)
         *busiest = std::max(*busiest, std::max(0.0, now - last_thread_[i] - spin) / interval_s_);
@@ -138,6 +146,7 @@ class CpuMeter {
   LoopClock& clock_;
   double user_ = 0, system_ = 0;
   std::vector<double> last_thread_;
+  std::vector<double> live_;  // sample()'s readings of the running threads
   std::vector<std::optional<SchedStat>> last_sched_;
   int64_t last_ns_ = 0;
   double interval_s_ = 0;  // between sample()'s last two readings: sample_wanted() uses it too
@@ -204,7 +213,7 @@ class SinkThread {
 // run_event_worker; the collector waits on `shared` for them to end.
 class Workers {
  public:
-  Workers(size_t n, LoopClock& clock) : tids_(n), finals_(n), clock_(clock) {
+  Workers(size_t n, LoopClock& clock) : tids_(n), finals_(n), final_cpu_(n, 0.0), clock_(clock) {
     shared.running = static_cast<int>(n);
   }
   ~Workers() { join(); }
@@ -234,9 +243,14 @@ class Workers {
         run_event_worker(WorkerContext{plan, w, values, mine, *slots[t], first + t, count, start_ns,
                                        stop, abort, clock_});
         const std::optional<SchedStat> last = thread_schedstat(::gettid());
+        timespec cpu{};
+        const bool cpu_read = clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu) == 0;
         {
           std::lock_guard<std::mutex> lock(shared.mu);
           finals_[t] = last;
+          if (cpu_read)
+            final_cpu_[t] =
+                static_cast<double>(cpu.tv_sec) + static_cast<double>(cpu.tv_nsec) / 1e9;
           --shared.running;
           shared.cv.notify_all();
         }
@@ -253,6 +267,11 @@ class Workers {
     std::lock_guard<std::mutex> lock(shared.mu);
     return finals_;
   }
+  // Each ended worker's CPU clock as it ended, in seconds (0: still running, or unread).
+  std::vector<double> final_cpu() {
+    std::lock_guard<std::mutex> lock(shared.mu);
+    return final_cpu_;
+  }
   std::vector<std::thread>& threads() { return threads_; }
   const std::vector<std::atomic<pid_t>>& tids() const { return tids_; }
 
@@ -262,6 +281,7 @@ class Workers {
   std::vector<std::thread> threads_;
   std::vector<std::atomic<pid_t>> tids_;
   std::vector<std::optional<SchedStat>> finals_;
+  std::vector<double> final_cpu_;
   LoopClock& clock_;
 };
 
@@ -490,8 +510,9 @@ PhaseResult run_phase(const PhasePlan& plan, const WorkloadSpec& w,
     for (const RowFrame& f : cut.empty) sink.push(rows.empty(f));
     std::vector<uint64_t> spin_delta;
     SecondReport report = rows.row(cut.row, second, &spin_delta);
-    cpu.sample(workers.threads(), spin_delta, &report.cpu_user_s, &report.cpu_system_s,
-               &report.busiest_thread_cpu);
+    cpu.sample(
+        workers.threads(), [&] { return workers.final_cpu(); }, spin_delta, &report.cpu_user_s,
+        &report.cpu_system_s, &report.busiest_thread_cpu);
     cpu.sample_wanted(workers.tids(), workers.finals(), spin_delta, &report.busiest_thread_wanted,
                       &report.run_delay_us);
     keep_trace_error(report, trace_error);
