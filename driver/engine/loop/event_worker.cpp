@@ -29,7 +29,11 @@ Worker::Worker(const WorkerContext& context)
       guard_(asio::make_work_guard(io)),
       waiter_(context.clock.waiter(io, context.plan.open_loop() ? &margin_ : nullptr)) {
   if (context.workload.io != IoMode::uring) return;
-  uring_ = std::make_unique<UringLoop>(io);
+  // A link per connection and server (a pool's or a cluster's; a cluster's other nodes come later
+  // and share the buffers).
+  size_t sockets = 0;
+  for (const auto& c : context.clients) sockets += std::max<size_t>(1, c->servers());
+  uring_ = std::make_unique<UringLoop>(io, sockets);
   if (uring_->ok()) return;
   // Checked at the start (io_uring_refusal); a ring this thread could not make after all
   // (memory, a limit) leaves it on epoll, said once.
@@ -235,6 +239,10 @@ void Worker::hand_back(bool interrupted) {
     else
       l->release();
   }
+  if (uring_ && uring_->starved_total() > 0)
+    LogLine(LogLevel::debug) << "worker " << ctx.index << ": " << uring_->starved_total()
+                             << " receives waited for a free buffer (all " << uring_->buffers()
+                             << " held by replies not yet read)";
   if (ctx.workload.wire_start_kernel) {
     const bool none = kernel_sent == 0 && call_sent > 0;
     LogLine(none ? LogLevel::warn : LogLevel::debug)

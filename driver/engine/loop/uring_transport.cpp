@@ -32,9 +32,15 @@ bool more(uint32_t flags) noexcept { return (flags & IORING_CQE_F_MORE) != 0; }
 
 // Completions handed back without an interrupt (the thread's next system call or wake-up runs
 // them; flagged so that liburing's peek asks for them): plain where the kernel refuses that.
-int init_ring(io_uring* ring, unsigned entries) {
+// `cq_entries` (0: the kernel's default, twice `entries`): room for a reap's completions, a
+// receive per buffer and a send per socket (a full queue ends multishot receives).
+int init_ring(io_uring* ring, unsigned entries, unsigned cq_entries = 0) {
   io_uring_params p{};
   p.flags = IORING_SETUP_SUBMIT_ALL | IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG;
+  if (cq_entries > 2 * entries) {
+    p.flags |= IORING_SETUP_CQSIZE;
+    p.cq_entries = cq_entries;
+  }
   int r = io_uring_queue_init_params(entries, ring, &p);
   if (r == -EINVAL) {
     p = io_uring_params{};
@@ -93,15 +99,17 @@ std::string uring_refusal() {
 
 // --- UringLoop ---------------------------------------------------------------------------------
 
-UringLoop::UringLoop(asio::io_context& io) {
-  if (const int r = init_ring(&ring_, kRingEntries); r < 0) {
+UringLoop::UringLoop(asio::io_context& io, size_t sockets) {
+  while (buffers_ < kMaxBuffers && buffers_ < sockets) buffers_ *= 2;
+  buffer_bytes_ = std::clamp(kBufferBudget / buffers_, kMinBufferBytes, kMaxBufferBytes);
+  if (const int r = init_ring(&ring_, kRingEntries, 2 * buffers_); r < 0) {
     error_ = failed("io_uring_queue_init", r);
     return;
   }
   made_ = true;
   void* mem = nullptr;
   const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
-  if (::posix_memalign(&mem, page, kBuffers * sizeof(io_uring_buf)) != 0) {
+  if (::posix_memalign(&mem, page, buffers_ * sizeof(io_uring_buf)) != 0) {
     error_ = "no memory for the buffer ring";
     return;
   }
@@ -109,18 +117,18 @@ UringLoop::UringLoop(asio::io_context& io) {
   io_uring_buf_ring_init(br_);
   io_uring_buf_reg reg{};
   reg.ring_addr = reinterpret_cast<uint64_t>(br_);
-  reg.ring_entries = kBuffers;
+  reg.ring_entries = buffers_;
   reg.bgid = kGroup;
   if (const int r = io_uring_register_buf_ring(&ring_, &reg, 0); r < 0) {
     error_ = failed("io_uring_register_buf_ring", r);
     return;
   }
-  bufs_ = std::make_unique_for_overwrite<char[]>(size_t{kBuffers} * kBufferBytes);
-  for (uint32_t i = 0; i < kBuffers; ++i)
-    io_uring_buf_ring_add(br_, buffer(static_cast<uint16_t>(i)), kBufferBytes,
-                          static_cast<uint16_t>(i), io_uring_buf_ring_mask(kBuffers),
+  bufs_ = std::make_unique_for_overwrite<char[]>(size_t{buffers_} * buffer_bytes_);
+  for (uint32_t i = 0; i < buffers_; ++i)
+    io_uring_buf_ring_add(br_, buffer(i), static_cast<unsigned>(buffer_bytes_),
+                          static_cast<uint16_t>(i), io_uring_buf_ring_mask(buffers_),
                           static_cast<int>(i));
-  io_uring_buf_ring_advance(br_, kBuffers);
+  io_uring_buf_ring_advance(br_, static_cast<int>(buffers_));
   shape_.msg_controllen = kControlBytes;
   // Asio watches a copy of the ring's descriptor (it closes what it holds).
   const int fd = ::dup(ring_.ring_fd);
@@ -238,7 +246,20 @@ void UringLoop::cancel(uint64_t tag_kind) {
   io_uring_sqe_set_data64(s, kKindCancel);
 }
 
+void UringLoop::starve(UringTransport* t) {
+  ++starved_total_;
+  starved_.push_back(Starved{t, t->gen32()});
+}
+
 void UringLoop::submit() {
+  if (!starved_.empty() && !rearming_) {
+    // As many as there are buffers: the buffers come back as this pass's replies are read.
+    rearming_ = true;  // a full queue submits from inside arm_recv()
+    const size_t n = std::min<size_t>(starved_.size(), buffers_);
+    for (size_t i = 0; i < n; ++i) starved_[i].t->rearm(starved_[i].gen);
+    starved_.erase(starved_.begin(), starved_.begin() + static_cast<ptrdiff_t>(n));
+    rearming_ = false;
+  }
   if (io_uring_sq_ready(&ring_) == 0) return;
   const int64_t at = steady_ns();  // the sends' kernel path from here on is the wire's
   for (UringTransport* t : unsent_) t->sent_at(at);
@@ -247,7 +268,7 @@ void UringLoop::submit() {
 }
 
 bool UringLoop::pending() const noexcept {
-  return !later_.empty() || io_uring_cq_ready(&ring_) > 0 ||
+  return !later_.empty() || !starved_.empty() || io_uring_cq_ready(&ring_) > 0 ||
          (IO_URING_READ_ONCE(*ring_.sq.kflags) & (IORING_SQ_TASKRUN | IORING_SQ_CQ_OVERFLOW)) != 0;
 }
 
@@ -255,7 +276,7 @@ void UringLoop::account(uint64_t data, uint32_t flags) noexcept {
   const uint64_t kind = kind_of(data);
   if ((kind == kKindRecv && !more(flags)) || kind == kKindSend) --in_kernel_;
   if (kind == kKindRecv && (flags & IORING_CQE_F_BUFFER) != 0)
-    recycle(static_cast<uint16_t>(flags >> IORING_CQE_BUFFER_SHIFT));
+    recycle(flags >> IORING_CQE_BUFFER_SHIFT);
 }
 
 void UringLoop::dispatch(uint64_t data, int32_t res, uint32_t flags) {
@@ -319,8 +340,9 @@ void UringLoop::settle(UringTransport& t) {
   }
 }
 
-void UringLoop::recycle(uint16_t id) noexcept {
-  io_uring_buf_ring_add(br_, buffer(id), kBufferBytes, id, io_uring_buf_ring_mask(kBuffers), 0);
+void UringLoop::recycle(uint32_t id) noexcept {
+  io_uring_buf_ring_add(br_, buffer(id), static_cast<unsigned>(buffer_bytes_),
+                        static_cast<uint16_t>(id), io_uring_buf_ring_mask(buffers_), 0);
   io_uring_buf_ring_advance(br_, 1);
 }
 
@@ -363,18 +385,22 @@ void UringTransport::arm_recv() {
   ring_.recv(tag(), in_table ? static_cast<int>(id_) : sock_.native_handle(), in_table);
 }
 
+void UringTransport::rearm(uint32_t gen) {
+  if (gen == gen32() && !recv_armed_ && sock_.is_open()) arm_recv();
+}
+
 void UringTransport::on_recv(uint32_t gen, int32_t res, uint32_t flags) {
   if (gen != gen32() || !recv_armed_) return;  // a closed socket's (the loop recycles its buffer)
   if (!more(flags)) recv_armed_ = false;
-  if (res == -ENOBUFS) {  // every buffer was taken: read again (they are back by the submit)
-    if (!recv_armed_) arm_recv();
+  if (res == -ENOBUFS) {  // every buffer was taken: armed again by a submit, in turn
+    if (!recv_armed_) ring_.starve(this);
     return;
   }
   if (res <= 0 || (flags & IORING_CQE_F_BUFFER) == 0) {
     ev_.on_failed(steady_ns());
     return;
   }
-  char* buf = ring_.buffer(static_cast<uint16_t>(flags >> IORING_CQE_BUFFER_SHIFT));
+  char* buf = ring_.buffer(flags >> IORING_CQE_BUFFER_SHIFT);
   msghdr shape = ring_.recv_shape();
   io_uring_recvmsg_out* out = io_uring_recvmsg_validate(buf, res, &shape);
   const unsigned len = out == nullptr ? 0 : io_uring_recvmsg_payload_length(out, res, &shape);
@@ -495,8 +521,8 @@ void UringTransport::settled(bool recv, int32_t res, uint32_t flags) {
   }
   if (res > 0 && (flags & IORING_CQE_F_BUFFER) != 0) {
     msghdr shape = ring_.recv_shape();
-    io_uring_recvmsg_out* out = io_uring_recvmsg_validate(
-        ring_.buffer(static_cast<uint16_t>(flags >> IORING_CQE_BUFFER_SHIFT)), res, &shape);
+    io_uring_recvmsg_out* out =
+        io_uring_recvmsg_validate(ring_.buffer(flags >> IORING_CQE_BUFFER_SHIFT), res, &shape);
     if (out != nullptr && io_uring_recvmsg_payload_length(out, res, &shape) > 0) stray_ = true;
   }
   if (!more(flags)) recv_armed_ = false;

@@ -42,7 +42,8 @@ std::string uring_refusal();
 
 class UringLoop {
  public:
-  explicit UringLoop(asio::io_context& io);
+  // `sockets`: how many this worker's links may open at once (its buffers are sized by it).
+  explicit UringLoop(asio::io_context& io, size_t sockets = 0);
   ~UringLoop();
   UringLoop(const UringLoop&) = delete;
   UringLoop& operator=(const UringLoop&) = delete;
@@ -62,9 +63,18 @@ class UringLoop {
   bool fix(uint32_t id, int fd);
   void unfix(uint32_t id);         // empties the slot: the table lets go of its socket
   void cancel(uint64_t tag_kind);  // the receive or the send of that tag
-  // Submits what was queued: the start of this call is the send time of every send in it.
+  // Submits what was queued: the start of this call is the send time of every send in it. A
+  // socket whose receive ran out of buffers is armed again here, at most buffers() of them a
+  // submit, the longest waiting first (starve()).
   void submit();
-  // Completions are waiting (or the kernel holds some to flush): reap() before sleeping.
+  // `t`'s receive ended for want of a free buffer (every one held by replies not yet reaped):
+  // it waits to be armed again by a submit, so that thousands of readable sockets do not all
+  // take a buffer each and end again with -ENOBUFS, pass after pass.
+  void starve(UringTransport* t);
+  // How many receives ended for want of a buffer, since the ring was made.
+  uint64_t starved_total() const noexcept { return starved_total_; }
+  // Completions are waiting (or the kernel holds some to flush), or sockets wait to be armed
+  // again: reap() and submit before sleeping.
   bool pending() const noexcept;
   // Hands every waiting completion to its transport; true when there was one.
   bool reap();
@@ -73,12 +83,18 @@ class UringLoop {
   void settle(UringTransport& t);
 
   // Provided buffers: a completion's buffer, and its return to the ring.
-  char* buffer(uint16_t id) noexcept { return bufs_.get() + size_t{id} * kBufferBytes; }
-  void recycle(uint16_t id) noexcept;
+  char* buffer(uint32_t id) noexcept { return bufs_.get() + size_t{id} * buffer_bytes_; }
+  void recycle(uint32_t id) noexcept;
   const msghdr& recv_shape() const noexcept { return shape_; }
 
-  static constexpr uint32_t kBuffers = 256;      // per worker (a power of two)
-  static constexpr size_t kBufferBytes = 16384;  // header, stamp and up to ~16 KB of replies
+  // The provided buffers: one per socket the worker may have (a power of two, 256 to 16,384),
+  // 16 KiB each (header, stamp and up to ~16 KB of replies) while that is at most 32 MiB, then
+  // smaller, down to 2 KiB (a reply larger than a buffer comes as several completions). Fewer
+  // buffers than readable sockets ends the receive of the sockets past them (-ENOBUFS).
+  static constexpr uint32_t kMinBuffers = 256, kMaxBuffers = 16384;
+  static constexpr size_t kBufferBudget = size_t{32} << 20;
+  static constexpr size_t kMaxBufferBytes = 16384, kMinBufferBytes = 2048;
+  uint32_t buffers() const noexcept { return buffers_; }
   static constexpr uint64_t kKindRecv = 0, kKindSend = 1, kKindCancel = 2;
 
  private:
@@ -97,6 +113,8 @@ class UringLoop {
   bool made_ = false;  // ring_ was set up
   bool ok_ = false;
   std::string error_;
+  uint32_t buffers_ = kMinBuffers;
+  size_t buffer_bytes_ = kMaxBufferBytes;
   std::unique_ptr<char[]> bufs_;
   io_uring_buf_ring* br_ = nullptr;  // page-aligned (freed with free())
   msghdr shape_{};                   // recvmsg's shape: no name, room for the receive stamp
@@ -105,8 +123,15 @@ class UringLoop {
   std::vector<UringTransport*> transports_;
   std::vector<UringTransport*> unsent_;  // sends queued since the last submit
   std::vector<Done> later_;              // settle()'s set-aside completions
-  uint64_t in_kernel_ = 0;               // receives armed and sends under way, every transport
-  int fixed_slots_ = -1;                 // the file table's size (0: none), -1: not made yet
+  struct Starved {
+    UringTransport* t;
+    uint32_t gen;
+  };
+  std::vector<Starved> starved_;  // receives to arm again, in the order they ran out
+  uint64_t starved_total_ = 0;
+  bool rearming_ = false;
+  uint64_t in_kernel_ = 0;  // receives armed and sends under way, every transport
+  int fixed_slots_ = -1;    // the file table's size (0: none), -1: not made yet
 };
 
 class UringTransport final : public SocketTransport {
@@ -126,6 +151,8 @@ class UringTransport final : public SocketTransport {
   bool in_kernel() const noexcept { return recv_armed_ || send_armed_; }
   // settle(): a completion of the current socket while it is handed back.
   void settled(bool recv, int32_t res, uint32_t flags);
+  // starve()'s turn: arms the receive again if the socket of generation `gen` still wants one.
+  void rearm(uint32_t gen);
 
  private:
   void on_open() override;
