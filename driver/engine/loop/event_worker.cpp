@@ -260,7 +260,13 @@ void Worker::run() {
   int64_t now = this->now();
   for (auto& u : users_) u->refill(now);
   flush_dirty();
-  int64_t last_tick = now;
+  // The timeout check's next time: every kTickNs, or with --pace-granularity above that at each
+  // step's end, where the step's sends wake the thread anyway (a 5 ms tick would send what is
+  // due every 5 ms, whatever the step).
+  const auto tick_after = [this](int64_t t) {
+    return step_ns_ > kTickNs ? (t / step_ns_ + 1) * step_ns_ : t + kTickNs;
+  };
+  int64_t next_tick = tick_after(now);
   bool interrupted = false;
   int64_t stopped_at = 0;
   for (;;) {
@@ -278,8 +284,8 @@ void Worker::run() {
       }
     }
     wake_due(now);
-    if (now - last_tick >= kTickNs) {
-      last_tick = now;
+    if (now >= next_tick) {
+      next_tick = tick_after(now);
       tick(now);
     }
     if (unfinished == 0 && busy == 0 && (!waits_for_end || now >= end_ns || should_stop(ctx)))
@@ -289,18 +295,20 @@ void Worker::run() {
       flush_dirty();
       continue;
     }
-    int64_t wake = last_tick + kTickNs;
+    int64_t wake = next_tick;
     if (!heap_.empty()) {
       // --pace-granularity: the next send time rounded up to the step's end, where every
       // request due in the step leaves in one wake-up (sooner if the thread is up anyway).
       int64_t due = heap_.top().first;
-      if (step_ns_ > 0) due = (due + step_ns_ - 1) / step_ns_ * step_ns_;
+      if (step_ns_ > 0 && due > 0) due = (due - 1) / step_ns_ * step_ns_ + step_ns_;
       const int64_t margin = spin_.margin_ns(now, margin_.margin_ns());
       if (due - margin <= now) {
         // Close to a send time: spin (serving whatever I/O is ready) rather than sleep past it,
         // as long as the spin budget lasts.
+        // Measured from here: the pass's own work (its sends, a tick) before it is not spin.
+        const int64_t spin_from = this->now();
         if (waiter_->spin(due) == 0) {
-          const int64_t spun = this->now() - now;
+          const int64_t spun = this->now() - spin_from;
           ctx.slot.add_spin(static_cast<uint64_t>(spun));
           spin_.spent(spun);
         }

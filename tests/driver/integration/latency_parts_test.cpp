@@ -423,10 +423,11 @@ TEST(PacingCost, ASpinBudgetBoundsTheSpinOnABusyHost) {
 }
 
 // --pace-granularity: requests due within a step leave together at its end (or sooner, when the
-// thread is up for replies or its 5 ms timeout check), so a thread wakes once per step instead of
-// once per request (bench/many_connections.sh: 10,000 connections, docs/performance.md). The
-// wait is the client's: it is in each request's client-send part, from the intended send time,
-// and every request due is still answered. (A timing suite: plain build only.)
+// thread is up for replies), so a thread wakes once per step instead of once per request
+// (bench/many_connections.sh: 10,000 connections, docs/performance.md); a step above 5 ms moves
+// the timeout check to each step's end too, so the wait is half a step on average, not 5 ms at
+// most. The wait is the client's: it is in each request's client-send part, from the intended
+// send time, and every request due is still answered. (A timing suite: plain build only.)
 TEST(PacingCost, APaceGranularityGroupsSendsAndChargesTheWaitToTheClient) {
   StoreServer redis(StoreServer::Kind::redis);
   KV_START_OR_SKIP(redis);
@@ -463,7 +464,7 @@ TEST(PacingCost, APaceGranularityGroupsSendsAndChargesTheWaitToTheClient) {
                             std::to_string(run));
   };
   const double exact = send_mean(1), stepped = send_mean(2);
-  EXPECT_GE(stepped - exact, 1000.0)
+  EXPECT_GE(stepped - exact, 5000.0)
       << "client send: " << exact << " us exact, " << stepped << " us with 20 ms steps";
   EXPECT_LE(query_double(db,
                          "SELECT MAX(d.slip_max_us) FROM driver_seconds d JOIN phases p USING "
