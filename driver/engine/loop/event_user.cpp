@@ -217,6 +217,9 @@ bool User::dispatch(Link& l, const Pending& p, std::string_view key, std::string
 }
 
 void User::hold(Link& l, const Pending& p) {
+  // Nothing else is sent while it is held: requests due meanwhile wait for the store (its
+  // connection), as behind a full window.
+  if (open_loop && full_start < 0) full_start = p.queued_ns;
   has_held = true;
   held = p;
   held_link = &l;
@@ -276,20 +279,16 @@ int64_t User::full_since(int64_t intended) {
 }
 
 void User::done(int64_t now, int64_t freed_at) {
-  if (full_start >= 0) {
-    const int64_t end = std::max(freed_at != 0 ? freed_at : now, full_start);
-    full_total += end - full_start;
-    full_spans.push_back(FullSpan{full_start, end, full_total});
-    full_start = -1;
-  }
+  close_full(freed_at != 0 ? freed_at : now);
   --inflight;
   --worker.busy;
   refill(now);
 }
 
-void User::send_held(int64_t /*now*/) {
+void User::send_held(int64_t now) {
   has_held = false;
   if (worker.ctx.stop.load(std::memory_order_relaxed)) {  // Ctrl-C came first: never sent
+    close_full(now);
     --worker.busy;
     return;
   }
@@ -297,6 +296,20 @@ void User::send_held(int64_t /*now*/) {
   const std::string_view value = value_of(worker.ctx, held);
   held_link->send(this, held, key, value);
   ++inflight;  // busy was counted when it was held
+  // The window stays full (its span, opened by hold(), goes on) or has room again.
+  if (!open_loop) return;
+  if (inflight < static_cast<size_t>(worker.ctx.workload.pipeline))
+    close_full(now);
+  else if (full_start < 0)
+    full_start = now;
+}
+
+void User::close_full(int64_t end) {
+  if (full_start < 0) return;
+  end = std::max(end, full_start);
+  full_total += end - full_start;
+  full_spans.push_back(FullSpan{full_start, end, full_total});
+  full_start = -1;
 }
 
 std::string_view User::request_keys(Pending& p) {
@@ -359,6 +372,7 @@ void User::redirect(const Pending& p, int node, bool asking, uint8_t redirects, 
 }
 
 void User::fail_held(int64_t now) {
+  close_full(now);
   has_held = false;
   --worker.busy;
   record_reply(worker.ctx, held, OpStatus::error, {}, now);

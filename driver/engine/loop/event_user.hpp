@@ -163,6 +163,7 @@ struct User {
   int64_t full_before = 0;  // full time of the spans dropped from the front
   // Full time between `intended` (not before any earlier call's) and now (the window has room).
   int64_t full_since(int64_t intended);
+  void close_full(int64_t end);  // the window has room again from `end`: its span ends
   bool finished = false;
   bool has_held = false;
   Pending held{};

@@ -186,6 +186,44 @@ TEST(FakeStoreKvdrive, ClosedConnectionsAreErrorsAndTheRunGoesOn) {
   }
 }
 
+// Rate mode, one connection, pipeline 1, a store slower than the rate (12 ms a reply, a request
+// due every 10 ms): requests due while the window is full wait for the store, in the queue part.
+// A store that also closes the connection every 10 requests makes them wait while kvdrive
+// reconnects and while the first request sent on the new connection is answered: that wait is
+// the store's too, not the client's send part (it was, before the reconnect's hold and send
+// opened the window's span). The client's send part is its own turn-around between a reply and
+// the next send, the same with or without the closes.
+TEST(FakeStoreKvdrive, AfterAReconnectTheWaitForTheStoreIsStillTheStores) {
+  const auto parts = [](int64_t close_after) {
+    FakeStore store;
+    FakeStore::Behavior b;
+    b.delay_us = 12'000;
+    b.close_after_requests = close_after;
+    store.set_behavior_all(b);
+    TempDir dir;
+    auto out = run_kvdrive(dir, {"run", "--db", dir.file("r.db"), "--target", store.memcached_uri(),
+                                 "--keys", "100", "--phases", "read", "--duration", "2s", "--rate",
+                                 "100", "--threads", "1", "--connections", "1", "--timeout", "5s"});
+    EXPECT_EQ(out.exit_code, 0) << out.output;
+    if (close_after > 0) {
+      EXPECT_GT(store.connections_accepted(), 10);
+    }
+    auto db = kv::open_results_db(dir.file("r.db"));
+    const auto mean = [&](const char* part) {
+      return query_double(db, std::string("SELECT SUM(mean_us * count) / SUM(count) FROM "
+                                          "latency_part_range WHERE part = '") +
+                                  part + "'");
+    };
+    return std::pair<double, double>{mean("queue"), mean("client_send")};
+  };
+  const auto [queue_steady, send_steady] = parts(-1);
+  const auto [queue_closes, send_closes] = parts(10);
+  EXPECT_GT(queue_closes, 5'000.0);
+  EXPECT_LT(send_closes - send_steady, 1'000.0)
+      << "client send " << send_steady << " us without closes, " << send_closes
+      << " us with (queue " << queue_steady << " and " << queue_closes << " us)";
+}
+
 // The connections (by index) that have carried gets: kvdrive's workers, not its pollers.
 std::vector<int> get_connections(const FakeStore& store) {
   std::vector<int> out;

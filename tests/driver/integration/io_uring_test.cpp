@@ -238,7 +238,7 @@ TEST(IoUring, TwoThousandReadableSocketsOnOneThreadEachFindABuffer) {
   getrlimit(RLIMIT_NOFILE, &lim);
   lim.rlim_cur = lim.rlim_max;  // kvdrive (and memcached) inherit it
   setrlimit(RLIMIT_NOFILE, &lim);
-  ASSERT_GE(lim.rlim_cur, 2200U) << "the hard fd limit is below 2200";
+  if (lim.rlim_cur < 2200) GTEST_SKIP() << "fd limit " << lim.rlim_cur << " is below 2200";
   StoreServer memcached(StoreServer::Kind::memcached, {"-c", "3000"});
   KV_START_OR_SKIP(memcached);
   TempDir dir;
