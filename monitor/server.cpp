@@ -35,6 +35,7 @@ constexpr auto kCloseGrace = std::chrono::seconds(5);      // to flush an error 
 // Failed tokens are rate-limited per address (auth_throttle.hpp); "too many clients" refusals
 // are summarised, one line per kBusyLogPeriodUs.
 constexpr int64_t kBusyLogPeriodUs = 10'000'000;
+constexpr int64_t kHelloTimeoutUs = 5'000'000;  // from connecting to a complete hello line
 
 class Client;
 
@@ -96,7 +97,9 @@ class Client : public std::enable_shared_from_this<Client> {
 
   void start() {
     log_debug() << "client " << peer_ << " connected";
-    arm_idle(server_->config.idle_timeout_us);
+    // Until its hello, a client holds one of --max-clients' places for a few seconds at most: a
+    // silent connection must not keep kvdrive out for the whole idle timeout.
+    arm_idle(std::min(server_->config.idle_timeout_us, kHelloTimeoutUs));
     do_read();
   }
   // Rejects at once: too many clients.
@@ -380,6 +383,7 @@ void Client::arm_idle(int64_t timeout_us) {
     if (ec || self->closed_) return;
     if (self->closing_) return self->close();  // the error reply could not be sent in time
     if (self->mode_ == Mode::live) return;
+    if (!self->hello_) return self->fail(proto::kErrIdle, "no hello within 5 s of connecting");
     self->fail(proto::kErrIdle, "no request within the idle timeout");
   });
 }

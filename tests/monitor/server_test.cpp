@@ -447,6 +447,30 @@ TEST(KvmonServer, RefusedClientsAreLoggedOncePerAddressAndSummarised) {
   EXPECT_NE(log.find("more refused in the last"), std::string::npos) << "no summary line\n" << log;
 }
 
+TEST(KvmonServer, ASilentClientHoldsAPlaceForFiveSecondsNotTheIdleTimeout) {
+  Kvmon kvmon;
+  kvmon.start({"--interval", "100ms", "--max-clients", "2", "--idle-timeout", "60s"});
+  TestClient first(kvmon.port), second(kvmon.port);  // connect, send nothing
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  {
+    TestClient third(kvmon.port);  // both places are taken
+    third.hello();
+    auto m = third.until("error");
+    ASSERT_TRUE(m);
+    EXPECT_EQ(*m->find("code"), proto::kErrBusy);
+  }
+  const auto start = std::chrono::steady_clock::now();
+  auto m = first.until("error", 8000);
+  ASSERT_TRUE(m) << "a silent client was not closed within 8 s";
+  EXPECT_EQ(*m->find("code"), proto::kErrIdle);
+  EXPECT_NE(m->find("msg")->find("hello"), std::string::npos);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(7));
+  EXPECT_TRUE(second.until("error", 3000));
+  TestClient fourth(kvmon.port);  // served now
+  fourth.hello();
+  EXPECT_TRUE(fourth.until("hello"));
+}
+
 TEST(KvmonServer, AShortTokenIsRefusedAndAReadableTokenFileWarns) {
   Kvmon kvmon;
   std::ofstream(kvmon.dir.file("short")) << "123456789012345\n";  // 15 bytes
