@@ -44,6 +44,12 @@ class HistoryRing {
   // Encodes and keeps the batch; evicts what the limits no longer allow. Returns the new entry
   // (valid until the next add).
   const TickEntry& add(const Batch& batch);
+  // Forgets every tick, not the instances (later ticks still refer to them): for a wall clock
+  // that went back, after which times would no longer be in order.
+  void drop_ticks() {
+    ticks_.clear();
+    bytes_ = 0;
+  }
   // The oldest entry whose scheduled_ts_us > since; nullptr if none.
   const TickEntry* after(int64_t since) const;
   bool empty() const { return ticks_.empty(); }

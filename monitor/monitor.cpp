@@ -114,6 +114,8 @@ class Loop {
     server_events_.clear();
     for (EventRecord& e : cgroup_events_) batch.events.push_back(std::move(e));
     cgroup_events_.clear();
+    for (EventRecord& e : clock_events_) batch.events.push_back(std::move(e));
+    clock_events_.clear();
     if (server_) server_->publish(batch);
     if (metrics_) metrics_->update(batch);
     writer_.push(std::move(batch));
@@ -235,6 +237,21 @@ class Loop {
     ++tick_;
     clock_.anchor();
     const int64_t now_ts = clock_.now_ts_us();
+    const int64_t ahead = start_wall_us_ + tick_ * config_.interval_us - now_ts;
+    if (ahead > config_.interval_us) {
+      // The wall clock went back (NTP stepping it, a VM restored): the grid's next time is more
+      // than an interval away, and waiting for it would sample nothing meanwhile. The grid moves
+      // back by whole intervals, so the next tick is within one; rows after this go on at the new
+      // clock's times, before those of the rows before it.
+      const int64_t steps = (ahead - 1) / config_.interval_us;
+      start_wall_us_ -= steps * config_.interval_us;
+      std::string msg = "the wall clock went back at least " +
+                        format_duration_us(ahead - config_.interval_us) +
+                        ": sampling goes on at the new clock's times; rows before this can be "
+                        "later than rows after it";
+      log_warn() << msg;
+      clock_events_.push_back(EventRecord{now_ts, "clock_stepped", std::move(msg), std::nullopt});
+    }
     if (start_wall_us_ + tick_ * config_.interval_us <= now_ts) {
       // overran: skip the ticks already missed, keep the grid
       int64_t behind = (now_ts - start_wall_us_) / config_.interval_us + 1;
@@ -263,6 +280,7 @@ class Loop {
   std::vector<std::unique_ptr<asio::posix::stream_descriptor>> psi_waits_;
   std::unique_ptr<MonitorServer> server_;
   std::vector<EventRecord> server_events_;
+  std::vector<EventRecord> clock_events_;  // the wall clock went back
   std::unique_ptr<MetricsRegistry> metrics_;
   std::unique_ptr<MetricsServer> metrics_server_;
   int64_t host_every_;  // ticks

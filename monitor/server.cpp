@@ -473,6 +473,10 @@ MonitorServer::~MonitorServer() {
 void MonitorServer::publish(const Batch& batch) {
   if (impl_->stopped) return;
   if (impl_->auth.addresses() > 0 || impl_->busy_refused > 0) impl_->log_auth_summaries(false);
+  // The wall clock went back (a clock_stepped event): the ring's ticks, kept in time order for
+  // backfill, are dropped; clients already streaming go on with the new ones.
+  if (!impl_->ring.empty() && batch.scheduled_ts_us <= impl_->ring.newest_ts_us())
+    impl_->ring.drop_ticks();
   const TickEntry& entry = impl_->ring.add(batch);
   for (const auto& client : impl_->snapshot()) client->offer(entry);
 }

@@ -122,6 +122,20 @@ TEST(History, AfterFindsTheNextTick) {
   EXPECT_TRUE(ring.instance_line({42, 1000})->starts_with("instance pid=42 start_ticks=1000"));
 }
 
+TEST(History, DroppedTicksLeaveTheInstancesForTheTicksOfAClockSteppedBack) {
+  HistoryRing ring;
+  for (int i = 0; i < 10; ++i) ring.add(make_batch(100'000 + 1000 * i, i == 0));
+  ring.drop_ticks();  // the wall clock went back: the next ticks are earlier
+  EXPECT_TRUE(ring.empty());
+  for (int i = 0; i < 3; ++i) ring.add(make_batch(50'000 + 1000 * i, false));
+  EXPECT_EQ(ring.size(), 3u);
+  EXPECT_EQ(ring.oldest_ts_us(), 50'000);
+  EXPECT_EQ(ring.after(0)->scheduled_ts_us, 50'000);
+  EXPECT_EQ(ring.after(50'500)->scheduled_ts_us, 51'000);
+  EXPECT_EQ(ring.after(109'000), nullptr);
+  ASSERT_NE(ring.instance_line({42, 1000}), nullptr) << "the new ticks still refer to it";
+}
+
 TEST(History, KeepsAtLeastTheMinimumThenEvictsByAgeAndBytes) {
   HistoryRing by_age({/*min_age_us=*/5000, /*min_ticks=*/3, /*max_bytes=*/1u << 30});
   for (int i = 0; i < 100; ++i) by_age.add(make_batch(1000 * (i + 1), i == 0));
