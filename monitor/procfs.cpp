@@ -323,12 +323,11 @@ std::optional<PidDir> ProcFs::open_pid(pid_t pid, int* err) const {
 }
 
 std::vector<pid_t> ProcFs::list_pids() const {
+  std::vector<int64_t> numbers;
+  (void)OpenDir(AT_FDCWD, proc_root_.c_str()).numbers(numbers);
   std::vector<pid_t> out;
-  (void)for_each_entry(AT_FDCWD, proc_root_.c_str(), [&](std::string_view name, int) {
-    auto v = parse_int(name);
-    if (v && *v > 0) out.push_back(static_cast<pid_t>(*v));
-  });
-  std::sort(out.begin(), out.end());
+  for (int64_t n : numbers)
+    if (n > 0) out.push_back(static_cast<pid_t>(n));
   return out;
 }
 

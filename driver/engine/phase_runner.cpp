@@ -41,11 +41,19 @@ double to_s(const timeval& tv) {
   return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) / 1e6;
 }
 
+double to_s(const timespec& ts) {
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+
+// A clock's reading in seconds; 0 where it cannot be read.
+double clock_s(clockid_t id) {
+  timespec ts{};
+  return clock_gettime(id, &ts) == 0 ? to_s(ts) : 0;
+}
+
 double thread_cpu_s(std::thread& t) {
   clockid_t id{};
-  timespec ts{};
-  if (pthread_getcpuclockid(t.native_handle(), &id) != 0 || clock_gettime(id, &ts) != 0) return 0;
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+  return pthread_getcpuclockid(t.native_handle(), &id) == 0 ? clock_s(id) : 0;
 }
 
 // A thread's time on a CPU and its time runnable but waiting for one (ns, from
@@ -243,14 +251,11 @@ class Workers {
         run_event_worker(WorkerContext{plan, w, values, mine, *slots[t], first + t, count, start_ns,
                                        stop, abort, clock_});
         const std::optional<SchedStat> last = thread_schedstat(::gettid());
-        timespec cpu{};
-        const bool cpu_read = clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu) == 0;
+        const double cpu_s = clock_s(CLOCK_THREAD_CPUTIME_ID);
         {
           std::lock_guard<std::mutex> lock(shared.mu);
           finals_[t] = last;
-          if (cpu_read)
-            final_cpu_[t] =
-                static_cast<double>(cpu.tv_sec) + static_cast<double>(cpu.tv_nsec) / 1e9;
+          final_cpu_[t] = cpu_s;
           --shared.running;
           shared.cv.notify_all();
         }

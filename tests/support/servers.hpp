@@ -5,6 +5,7 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,9 @@ class TempDir {
 
 // A free TCP port on 127.0.0.1 (bound to port 0, then released).
 int free_port();
+// Raises this process's soft RLIMIT_NOFILE to its hard limit (what the kvdrive and servers a
+// test starts inherit); returns the soft limit then.
+uint64_t raise_fd_limit();
 // Full path of an executable on PATH or in /usr/sbin, /usr/bin; empty if none.
 std::string find_program(const std::string& name);
 // True when KV_REQUIRE_SERVERS=1.

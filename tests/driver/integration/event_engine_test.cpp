@@ -3,7 +3,6 @@
 // memcached text reply is read (a refused set is an error of that request), a pool's keys go
 // where libmemcached puts them, and one thread holds 1,000 connections.
 #include <gtest/gtest.h>
-#include <sys/resource.h>
 
 #include <chrono>
 #include <string>
@@ -185,11 +184,8 @@ TEST(EventEngine, AnEjectedServersKeysGoWhereLibmemcachedsAutoEjectSendsThem) {
 }
 
 TEST(EventEngine, OneThreadDrivesAThousandConnections) {
-  rlimit lim{};
-  getrlimit(RLIMIT_NOFILE, &lim);
-  lim.rlim_cur = lim.rlim_max;  // kvdrive (and redis-server) inherit it
-  setrlimit(RLIMIT_NOFILE, &lim);
-  if (lim.rlim_cur < 2200) GTEST_SKIP() << "fd limit " << lim.rlim_cur << " is below 2200";
+  const uint64_t fds = raise_fd_limit();  // kvdrive (and redis-server) inherit it
+  if (fds < 2200) GTEST_SKIP() << "fd limit " << fds << " is below 2200";
   StoreServer redis(StoreServer::Kind::redis, {"--maxclients", "2000"});
   KV_START_OR_SKIP(redis);
   TempDir dir;

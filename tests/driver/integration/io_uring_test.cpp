@@ -4,7 +4,6 @@
 // transports: memcached_pipeline_test.cpp; Ctrl-C: kvdrive_faults_test.cpp.)
 #include <dirent.h>
 #include <gtest/gtest.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <array>
@@ -234,11 +233,8 @@ TEST(IoUring, TwoThousandReadableSocketsOnOneThreadEachFindABuffer) {
   // 89 % of the receive completions at 8,000 connections. The worker says at debug level how
   // many receives waited for a buffer.
   if (!kv::drive::io_uring_refusal().empty()) GTEST_SKIP() << kv::drive::io_uring_refusal();
-  rlimit lim{};
-  getrlimit(RLIMIT_NOFILE, &lim);
-  lim.rlim_cur = lim.rlim_max;  // kvdrive (and memcached) inherit it
-  setrlimit(RLIMIT_NOFILE, &lim);
-  if (lim.rlim_cur < 2200) GTEST_SKIP() << "fd limit " << lim.rlim_cur << " is below 2200";
+  const uint64_t fds = raise_fd_limit();  // kvdrive (and memcached) inherit it
+  if (fds < 2200) GTEST_SKIP() << "fd limit " << fds << " is below 2200";
   StoreServer memcached(StoreServer::Kind::memcached, {"-c", "3000"});
   KV_START_OR_SKIP(memcached);
   TempDir dir;
